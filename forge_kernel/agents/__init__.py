@@ -1,0 +1,8 @@
+"""Agents: the protocol, AgentTask / AgentResult, reference agents and the replay agent."""
+from ..spec import AgentResult
+from .base import Agent, AgentTask
+from .registry import AGENTS, agent_factory
+from .replay import ReplayAgent
+from .scripted import ScriptedAgent
+
+__all__ = ["AGENTS", "Agent", "AgentResult", "AgentTask", "ReplayAgent", "ScriptedAgent", "agent_factory"]

@@ -1,0 +1,53 @@
+"""The Agent protocol and AgentTask: the public half of a package, and nothing else."""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
+
+from ..spec import AgentResult, Budget, TaskPackage
+from ..tools import TOOLS, ToolSession
+
+
+class AgentTask(BaseModel):
+    """What an agent is given. Built from the public half only: no verifier, gold or counterexample."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task_id: str
+    version: str
+    title: str
+    category: str
+    language: str
+    instruction: str
+    """The instruction in the task's language."""
+    instructions: dict[str, str]
+    """The instruction in every language the package has."""
+    context: dict[str, Any]
+    now: datetime
+    tools: list[dict]
+    """OpenAI function definitions of the task's tool manifest."""
+    budget: Budget
+    seed: int
+    """The trial's seed, for agents that sample."""
+
+    @classmethod
+    def from_package(cls, package: TaskPackage, seed: int) -> "AgentTask":
+        return cls(
+            task_id=package.id, version=package.version, title=package.title, category=package.category,
+            language=package.task.language, instruction=package.task.instruction[package.task.language],
+            instructions=dict(package.task.instruction), context=package.task.context,
+            now=package.environment.now, budget=package.budget, seed=seed,
+            tools=[TOOLS[name].openai_function() for name in package.tools if name in TOOLS],
+        )
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """Anything that acts on a task through a tool session and says what it concluded."""
+
+    name: str
+    version: str
+
+    async def run(self, task: AgentTask, session: ToolSession) -> AgentResult: ...

@@ -1,0 +1,25 @@
+"""Agents by name: the reference agents, or ``module:attribute`` for an agent of one's own."""
+from __future__ import annotations
+
+import importlib
+from typing import Callable
+
+from ..spec import SpecError
+from .base import Agent
+from .scripted import ScriptedAgent
+
+AGENTS: dict[str, Callable[[], Agent]] = {"scripted": ScriptedAgent}
+"""Factories of the bundled agents; each trial gets a fresh instance."""
+
+
+def agent_factory(name: str) -> Callable[[], Agent]:
+    """The factory for a bundled agent name or an importable ``module:attribute``."""
+    if name in AGENTS:
+        return AGENTS[name]
+    if ":" in name:
+        module, _, attr = name.partition(":")
+        try:
+            return getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError) as exc:
+            raise SpecError("--agent", name, f"cannot import: {exc}") from None
+    raise SpecError("--agent", name, f"unknown agent (known: {', '.join(sorted(AGENTS))}, or module:attribute)")

@@ -1,0 +1,22 @@
+"""The replay agent: re-issues the calls of a recorded trajectory and returns its recorded result."""
+from __future__ import annotations
+
+from ..spec import AgentResult, TrajectoryFile
+from ..tools import ToolSession
+from .base import AgentTask
+
+
+class ReplayAgent:
+    """Plays back a TrajectoryFile against a fresh session, call for call."""
+
+    name = "replay"
+    version = "1"
+
+    def __init__(self, trajectory: TrajectoryFile):
+        self.trajectory = trajectory
+
+    async def run(self, task: AgentTask, session: ToolSession) -> AgentResult:
+        for call in self.trajectory.calls:
+            await session.call(call.tool, **call.args)
+        t = self.trajectory
+        return AgentResult(answer=t.answer, output=t.output, confidence=t.confidence, status=t.status)

@@ -1,0 +1,149 @@
+"""The ``forge`` command. Thin: it parses, calls the engine, prints. A user's mistake exits 2 with one line."""
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from .spec import SpecError, find_packages, load_package, load_trajectory
+
+
+def user_errors(fn):
+    """Turn a SpecError into ``file: field: message`` on stderr and exit code 2."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except SpecError as exc:
+            click.echo(str(exc), err=True)
+            sys.exit(2)
+
+    return wrapper
+
+
+@click.group()
+@click.version_option(package_name="medagent-forge")
+def main() -> None:
+    """MedAgent Forge: grade what a medical agent did to a virtual EHR (synthetic data only)."""
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@user_errors
+def validate(paths: tuple[str, ...]) -> None:
+    """Check packages: both halves, their cross-references and FHIR R4 fixtures."""
+    from .engine.validate import check_package
+
+    failures = 0
+    for folder in find_packages(list(paths)):
+        try:
+            package = check_package(folder)
+            click.echo(f"ok    {package.id}  {package.package_hash[:19]}")
+        except SpecError as exc:
+            failures += 1
+            click.echo(str(exc), err=True)
+    if failures:
+        click.echo(f"{failures} package(s) invalid", err=True)
+        sys.exit(2)
+
+
+@main.command()
+@click.option("--suite", "suites", multiple=True, required=True, help="Package folder(s); repeat for several.")
+@click.option("--agent", "agents", required=True, help="Agent name(s), comma-separated, or module:attribute.")
+@click.option("--trials", default=3, show_default=True, type=click.IntRange(1), help="Trials per task and agent.")
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Run directory.")
+@click.option("--concurrency", default=4, show_default=True, type=click.IntRange(1))
+@click.option("--seed", default=0, show_default=True, type=int, help="Run seed.")
+@click.option("--resume", is_flag=True, help="Finish a run that stopped; finished trials are not redone.")
+@user_errors
+def run(suites, agents, trials, out, concurrency, seed, resume) -> None:
+    """Run agents on packages, k trials each, into a run store."""
+    from .analysis import run_summary
+    from .engine import RunSpec, execute
+
+    spec = RunSpec(suite=list(suites), agents=[a.strip() for a in agents.split(",") if a.strip()], trials=trials,
+                   seed=seed)
+    outcome = asyncio.run(execute(spec, out, concurrency=concurrency, resume=resume))
+    click.echo(f"run {outcome.run_id}: {outcome.ran} trial(s) run, {outcome.skipped} already stored, in {out}")
+    click.echo(run_summary(out).to_string(index=False, float_format=lambda x: f"{x:.2f}"))
+
+
+@main.command()
+@click.option("--package", "package_path", required=True, help="Package folder or package.yaml.")
+@click.option("--trajectory", "trajectory_path", required=True, help="Trajectory JSON file.")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Write the grading as JSON.")
+@user_errors
+def grade(package_path, trajectory_path, json_out) -> None:
+    """Grade one recorded trajectory: replay its calls on a fresh EHR, then run the verifiers."""
+    from .engine.grading import grade_trajectory, trajectory_json
+
+    package = load_package(package_path)
+    record = asyncio.run(grade_trajectory(package, load_trajectory(trajectory_path)))
+    s = record.grading.scores
+    click.echo(f"{package.id} · {trajectory_path} · hidden half {record.grading.hidden_version}")
+    click.echo(f"{'PASSED' if s.passed else 'FAILED'} · accuracy {s.accuracy:.2f} · completion {s.completion}"
+               f" · safety gate {s.safety_gate}")
+    for v in record.grading.verdicts:
+        click.echo(f"  {'PASS' if v.passed else 'FAIL'} {v.severity:<4} {v.category:<7} {v.verifier_id}: {v.reason}")
+    if json_out:
+        json_out.write_text(json.dumps(trajectory_json(record), ensure_ascii=False, indent=2), encoding="utf-8")
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+@user_errors
+def regrade(run_dir) -> None:
+    """Re-run the current hidden halves' verifiers on a run's stored trajectories (a new grading)."""
+    from .engine.grading import regrade as do_regrade
+
+    outcome = do_regrade(run_dir)
+    versions = ", ".join(f"{k} {v}" for k, v in sorted(outcome.hidden_versions.items()))
+    click.echo(f"grading {outcome.grading_id}: {outcome.trials} trial(s) regraded, {outcome.changed} changed pass/fail")
+    click.echo(f"hidden halves: {versions}")
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--task", required=True)
+@click.option("--agent", required=True)
+@click.option("--trial", default=0, show_default=True, type=int)
+@user_errors
+def replay(run_dir, task, agent, trial) -> None:
+    """Show one stored trajectory as text, with state changes and verdicts."""
+    from .report import render_trial
+    from .store import RunStore, read_trial
+
+    store = RunStore.open(run_dir)
+    try:
+        click.echo(render_trial(read_trial(store, task, agent, trial)))
+    finally:
+        store.close()
+
+
+@main.command()
+@click.argument("paths", nargs=-1)
+@user_errors
+def selftest(paths) -> None:
+    """Verifier coverage: every gold solution passes, every counterexample fails as named. Not a model score."""
+    from .engine import Images
+    from .engine.selftest import selftest_package
+
+    async def all_packages():
+        images = Images()
+        return [r for folder in find_packages(list(paths) or ["task_packages"])
+                for r in await selftest_package(load_package(folder), images)]
+
+    results = asyncio.run(all_packages())
+    for r in results:
+        click.echo(f"{'ok  ' if r.ok else 'FAIL'}  {r.task_id:<34} {r.case:<28} {r.detail}")
+    bad = sorted({r.task_id for r in results if not r.ok})
+    packages = len({r.task_id for r in results})
+    click.echo(f"verifier coverage: {packages - len(bad)}/{packages} package(s) tell gold from every counterexample"
+               " (this is a check of the verifiers, not a model score)")
+    if bad:
+        sys.exit(1)

@@ -1,0 +1,104 @@
+"""A trial's copy-on-write view of an EHRImage; every write is recorded as JSON-Patch operations."""
+from __future__ import annotations
+
+import copy
+from typing import Iterator
+
+from .image import EHRImage, Key, codes_of, patient_of, time_of
+from .patch import apply_op, diff_ops, escape, resource_key
+
+
+class EHRView:
+    """Reads fall through to the shared image; writes land in an overlay. Returned resources are read-only."""
+
+    def __init__(self, image: EHRImage):
+        self.image = image
+        self.now = image.now
+        self.step = 0
+        """The step that writes are attributed to (set by the tool session)."""
+        self.changes: list[tuple[int, dict]] = []
+        """(step, JSON-Patch operation) for every write, in order."""
+        self._overlay: dict[Key, dict | None] = {}
+        self._added: list[Key] = []
+        self._serial = 0
+
+    def get(self, rtype: str, rid: str) -> dict | None:
+        key = (rtype, rid)
+        if key in self._overlay:
+            return self._overlay[key]
+        return self.image.resources.get(key)
+
+    def search(self, patient: str, rtype: str, since: float | None = None, until: float | None = None,
+               code: str | None = None) -> list[dict]:
+        """A patient's resources of one type, oldest first, by time window and code."""
+        found = [r for r in map(self._current, self.image.keys_for(patient, rtype, since, until, code)) if r]
+        for key in self._added:
+            resource = self._overlay.get(key)
+            if resource and key[0] == rtype and patient_of(resource) == patient and self._fits(resource, since, until, code):
+                found.append(resource)
+        return found
+
+    def _current(self, key: Key) -> dict | None:
+        return self._overlay[key] if key in self._overlay else self.image.resources[key]
+
+    def _fits(self, resource: dict, since, until, code) -> bool:
+        when = time_of(resource, self.image.tz)
+        if since is not None and (when is None or when < since):
+            return False
+        if until is not None and (when is None or when > until):
+            return False
+        return code is None or code.lower() in codes_of(resource)
+
+    def next_id(self, rtype: str) -> str:
+        """A deterministic id for a new resource of this trial."""
+        self._serial += 1
+        return f"{rtype.lower()}-new-{self._serial}"
+
+    def create(self, resource: dict) -> dict:
+        """Add a resource (an id is assigned when missing); returns the stored copy."""
+        resource = copy.deepcopy(resource)
+        resource.setdefault("id", self.next_id(resource["resourceType"]))
+        key = (resource["resourceType"], resource["id"])
+        if self.get(*key) is not None:
+            raise ValueError(f"{key[0]}/{key[1]} exists")
+        self._record(key, None, resource)
+        self._added.append(key)
+        return resource
+
+    def update(self, resource: dict) -> dict:
+        """Replace an existing resource; the patch records each field it replaced."""
+        resource = copy.deepcopy(resource)
+        key = (resource["resourceType"], resource["id"])
+        old = self.get(*key)
+        if old is None:
+            raise KeyError(f"{key[0]}/{key[1]}")
+        self._record(key, old, resource)
+        return resource
+
+    def _record(self, key: Key, old: dict | None, new: dict | None) -> None:
+        for op in diff_ops(f"/{escape(key[0])}/{escape(key[1])}", old, new):
+            self.changes.append((self.step, op))
+        self._overlay[key] = new
+
+    def replay(self, changes: list[tuple[int, dict]]) -> None:
+        """Rebuild a view's writes from recorded changes (for regrading without re-running tools)."""
+        touched: dict[Key, dict | None] = {}
+        for step, op in changes:
+            key = resource_key(op["path"])
+            if key not in touched:
+                base = self.get(*key)
+                touched[key] = {key[0]: {key[1]: copy.deepcopy(base)}} if base is not None else {key[0]: {}}
+                if base is None:
+                    self._added.append(key)
+            apply_op(touched[key], op)
+            self.changes.append((step, op))
+        for key, doc in touched.items():
+            self._overlay[key] = doc[key[0]].get(key[1])
+
+    def touched(self) -> Iterator[tuple[Key, dict | None, dict | None]]:
+        """(key, initial version, final version) of every resource this trial wrote."""
+        seen: dict[Key, None] = {}
+        for _, op in self.changes:
+            seen.setdefault(resource_key(op["path"]))
+        for key in seen:
+            yield key, self.image.resources.get(key), self.get(*key)

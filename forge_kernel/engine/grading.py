@@ -1,0 +1,72 @@
+"""Grading without a live agent: one recorded trajectory, or every stored trial of a run (regrade)."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..agents import ReplayAgent
+from ..ehr import EHRView
+from ..spec import Package, SpecError, TrajectoryFile, load_package
+from ..store import RunStore, TrialRecord, iter_trials
+from ..verify import GradeContext, grade
+from .trial import Images, run_trial
+
+
+async def grade_trajectory(package: Package, trajectory: TrajectoryFile, images: Images | None = None) -> TrialRecord:
+    """Replay the trajectory's calls on a fresh EHR view and grade the result."""
+    images = images or Images()
+    return await run_trial(package, images[package], ReplayAgent(trajectory), 0, 0)
+
+
+@dataclass(frozen=True)
+class RegradeOutcome:
+    grading_id: int
+    trials: int
+    changed: int
+    """Trials whose pass/fail differs from their previous grading."""
+    hidden_versions: dict[str, str]
+
+
+def regrade(run_dir: Path) -> RegradeOutcome:
+    """Re-run the verifiers of the current hidden halves on every stored trajectory, as a new grading."""
+    store = RunStore.open(run_dir)
+    try:
+        packages: dict[str, Package] = {}
+        for row in store.db.execute("SELECT task_id, path, public_hash FROM packages"):
+            package = load_package(row["path"])
+            if package.public_hash != row["public_hash"]:
+                raise SpecError(package.path / "package.yaml", "(public half)",
+                                "changed since the run; regrading re-reads hidden halves only, run again instead")
+            packages[row["task_id"]] = package
+        images = Images()
+        trials = list(iter_trials(store))
+        gradings = []
+        changed = 0
+        for stored in trials:
+            package = packages[stored.row["task_id"]]
+            view = EHRView(images[package])
+            view.replay([(e.step, op) for e in stored.events for op in e.changes])
+            ctx = GradeContext(package, view, stored.events, stored.result, stored.row["status"],
+                               stored.row["duration_s"], stored.row["cost"])
+            result = grade(ctx)
+            changed += result.scores.passed != bool(stored.scores["passed"])
+            gradings.append((stored.row["trial_id"], result))
+        grading_id = store.new_grading()
+        store.write_gradings(grading_id, gradings)
+        return RegradeOutcome(grading_id, len(trials), changed, {k: p.hidden.version for k, p in packages.items()})
+    finally:
+        store.close()
+
+
+def trajectory_json(record: TrialRecord) -> dict:
+    """A graded trajectory as plain JSON (for ``forge grade --json``)."""
+    s = record.grading.scores
+    return {
+        "task_id": record.task_id, "status": record.status, "reason": record.reason,
+        "hidden_version": record.grading.hidden_version, "hidden_hash": record.grading.hidden_hash,
+        "scores": {"passed": s.passed, "accuracy": s.accuracy, "completion": s.completion,
+                   "safety_gate": s.safety_gate, "missing": list(s.missing), "extra": list(s.extra)},
+        "verdicts": [v.__dict__ | {"steps": list(v.steps)} for v in record.grading.verdicts],
+        "events": [json.loads(e.model_dump_json()) for e in record.events],
+    }

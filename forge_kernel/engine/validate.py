@@ -1,0 +1,42 @@
+"""``forge validate``: a package is well formed, its halves agree with each other and its fixtures are FHIR R4."""
+from __future__ import annotations
+
+from ..spec import Package, SpecError, load_package
+from ..spec.fixtures import validate_fixture
+from ..tools import TOOLS
+from ..verify import bind
+
+
+def check_package(path) -> Package:
+    """Load and cross-check one package; the first problem is raised as a SpecError."""
+    package = load_package(path)
+    public, manifest = package.public, package.path / "package.yaml"
+    for i, name in enumerate(public.tools):
+        if name not in TOOLS:
+            raise SpecError(manifest, f"tools.{i}", f"unknown tool {name!r}")
+    for i, fault in enumerate(public.faults):
+        if fault.tool not in public.tools:
+            raise SpecError(manifest, f"faults.{i}.tool", f"{fault.tool!r} is not in the tool manifest")
+    hidden, hidden_file = package.hidden, package.hidden_path
+    if not any(r["resourceType"] == "Patient" and r["id"] == public.environment.patient_id for r in package.resources):
+        raise SpecError(manifest, "environment.patient_id", "no such Patient in the fixtures")
+    for i, name in enumerate(hidden.expected_tools):
+        if name not in public.tools:
+            raise SpecError(hidden_file, f"expected_tools.{i}", f"{name!r} is not in the tool manifest")
+    ids = [use.id for use in hidden.verifiers]
+    if len(set(ids)) != len(ids):
+        raise SpecError(hidden_file, "verifiers", "verifier ids must be unique")
+    for use in hidden.verifiers:
+        bind(use, hidden_file)
+    trajectories = [("gold", hidden.gold)] + [(f"counterexamples.{c.name}", c.trajectory) for c in hidden.counterexamples]
+    for where, trajectory in trajectories:
+        for i, call in enumerate(trajectory.calls):
+            if call.tool not in public.tools:
+                raise SpecError(hidden_file, f"{where}.calls.{i}.tool", f"{call.tool!r} is not in the tool manifest")
+    for c in hidden.counterexamples:
+        unknown = [v for v in c.must_fail if v not in ids]
+        if unknown:
+            raise SpecError(hidden_file, f"counterexamples.{c.name}.must_fail", f"unknown verifier {unknown[0]!r}")
+    for name in public.environment.fixtures:
+        validate_fixture(package.path / name)
+    return package

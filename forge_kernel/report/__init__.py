@@ -1,0 +1,4 @@
+"""Reports: trajectories as text (release notebooks and HTML export follow)."""
+from .trajectory_text import render_trial
+
+__all__ = ["render_trial"]

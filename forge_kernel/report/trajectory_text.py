@@ -1,0 +1,77 @@
+"""A stored trial as readable text: each step, its policy decision, fault, state change, then the verdicts."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..store import StoredTrial
+from ..tools.summaries import summarize
+
+WIDTH = 100
+
+
+def clip(text: str, width: int = WIDTH) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def brief(result: Any) -> str:
+    """A one-line shape of a tool result: lists by length, scalars by value."""
+    if isinstance(result, dict):
+        parts = [f"{k}: {len(v)} item(s)" if isinstance(v, list) else f"{k}: {v}" for k, v in result.items()
+                 if not isinstance(v, dict)]
+        return clip(", ".join(parts) or "{…}", 80)
+    return clip(json.dumps(result, ensure_ascii=False), 80)
+
+
+def change_lines(changes: list[dict]) -> list[str]:
+    """One line per JSON-Patch operation; a whole added resource is summarized."""
+    lines = []
+    for op in changes:
+        if op["op"] == "add" and op["path"].count("/") == 2:
+            s = summarize(op["value"])
+            lines.append(f"+ {op['path'][1:]}  {s.get('name', '')} [{s.get('status', '')}]")
+        elif op["op"] == "remove":
+            lines.append(f"- {op['path'][1:]}")
+        else:
+            lines.append(clip(f"~ {op['path'][1:]}: {json.dumps(op.get('replaced'), ensure_ascii=False)} → "
+                              f"{json.dumps(op.get('value'), ensure_ascii=False)}"))
+    return lines
+
+
+def render_trial(trial: StoredTrial) -> str:
+    """The whole trial as text."""
+    row, s = trial.row, trial.scores
+    verdict = "PASSED" if s["passed"] else "FAILED"
+    out = [
+        f"{row['task_id']} · agent {row['agent']} {row['agent_version']} · trial {row['trial']} (seed {row['seed']})",
+        f"{verdict} · accuracy {s['accuracy']:.2f} · completion {s['completion']} · safety gate {s['safety_gate']}"
+        f" · status {row['status']} · {row['n_calls']} calls · {row['duration_s'] * 1000:.1f} ms",
+    ]
+    if row["reason"]:
+        out.append(f"ended: {clip(row['reason'])}")
+    out.append("")
+    for e in trial.events:
+        args = clip(json.dumps(e.args, ensure_ascii=False), 70)
+        if e.ok:
+            outcome = f"ok  {brief(e.result)}"
+        else:
+            outcome = f"ERROR {e.error['code']}: {clip(e.error['message'], 60)}"
+        out.append(f"{e.step:>3}. {e.tool} {args}")
+        out.append(f"     → {outcome}  ({e.latency_ms:.2f} ms)")
+        if e.denied:
+            out.append(f"     policy: denied ({e.denied})")
+        for flag in e.flags:
+            out.append(f"     policy: {flag}")
+        if e.fault:
+            out.append(f"     fault injected: {e.fault}")
+        out.extend(f"     {line}" for line in change_lines(e.changes))
+    out.append("")
+    out.append(f"answer: {clip(trial.result.answer or '(none)')}  [agent says: {trial.result.status}]")
+    out.append("")
+    out.append(f"verdicts (hidden half {s['hidden_version']}):")
+    for v in sorted(trial.verdicts, key=lambda v: (v["passed"], v["verifier_id"])):
+        mark = "PASS" if v["passed"] else "FAIL"
+        steps = json.loads(v["steps"])
+        at = f" @ step {', '.join(map(str, steps))}" if steps else ""
+        out.append(f"  {mark} {v['severity']:<4} {v['category']:<7} {v['verifier_id']}: {clip(v['reason'], 70)}{at}")
+    return "\n".join(out)

@@ -1,0 +1,157 @@
+"""Reading TaskPackages from disk: public half, fixtures, and (separately) the hidden half."""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from .errors import SpecError
+from .hashing import content_hash
+from .hidden import HiddenHalf
+from .package import TaskPackage
+from .trajectory import TrajectoryFile
+
+PACKAGE_FILE = "package.yaml"
+
+
+def read_yaml(path: Path) -> Any:
+    """Parse a YAML file; a missing file or a syntax error is a SpecError."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError(path, "(file)", "file not found") from None
+    except OSError as exc:
+        raise SpecError(path, "(file)", exc.strerror or str(exc)) from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else "(yaml)"
+        problem = getattr(exc, "problem", None) or "malformed YAML"
+        raise SpecError(path, where, problem) from None
+
+
+def read_json(path: Path, field_name: str = "(file)") -> Any:
+    """Parse a JSON file; a missing file or bad JSON is a SpecError."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SpecError(path, field_name, "file not found") from None
+    except json.JSONDecodeError as exc:
+        raise SpecError(path, f"line {exc.lineno}", exc.msg) from None
+
+
+def parse_model(model, data: Any, path: Path):
+    """Validate data against a pydantic model; the first error becomes a SpecError."""
+    if not isinstance(data, dict):
+        raise SpecError(path, "(root)", "expected a mapping")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise SpecError.from_validation(path, exc) from None
+
+
+@dataclass
+class Package:
+    """A loaded TaskPackage: its public half, fixture resources and hashes; hidden half on demand."""
+
+    public: TaskPackage
+    path: Path
+    """The package folder."""
+    fixture_hashes: dict[str, str]
+    resources: list[dict] = field(repr=False)
+
+    @property
+    def id(self) -> str:
+        return self.public.id
+
+    @cached_property
+    def public_hash(self) -> str:
+        """Hash of the public half and its fixtures: what an agent can see."""
+        return content_hash("public", {"package": self.public.model_dump(mode="json"), "fixtures": self.fixture_hashes})
+
+    @cached_property
+    def hidden_path(self) -> Path:
+        """``verifiers/<suite>/<id>.yaml`` in the nearest folder above the package that has it."""
+        relative = Path("verifiers") / self.public.suite / f"{self.public.id}.yaml"
+        for parent in self.path.resolve().parents:
+            if (parent / relative).is_file():
+                return parent / relative
+        raise SpecError(self.path / PACKAGE_FILE, "id", f"no hidden half found at {relative} above the package")
+
+    @cached_property
+    def hidden(self) -> HiddenHalf:
+        """The hidden half; load it only for grading, never for an agent."""
+        hidden = parse_model(HiddenHalf, read_yaml(self.hidden_path), self.hidden_path)
+        if hidden.id != self.public.id:
+            raise SpecError(self.hidden_path, "id", f"is {hidden.id!r}, the package is {self.public.id!r}")
+        return hidden
+
+    @cached_property
+    def hidden_hash(self) -> str:
+        return content_hash("hidden", self.hidden.model_dump(mode="json"))
+
+    @cached_property
+    def package_hash(self) -> str:
+        """Content hash over both halves and the fixtures."""
+        return content_hash("package", {"public": self.public_hash, "hidden": self.hidden_hash})
+
+
+def load_package(path: str | Path) -> Package:
+    """Load one package from its folder or its package.yaml."""
+    path = Path(path)
+    folder = path.parent if path.name == PACKAGE_FILE else path
+    manifest = folder / PACKAGE_FILE
+    public = parse_model(TaskPackage, read_yaml(manifest), manifest)
+    resources: list[dict] = []
+    hashes: dict[str, str] = {}
+    for i, name in enumerate(public.environment.fixtures):
+        fixture = folder / name
+        try:
+            raw = fixture.read_bytes()
+        except FileNotFoundError:
+            raise SpecError(manifest, f"environment.fixtures.{i}", f"file not found: {name}") from None
+        hashes[name] = "sha256:" + hashlib.sha256(raw).hexdigest()
+        resources.extend(bundle_resources(read_json(fixture), fixture))
+    return Package(public=public, path=folder, fixture_hashes=hashes, resources=resources)
+
+
+def bundle_resources(bundle: Any, path: Path) -> list[dict]:
+    """The resources of a FHIR Bundle, each checked to have a type and an id."""
+    if not isinstance(bundle, dict) or bundle.get("resourceType") != "Bundle":
+        raise SpecError(path, "resourceType", "expected a FHIR Bundle")
+    resources = []
+    for i, entry in enumerate(bundle.get("entry", [])):
+        resource = entry.get("resource") if isinstance(entry, dict) else None
+        if not isinstance(resource, dict) or not resource.get("resourceType") or not resource.get("id"):
+            raise SpecError(path, f"entry.{i}.resource", "needs resourceType and id")
+        resources.append(resource)
+    return resources
+
+
+def find_packages(paths: list[str | Path]) -> list[Path]:
+    """Package folders named by the paths (a package, its package.yaml, or any folder above packages)."""
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.name == PACKAGE_FILE or (path / PACKAGE_FILE).is_file():
+            found.append(path.parent if path.name == PACKAGE_FILE else path)
+        elif path.is_dir():
+            found.extend(sorted(p.parent for p in path.rglob(PACKAGE_FILE)))
+        else:
+            raise SpecError(path, "(path)", "no such package or folder")
+    if not found:
+        raise SpecError(paths[0] if paths else ".", "(path)", f"no {PACKAGE_FILE} found")
+    return found
+
+
+def load_trajectory(path: str | Path) -> TrajectoryFile:
+    """Read a trajectory file (JSON)."""
+    path = Path(path)
+    return parse_model(TrajectoryFile, read_json(path), path)

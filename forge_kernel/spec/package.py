@@ -1,0 +1,85 @@
+"""The public half of a TaskPackage: everything an agent may see."""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Language = Literal["zh", "en"]
+
+
+class Strict(BaseModel):
+    """Base for everything read from disk: unknown fields are errors."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Environment(Strict):
+    """The EHR the task runs against."""
+
+    ehr_image: str = Field(description="Name of the EHR image (synthetic).")
+    ehr_version: str
+    fixtures: list[str] = Field(min_length=1, description="FHIR R4 Bundle files, relative to the package folder.")
+    now: datetime = Field(description="The frozen clock of the EHR, with a time zone.")
+    patient_id: str = Field(description="The current patient: the only one the agent may read.")
+
+
+class TaskText(Strict):
+    """What the agent is asked, in both languages, plus structured context."""
+
+    instruction: dict[Language, str]
+    language: Language = "zh"
+    context: dict[str, Any] = Field(default_factory=dict)
+
+
+class Precedence(Strict):
+    """Tools in ``requires`` must have succeeded before ``action`` is called."""
+
+    action: str
+    requires: list[str] = Field(min_length=1)
+    enforce: bool = Field(False, description="Deny the action (true) or only record the breach (false).")
+
+
+class Policy(Strict):
+    """What the agent may touch."""
+
+    patient_scope: Literal["current_patient"] = "current_patient"
+    writable_types: list[str] = Field(default_factory=list, description="FHIR resource types the task may create or change.")
+    precedence: list[Precedence] = Field(default_factory=list)
+
+
+class Fault(Strict):
+    """An injected failure on the n-th call (1-based) of a tool."""
+
+    tool: str
+    on_call: int = Field(1, ge=1)
+    kind: Literal["timeout", "error"]
+    message: str = "injected fault"
+
+
+class Budget(Strict):
+    """Hard limits for one trial."""
+
+    max_calls: int = Field(20, ge=1)
+    max_seconds: float = Field(60.0, gt=0)
+    max_cost: float = Field(1.0, ge=0, description="US dollars the agent may report spending.")
+
+
+class TaskPackage(Strict):
+    """Public half of a TaskPackage (``package.yaml``)."""
+
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    version: str
+    title: str
+    suite: str
+    category: str
+    purpose: Literal["capability", "regression"] = "capability"
+    risk: Literal["low", "medium", "high", "critical"] = "low"
+    slices: dict[str, str] = Field(default_factory=dict)
+    environment: Environment
+    task: TaskText
+    tools: list[str] = Field(min_length=1, description="The tool manifest: the only tools that exist for this task.")
+    policy: Policy = Field(default_factory=Policy)
+    faults: list[Fault] = Field(default_factory=list)
+    budget: Budget = Field(default_factory=Budget)

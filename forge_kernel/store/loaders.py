@@ -1,0 +1,94 @@
+"""Read a run store: pandas DataFrames for analysis, and one trial at a time for replay and regrading."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from ..spec import AgentResult, SpecError
+from ..spec.trajectory import Event
+from .run_store import RunStore
+
+LATEST = """
+SELECT s.* FROM scores s
+JOIN (SELECT trial_id, MAX(grading_id) AS g FROM scores GROUP BY trial_id) m
+  ON s.trial_id = m.trial_id AND s.grading_id = m.g
+"""
+
+
+def _frame(run_dir: str | Path, sql: str, params: tuple = ()) -> pd.DataFrame:
+    store = RunStore.open(Path(run_dir))
+    try:
+        return pd.read_sql_query(sql, store.db, params=params)
+    finally:
+        store.close()
+
+
+def load_trials(run_dir: str | Path) -> pd.DataFrame:
+    """One row per trial with its package facts and its latest scores."""
+    df = _frame(run_dir, f"""
+        SELECT t.*, p.version AS task_version, p.suite, p.category, p.purpose, p.risk, p.slices,
+               s.grading_id, s.passed, s.accuracy, s.completion, s.safety_gate, s.missing, s.extra,
+               s.hidden_version, s.hidden_hash
+        FROM trials t JOIN packages p USING (task_id) JOIN ({LATEST}) s USING (trial_id)
+        ORDER BY t.task_id, t.agent, t.trial""")
+    df["passed"] = df["passed"].astype(bool)
+    return df
+
+
+def load_events(run_dir: str | Path, trial_id: int | None = None) -> pd.DataFrame:
+    """Events of one trial, or of the whole run."""
+    where, params = ("WHERE trial_id = ?", (trial_id,)) if trial_id is not None else ("", ())
+    return _frame(run_dir, f"SELECT * FROM events {where} ORDER BY trial_id, step", params)
+
+
+def load_verdicts(run_dir: str | Path, latest: bool = True) -> pd.DataFrame:
+    """Verdicts of the latest grading of each trial (or of every grading)."""
+    join = f"JOIN ({LATEST}) s ON v.trial_id = s.trial_id AND v.grading_id = s.grading_id" if latest else ""
+    return _frame(run_dir, f"SELECT v.* FROM verdicts v {join} ORDER BY v.trial_id, v.verifier_id")
+
+
+@dataclass
+class StoredTrial:
+    """One trial read back whole: its row, events, result and latest verdicts."""
+
+    row: dict
+    events: list[Event]
+    result: AgentResult
+    verdicts: list[dict]
+    scores: dict
+
+
+def read_trial(store: RunStore, task_id: str, agent: str, trial: int) -> StoredTrial:
+    """Read one trial without touching the others."""
+    row = store.db.execute("SELECT * FROM trials WHERE task_id = ? AND agent = ? AND trial = ?",
+                           (task_id, agent, trial)).fetchone()
+    if row is None:
+        raise SpecError(store.path.parent, "--task/--agent/--trial", f"no trial {task_id} / {agent} / {trial}")
+    return trial_from_row(store, row)
+
+
+def trial_from_row(store: RunStore, row) -> StoredTrial:
+    """A trial's events, result and latest grading, from its ``trials`` row."""
+    db = store.db
+    tid = row["trial_id"]
+    events = [Event(step=e["step"], tool=e["tool"], args=json.loads(e["args"]), kind=e["kind"], ok=bool(e["ok"]),
+                    result=json.loads(e["result"]) if e["result"] else None,
+                    error=json.loads(e["error"]) if e["error"] else None, denied=e["denied"],
+                    flags=json.loads(e["flags"]), fault=e["fault"], latency_ms=e["latency_ms"],
+                    changes=json.loads(e["changes"]))
+              for e in db.execute("SELECT * FROM events WHERE trial_id = ? ORDER BY step", (tid,))]
+    scores = db.execute("SELECT * FROM scores WHERE trial_id = ? ORDER BY grading_id DESC LIMIT 1", (tid,)).fetchone()
+    verdicts = db.execute("SELECT * FROM verdicts WHERE trial_id = ? AND grading_id = ?",
+                          (tid, scores["grading_id"])).fetchall()
+    result = AgentResult(answer=row["answer"], output=json.loads(row["output"]), confidence=row["confidence"],
+                         status=row["self_status"])
+    return StoredTrial(dict(row), events, result, [dict(v) for v in verdicts], dict(scores))
+
+
+def iter_trials(store: RunStore):
+    """Every stored trial, one at a time."""
+    for row in store.db.execute("SELECT * FROM trials ORDER BY trial_id").fetchall():
+        yield trial_from_row(store, row)

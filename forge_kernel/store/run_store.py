@@ -1,0 +1,139 @@
+"""The run store: one SQLite file (WAL) per run directory, one transaction per trial."""
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..spec import Package, SpecError
+from ..verify import Grading
+from .records import TrialRecord
+
+SCHEMA_VERSION = 1
+DB_NAME = "run.sqlite"
+SCHEMA = Path(__file__).with_name("schema.sql")
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class RunStore:
+    """Open with ``RunStore.create`` for a new run or ``RunStore.open`` for an existing one."""
+
+    def __init__(self, db: Path):
+        self.path = db
+        self.db = sqlite3.connect(db, isolation_level=None)
+        self.db.row_factory = sqlite3.Row
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute("PRAGMA foreign_keys=ON")
+
+    @classmethod
+    def create(cls, run_dir: Path) -> "RunStore":
+        run_dir.mkdir(parents=True, exist_ok=True)
+        store = cls(run_dir / DB_NAME)
+        store.db.executescript(SCHEMA.read_text())
+        store.db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        return store
+
+    @classmethod
+    def open(cls, run_dir: Path) -> "RunStore":
+        db = Path(run_dir) / DB_NAME
+        if not db.is_file():
+            raise SpecError(run_dir, "(run)", f"no run store ({DB_NAME}) in this folder")
+        store = cls(db)
+        row = store.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if row is None or int(row[0]) != SCHEMA_VERSION:
+            raise SpecError(db, "meta.schema_version", f"is {row and row[0]}, this code reads {SCHEMA_VERSION}")
+        return store
+
+    def close(self) -> None:
+        self.db.close()
+
+    def start(self, run_id: str, spec: dict, manifest: dict, packages: Iterable[Package]) -> None:
+        """Record the manifest, the packages and grading 1 (the run's own)."""
+        with self.transaction():
+            self.db.execute("INSERT INTO meta VALUES ('run_id', ?)", (run_id,))
+            self.db.execute("INSERT INTO manifest VALUES (1, ?, ?, ?, ?, NULL)",
+                            (run_id, dumps(spec), dumps(manifest), manifest["started_at"]))
+            self.db.executemany("INSERT INTO packages VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", [
+                (p.id, p.public.version, p.public.suite, p.public.category, p.public.purpose, p.public.risk,
+                 dumps(p.public.slices), str(p.path), p.package_hash, p.public_hash, p.hidden.version, p.hidden_hash)
+                for p in packages])
+            self.db.execute("INSERT INTO gradings VALUES (1, 'run', ?)", (manifest["started_at"],))
+
+    def spec(self) -> dict:
+        return json.loads(self.db.execute("SELECT spec FROM manifest").fetchone()[0])
+
+    def manifest(self) -> dict:
+        row = self.db.execute("SELECT json, ended_at FROM manifest").fetchone()
+        return {**json.loads(row[0]), "ended_at": row[1]}
+
+    def package_hashes(self) -> dict[str, str]:
+        return {r[0]: r[1] for r in self.db.execute("SELECT task_id, package_hash FROM packages")}
+
+    def finish(self) -> None:
+        with self.transaction():
+            self.db.execute("UPDATE manifest SET ended_at = ?", (utc_now(),))
+
+    def done(self) -> set[tuple[str, str, int]]:
+        """(task, agent, trial) of every stored trial."""
+        return {tuple(r) for r in self.db.execute("SELECT task_id, agent, trial FROM trials")}
+
+    def transaction(self):
+        return _Transaction(self.db)
+
+    def write_trial(self, rec: TrialRecord) -> int:
+        """Store one trial with its events, verdicts and scores, atomically."""
+        r = rec.result
+        with self.transaction():
+            cur = self.db.execute(
+                "INSERT INTO trials VALUES (NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (rec.task_id, rec.agent, rec.agent_version, rec.trial, rec.seed, rec.status, rec.reason, r.answer,
+                 dumps(r.output), r.confidence, r.status, len(rec.events), rec.duration_s, rec.cost, utc_now()))
+            trial_id = cur.lastrowid
+            self.db.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", [
+                (trial_id, e.step, e.tool, e.kind, dumps(e.args), e.ok, dumps(e.result), e.error and dumps(e.error),
+                 e.denied, dumps(e.flags), e.fault, e.latency_ms, dumps(e.changes)) for e in rec.events])
+            self._write_grading(trial_id, 1, rec.grading)
+        return trial_id
+
+    def new_grading(self) -> int:
+        with self.transaction():
+            cur = self.db.execute("INSERT INTO gradings VALUES (NULL, 'regrade', ?)", (utc_now(),))
+        return cur.lastrowid
+
+    def write_gradings(self, grading_id: int, gradings: list[tuple[int, Grading]]) -> None:
+        """Store a regrade's (trial id, grading) pairs in one transaction."""
+        with self.transaction():
+            for trial_id, grading in gradings:
+                self._write_grading(trial_id, grading_id, grading)
+
+    def _write_grading(self, trial_id: int, grading_id: int, g: Grading) -> None:
+        s = g.scores
+        self.db.execute("INSERT INTO scores VALUES (?,?,?,?,?,?,?,?,?,?)",
+                        (trial_id, grading_id, s.passed, s.accuracy, s.completion, s.safety_gate,
+                         dumps(s.missing), dumps(s.extra), g.hidden_version, g.hidden_hash))
+        self.db.executemany("INSERT INTO verdicts VALUES (?,?,?,?,?,?,?,?,?)", [
+            (trial_id, grading_id, v.verifier_id, v.kind, v.category, v.severity, v.passed, v.reason, dumps(v.steps))
+            for v in g.verdicts])
+
+
+class _Transaction:
+    """BEGIN ... COMMIT, or ROLLBACK on an exception."""
+
+    def __init__(self, db: sqlite3.Connection):
+        self.db = db
+
+    def __enter__(self):
+        self.db.execute("BEGIN")
+
+    def __exit__(self, exc_type, exc, tb):
+        self.db.execute("ROLLBACK" if exc_type else "COMMIT")

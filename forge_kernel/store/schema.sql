@@ -1,0 +1,108 @@
+-- MedAgent Forge run store, schema version 1 (stored in meta.schema_version).
+-- One SQLite file (WAL) per run directory: RUN_DIR/run.sqlite.
+-- Each trial, with its events, verdicts and scores, is written in one transaction.
+-- JSON columns hold canonical JSON text.
+
+CREATE TABLE IF NOT EXISTS meta (
+  key   TEXT PRIMARY KEY,           -- schema_version, run_id
+  value TEXT NOT NULL
+);
+
+-- The run manifest: code commit and dirty flag, agents and versions, seeds, host, start and end.
+CREATE TABLE IF NOT EXISTS manifest (
+  id         INTEGER PRIMARY KEY CHECK (id = 1),
+  run_id     TEXT NOT NULL,
+  spec       TEXT NOT NULL,          -- JSON: suite paths, agents, trials per task, run seed
+  json       TEXT NOT NULL,          -- JSON: the full manifest
+  started_at TEXT NOT NULL,
+  ended_at   TEXT                    -- NULL while running or after a crash
+);
+
+-- The packages the run used, with their content hashes.
+CREATE TABLE IF NOT EXISTS packages (
+  task_id        TEXT PRIMARY KEY,
+  version        TEXT NOT NULL,
+  suite          TEXT NOT NULL,
+  category       TEXT NOT NULL,
+  purpose        TEXT NOT NULL,      -- capability | regression
+  risk           TEXT NOT NULL,
+  slices         TEXT NOT NULL,      -- JSON object
+  path           TEXT NOT NULL,
+  package_hash   TEXT NOT NULL,      -- both halves and fixtures
+  public_hash    TEXT NOT NULL,
+  hidden_version TEXT NOT NULL,
+  hidden_hash    TEXT NOT NULL
+);
+
+-- One row per (task, agent, trial index): a trial is never stored twice.
+CREATE TABLE IF NOT EXISTS trials (
+  trial_id      INTEGER PRIMARY KEY,
+  task_id       TEXT NOT NULL REFERENCES packages(task_id),
+  agent         TEXT NOT NULL,
+  agent_version TEXT NOT NULL,
+  trial         INTEGER NOT NULL,    -- 0-based trial index
+  seed          INTEGER NOT NULL,
+  status        TEXT NOT NULL,       -- completed | agent_error | timeout | budget_exceeded
+  reason        TEXT,                -- why a trial ended abnormally
+  answer        TEXT NOT NULL,
+  output        TEXT NOT NULL,       -- JSON
+  confidence    REAL,
+  self_status   TEXT NOT NULL,       -- what the agent reported: completed | escalated | gave_up | error
+  n_calls       INTEGER NOT NULL,
+  duration_s    REAL NOT NULL,
+  cost          REAL NOT NULL,
+  finished_at   TEXT NOT NULL,
+  UNIQUE (task_id, agent, trial)
+);
+
+-- Every tool call of a trial, in order; ``changes`` holds its JSON-Patch operations with replaced values.
+CREATE TABLE IF NOT EXISTS events (
+  trial_id   INTEGER NOT NULL REFERENCES trials(trial_id),
+  step       INTEGER NOT NULL,
+  tool       TEXT NOT NULL,
+  kind       TEXT NOT NULL,
+  args       TEXT NOT NULL,          -- JSON
+  ok         INTEGER NOT NULL,
+  result     TEXT,                   -- JSON
+  error      TEXT,                   -- JSON {code, message}
+  denied     TEXT,                   -- policy reason when refused
+  flags      TEXT NOT NULL,          -- JSON list
+  fault      TEXT,
+  latency_ms REAL NOT NULL,
+  changes    TEXT NOT NULL,          -- JSON list of JSON-Patch operations
+  PRIMARY KEY (trial_id, step)
+) WITHOUT ROWID;
+
+-- A grading: the original one of the run (1) and one per regrade.
+CREATE TABLE IF NOT EXISTS gradings (
+  grading_id INTEGER PRIMARY KEY,
+  kind       TEXT NOT NULL,          -- run | regrade
+  created_at TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS scores (
+  trial_id       INTEGER NOT NULL REFERENCES trials(trial_id),
+  grading_id     INTEGER NOT NULL REFERENCES gradings(grading_id),
+  passed         INTEGER NOT NULL,
+  accuracy       REAL NOT NULL,
+  completion     INTEGER NOT NULL,
+  safety_gate    TEXT NOT NULL,      -- passed | failed | n/a
+  missing        TEXT NOT NULL,      -- JSON list of expected tools not called
+  extra          TEXT NOT NULL,      -- JSON list of called tools not expected
+  hidden_version TEXT NOT NULL,
+  hidden_hash    TEXT NOT NULL,
+  PRIMARY KEY (trial_id, grading_id)
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS verdicts (
+  trial_id    INTEGER NOT NULL REFERENCES trials(trial_id),
+  grading_id  INTEGER NOT NULL REFERENCES gradings(grading_id),
+  verifier_id TEXT NOT NULL,
+  kind        TEXT NOT NULL,
+  category    TEXT NOT NULL,         -- success | safety | budget | trace | answer
+  severity    TEXT NOT NULL,         -- hard | soft
+  passed      INTEGER NOT NULL,
+  reason      TEXT NOT NULL,
+  steps       TEXT NOT NULL,         -- JSON list of step numbers
+  PRIMARY KEY (trial_id, grading_id, verifier_id)
+) WITHOUT ROWID;

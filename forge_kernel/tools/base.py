@@ -1,0 +1,72 @@
+"""Tool base: a function with a pydantic argument model, a kind, and a registry by name."""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any, Callable, Literal, get_type_hints
+
+from pydantic import BaseModel, ConfigDict
+
+from ..ehr import EHRView
+
+Kind = Literal["read", "write", "compute"]
+
+
+class Args(BaseModel):
+    """Base of tool argument models: unknown arguments are errors."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class ToolError(Exception):
+    """A failure returned to the agent as ``{"code", "message"}``; never crashes a trial."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass
+class ToolContext:
+    """What a tool implementation sees: the trial's EHR view and the current patient."""
+
+    view: EHRView
+    patient_id: str
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A registered tool."""
+
+    name: str
+    kind: Kind
+    description: str
+    args_model: type[Args]
+    run: Callable[[ToolContext, Any], Any]
+    writes: str | None = None
+    """FHIR resource type the tool creates or changes (write tools)."""
+
+    def json_schema(self) -> dict:
+        return self.args_model.model_json_schema()
+
+    def openai_function(self) -> dict:
+        """The tool as an OpenAI function-calling definition."""
+        return {"type": "function", "function": {"name": self.name, "description": self.description,
+                                                 "parameters": self.json_schema()}}
+
+
+TOOLS: dict[str, Tool] = {}
+"""Every registered tool, by name."""
+
+
+def tool(name: str, kind: Kind, writes: str | None = None):
+    """Register a function ``fn(ctx, args)`` as a tool; its docstring is the description."""
+
+    def register(fn: Callable) -> Callable:
+        params = list(inspect.signature(fn).parameters)
+        model = get_type_hints(fn)[params[1]]
+        TOOLS[name] = Tool(name, kind, inspect.cleandoc(fn.__doc__ or ""), model, fn, writes)
+        return fn
+
+    return register

@@ -1,0 +1,88 @@
+"""A tool session: one trial's gateway from an agent to the tools, recording every call as an event."""
+from __future__ import annotations
+
+from time import perf_counter
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..ehr import EHRView
+from ..spec import TaskPackage
+from ..spec.trajectory import Event
+from .base import TOOLS, Tool, ToolContext, ToolError
+from .faults import FaultPlan
+from .policy import decide
+
+
+class BudgetExceeded(Exception):
+    """The trial used up a budget (calls or cost); it ends the trial, never the run."""
+
+
+class ToolSession:
+    """Runs calls for one trial: manifest, argument validation, policy, faults, idempotency, then the tool."""
+
+    def __init__(self, package: TaskPackage, view: EHRView):
+        self.package = package
+        self.view = view
+        self.events: list[Event] = []
+        self.cost = 0.0
+        self._faults = FaultPlan(package.faults)
+        self._done_keys: dict[tuple[str, str], Any] = {}
+        self._ctx = ToolContext(view, package.environment.patient_id)
+
+    def tools(self) -> list[Tool]:
+        """The tools of this task's manifest."""
+        return [TOOLS[name] for name in self.package.tools if name in TOOLS]
+
+    def charge(self, usd: float) -> None:
+        """Add what the agent spent (e.g. model tokens); past the budget the trial ends."""
+        self.cost += usd
+        if self.cost > self.package.budget.max_cost:
+            raise BudgetExceeded(f"cost {self.cost:.4f} > {self.package.budget.max_cost}")
+
+    async def call(self, tool: str, /, **args: Any) -> dict:
+        """Run one call; returns ``{"ok": True, "result": ...}`` or ``{"ok": False, "error": {code, message}}``."""
+        if len(self.events) >= self.package.budget.max_calls:
+            raise BudgetExceeded(f"calls > {self.package.budget.max_calls}")
+        started = perf_counter()
+        step = len(self.events) + 1
+        self.view.step = step
+        first_change = len(self.view.changes)
+        event = Event(step=step, tool=tool, args=args, kind=TOOLS[tool].kind if tool in TOOLS else "unknown", ok=False)
+        try:
+            event.result = self._run(event)
+            event.ok = True
+        except ToolError as exc:
+            event.error = {"code": exc.code, "message": exc.message}
+        event.changes = [op for _, op in self.view.changes[first_change:]]
+        event.latency_ms = (perf_counter() - started) * 1000
+        self.events.append(event)
+        return {"ok": True, "result": event.result} if event.ok else {"ok": False, "error": event.error}
+
+    def _run(self, event: Event) -> Any:
+        spec = TOOLS.get(event.tool)
+        if spec is None or event.tool not in self.package.tools:
+            raise ToolError("unknown_tool", f"no tool {event.tool!r} in this task")
+        try:
+            args = spec.args_model.model_validate(event.args)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in err["loc"]) or "args"
+            raise ToolError("invalid_args", f"{where}: {err['msg']}") from None
+        decision = decide(self.package.policy, self._ctx.patient_id, self.view, spec, args, self.events)
+        event.flags = decision.flags
+        if decision.denied:
+            event.denied = decision.denied
+            raise ToolError("denied", decision.message)
+        key = getattr(args, "idempotency_key", None)
+        if key is not None and (event.tool, key) in self._done_keys:
+            event.flags.append("idempotent_replay")
+            return self._done_keys[(event.tool, key)]
+        fault = self._faults.next(event.tool)
+        if fault:
+            event.fault = fault.kind
+            raise ToolError(fault.kind, fault.message)
+        result = spec.run(self._ctx, args)
+        if key is not None:
+            self._done_keys[(event.tool, key)] = result
+        return result

@@ -1,0 +1,101 @@
+"""Compact, freshly built views of FHIR resources: what read tools hand to an agent."""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from ..ehr.image import DATE_FIELDS, PERIOD_FIELDS
+
+
+def concept_text(concept: Any) -> str | None:
+    """The text of a CodeableConcept (its text, else its first display or code)."""
+    if isinstance(concept, list):
+        concept = concept[0] if concept else None
+    if not isinstance(concept, dict):
+        return None
+    if concept.get("text"):
+        return concept["text"]
+    for coding in concept.get("coding", []):
+        if coding.get("display") or coding.get("code"):
+            return coding.get("display") or coding.get("code")
+    return None
+
+
+def when(resource: dict) -> str | None:
+    """The resource's clinical date as written in the record."""
+    for field in DATE_FIELDS:
+        if isinstance(resource.get(field), str):
+            return resource[field]
+    for field in PERIOD_FIELDS:
+        period = resource.get(field)
+        if isinstance(period, dict) and period.get("start"):
+            return period["start"]
+    return None
+
+
+def value_of(resource: dict) -> Any:
+    """An Observation-like value: number with unit, text, or concept text."""
+    if "valueQuantity" in resource:
+        quantity = resource["valueQuantity"]
+        return {"value": quantity.get("value"), "unit": quantity.get("unit")}
+    for field in ("valueString", "valueBoolean", "valueInteger"):
+        if field in resource:
+            return resource[field]
+    if "valueCodeableConcept" in resource:
+        return concept_text(resource["valueCodeableConcept"])
+    return None
+
+
+def patient_name(patient: dict) -> str:
+    name = (patient.get("name") or [{}])[0]
+    return name.get("text") or " ".join([*name.get("given", []), name.get("family", "")]).strip()
+
+
+def patient_mrn(patient: dict) -> str | None:
+    for identifier in patient.get("identifier", []):
+        if identifier.get("value"):
+            return identifier["value"]
+    return None
+
+
+def age_at(birth_date: str | None, now: datetime) -> int | None:
+    if not birth_date:
+        return None
+    born = datetime.fromisoformat(birth_date[:10]).date()
+    today = now.date()
+    return today.year - born.year - ((today.month, today.day) < (born.month, born.day))
+
+
+def summarize(resource: dict) -> dict:
+    """One resource as a small dict: id, type, name, time, value, status and the fields its type needs."""
+    out: dict[str, Any] = {"id": resource["id"], "type": resource["resourceType"]}
+    name = concept_text(resource.get("code") or resource.get("medicationCodeableConcept")
+                        or resource.get("vaccineCode") or resource.get("type"))
+    if name:
+        out["name"] = name
+    time = when(resource)
+    if time:
+        out["time"] = time
+    value = value_of(resource)
+    if value is not None:
+        out["value"] = value
+    status = resource.get("status") or concept_text(resource.get("clinicalStatus"))
+    if status:
+        out["status"] = status
+    for field in ("interpretation", "category", "reasonCode", "relationship", "criticality"):
+        text = concept_text(resource.get(field))
+        if text:
+            out[field] = text
+    if resource.get("reaction"):
+        out["reaction"] = [concept_text(m) for r in resource["reaction"] for m in r.get("manifestation", [])]
+    if resource.get("condition"):
+        out["conditions"] = [concept_text(c.get("code")) for c in resource["condition"]]
+    if resource.get("dosageInstruction") or resource.get("dosage"):
+        out["dosage"] = [d.get("text") for d in resource.get("dosageInstruction") or resource.get("dosage")]
+    if resource.get("note"):
+        out["note"] = " ".join(n.get("text", "") for n in resource["note"])
+    if resource.get("conclusion"):
+        out["conclusion"] = resource["conclusion"]
+    if resource.get("description"):
+        out["description"] = resource["description"]
+    return out

@@ -1,0 +1,26 @@
+"""Grading: every verifier of the hidden half on one finished trial, then the scores."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .registry import run_verifier
+from .scoring import Scores, score
+from .verdict import GradeContext, Verdict
+
+
+@dataclass(frozen=True)
+class Grading:
+    verdicts: list[Verdict]
+    scores: Scores
+    hidden_version: str
+    hidden_hash: str
+
+
+def grade(ctx: GradeContext) -> Grading:
+    """Run the hidden half's verifiers; a trial that did not end normally also gets a failing verdict."""
+    hidden = ctx.package.hidden
+    verdicts = [run_verifier(use, ctx) for use in hidden.verifiers]
+    if ctx.status != "completed":
+        verdicts.append(Verdict("trial.ended", "trial.ended", "trace", "hard", False, f"trial ended: {ctx.status}"))
+    scores = score(hidden.expected_tools, ctx.events, verdicts)
+    return Grading(verdicts, scores, hidden.version, ctx.package.hidden_hash)

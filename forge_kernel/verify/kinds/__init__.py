@@ -1,0 +1,2 @@
+"""The built-in verifier kinds; importing this package registers them."""
+from . import answer, budget, safety, state, trace  # noqa: F401

@@ -1,0 +1,39 @@
+"""Verdicts and the context every verifier reads."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ehr import EHRView
+from ..spec import AgentResult, Package, VerifierUse
+from ..spec.trajectory import Event
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The output of one verifier on one trial."""
+
+    verifier_id: str
+    kind: str
+    category: str
+    """success, safety, budget, trace or answer."""
+    severity: str
+    """hard or soft."""
+    passed: bool
+    reason: str
+    steps: tuple[int, ...] = ()
+    """The trajectory steps it points at."""
+
+
+@dataclass
+class GradeContext:
+    """Everything a verifier may look at: package (both halves), final EHR view, events and result."""
+
+    package: Package
+    view: EHRView
+    """The trial's final state; ``view.image`` is the initial one."""
+    events: list[Event]
+    result: AgentResult
+    status: str = "completed"
+    """How the trial ended: completed, agent_error, timeout or budget_exceeded."""
+    duration_s: float = 0.0
+    cost: float = 0.0
