@@ -48,7 +48,6 @@ def validate(paths: tuple[str, ...]) -> None:
             failures += 1
             click.echo(str(exc), err=True)
     if failures:
-        click.echo(f"{failures} package(s) invalid", err=True)
         sys.exit(2)
 
 

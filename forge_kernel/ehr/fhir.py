@@ -1,0 +1,125 @@
+"""Constructors of the FHIR R4 resources the EHR holds: used by write tools and by fixture builders."""
+from __future__ import annotations
+
+from typing import Any
+
+
+def ref(patient_id: str) -> dict:
+    return {"reference": f"Patient/{patient_id}"}
+
+
+def concept(text: str, code: str | None = None, system: str | None = None) -> dict:
+    out: dict[str, Any] = {"text": text}
+    if code:
+        out["coding"] = [{"system": system, "code": code, "display": text} if system else {"code": code, "display": text}]
+    return out
+
+
+def patient(pid: str, name: str, gender: str, birth_date: str, mrn: str) -> dict:
+    return {"resourceType": "Patient", "id": pid, "identifier": [{"system": "urn:forge:mrn", "value": mrn}],
+            "name": [{"text": name}], "gender": gender, "birthDate": birth_date}
+
+
+def observation(oid: str, pid: str, name: str, value: float | str, unit: str | None, time: str,
+                category: str = "laboratory", code: str | None = None, interpretation: str | None = None) -> dict:
+    obs: dict[str, Any] = {
+        "resourceType": "Observation", "id": oid, "status": "final",
+        "category": [{"coding": [{"system": "http://terminology.hl7.org/CodeSystem/observation-category",
+                                  "code": category}], "text": category}],
+        "code": concept(name, code, "http://loinc.org" if code else None), "subject": ref(pid),
+        "effectiveDateTime": time,
+    }
+    if isinstance(value, str):
+        obs["valueString"] = value
+    else:
+        obs["valueQuantity"] = {"value": value, "unit": unit}
+    if interpretation:
+        obs["interpretation"] = [{"text": interpretation}]
+    return obs
+
+
+def condition(cid: str, pid: str, name: str, onset: str, status: str = "active") -> dict:
+    return {"resourceType": "Condition", "id": cid, "subject": ref(pid), "code": concept(name),
+            "clinicalStatus": {"coding": [{"system": "http://terminology.hl7.org/CodeSystem/condition-clinical",
+                                           "code": status}], "text": status},
+            "onsetDateTime": onset}
+
+
+def allergy(aid: str, pid: str, substance: str, reaction: str, recorded: str, criticality: str = "high") -> dict:
+    return {"resourceType": "AllergyIntolerance", "id": aid, "patient": ref(pid), "code": concept(substance),
+            "criticality": criticality, "recordedDate": recorded,
+            "reaction": [{"manifestation": [concept(reaction)]}]}
+
+
+def dosage(medication: str, dose: str, frequency: str, route: str) -> dict:
+    """A Dosage with its parts; a dose like '20 mg' also becomes a doseQuantity."""
+    out: dict[str, Any] = {"text": f"{medication} {dose} {frequency} {route}",
+                           "timing": {"code": {"text": frequency}}, "route": {"text": route}}
+    amount, _, unit = dose.strip().partition(" ")
+    try:
+        out["doseAndRate"] = [{"doseQuantity": {"value": float(amount), "unit": unit.strip()}}]
+    except ValueError:
+        pass
+    return out
+
+
+def medication_request(mid: str | None, pid: str, medication: str, dose: str, frequency: str, route: str,
+                       authored: str, status: str = "active", reason: str | None = None) -> dict:
+    out: dict[str, Any] = {"resourceType": "MedicationRequest", "status": status, "intent": "order",
+                           "medicationCodeableConcept": concept(medication), "subject": ref(pid),
+                           "authoredOn": authored, "dosageInstruction": [dosage(medication, dose, frequency, route)]}
+    if mid:
+        out["id"] = mid
+    if reason:
+        out["reasonCode"] = [concept(reason)]
+    return out
+
+
+def service_request(sid: str | None, pid: str, name: str, authored: str, status: str = "active",
+                    priority: str = "routine", reason: str | None = None) -> dict:
+    out: dict[str, Any] = {"resourceType": "ServiceRequest", "status": status, "intent": "order",
+                           "priority": priority, "code": concept(name), "subject": ref(pid), "authoredOn": authored}
+    if sid:
+        out["id"] = sid
+    if reason:
+        out["reasonCode"] = [concept(reason)]
+    return out
+
+
+def encounter(eid: str, pid: str, kind: str, start: str, end: str | None = None, reason: str | None = None) -> dict:
+    out: dict[str, Any] = {
+        "resourceType": "Encounter", "id": eid, "status": "finished" if end else "in-progress",
+        "class": {"system": "http://terminology.hl7.org/CodeSystem/v3-ActCode",
+                  "code": {"inpatient": "IMP", "emergency": "EMER"}.get(kind, "AMB"), "display": kind},
+        "subject": ref(pid), "period": {"start": start, **({"end": end} if end else {})},
+    }
+    if reason:
+        out["reasonCode"] = [concept(reason)]
+    return out
+
+
+def procedure(prid: str, pid: str, name: str, performed: str) -> dict:
+    return {"resourceType": "Procedure", "id": prid, "status": "completed", "subject": ref(pid),
+            "code": concept(name), "performedDateTime": performed}
+
+
+def family_history(fid: str, pid: str, relation: str, condition_name: str) -> dict:
+    return {"resourceType": "FamilyMemberHistory", "id": fid, "status": "completed", "patient": ref(pid),
+            "relationship": concept(relation), "condition": [{"code": concept(condition_name)}]}
+
+
+def medication_statement(msid: str, pid: str, medication: str, dose: str, frequency: str, route: str,
+                         since: str, status: str = "active") -> dict:
+    return {"resourceType": "MedicationStatement", "id": msid, "status": status,
+            "medicationCodeableConcept": concept(medication), "subject": ref(pid),
+            "effectiveDateTime": since, "dosage": [dosage(medication, dose, frequency, route)]}
+
+
+def diagnostic_report(did: str, pid: str, name: str, issued: str, conclusion: str) -> dict:
+    return {"resourceType": "DiagnosticReport", "id": did, "status": "final", "code": concept(name),
+            "subject": ref(pid), "issued": issued, "conclusion": conclusion}
+
+
+def bundle(resources: list[dict]) -> dict:
+    """A collection Bundle of the resources (a fixture file)."""
+    return {"resourceType": "Bundle", "type": "collection", "entry": [{"resource": r} for r in resources]}
