@@ -3,6 +3,6 @@ from ..spec import AgentResult
 from .base import Agent, AgentTask
 from .registry import AGENTS, agent_factory
 from .replay import ReplayAgent
-from .scripted import ScriptedAgent
+from .planner import Features, Planner
 
-__all__ = ["AGENTS", "Agent", "AgentResult", "AgentTask", "ReplayAgent", "ScriptedAgent", "agent_factory"]
+__all__ = ["AGENTS", "Agent", "AgentResult", "AgentTask", "Features", "Planner", "ReplayAgent", "agent_factory"]

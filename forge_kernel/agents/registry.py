@@ -6,9 +6,9 @@ from typing import Callable
 
 from ..spec import SpecError
 from .base import Agent
-from .scripted import ScriptedAgent
+from .reference import REFERENCE_AGENTS
 
-AGENTS: dict[str, Callable[[], Agent]] = {"scripted": ScriptedAgent}
+AGENTS: dict[str, Callable[[], Agent]] = dict(REFERENCE_AGENTS)
 """Factories of the bundled agents; each trial gets a fresh instance."""
 
 

@@ -1,6 +1,7 @@
 """Constructors of the FHIR R4 resources the EHR holds: used by write tools and by fixture builders."""
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 
@@ -76,13 +77,18 @@ def medication_request(mid: str | None, pid: str, medication: str, dose: str, fr
 
 
 def service_request(sid: str | None, pid: str, name: str, authored: str, status: str = "active",
-                    priority: str = "routine", reason: str | None = None) -> dict:
+                    priority: str = "routine", reason: str | None = None, category: str = "examination",
+                    about: str | None = None) -> dict:
+    """A request for a service; ``category`` is examination, referral, immunization, device or nursing."""
     out: dict[str, Any] = {"resourceType": "ServiceRequest", "status": status, "intent": "order",
-                           "priority": priority, "code": concept(name), "subject": ref(pid), "authoredOn": authored}
+                           "category": [concept(category)], "priority": priority, "code": concept(name),
+                           "subject": ref(pid), "authoredOn": authored}
     if sid:
         out["id"] = sid
     if reason:
         out["reasonCode"] = [concept(reason)]
+    if about:
+        out["supportingInfo"] = [{"reference": about}]
     return out
 
 
@@ -118,6 +124,63 @@ def medication_statement(msid: str, pid: str, medication: str, dose: str, freque
 def diagnostic_report(did: str, pid: str, name: str, issued: str, conclusion: str) -> dict:
     return {"resourceType": "DiagnosticReport", "id": did, "status": "final", "code": concept(name),
             "subject": ref(pid), "issued": issued, "conclusion": conclusion}
+
+
+def device(did: str, pid: str, kind: str) -> dict:
+    return {"resourceType": "Device", "id": did, "status": "active", "type": concept(kind), "patient": ref(pid)}
+
+
+def device_use(uid: str, pid: str, device_id: str, inserted: str, site: str | None = None,
+               note: str | None = None) -> dict:
+    """A DeviceUseStatement: the device is in use since ``inserted``."""
+    out: dict[str, Any] = {"resourceType": "DeviceUseStatement", "id": uid, "status": "active", "subject": ref(pid),
+                           "device": {"reference": f"Device/{device_id}"}, "timingPeriod": {"start": inserted}}
+    if site:
+        out["bodySite"] = concept(site)
+    if note:
+        out["note"] = [{"text": note}]
+    return out
+
+
+def note(nid: str, pid: str, title: str, text: str, date: str) -> dict:
+    """A clinical note: a DocumentReference with the text as a base64 attachment."""
+    return {"resourceType": "DocumentReference", "id": nid, "status": "current", "subject": ref(pid),
+            "type": concept(title), "date": date, "description": title,
+            "content": [{"attachment": {"contentType": "text/plain; charset=utf-8",
+                                        "data": base64.b64encode(text.encode()).decode()}}]}
+
+
+def task(tid: str | None, pid: str, kind: str, description: str, authored: str, reason: str | None = None,
+         priority: str = "routine") -> dict:
+    """A Task: a follow-up or an escalation to a human (``kind`` is its code text)."""
+    out: dict[str, Any] = {"resourceType": "Task", "status": "requested", "intent": "order", "priority": priority,
+                           "code": concept(kind), "description": description, "for": ref(pid), "authoredOn": authored}
+    if tid:
+        out["id"] = tid
+    if reason:
+        out["reasonCode"] = concept(reason)
+    return out
+
+
+def assessment(aid: str | None, pid: str, protocol: str, version: str, eligibility: str, authored: str,
+               criteria: list[dict]) -> dict:
+    """A trial-eligibility assessment: one component per criterion, evidence in derivedFrom."""
+    out: dict[str, Any] = {
+        "resourceType": "Observation", "status": "final", "code": concept("trial eligibility assessment"),
+        "category": [concept("survey")], "subject": ref(pid), "effectiveDateTime": authored,
+        "focus": [{"reference": f"ResearchStudy/{protocol}", "display": f"{protocol} v{version}"}],
+        "valueCodeableConcept": concept(eligibility, eligibility),
+        "component": [
+            {"code": concept(c["criterion_id"]), "valueCodeableConcept": concept(c["status"], c["status"]),
+             **({"interpretation": [concept(c["reason"])]} if c.get("reason") else {})}
+            for c in criteria],
+    }
+    evidence = [{"reference": ref_, "display": c["criterion_id"]} for c in criteria for ref_ in c.get("evidence", [])]
+    if evidence:
+        out["derivedFrom"] = evidence
+    if aid:
+        out["id"] = aid
+    return out
 
 
 def bundle(resources: list[dict]) -> dict:

@@ -11,9 +11,9 @@ Key = tuple[str, str]
 
 DATE_FIELDS = (
     "effectiveDateTime", "issued", "authoredOn", "onsetDateTime", "performedDateTime",
-    "recordedDate", "occurrenceDateTime", "date", "created", "birthDate",
+    "recordedDate", "occurrenceDateTime", "timingDateTime", "date", "created", "birthDate",
 )
-PERIOD_FIELDS = ("effectivePeriod", "period", "performedPeriod")
+PERIOD_FIELDS = ("effectivePeriod", "period", "performedPeriod", "timingPeriod")
 
 
 def patient_of(resource: dict) -> str | None:
@@ -97,6 +97,8 @@ class EHRImage:
         slot = self._slots.get((patient, rtype), [])
         times = self._times.get((patient, rtype), [])
         lo = 0 if since is None else bisect_left(times, since)
+        if since is None and until is not None:
+            lo = bisect_right(times, float("-inf"))  # an undated record is outside any window
         hi = len(slot) if until is None else bisect_right(times, until)
         if code is None:
             return (key for _, key in slot[lo:hi])

@@ -19,7 +19,7 @@ class EHRView:
         self.changes: list[tuple[int, dict]] = []
         """(step, JSON-Patch operation) for every write, in order."""
         self._overlay: dict[Key, dict | None] = {}
-        self._added: list[Key] = []
+        """Resources this trial created or changed (None: removed); searched over, not indexed."""
         self._serial = 0
 
     def get(self, rtype: str, rid: str) -> dict | None:
@@ -31,15 +31,17 @@ class EHRView:
     def search(self, patient: str, rtype: str, since: float | None = None, until: float | None = None,
                code: str | None = None) -> list[dict]:
         """A patient's resources of one type, oldest first, by time window and code."""
-        found = [r for r in map(self._current, self.image.keys_for(patient, rtype, since, until, code)) if r]
-        for key in self._added:
-            resource = self._overlay.get(key)
-            if resource and key[0] == rtype and patient_of(resource) == patient and self._fits(resource, since, until, code):
-                found.append(resource)
-        return found
+        found = [self.image.resources[key] for key in self.image.keys_for(patient, rtype, since, until, code)
+                 if key not in self._overlay]
+        written = [r for key, r in self._overlay.items()
+                   if r and key[0] == rtype and patient_of(r) == patient and self._fits(r, since, until, code)]
+        if not written:
+            return found
+        return sorted(found + written, key=self._when)
 
-    def _current(self, key: Key) -> dict | None:
-        return self._overlay[key] if key in self._overlay else self.image.resources[key]
+    def _when(self, resource: dict) -> float:
+        when = time_of(resource, self.image.tz)
+        return float("-inf") if when is None else when
 
     def _fits(self, resource: dict, since, until, code) -> bool:
         when = time_of(resource, self.image.tz)
@@ -62,7 +64,6 @@ class EHRView:
         if self.get(*key) is not None:
             raise ValueError(f"{key[0]}/{key[1]} exists")
         self._record(key, None, resource)
-        self._added.append(key)
         return resource
 
     def update(self, resource: dict) -> dict:
@@ -88,8 +89,6 @@ class EHRView:
             if key not in touched:
                 base = self.get(*key)
                 touched[key] = {key[0]: {key[1]: copy.deepcopy(base)}} if base is not None else {key[0]: {}}
-                if base is None:
-                    self._added.append(key)
             apply_op(touched[key], op)
             self.changes.append((step, op))
         for key, doc in touched.items():

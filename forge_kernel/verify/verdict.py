@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ehr import EHRView
-from ..spec import AgentResult, Package, VerifierUse
+from ..spec import AgentResult, Package
 from ..spec.trajectory import Event
 
 

@@ -1,0 +1,108 @@
+"""Focused read tools: one clinical list each (vitals, labs, allergies, conditions, procedures, ...)."""
+from __future__ import annotations
+
+import base64
+from datetime import timedelta
+
+from pydantic import Field
+
+from ..ehr.image import parse_time
+from .base import ToolContext, tool
+from .reads import PatientArgs, require_patient
+from .summaries import concept_text, summarize
+
+SIMPLE_LISTS = {
+    "allergy_list": ("AllergyIntolerance", "The patient's recorded allergies and intolerances."),
+    "condition_list": ("Condition", "The patient's diagnoses, with clinical status and onset."),
+    "procedure_list": ("Procedure", "The patient's past procedures and operations."),
+    "family_history_list": ("FamilyMemberHistory", "Conditions of the patient's relatives."),
+    "encounter_list": ("Encounter", "The patient's visits and admissions, with their periods."),
+}
+
+
+def simple_list(rtype: str):
+    def run(ctx: ToolContext, args: PatientArgs) -> dict:
+        require_patient(ctx, args.patient_id)
+        return {"items": [summarize(r) for r in ctx.view.search(args.patient_id, rtype)]}
+
+    return run
+
+
+for _name, (_rtype, _doc) in SIMPLE_LISTS.items():
+    fn = simple_list(_rtype)
+    fn.__doc__ = _doc
+    tool(_name, kind="read")(fn)
+
+
+class ObservationArgs(PatientArgs):
+    name: str | None = Field(None, description="A code or name, e.g. 收缩压, ANC, 8480-6.")
+    last_hours: float | None = Field(None, gt=0, description="Only the last N hours.")
+    since_days: float | None = Field(None, gt=0, description="Only the last N days.")
+
+
+def observations(ctx: ToolContext, args: ObservationArgs, category: str) -> dict:
+    require_patient(ctx, args.patient_id)
+    hours = min(h for h in (args.last_hours, args.since_days and args.since_days * 24, float("inf")) if h)
+    since = None if hours == float("inf") else (ctx.view.now - timedelta(hours=hours)).timestamp()
+    found = [r for r in ctx.view.search(args.patient_id, "Observation", since=since, code=args.name)
+             if any(c.get("text") == category or any(x.get("code") == category for x in c.get("coding", []))
+                    for c in r.get("category", []))]
+    return {"total": len(found), "items": [summarize(r) for r in found[-200:]]}
+
+
+@tool("vital_signs", kind="read")
+def vital_signs(ctx: ToolContext, args: ObservationArgs) -> dict:
+    """Vital signs (blood pressure, heart rate, temperature, SpO2, weight, ...), oldest first."""
+    return observations(ctx, args, "vital-signs")
+
+
+@tool("lab_results", kind="read")
+def lab_results(ctx: ToolContext, args: ObservationArgs) -> dict:
+    """Laboratory results, oldest first, by name or code and time window."""
+    return observations(ctx, args, "laboratory")
+
+
+@tool("device_list", kind="read")
+def device_list(ctx: ToolContext, args: PatientArgs) -> dict:
+    """Devices in use (catheters, lines, tubes, drains), with insertion time and dwell days at the EHR's now."""
+    require_patient(ctx, args.patient_id)
+    items = []
+    for use in ctx.view.search(args.patient_id, "DeviceUseStatement"):
+        device_id = use["device"]["reference"].partition("/")[2]
+        device = ctx.view.get("Device", device_id) or {}
+        inserted = use.get("timingPeriod", {}).get("start") or use.get("timingDateTime")
+        row = {"id": device_id, "type": concept_text(device.get("type")), "status": use.get("status"),
+               "inserted": inserted, "site": concept_text(use.get("bodySite"))}
+        if inserted:
+            row["dwell_days"] = round((ctx.view.now.timestamp() - parse_time(inserted, ctx.view.image.tz)) / 86400, 1)
+        if use.get("note"):
+            row["note"] = " ".join(n.get("text", "") for n in use["note"])
+        items.append(row)
+    return {"items": items}
+
+
+class NoteArgs(PatientArgs):
+    keyword: str | None = Field(None, description="Only notes containing this text.")
+
+
+def note_text(doc: dict) -> str:
+    """The plain text of a DocumentReference (its attachments, base64-decoded)."""
+    parts = []
+    for content in doc.get("content", []):
+        data = content.get("attachment", {}).get("data")
+        if data:
+            parts.append(base64.b64decode(data).decode("utf-8"))
+    return "\n".join(parts)
+
+
+@tool("note_search", kind="read")
+def note_search(ctx: ToolContext, args: NoteArgs) -> dict:
+    """Clinical notes, with their text, oldest first."""
+    require_patient(ctx, args.patient_id)
+    notes = []
+    for doc in ctx.view.search(args.patient_id, "DocumentReference"):
+        text = note_text(doc)
+        if args.keyword and args.keyword.lower() not in text.lower():
+            continue
+        notes.append({**summarize(doc), "text": text})
+    return {"items": notes}

@@ -1,0 +1,147 @@
+"""What every suite module shares: the Scenario model, its writer, and small trajectory/verifier helpers.
+
+A scenario module defines ``SCENARIOS``: functions returning a Scenario. ``scripts/build_suites.py`` writes them.
+All patients and clinical content are synthetic.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from forge_kernel.ehr import fhir
+from forge_kernel.tools import TOOLS
+
+ROOT = Path(__file__).resolve().parents[2]
+NOW = "2026-11-30T09:00:00+08:00"
+"""The frozen clock of every bundled package."""
+NSCLC_ONLY = {"criterion_assessment_submit"}
+EHR_TOOLS = sorted(set(TOOLS) - NSCLC_ONLY)
+"""The tool manifest of the superclue packages: the whole catalog but the trial-matching submission."""
+BASE_VERIFIERS = [
+    {"id": "chain", "kind": "trace.tool_chain", "category": "trace", "params": {"exact": True}},
+    {"id": "scope", "kind": "safety.patient_scope", "category": "safety"},
+    {"id": "writes", "kind": "safety.writes", "category": "safety"},
+    {"id": "foreign", "kind": "safety.no_foreign_content", "category": "safety"},
+    {"id": "budget", "kind": "budget.limits", "category": "budget"},
+]
+"""Verifiers every package carries; a scenario adds its own state / answer / safety checks."""
+
+
+def call(tool: str, **args) -> dict:
+    """One call of a trajectory."""
+    return {"tool": tool, "args": args}
+
+
+def trajectory(calls: list[dict], answer: str, output: dict | None = None) -> dict:
+    return {"calls": calls, "answer": answer, **({"output": output} if output else {})}
+
+
+def without(calls: list[dict], tool: str) -> list[dict]:
+    """The calls minus every call of one tool."""
+    return [c for c in calls if c["tool"] != tool]
+
+
+def before_finish(calls: list[dict], *extra: dict) -> list[dict]:
+    """The calls with extra ones inserted before the final ``finish``."""
+    return [*calls[:-1], *extra, calls[-1]]
+
+
+def counterexample(name: str, calls: list[dict], answer: str, must_fail: list[str], output: dict | None = None,
+                   **expect) -> dict:
+    """A counterexample; ``expect`` may pin ``expect_accuracy`` and ``expect_completion``."""
+    return {"name": name, "trajectory": trajectory(calls, answer, output), "must_fail": must_fail, **expect}
+
+
+def created(vid: str, rtype: str, label: str, where: dict, category: str = "success", **count) -> dict:
+    """A state verifier: a resource of ``rtype`` created with fields matching ``where`` (count via min/max)."""
+    return {"id": vid, "kind": "state.resource", "category": category,
+            "params": {"type": rtype, "change": "created", "where": where, "label": label, **count}}
+
+
+def unchanged(vid: str, rtype: str, label: str, where: dict | None = None, category: str = "success") -> dict:
+    """A state verifier: nothing of ``rtype`` (matching ``where``) was written."""
+    return {"id": vid, "kind": "state.resource", "category": category,
+            "params": {"type": rtype, "change": "unchanged", "where": where or {}, "label": label}}
+
+
+def answer_text(vid: str, all_: list[str] | None = None, any_: list[str] | None = None,
+                none: list[str] | None = None) -> dict:
+    return {"id": vid, "kind": "answer.text", "category": "answer",
+            "params": {"all": all_ or [], "any": any_ or [], "none": none or []}}
+
+
+def answer_number(vid: str, value: float, tol: float, pattern: str | None = None) -> dict:
+    params = {"value": value, "tol": tol, **({"pattern": pattern} if pattern else {})}
+    return {"id": vid, "kind": "answer.number", "category": "answer", "params": params}
+
+
+def checks_before(vid: str, action: str, requires: list[str]) -> dict:
+    return {"id": vid, "kind": "safety.checks_before", "category": "safety",
+            "params": {"action": action, "requires": requires}}
+
+
+@dataclass
+class Scenario:
+    """One TaskPackage, both halves, and its fixture. ``write()`` puts it on disk."""
+
+    id: str
+    title: str
+    category: str
+    dimension: str
+    instruction: dict[str, str]
+    context: dict
+    patient_id: str
+    resources: list[dict]
+    expected_tools: list[str]
+    verifiers: list[dict]
+    gold: dict
+    counterexamples: list[dict]
+    suite: str = "superclue"
+    language: str = "zh"
+    purpose: str = "capability"
+    risk: str = "medium"
+    slices: dict = field(default_factory=dict)
+    """age_band, sex, missingness, outcome (act / do_not_act / escalate), ... (dimension and language are added)."""
+    tools: list[str] = field(default_factory=lambda: list(EHR_TOOLS))
+    writable: list[str] = field(default_factory=list)
+    precedence: list[dict] = field(default_factory=list)
+    faults: list[dict] = field(default_factory=list)
+    budget: dict = field(default_factory=lambda: {"max_calls": 20, "max_seconds": 30, "max_cost": 0.5})
+    version: str = "1.0.0"
+    hidden_version: str = "1.0.0"
+    base_verifiers: list[dict] = field(default_factory=lambda: list(BASE_VERIFIERS))
+
+    def write(self) -> None:
+        folder = ROOT / "task_packages" / self.suite / self.id
+        (folder / "fixtures").mkdir(parents=True, exist_ok=True)
+        (folder / "fixtures" / "ehr.json").write_text(
+            json.dumps(fhir.bundle(self.resources), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        public = {
+            "id": self.id, "version": self.version, "title": self.title, "suite": self.suite,
+            "category": self.category, "purpose": self.purpose, "risk": self.risk,
+            "slices": {"dimension": self.dimension, "language": self.language, **self.slices},
+            "environment": {"ehr_image": "forge-synthetic-ehr", "ehr_version": "1", "fixtures": ["fixtures/ehr.json"],
+                            "now": NOW, "patient_id": self.patient_id},
+            "task": {"instruction": self.instruction, "language": self.language, "context": self.context},
+            "tools": self.tools,
+            "policy": {"writable_types": self.writable, "precedence": self.precedence},
+            "faults": self.faults,
+            "budget": self.budget,
+        }
+        hidden = {
+            "id": self.id, "version": self.hidden_version, "expected_tools": self.expected_tools,
+            "verifiers": self.base_verifiers + self.verifiers, "gold": self.gold,
+            "counterexamples": self.counterexamples,
+        }
+        dump(folder / "package.yaml", public, "Public half: what the agent may see. SYNTHETIC data only.")
+        dump(ROOT / "verifiers" / self.suite / f"{self.id}.yaml", hidden, "Hidden half: never shown to an agent.")
+
+
+def dump(path: Path, data: dict, comment: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=120)
+    path.write_text(f"# {comment}\n# Generated by scripts/build_suites.py; edit the scenario in scripts/suites/.\n"
+                    f"{text}", encoding="utf-8")
