@@ -1,10 +1,10 @@
 """MedAgent Forge speed benchmarks, on one core. SYNTHETIC data only.
 
-    .venv/bin/python benchmarks/run.py            # full run (about 30-60 s), writes benchmarks/RESULTS.md
+    .venv/bin/python benchmarks/run.py            # full run (a few seconds; under 60 s), writes benchmarks/RESULTS.md
     .venv/bin/python benchmarks/run.py --quick    # fewer repeats, for a smoke test; writes nothing
 
 1. Harness overhead per trial: the scripted agent on SC-MED-GASTRIC-ULCER (7 tool calls), run_trial
-   through grading and the committed SQLite write, against the same 7 tool implementations called directly.
+   through grading and the committed SQLite write, against the same tool implementations called directly.
 2. Starting a trial's EHR view (EHRView(image)) on a 1,800-resource image, against copy.deepcopy of its resources.
 3. One filtered search (patient, Observation, one code, 7-day window) on a patient with 1,200 Observations,
    via EHRView.search and via record_search through a ToolSession, against a linear scan of all resources.
@@ -101,8 +101,8 @@ def ratio(a: float, b: float) -> str:
     return f"{r:,.0f}×" if r >= 100 else f"{r:.1f}×" if r >= 10 else f"{r:.2f}×"
 
 
-def table(rows: list[tuple[Figure, str]]) -> list[str]:
-    out = ["| measurement | median | p95 | repeats | vs baseline |", "|---|---:|---:|---:|---|"]
+def table(rows: list[tuple[Figure, str]], last: str = "vs baseline") -> list[str]:
+    out = [f"| measurement | median | p95 | repeats | {last} |", "|---|---:|---:|---:|---|"]
     for fig, versus in rows:
         out.append(f"| {fig.label}{' — ' + fig.note if fig.note else ''} | {fmt(fig.median)} | {fmt(fig.p95)} "
                    f"| {fig.n:,} | {versus} |")
@@ -409,7 +409,8 @@ def main() -> None:
         f"- Code: git {git_state()}",
         f"- Whole script: {total_s:.1f} s",
         "",
-        "Medians and p95 (nearest rank) over the repeats shown; garbage collection left on, as in a real run.",
+        "Medians and p95 (nearest rank) over the repeats shown, after warm-ups; garbage collection left on, as in a "
+        "real run. Other processes on the machine are not controlled: p95 figures pick up their noise.",
         "",
         "## 1. Harness overhead per trial",
         "",
@@ -418,7 +419,8 @@ def main() -> None:
         f"(`RunStore.create` in a temp dir, `write_trial` per trial) — {t1['stored_rows']:,} trials stored in one "
         "event loop. Each sample is one trial, from the call of `run_trial` to the committed write.",
         "",
-        *table([(t1["e2e"], ratio(t1["e2e"].median, base) + " (median / median)"), (t1["baseline"], "—")]),
+        *table([(t1["e2e"], ratio(t1["e2e"].median, base) + " the baseline (median / median)"),
+                (t1["baseline"], "—")]),
         "",
         f"**Harness overhead per trial: {fmt(overhead)} (median trial − median baseline; p95 trial − median baseline: "
         f"{fmt(overhead_p95)}). Goal \"well under 1 ms\": {'met' if met else 'NOT met'}"
@@ -427,7 +429,7 @@ def main() -> None:
         "Where the time goes (the steps of `run_trial`, timed separately in a second pass of "
         f"{trials:,} trials; the sum of the medians is {fmt(part_sum)}):",
         "",
-        *table([(f, f"{f.median / part_sum:.0%} of the sum") for f in t1["parts"].values()]),
+        *table([(f, f"{f.median / part_sum:.0%}") for f in t1["parts"].values()], "share of the sum"),
         "",
         f"The agent-run part includes the tools' own work (the baseline, {fmt(base)}); what the session adds on top "
         f"(argument validation, policy, fault plan, events, asyncio) is about "

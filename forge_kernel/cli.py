@@ -70,6 +70,25 @@ def run(suites, agents, trials, out, concurrency, seed, resume) -> None:
     outcome = asyncio.run(execute(spec, out, concurrency=concurrency, resume=resume))
     click.echo(f"run {outcome.run_id}: {outcome.ran} trial(s) run, {outcome.skipped} already stored, in {out}")
     click.echo(run_summary(out).to_string(index=False, float_format=lambda x: f"{x:.2f}"))
+    click.echo(f"per slice: forge summary {out} --by dimension · one trial: forge replay {out} --task ID --agent NAME")
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--by", default="dimension", show_default=True, help="A slice (dimension, language, ...) or suite.")
+@click.option("--markdown", is_flag=True, help="Print a Markdown table.")
+@user_errors
+def summary(run_dir, by, markdown) -> None:
+    """Trial pass rate per agent and slice value (latest grading)."""
+    from .analysis import markdown_table, pass_rates
+    from .store import RunStore
+
+    RunStore.open(run_dir).close()
+    table = pass_rates(run_dir, by)
+    if markdown:
+        click.echo(markdown_table(table, "agent", lambda v: f"{v:.0%}"))
+    else:
+        click.echo(table.to_string(float_format=lambda x: f"{x:.2f}"))
 
 
 @main.command()
@@ -138,11 +157,16 @@ def selftest(paths) -> None:
                 for r in await selftest_package(load_package(folder), images)]
 
     results = asyncio.run(all_packages())
+    by_package: dict[str, list] = {}
     for r in results:
-        click.echo(f"{'ok  ' if r.ok else 'FAIL'}  {r.task_id:<34} {r.case:<28} {r.detail}")
-    bad = sorted({r.task_id for r in results if not r.ok})
-    packages = len({r.task_id for r in results})
-    click.echo(f"verifier coverage: {packages - len(bad)}/{packages} package(s) tell gold from every counterexample"
-               " (this is a check of the verifiers, not a model score)")
+        by_package.setdefault(r.task_id, []).append(r)
+    for task_id, cases in by_package.items():
+        failing = [c for c in cases if not c.ok]
+        click.echo(f"{'FAIL' if failing else 'ok  '}  {task_id:<32} gold + {len(cases) - 1} counterexample(s)")
+        for c in failing:
+            click.echo(f"      {c.case}: {c.detail}")
+    bad = [t for t, cases in by_package.items() if not all(c.ok for c in cases)]
+    click.echo(f"verifier coverage: {len(by_package) - len(bad)}/{len(by_package)} package(s) tell the gold solution "
+               "from every counterexample (a check of the verifiers, not a model score)")
     if bad:
         sys.exit(1)

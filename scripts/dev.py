@@ -1,6 +1,7 @@
 """Set-up and the two everyday jobs, on a machine with nothing but Python 3.11+.
 
-    python3 scripts/dev.py demo   # builds .venv if needed, then validates, self-tests and runs the bundled suite
+    python3 scripts/dev.py demo   # builds .venv if needed, validates and self-tests the bundled suites, runs the
+                                  # six reference agents on them (3 trials each) and prints pass rates
     python3 scripts/dev.py test   # builds .venv if needed, then runs the test suite
 
 The environment is rebuilt only when pyproject.toml changes. uv is used where present, else bootstrapped into it.
@@ -44,13 +45,18 @@ def ensure_env() -> None:
     STAMP.write_text(wanted)
 
 
+REFERENCE_AGENTS = ("baseline-v1,candidate-v2,flaky-simulator,unsafe-shortcut,"
+                    "candidate-v2-no-conflict,candidate-v2-no-domain-gate")
+
+
 def demo() -> None:
     forge = BIN / "forge"
     out = ROOT / "runs" / f"demo-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}"
     sh(forge, "validate", "task_packages")
     sh(forge, "selftest", "task_packages")
-    sh(forge, "run", "--suite", "task_packages", "--agent", "scripted", "--trials", "3", "--out", out)
-    print(f"\nReplay a trial:  {forge} replay {out} --task SC-MED-GASTRIC-ULCER --agent scripted --trial 0")
+    sh(forge, "run", "--suite", "task_packages", "--agent", REFERENCE_AGENTS, "--trials", "3", "--out", out)
+    sh(forge, "summary", out, "--by", "dimension")
+    print(f"\nReplay a trial:  {forge} replay {out} --task SC-MED-GASTRIC-ULCER --agent unsafe-shortcut --trial 0")
 
 
 def test() -> None:

@@ -358,3 +358,15 @@ def test_ids_with_slash_and_tilde_survive_patch_paths(image):
     rebuilt = EHRView(image)
     rebuilt.replay(view.changes)
     assert rebuilt.get("ServiceRequest", "a/b~c")["code"]["text"] == "心电图"
+
+
+def test_create_after_replay_does_not_reuse_a_replayed_id():
+    image = EHRImage([fhir.patient("p1", "甲", "female", "1970-01-01", "M1")], NOW)
+    first = EHRView(image)
+    first.step = 1
+    made = first.create(fhir.task(None, "p1", "follow-up", "repeat ANC", NOW.isoformat()))
+    rebuilt = EHRView(image)
+    rebuilt.replay(first.changes)
+    again = rebuilt.create(fhir.task(None, "p1", "follow-up", "second", NOW.isoformat()))
+    assert again["id"] != made["id"]
+    assert len(rebuilt.search("p1", "Task")) == 2

@@ -89,6 +89,8 @@ class EHRView:
             if key not in touched:
                 base = self.get(*key)
                 touched[key] = {key[0]: {key[1]: copy.deepcopy(base)}} if base is not None else {key[0]: {}}
+            if op["op"] == "add" and op["path"].count("/") == 2:
+                self._serial += 1  # keep ids of later creates from clashing with replayed ones
             apply_op(touched[key], op)
             self.changes.append((step, op))
         for key, doc in touched.items():

@@ -15,6 +15,7 @@ from ..store.run_store import utc_now
 from .manifest import build_manifest
 from .seeds import trial_seed
 from .trial import Images, run_trial
+from .validate import check_halves
 
 
 @dataclass(frozen=True)
@@ -37,8 +38,8 @@ class RunOutcome:
 
 
 def load_suite(paths: list[str]) -> list[Package]:
-    """Load every package under the paths; ids must be unique."""
-    packages = [load_package(p) for p in find_packages(paths)]
+    """Load and cross-check every package under the paths, before any agent runs; ids must be unique."""
+    packages = [check_halves(load_package(p)) for p in find_packages(paths)]
     seen: dict[str, Path] = {}
     for package in packages:
         if package.id in seen:

@@ -8,7 +8,7 @@ from ..agents import Agent, AgentTask
 from ..ehr import EHRImage, EHRView
 from ..spec import AgentResult, Package
 from ..store import TrialRecord
-from ..tools import BudgetExceeded, ToolSession
+from ..tools import ToolSession
 from ..verify import GradeContext, grade
 
 
@@ -34,13 +34,13 @@ async def run_trial(package: Package, image: EHRImage, agent: Agent, trial: int,
     started = perf_counter()
     try:
         result = await asyncio.wait_for(agent.run(task, session), package.public.budget.max_seconds)
-    except BudgetExceeded as exc:
-        status, reason = "budget_exceeded", str(exc)
     except TimeoutError:
         status, reason = "timeout", f"no result within {package.public.budget.max_seconds} s"
     except Exception as exc:  # an agent's bug must not end the run
         status, reason = "agent_error", f"{type(exc).__name__}: {exc}"
     duration = perf_counter() - started
+    if session.exceeded:  # BudgetExceeded, even if the agent caught it and went on
+        status, reason = "budget_exceeded", session.exceeded
     if not isinstance(result, AgentResult):
         if status == "completed":
             status, reason = "agent_error", f"returned {type(result).__name__}, not AgentResult"

@@ -20,16 +20,36 @@ from .trajectory import TrajectoryFile
 PACKAGE_FILE = "package.yaml"
 
 
+def read_text(path: Path, field_name: str = "(file)") -> str:
+    """A UTF-8 text file; a missing, unreadable or non-UTF-8 file is a SpecError."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError(path, field_name, "file not found") from None
+    except OSError as exc:
+        raise SpecError(path, field_name, exc.strerror or str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise SpecError(path, field_name, f"not UTF-8 text (byte {exc.start})") from None
+
+
+class UniqueKeyLoader(yaml.SafeLoader):
+    """A safe YAML loader that refuses a key given twice in one mapping."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
 def read_yaml(path: Path) -> Any:
     """Parse a YAML file; a missing file or a syntax error is a SpecError."""
+    text = read_text(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SpecError(path, "(file)", "file not found") from None
-    except OSError as exc:
-        raise SpecError(path, "(file)", exc.strerror or str(exc)) from None
-    try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=UniqueKeyLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark else "(yaml)"
@@ -39,10 +59,9 @@ def read_yaml(path: Path) -> Any:
 
 def read_json(path: Path, field_name: str = "(file)") -> Any:
     """Parse a JSON file; a missing file or bad JSON is a SpecError."""
+    text = read_text(path, field_name)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SpecError(path, field_name, "file not found") from None
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise SpecError(path, f"line {exc.lineno}", exc.msg) from None
 
@@ -111,26 +130,37 @@ def load_package(path: str | Path) -> Package:
     public = parse_model(TaskPackage, read_yaml(manifest), manifest)
     resources: list[dict] = []
     hashes: dict[str, str] = {}
+    seen: set[tuple[str, str]] = set()
     for i, name in enumerate(public.environment.fixtures):
         fixture = folder / name
         try:
             raw = fixture.read_bytes()
         except FileNotFoundError:
             raise SpecError(manifest, f"environment.fixtures.{i}", f"file not found: {name}") from None
+        except OSError as exc:
+            raise SpecError(manifest, f"environment.fixtures.{i}", f"{exc.strerror or exc}: {name}") from None
         hashes[name] = "sha256:" + hashlib.sha256(raw).hexdigest()
-        resources.extend(bundle_resources(read_json(fixture), fixture))
+        resources.extend(bundle_resources(read_json(fixture), fixture, seen))
     return Package(public=public, path=folder, fixture_hashes=hashes, resources=resources)
 
 
-def bundle_resources(bundle: Any, path: Path) -> list[dict]:
-    """The resources of a FHIR Bundle, each checked to have a type and an id."""
+def bundle_resources(bundle: Any, path: Path, seen: set[tuple[str, str]] | None = None) -> list[dict]:
+    """The resources of a FHIR Bundle, each checked to have a type and an id not in ``seen`` (which it extends)."""
     if not isinstance(bundle, dict) or bundle.get("resourceType") != "Bundle":
         raise SpecError(path, "resourceType", "expected a FHIR Bundle")
+    entries = bundle.get("entry") or []
+    if not isinstance(entries, list):
+        raise SpecError(path, "entry", "expected a list")
+    seen = set() if seen is None else seen
     resources = []
-    for i, entry in enumerate(bundle.get("entry", [])):
+    for i, entry in enumerate(entries):
         resource = entry.get("resource") if isinstance(entry, dict) else None
         if not isinstance(resource, dict) or not resource.get("resourceType") or not resource.get("id"):
             raise SpecError(path, f"entry.{i}.resource", "needs resourceType and id")
+        key = (resource["resourceType"], resource["id"])
+        if key in seen:
+            raise SpecError(path, f"entry.{i}.resource", f"duplicate {key[0]}/{key[1]}")
+        seen.add(key)
         resources.append(resource)
     return resources
 

@@ -65,7 +65,8 @@ class RunStore:
                             (run_id, dumps(spec), dumps(manifest), manifest["started_at"]))
             self.db.executemany("INSERT INTO packages VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", [
                 (p.id, p.public.version, p.public.suite, p.public.category, p.public.purpose, p.public.risk,
-                 dumps(p.public.slices), str(p.path), p.package_hash, p.public_hash, p.hidden.version, p.hidden_hash)
+                 dumps(p.public.slices), str(p.path.resolve()), p.package_hash, p.public_hash, p.hidden.version,
+                 p.hidden_hash)
                 for p in packages])
             self.db.execute("INSERT INTO gradings VALUES (1, 'run', ?)", (manifest["started_at"],))
 

@@ -27,7 +27,7 @@ CREATE TABLE IF NOT EXISTS packages (
   purpose        TEXT NOT NULL,      -- capability | regression
   risk           TEXT NOT NULL,
   slices         TEXT NOT NULL,      -- JSON object
-  path           TEXT NOT NULL,
+  path           TEXT NOT NULL,      -- the package folder, absolute (regrade reloads it)
   package_hash   TEXT NOT NULL,      -- both halves and fixtures
   public_hash    TEXT NOT NULL,
   hidden_version TEXT NOT NULL,

@@ -88,11 +88,11 @@ class RecordSearchArgs(PatientArgs):
 def record_search(ctx: ToolContext, args: RecordSearchArgs) -> dict:
     """Search a patient's clinical records by type, code and time window."""
     require_patient(ctx, args.patient_id)
-    since = args.since
+    since = stamp(args.since, ctx)
     if args.last_hours is not None:
-        since = max(filter(None, [since, ctx.view.now - timedelta(hours=args.last_hours)]))
-    found = ctx.view.search(args.patient_id, args.type, since=stamp(since, ctx), until=stamp(args.until, ctx),
-                            code=args.code)
+        recent = stamp(ctx.view.now - timedelta(hours=args.last_hours), ctx)
+        since = recent if since is None else max(since, recent)
+    found = ctx.view.search(args.patient_id, args.type, since=since, until=stamp(args.until, ctx), code=args.code)
     return {"total": len(found), "records": [summarize(r) for r in found[-args.limit:]]}
 
 

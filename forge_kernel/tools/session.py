@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from time import perf_counter
-from typing import Any
+from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
@@ -26,6 +26,8 @@ class ToolSession:
         self.view = view
         self.events: list[Event] = []
         self.cost = 0.0
+        self.exceeded: str | None = None
+        """Which budget ran out, once one has (kept even if the agent swallows BudgetExceeded)."""
         self._faults = FaultPlan(package.faults)
         self._done_keys: dict[tuple[str, str], Any] = {}
         self._ctx = ToolContext(view, package.environment.patient_id)
@@ -38,12 +40,17 @@ class ToolSession:
         """Add what the agent spent (e.g. model tokens); past the budget the trial ends."""
         self.cost += usd
         if self.cost > self.package.budget.max_cost:
-            raise BudgetExceeded(f"cost {self.cost:.4f} > {self.package.budget.max_cost}")
+            self.exceed(f"cost {self.cost:.4f} > {self.package.budget.max_cost}")
+
+    def exceed(self, why: str) -> NoReturn:
+        """Record that a budget ran out, and end the trial."""
+        self.exceeded = why
+        raise BudgetExceeded(why)
 
     async def call(self, tool: str, /, **args: Any) -> dict:
         """Run one call; returns ``{"ok": True, "result": ...}`` or ``{"ok": False, "error": {code, message}}``."""
         if len(self.events) >= self.package.budget.max_calls:
-            raise BudgetExceeded(f"calls > {self.package.budget.max_calls}")
+            self.exceed(f"calls > {self.package.budget.max_calls}")
         started = perf_counter()
         step = len(self.events) + 1
         self.view.step = step
@@ -54,6 +61,8 @@ class ToolSession:
             event.ok = True
         except ToolError as exc:
             event.error = {"code": exc.code, "message": exc.message}
+        except Exception as exc:  # a tool's own bug: recorded against the tool, never crashing the trial
+            event.error = {"code": "tool_crash", "message": type(exc).__name__}
         event.changes = [op for _, op in self.view.changes[first_change:]]
         event.latency_ms = (perf_counter() - started) * 1000
         self.events.append(event)

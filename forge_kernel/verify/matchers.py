@@ -4,7 +4,26 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pydantic import Field, field_validator
+
 from ..spec.package import Strict
+
+
+def within(value: float, target: float, tol: float) -> bool:
+    """``|value - target| <= tol``, with room for float rounding (3.4 is within 3.5 ± 0.1)."""
+    return abs(value - target) <= tol + 1e-9
+
+
+def valid_regex(pattern: str | None, groups: int = 0) -> str | None:
+    """The pattern, if it compiles with at least ``groups`` groups; else a ValueError for the params model."""
+    if pattern is not None:
+        try:
+            compiled = re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"bad regex: {exc}") from None
+        if compiled.groups < groups:
+            raise ValueError(f"regex needs {groups} group(s)")
+    return pattern
 
 
 class Matcher(Strict):
@@ -15,8 +34,13 @@ class Matcher(Strict):
     """Case-insensitive substring."""
     regex: str | None = None
     approx: float | None = None
-    tol: float = 0.0
+    tol: float = Field(0.0, ge=0)
     one_of: list[Any] | None = None
+
+    @field_validator("regex")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        return valid_regex(value)
 
     def matches(self, value: Any) -> bool:
         if self.equals is not None and value != self.equals:
@@ -26,7 +50,8 @@ class Matcher(Strict):
         if self.regex is not None and not re.search(self.regex, str(value)):
             return False
         if self.approx is not None:
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or abs(value - self.approx) > self.tol:
+            numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if not numeric or not within(value, self.approx, self.tol):
                 return False
         return self.one_of is None or value in self.one_of
 

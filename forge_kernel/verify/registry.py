@@ -1,8 +1,10 @@
 """The registry of verifier kinds: each is a function of (context, validated params)."""
 from __future__ import annotations
 
+import importlib.util
 import inspect
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, get_type_hints
 
 from pydantic import ValidationError
@@ -47,7 +49,7 @@ def verifier(name: str):
 
 def bind(use: VerifierUse, file: object = "hidden half") -> tuple[VerifierKind, Strict]:
     """The kind and validated params of one verifier use; bad ones are SpecErrors."""
-    kind = VERIFIERS.get(use.kind)
+    kind = VERIFIERS.get(use.kind) or load_plugin(use.kind, Path(str(file)).parent.parent / "plugins")
     if kind is None:
         raise SpecError(file, f"verifiers.{use.id}.kind", f"unknown verifier kind {use.kind!r}")
     try:
@@ -55,6 +57,17 @@ def bind(use: VerifierUse, file: object = "hidden half") -> tuple[VerifierKind, 
     except ValidationError as exc:
         inner = SpecError.from_validation(file, exc)
         raise SpecError(file, f"verifiers.{use.id}.params.{inner.field}", inner.message) from None
+
+
+def load_plugin(name: str, folder: Path) -> VerifierKind | None:
+    """Import ``verifiers/plugins/<name>.py`` (which registers kind ``name`` with @verifier), if it exists."""
+    path = folder / f"{name}.py"
+    if not path.is_file():
+        return None
+    spec = importlib.util.spec_from_file_location(f"forge_verifier_plugin_{name.replace('.', '_')}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return VERIFIERS.get(name)
 
 
 def run_verifier(use: VerifierUse, ctx: GradeContext) -> Verdict:

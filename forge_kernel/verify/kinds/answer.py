@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import re
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from ...spec.package import Strict
-from ..matchers import Matcher, values_at
+from ..matchers import Matcher, valid_regex, values_at, within
 from ..registry import Outcome, verifier
 from ..verdict import GradeContext
 
@@ -43,6 +43,11 @@ class NumberParams(Strict):
     pattern: str | None = None
     """A regex whose first group is the number; by default any number in the answer."""
 
+    @field_validator("pattern")
+    @classmethod
+    def _one_group(cls, value: str | None) -> str | None:
+        return valid_regex(value, groups=1)
+
 
 @verifier("answer.number")
 def number(ctx: GradeContext, p: NumberParams) -> Outcome:
@@ -51,8 +56,8 @@ def number(ctx: GradeContext, p: NumberParams) -> Outcome:
         found = [m.group(1) for m in re.finditer(p.pattern, ctx.result.answer)]
     else:
         found = NUMBER.findall(ctx.result.answer)
-    values = [float(v) for v in found]
-    if any(abs(v - p.value) <= p.tol for v in values):
+    values = [float(v) for v in found if v and NUMBER.fullmatch(v)]
+    if any(within(v, p.value, p.tol) for v in values):
         return Outcome(True, f"{p.value} ± {p.tol} found")
     return Outcome(False, f"no number within {p.value} ± {p.tol} (saw {len(values)} number(s))")
 

@@ -1,0 +1,127 @@
+"""Statistics for comparing agents: Wilson intervals, exact McNemar, pass@k / pass^k, calibration, percentiles.
+
+Every figure carries its sample size; below the minimum a figure is reported as too few samples, not a number.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import comb, sqrt
+from typing import Sequence
+
+Z95 = 1.959963984540054
+MIN_RATE_SAMPLES = 10
+"""Below this many samples a rate is shown as counts only."""
+MIN_PERCENTILE_SAMPLES = {50: 5, 95: 20, 99: 100}
+"""A percentile needs this many observations to be reported."""
+
+
+@dataclass(frozen=True)
+class Rate:
+    """k successes out of n, with a Wilson 95% interval."""
+
+    k: int
+    n: int
+
+    @property
+    def value(self) -> float | None:
+        return self.k / self.n if self.n else None
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        return wilson(self.k, self.n) if self.n else None
+
+    @property
+    def enough(self) -> bool:
+        return self.n >= MIN_RATE_SAMPLES
+
+    def __str__(self) -> str:
+        if not self.n:
+            return "no samples"
+        if not self.enough:
+            return f"{self.k}/{self.n} (too few samples)"
+        lo, hi = self.interval
+        return f"{self.k}/{self.n} = {self.value:.0%} [{lo:.0%}, {hi:.0%}]"
+
+    def as_dict(self) -> dict:
+        interval = self.interval
+        return {"k": self.k, "n": self.n, "rate": self.value, "ci95": list(interval) if interval else None,
+                "too_few_samples": not self.enough}
+
+
+def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval for k successes in n trials."""
+    if n <= 0:
+        raise ValueError("n must be positive")
+    p = k / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z / denom * sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Two-sided exact McNemar p-value from the discordant pairs b (only A passes) and c (only B passes)."""
+    n = b + c
+    if n == 0:
+        return 1.0
+    tail = sum(comb(n, i) for i in range(min(b, c) + 1)) / 2 ** n
+    return min(1.0, 2 * tail)
+
+
+def pass_at_k(c: int, n: int, k: int) -> float:
+    """Unbiased estimate of P(at least one of k trials passes), from c passes in n trials."""
+    if not 0 < k <= n:
+        raise ValueError("need 0 < k <= n")
+    return 1.0 - comb(n - c, k) / comb(n, k)
+
+
+def pass_hat_k(c: int, n: int, k: int) -> float:
+    """Unbiased estimate of P(all k trials pass): C(c, k) / C(n, k)."""
+    if not 0 < k <= n:
+        raise ValueError("need 0 < k <= n")
+    return comb(c, k) / comb(n, k)
+
+
+def brier(confidences: Sequence[float], outcomes: Sequence[bool]) -> float:
+    """Mean squared difference between stated confidence and outcome (0 best)."""
+    if not confidences or len(confidences) != len(outcomes):
+        raise ValueError("need equally many confidences and outcomes")
+    return sum((p - float(y)) ** 2 for p, y in zip(confidences, outcomes)) / len(confidences)
+
+
+@dataclass(frozen=True)
+class Bin:
+    lo: float
+    hi: float
+    count: int
+    confidence: float | None
+    accuracy: float | None
+
+
+def reliability(confidences: Sequence[float], outcomes: Sequence[bool], bins: int = 10) -> list[Bin]:
+    """Equal-width confidence bins with their mean confidence and observed accuracy."""
+    members: list[list[tuple[float, bool]]] = [[] for _ in range(bins)]
+    for p, y in zip(confidences, outcomes):
+        members[min(int(p * bins), bins - 1)].append((p, y))
+    return [Bin(i / bins, (i + 1) / bins, len(m),
+                sum(p for p, _ in m) / len(m) if m else None,
+                sum(y for _, y in m) / len(m) if m else None) for i, m in enumerate(members)]
+
+
+def ece(confidences: Sequence[float], outcomes: Sequence[bool], bins: int = 10) -> float:
+    """Expected calibration error: bin-weighted |accuracy - confidence|."""
+    n = len(confidences)
+    if not n or n != len(outcomes):
+        raise ValueError("need equally many confidences and outcomes")
+    return sum(b.count / n * abs(b.accuracy - b.confidence) for b in reliability(confidences, outcomes, bins) if b.count)
+
+
+def percentile(values: Sequence[float], q: int) -> float | None:
+    """The q-th percentile (linear interpolation), or None with too few values for it."""
+    if len(values) < MIN_PERCENTILE_SAMPLES.get(q, 1):
+        return None
+    ordered = sorted(values)
+    pos = (len(ordered) - 1) * q / 100
+    lo = int(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)

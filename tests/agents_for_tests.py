@@ -1,0 +1,88 @@
+"""Agents that misbehave on purpose (or run slowly), for the engine and resume tests.
+
+Use them as ``--agent tests.agents_for_tests:NAME`` with the repository root on PYTHONPATH.
+"""
+from __future__ import annotations
+
+import asyncio
+
+from forge_kernel.agents import ScriptedAgent
+from forge_kernel.spec import AgentResult
+
+
+class Crashing:
+    """Makes one call, then raises."""
+
+    name = "crashing"
+    version = "0"
+
+    async def run(self, task, session) -> AgentResult:
+        await session.call("patient_search", mrn=task.context["mrn"])
+        raise RuntimeError("agent bug on purpose")
+
+
+class Hanging:
+    """Makes one call, then waits forever (until the trial's max_seconds)."""
+
+    name = "hanging"
+    version = "0"
+
+    async def run(self, task, session) -> AgentResult:
+        await session.call("patient_search", mrn=task.context["mrn"])
+        await asyncio.Event().wait()
+
+
+class BudgetBreaker:
+    """Calls a tool until the call budget stops it."""
+
+    name = "budget-breaker"
+    version = "0"
+
+    async def run(self, task, session) -> AgentResult:
+        while True:
+            await session.call("patient_search", mrn=task.context["mrn"])
+
+
+class BudgetSwallower:
+    """Runs past the call budget, catches the BudgetExceeded and returns as if all went well."""
+
+    name = "budget-swallower"
+    version = "0"
+
+    async def run(self, task, session) -> AgentResult:
+        try:
+            while True:
+                await session.call("patient_search", mrn=task.context["mrn"])
+        except Exception:
+            return AgentResult(answer="done", status="completed")
+
+
+class WrongReturn:
+    """Returns a dict instead of an AgentResult."""
+
+    name = "wrong-return"
+    version = "0"
+
+    async def run(self, task, session):
+        return {"answer": "done"}
+
+
+class SeedEcho:
+    """Answers with the seed it was given."""
+
+    name = "seed-echo"
+    version = "0"
+
+    async def run(self, task, session) -> AgentResult:
+        return AgentResult(answer=str(task.seed))
+
+
+class SlowScripted(ScriptedAgent):
+    """The scripted agent, ~0.05 s slower per trial: slow enough to be killed part-way through a run."""
+
+    name = "slow-scripted"
+    version = "1.0-slow"
+
+    async def run(self, task, session) -> AgentResult:
+        await asyncio.sleep(0.05)
+        return await super().run(task, session)
