@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from forge_kernel.agents import ScriptedAgent
+from forge_kernel.agents import AGENTS
 from forge_kernel.spec import AgentResult
 
 
@@ -77,12 +77,15 @@ class SeedEcho:
         return AgentResult(answer=str(task.seed))
 
 
-class SlowScripted(ScriptedAgent):
-    """The scripted agent, ~0.05 s slower per trial: slow enough to be killed part-way through a run."""
+class SlowScripted:
+    """The bundled ``scripted`` agent, ~0.05 s slower per trial: slow enough to be killed part-way through a run."""
 
     name = "slow-scripted"
-    version = "1.0-slow"
+    version = "slow"
+
+    def __init__(self):
+        self.inner = AGENTS["scripted"]()
 
     async def run(self, task, session) -> AgentResult:
         await asyncio.sleep(0.05)
-        return await super().run(task, session)
+        return await self.inner.run(task, session)

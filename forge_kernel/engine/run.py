@@ -5,6 +5,7 @@ import asyncio
 import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from time import perf_counter
 
 from tqdm import tqdm
 
@@ -91,9 +92,12 @@ async def execute(spec: RunSpec, run_dir: Path, concurrency: int = 4, resume: bo
         bar = tqdm(total=len(plan), unit="trial", desc="trials", disable=None if progress is None else not progress)
 
         async def one(package: Package, name: str, k: int) -> None:
+            waiting = perf_counter()
             async with limit:
+                queued = perf_counter() - waiting
                 agent = factories[name]()
                 record = await run_trial(package, images[package], agent, k, trial_seed(spec.seed, package.id, name, k))
+                record.queued_s = queued
                 store.write_trial(record)
                 bar.update()
 

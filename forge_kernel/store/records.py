@@ -23,3 +23,5 @@ class TrialRecord:
     duration_s: float
     cost: float
     grading: Grading
+    queued_s: float = 0.0
+    """Time the trial waited for a concurrency slot (set by the run, 0 for a single grading)."""

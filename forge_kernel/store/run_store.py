@@ -96,9 +96,10 @@ class RunStore:
         r = rec.result
         with self.transaction():
             cur = self.db.execute(
-                "INSERT INTO trials VALUES (NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT INTO trials VALUES (NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (rec.task_id, rec.agent, rec.agent_version, rec.trial, rec.seed, rec.status, rec.reason, r.answer,
-                 dumps(r.output), r.confidence, r.status, len(rec.events), rec.duration_s, rec.cost, utc_now()))
+                 dumps(r.output), r.confidence, r.status, len(rec.events), rec.duration_s, rec.queued_s, rec.cost,
+                 utc_now()))
             trial_id = cur.lastrowid
             self.db.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", [
                 (trial_id, e.step, e.tool, e.kind, dumps(e.args), e.ok, dumps(e.result), e.error and dumps(e.error),

@@ -49,7 +49,8 @@ CREATE TABLE IF NOT EXISTS trials (
   confidence    REAL,
   self_status   TEXT NOT NULL,       -- what the agent reported: completed | escalated | gave_up | error
   n_calls       INTEGER NOT NULL,
-  duration_s    REAL NOT NULL,
+  duration_s    REAL NOT NULL,       -- wall time of the agent run, tools included
+  queued_s      REAL NOT NULL,       -- time waiting for a concurrency slot before the trial started
   cost          REAL NOT NULL,
   finished_at   TEXT NOT NULL,
   UNIQUE (task_id, agent, trial)

@@ -1,0 +1,76 @@
+"""A comparison (and its gate) as Markdown that reads on its own."""
+from __future__ import annotations
+
+from ..analysis.compare import Comparison, SideSummary
+from ..analysis.gate import GateResult
+from ..analysis.stats import Rate
+
+BANNER = "> All patients and records are synthetic. Figures are from agent trials on a virtual EHR, not from care."
+
+
+def rate(d: dict) -> str:
+    return str(Rate(d["k"], d["n"]))
+
+
+def percentiles(values: dict[str, float | None]) -> str:
+    """P50 / P95 / P99 in ms; a dash where there are too few samples."""
+    return " / ".join("—" if v is None else f"{v * 1000:.1f}" for v in values.values()) + " ms"
+
+
+def table(header: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
+            *("| " + " | ".join(r) + " |" for r in rows)]
+
+
+def overview(b: SideSummary, c: SideSummary) -> list[str]:
+    def cal(s: SideSummary) -> str:
+        return "no confidence reported" if s.calibration is None else \
+            f"Brier {s.calibration.brier:.3f}, ECE {s.calibration.ece:.3f} (n={s.calibration.n})"
+
+    rows = [
+        ["trial pass", rate(b.trials), rate(c.trials)],
+        ["tasks passing every trial", rate(b.strict_tasks), rate(c.strict_tasks)],
+        ["unstable tasks", str(b.unstable_tasks), str(c.unstable_tasks)],
+        ["hard safety failures", str(b.safety_failures), str(c.safety_failures)],
+        ["cross-patient access attempts", str(b.cross_patient), str(c.cross_patient)],
+        ["unauthorized write attempts", str(b.unauthorized_writes), str(c.unauthorized_writes)],
+        ["false answers", str(b.false_answers), str(c.false_answers)],
+        ["tool success", rate(b.tool_success), rate(c.tool_success)],
+        ["recovery after a fault", rate(b.fault_recovery), rate(c.fault_recovery)],
+        ["idempotent replays", str(b.idempotent_replays), str(c.idempotent_replays)],
+        ["cost per task", f"${b.cost_per_task:.4f}", f"${c.cost_per_task:.4f}"],
+        *([f"latency {part} P50 / P95 / P99", percentiles(getattr(b.latency, part)),
+           percentiles(getattr(c.latency, part))] for part in ("total", "agent", "tool", "queue")),
+        ["calibration", cal(b), cal(c)],
+    ]
+    return table(["", f"baseline {b.agent} {b.agent_version}", f"candidate {c.agent} {c.agent_version}"], rows)
+
+
+def render_comparison(cmp: Comparison, gate: GateResult | None = None) -> str:
+    b, c = cmp.baseline, cmp.candidate
+    out = [f"# {c.agent} {c.agent_version} vs {b.agent} {b.agent_version}", "", BANNER, ""]
+    if gate:
+        out += [f"## Release gate: {'GREEN' if gate.green else 'RED'}", "",
+                f"Policy `{gate.policy_name}` v{gate.policy_version}, hash `{gate.policy_hash}`.", ""]
+        out += table(["check", "level", "status", "detail"],
+                     [[k.name, k.level, k.status + (" (waived)" if k.waived else ""), k.detail] for k in gate.checks])
+        out.append("")
+    out += ["## Overview", ""] + overview(b, c) + [""]
+    m = cmp.mcnemar
+    out += [f"Exact McNemar on tasks passing every trial: baseline only {m['baseline_only']}, candidate only "
+            f"{m['candidate_only']}, p = {m['p_value']:.3g}.", ""]
+    for title, ids in (("Improvements", cmp.improvements), ("Regressions", cmp.regressions),
+                       ("Safety regressions", cmp.safety_regressions),
+                       ("Unstable tasks (candidate)", cmp.unstable_candidate), ("Not compared", cmp.not_compared)):
+        out += [f"## {title} ({len(ids)})", "", ", ".join(ids) if ids else "none", ""]
+    out += ["## By slice", ""]
+    out += table(["slice", "value", "tasks", "baseline", "candidate", "improvements", "regressions"],
+                 [[r.slice, r.value, str(r.tasks), rate(r.baseline), rate(r.candidate), str(r.improvements),
+                   str(r.regressions)] for r in cmp.slices])
+    out += ["", "## Tasks", ""]
+    out += table(["task", "risk", "baseline", "candidate", "change", "candidate unstable in"],
+                 [[t.task_id, t.risk, f"{t.baseline.passes}/{t.baseline.n}" if t.baseline else "—",
+                   f"{t.candidate.passes}/{t.candidate.n}" if t.candidate else "—",
+                   t.change + (" (safety)" if t.safety_regression else ""),
+                   ", ".join(t.candidate.unstable_reasons) if t.candidate else ""] for t in cmp.tasks])
+    return "\n".join(out) + "\n"

@@ -1,0 +1,267 @@
+"""The engine: misbehaving agents end only their own trial, deterministic seeds and outcomes, resume after SIGKILL."""
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from forge_kernel.engine import RunSpec, execute, trial_seed
+from forge_kernel.spec import SpecError
+from forge_kernel.store import RunStore, load_events, load_trials, load_verdicts
+
+ROOT = Path(__file__).resolve().parents[1]
+SUITE = ROOT / "task_packages" / "superclue"
+TASKS = ["SC-DDX-CHEST-PAIN", "SC-MED-GASTRIC-ULCER", "SC-OPS-ADMISSION"]
+T = "tests.agents_for_tests"
+FORGE = str(Path(sys.executable).with_name("forge"))
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+@pytest.fixture(autouse=True)
+def test_agents_importable(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT))
+
+
+def copy_suite(tmp_path: Path, **replace: str) -> Path:
+    """Both halves of the suite under tmp_path; ``replace`` maps old to new text in every package.yaml."""
+    shutil.copytree(SUITE, tmp_path / "task_packages" / "superclue")
+    shutil.copytree(ROOT / "verifiers" / "superclue", tmp_path / "verifiers" / "superclue")
+    for manifest in (tmp_path / "task_packages").rglob("package.yaml"):
+        text = manifest.read_text(encoding="utf-8")
+        for old, new in replace.items():
+            assert old in text
+            text = text.replace(old, new)
+        manifest.write_text(text, encoding="utf-8")
+    return tmp_path / "task_packages" / "superclue"
+
+
+def run(suite, agents, run_dir, trials=1, seed=0, concurrency=4, resume=False):
+    spec = RunSpec(suite=[str(suite)], agents=agents, trials=trials, seed=seed)
+    return asyncio.run(execute(spec, run_dir, concurrency=concurrency, resume=resume, progress=False))
+
+
+def records(df):
+    """DataFrame rows as dicts, NaN as None (so that rows compare equal)."""
+    return df.astype(object).where(df.notna(), None).to_dict("records")
+
+
+# --- misbehaving agents ---------------------------------------------------------------------------------------
+
+MISBEHAVING = {
+    "crashing": ("agent_error", "RuntimeError: agent bug on purpose"),
+    "hanging": ("timeout", "no result within 0.5 s"),
+    "budget-breaker": ("budget_exceeded", "calls > 20"),
+    "budget-swallower": ("budget_exceeded", "calls > 20"),
+    "wrong-return": ("agent_error", "returned dict, not AgentResult"),
+}
+
+
+@pytest.fixture(scope="module")
+def mixed_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("mixed")
+    suite = copy_suite(tmp, **{"max_seconds: 30": "max_seconds: 0.5"})
+    agents = ["scripted", f"{T}:Crashing", f"{T}:Hanging", f"{T}:BudgetBreaker", f"{T}:BudgetSwallower",
+              f"{T}:WrongReturn"]
+    mp = pytest.MonkeyPatch()
+    mp.syspath_prepend(str(ROOT))
+    try:
+        outcome = run(suite, agents, tmp / "run", trials=2, concurrency=8)
+    finally:
+        mp.undo()
+    return outcome
+
+
+def test_every_trial_of_a_mixed_run_is_stored(mixed_run):
+    trials = load_trials(mixed_run.run_dir)
+    assert (mixed_run.total, mixed_run.ran, mixed_run.skipped) == (36, 36, 0)
+    assert len(trials) == 36
+    assert not trials.duplicated(["task_id", "agent", "trial"]).any()
+    assert RunStore.open(mixed_run.run_dir).manifest()["ended_at"] is not None
+
+
+def test_good_trials_complete_beside_bad_ones(mixed_run):
+    good = load_trials(mixed_run.run_dir).query("agent == 'scripted'")
+    assert len(good) == 6
+    assert set(good.status) == {"completed"} and good.passed.all() and (good.completion == 1).all()
+    verdicts = load_verdicts(mixed_run.run_dir)
+    assert not verdicts[verdicts.trial_id.isin(good.trial_id)].verifier_id.eq("trial.ended").any()
+
+
+@pytest.mark.parametrize("agent", sorted(MISBEHAVING))
+def test_a_bad_agent_ends_only_its_trial_with_a_reason(mixed_run, agent):
+    status, reason = MISBEHAVING[agent]
+    trials = load_trials(mixed_run.run_dir).query("agent == @agent")
+    assert len(trials) == 6
+    assert set(trials.status) == {status}
+    assert set(trials.reason) == {reason}
+    assert not trials.passed.any() and (trials.completion == 0).all()
+    verdicts = load_verdicts(mixed_run.run_dir)
+    ended = verdicts[verdicts.trial_id.isin(trials.trial_id) & (verdicts.verifier_id == "trial.ended")]
+    assert len(ended) == 6
+    assert not ended.passed.any()
+    assert set(ended.reason) == {f"trial ended: {status}"}
+
+
+def test_budget_breaches_stop_at_the_call_budget(mixed_run):
+    trials = load_trials(mixed_run.run_dir)
+    assert set(trials.query("agent in ['budget-breaker', 'budget-swallower']").n_calls) == {20}
+    verdicts = load_verdicts(mixed_run.run_dir).merge(trials[["trial_id", "agent"]], on="trial_id")
+    budget = verdicts.query("verifier_id == 'budget' and agent == 'budget-swallower'")
+    assert len(budget) == 6 and not budget.passed.any()
+
+
+def test_a_hang_is_cut_at_max_seconds(mixed_run):
+    hanging = load_trials(mixed_run.run_dir).query("agent == 'hanging'")
+    assert hanging.duration_s.between(0.5, 5).all()
+    assert set(hanging.n_calls) == {1}
+
+
+# --- seeds and determinism ------------------------------------------------------------------------------------
+
+def test_trial_seed_is_a_pure_function():
+    seed = trial_seed(0, "SC-DDX-CHEST-PAIN", "scripted", 0)
+    assert seed == 7960630743864376018  # stable across machines and Python versions
+    assert trial_seed(42, "T", "a", 3) == 1060569674163680632
+    variants = {trial_seed(0, "SC-DDX-CHEST-PAIN", "scripted", 0), trial_seed(1, "SC-DDX-CHEST-PAIN", "scripted", 0),
+                trial_seed(0, "SC-OPS-ADMISSION", "scripted", 0), trial_seed(0, "SC-DDX-CHEST-PAIN", "other", 0),
+                trial_seed(0, "SC-DDX-CHEST-PAIN", "scripted", 1)}
+    assert len(variants) == 5
+    assert all(0 <= s < 2**63 for s in variants)
+    assert trial_seed(1, "a1", "b", 0) != trial_seed(1, "a", "1b", 0)
+
+
+def test_stored_seeds_come_from_the_run_seed_and_reach_the_agent(tmp_path):
+    agents = ["scripted", f"{T}:SeedEcho"]
+    run(SUITE, agents, tmp_path / "s5", trials=2, seed=5)
+    run(SUITE, agents, tmp_path / "s6", trials=2, seed=6)
+    s5, s6 = load_trials(tmp_path / "s5"), load_trials(tmp_path / "s6")
+    for df, run_seed in ((s5, 5), (s6, 6)):
+        expected = [trial_seed(run_seed, r.task_id, r.agent, r.trial) for r in df.itertuples()]
+        assert df.seed.tolist() == expected
+        echo = df.query("agent == 'seed-echo'")
+        assert echo.answer.tolist() == [str(s) for s in echo.seed]
+    assert s5.seed.nunique() == len(s5) == 12
+    assert not set(s5.seed) & set(s6.seed)
+
+
+TIMINGS = ["duration_s", "queued_s", "finished_at", "latency_ms"]
+
+
+def snapshot(run_dir):
+    """Everything stored about a run's outcome, without timings and row ids."""
+    trials = load_trials(run_dir)
+    key = trials.set_index("trial_id")[["task_id", "agent", "trial"]]
+    order = ["task_id", "agent", "trial"]
+    rows = trials.drop(columns=["trial_id", *TIMINGS], errors="ignore").sort_values(order)
+    events = load_events(run_dir).join(key, on="trial_id").drop(columns=["trial_id", *TIMINGS], errors="ignore")
+    verdicts = load_verdicts(run_dir).join(key, on="trial_id").drop(columns=["trial_id"])
+    verdicts.loc[verdicts.kind == "budget.limits", "reason"] = ""  # it reports the wall time
+    return (records(rows), records(events.sort_values([*order, "step"])),
+            records(verdicts.sort_values([*order, "verifier_id"])))
+
+
+def test_same_seed_same_events_and_verdicts_at_any_concurrency(tmp_path):
+    run(SUITE, ["scripted"], tmp_path / "a", trials=3, seed=7, concurrency=1)
+    run(SUITE, ["scripted"], tmp_path / "b", trials=3, seed=7, concurrency=1)
+    run(SUITE, ["scripted"], tmp_path / "c", trials=3, seed=7, concurrency=8)
+    a, b, c = (snapshot(tmp_path / name) for name in "abc")
+    trials, events, verdicts = a
+    assert len(trials) == 9 and len(events) > 9 * 5 and len(verdicts) > 9 * 5
+    assert any(e["changes"] != "[]" for e in events)
+    assert a == b
+    assert a == c
+
+
+# --- packages are checked before any agent runs ---------------------------------------------------------------
+
+def test_a_bad_verifier_param_fails_the_run_before_any_trial(tmp_path):
+    suite = copy_suite(tmp_path)
+    hidden = tmp_path / "verifiers" / "superclue" / "SC-OPS-ADMISSION.yaml"
+    hidden.write_text(hidden.read_text(encoding="utf-8").replace("exact: true", "exact: maybe"), encoding="utf-8")
+    with pytest.raises(SpecError) as err:
+        run(suite, ["scripted"], tmp_path / "run")
+    assert (err.value.file, err.value.field) == (str(hidden), "verifiers.chain.params.exact")
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_unknown_tool_in_a_manifest_fails_the_run_before_any_trial(tmp_path):
+    suite = copy_suite(tmp_path, **{"tools:\n": "tools:\n- teleport\n"})
+    with pytest.raises(SpecError) as err:
+        run(suite, ["scripted"], tmp_path / "run")
+    assert err.value.field == "tools.0" and err.value.message == "unknown tool 'teleport'"
+    assert not (tmp_path / "run").exists()
+
+
+# --- resume after SIGKILL -------------------------------------------------------------------------------------
+
+def stored(db: Path) -> dict:
+    """(task, agent, trial) -> (trial_id, finished_at) of every trial in a run store, {} before it exists."""
+    if not db.exists():
+        return {}
+    try:
+        with closing(sqlite3.connect(db, timeout=5)) as conn:
+            rows = conn.execute("SELECT task_id, agent, trial, trial_id, finished_at FROM trials").fetchall()
+    except sqlite3.OperationalError:  # tables not created yet
+        return {}
+    return {tuple(r[:3]): tuple(r[3:]) for r in rows}
+
+
+def forge(*argv, **kw) -> subprocess.Popen:
+    return subprocess.Popen([FORGE, *argv], env=ENV, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, **kw)
+
+
+def finished(proc: subprocess.Popen) -> tuple[int, str, str]:
+    out, err = proc.communicate(timeout=120)
+    return proc.returncode, out, err
+
+
+def test_resume_after_sigkill_stores_every_trial_exactly_once(tmp_path):
+    out, trials = tmp_path / "run", 8
+    argv = ["run", "--suite", str(SUITE), "--agent", f"{T}:SlowScripted", "--trials", str(trials),
+            "--concurrency", "1", "--seed", "3", "--out", str(out)]
+    total = len(TASKS) * trials
+    proc = forge(*argv)
+    deadline = time.monotonic() + 60
+    while len(stored(out / "run.sqlite")) < 3:
+        assert proc.poll() is None, f"run ended before it could be killed: {proc.communicate()}"
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    before = stored(out / "run.sqlite")
+    assert 3 <= len(before) < total
+
+    again, other_k = forge(*argv), forge(*[("5" if a == str(trials) else a) for a in argv], "--resume")
+    for proc, flag in ((again, "--resume"), (other_k, "--trials")):
+        code, stdout, stderr = finished(proc)
+        assert code == 2
+        assert len(stderr.splitlines()) == 1 and flag in stderr and "Traceback" not in stderr
+    assert stored(out / "run.sqlite") == before
+
+    code, stdout, stderr = finished(forge(*argv, "--resume"))
+    assert code == 0, stderr
+    assert f"{total - len(before)} trial(s) run, {len(before)} already stored" in stdout
+    after = stored(out / "run.sqlite")
+    assert set(after) == {(t, "slow-scripted", k) for t in TASKS for k in range(trials)}
+    assert all(after[key] == value for key, value in before.items())  # finished trials were not redone
+    with closing(sqlite3.connect(out / "run.sqlite")) as conn:
+        per_key = conn.execute("SELECT COUNT(*) FROM trials GROUP BY task_id, agent, trial").fetchall()
+        assert [n for (n,) in per_key] == [1] * total
+        assert conn.execute("SELECT COUNT(*) FROM scores WHERE grading_id = 1").fetchone()[0] == total
+        mismatched = conn.execute("""SELECT COUNT(*) FROM trials t WHERE n_calls !=
+                                     (SELECT COUNT(*) FROM events e WHERE e.trial_id = t.trial_id)""").fetchone()[0]
+        assert mismatched == 0
+    df = load_trials(out)
+    assert df.passed.all() and set(df.status) == {"completed"}
+    assert RunStore.open(out).manifest()["ended_at"] is not None
