@@ -59,14 +59,15 @@ def validate(paths: tuple[str, ...]) -> None:
 @click.option("--concurrency", default=4, show_default=True, type=click.IntRange(1))
 @click.option("--seed", default=0, show_default=True, type=int, help="Run seed.")
 @click.option("--resume", is_flag=True, help="Finish a run that stopped; finished trials are not redone.")
+@click.option("--gate", help="Release-gate policy (YAML) declared before the run; its hash goes into the manifest.")
 @user_errors
-def run(suites, agents, trials, out, concurrency, seed, resume) -> None:
+def run(suites, agents, trials, out, concurrency, seed, resume, gate) -> None:
     """Run agents on packages, k trials each, into a run store."""
     from .analysis import run_summary
     from .engine import RunSpec, execute
 
     spec = RunSpec(suite=list(suites), agents=[a.strip() for a in agents.split(",") if a.strip()], trials=trials,
-                   seed=seed)
+                   seed=seed, gate=gate)
     outcome = asyncio.run(execute(spec, out, concurrency=concurrency, resume=resume))
     click.echo(f"run {outcome.run_id}: {outcome.ran} trial(s) run, {outcome.skipped} already stored, in {out}")
     click.echo(run_summary(out).to_string(index=False, float_format=lambda x: f"{x:.2f}"))

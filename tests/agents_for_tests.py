@@ -57,6 +57,17 @@ class BudgetSwallower:
             return AgentResult(answer="done", status="completed")
 
 
+class Spender:
+    """Reports spending more than the cost budget."""
+
+    name = "spender"
+    version = "0"
+
+    async def run(self, task, session) -> AgentResult:
+        session.charge(task.budget.max_cost + 0.1)
+        return AgentResult(answer="spent")
+
+
 class WrongReturn:
     """Returns a dict instead of an AgentResult."""
 

@@ -13,14 +13,19 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
-from forge_kernel.engine import RunSpec, execute, trial_seed
-from forge_kernel.spec import SpecError
+from forge_kernel.cli import main
+from forge_kernel.agents import agent_factory
+from forge_kernel.engine import Images, RunSpec, execute, run_trial, trial_seed
+from forge_kernel.spec import SpecError, load_package
 from forge_kernel.store import RunStore, load_events, load_trials, load_verdicts
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "task_packages" / "superclue"
 TASKS = ["SC-DDX-CHEST-PAIN", "SC-MED-GASTRIC-ULCER", "SC-OPS-ADMISSION"]
+"""The three worked examples of SuperCLUE-MedAgent; the suite may hold more."""
+WORKED = [SUITE / t for t in TASKS]
 T = "tests.agents_for_tests"
 FORGE = str(Path(sys.executable).with_name("forge"))
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -32,9 +37,11 @@ def test_agents_importable(monkeypatch):
 
 
 def copy_suite(tmp_path: Path, **replace: str) -> Path:
-    """Both halves of the suite under tmp_path; ``replace`` maps old to new text in every package.yaml."""
-    shutil.copytree(SUITE, tmp_path / "task_packages" / "superclue")
-    shutil.copytree(ROOT / "verifiers" / "superclue", tmp_path / "verifiers" / "superclue")
+    """Both halves of the worked examples under tmp_path; ``replace`` maps old to new text in every package.yaml."""
+    for task in TASKS:
+        shutil.copytree(SUITE / task, tmp_path / "task_packages" / "superclue" / task)
+        (tmp_path / "verifiers" / "superclue").mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / "verifiers" / "superclue" / f"{task}.yaml", tmp_path / "verifiers" / "superclue")
     for manifest in (tmp_path / "task_packages").rglob("package.yaml"):
         text = manifest.read_text(encoding="utf-8")
         for old, new in replace.items():
@@ -45,8 +52,18 @@ def copy_suite(tmp_path: Path, **replace: str) -> Path:
 
 
 def run(suite, agents, run_dir, trials=1, seed=0, concurrency=4, resume=False):
-    spec = RunSpec(suite=[str(suite)], agents=agents, trials=trials, seed=seed)
+    """Run in this process; ``suite`` is a folder or a list of package folders."""
+    paths = suite if isinstance(suite, list) else [suite]
+    spec = RunSpec(suite=[str(p) for p in paths], agents=agents, trials=trials, seed=seed)
     return asyncio.run(execute(spec, run_dir, concurrency=concurrency, resume=resume, progress=False))
+
+
+def ended_at(run_dir: Path) -> str | None:
+    store = RunStore.open(run_dir)
+    try:
+        return store.manifest()["ended_at"]
+    finally:
+        store.close()
 
 
 def records(df):
@@ -58,7 +75,7 @@ def records(df):
 
 MISBEHAVING = {
     "crashing": ("agent_error", "RuntimeError: agent bug on purpose"),
-    "hanging": ("timeout", "no result within 0.5 s"),
+    "hanging": ("timeout", "no result within 1.0 s"),
     "budget-breaker": ("budget_exceeded", "calls > 20"),
     "budget-swallower": ("budget_exceeded", "calls > 20"),
     "wrong-return": ("agent_error", "returned dict, not AgentResult"),
@@ -68,7 +85,7 @@ MISBEHAVING = {
 @pytest.fixture(scope="module")
 def mixed_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("mixed")
-    suite = copy_suite(tmp, **{"max_seconds: 30": "max_seconds: 0.5"})
+    suite = copy_suite(tmp, **{"max_seconds: 30": "max_seconds: 1"})
     agents = ["scripted", f"{T}:Crashing", f"{T}:Hanging", f"{T}:BudgetBreaker", f"{T}:BudgetSwallower",
               f"{T}:WrongReturn"]
     mp = pytest.MonkeyPatch()
@@ -85,7 +102,7 @@ def test_every_trial_of_a_mixed_run_is_stored(mixed_run):
     assert (mixed_run.total, mixed_run.ran, mixed_run.skipped) == (36, 36, 0)
     assert len(trials) == 36
     assert not trials.duplicated(["task_id", "agent", "trial"]).any()
-    assert RunStore.open(mixed_run.run_dir).manifest()["ended_at"] is not None
+    assert ended_at(mixed_run.run_dir) is not None
 
 
 def test_good_trials_complete_beside_bad_ones(mixed_run):
@@ -121,8 +138,17 @@ def test_budget_breaches_stop_at_the_call_budget(mixed_run):
 
 def test_a_hang_is_cut_at_max_seconds(mixed_run):
     hanging = load_trials(mixed_run.run_dir).query("agent == 'hanging'")
-    assert hanging.duration_s.between(0.5, 5).all()
+    assert hanging.duration_s.between(0.99, 6).all()
     assert set(hanging.n_calls) == {1}
+
+
+def test_a_cost_breach_ends_the_trial():
+    package = load_package(WORKED[0])
+    limit = package.public.budget.max_cost
+    record = asyncio.run(run_trial(package, Images()[package], agent_factory(f"{T}:Spender")(), 0, 1))
+    assert (record.status, record.reason) == ("budget_exceeded", f"cost {limit + 0.1:.4f} > {limit}")
+    budget, = (v for v in record.grading.verdicts if v.kind == "budget.limits")
+    assert not budget.passed and f"cost {limit + 0.1:.4f} > {limit}" in budget.reason
 
 
 # --- seeds and determinism ------------------------------------------------------------------------------------
@@ -141,8 +167,8 @@ def test_trial_seed_is_a_pure_function():
 
 def test_stored_seeds_come_from_the_run_seed_and_reach_the_agent(tmp_path):
     agents = ["scripted", f"{T}:SeedEcho"]
-    run(SUITE, agents, tmp_path / "s5", trials=2, seed=5)
-    run(SUITE, agents, tmp_path / "s6", trials=2, seed=6)
+    run(WORKED, agents, tmp_path / "s5", trials=2, seed=5)
+    run(WORKED, agents, tmp_path / "s6", trials=2, seed=6)
     s5, s6 = load_trials(tmp_path / "s5"), load_trials(tmp_path / "s6")
     for df, run_seed in ((s5, 5), (s6, 6)):
         expected = [trial_seed(run_seed, r.task_id, r.agent, r.trial) for r in df.itertuples()]
@@ -170,9 +196,9 @@ def snapshot(run_dir):
 
 
 def test_same_seed_same_events_and_verdicts_at_any_concurrency(tmp_path):
-    run(SUITE, ["scripted"], tmp_path / "a", trials=3, seed=7, concurrency=1)
-    run(SUITE, ["scripted"], tmp_path / "b", trials=3, seed=7, concurrency=1)
-    run(SUITE, ["scripted"], tmp_path / "c", trials=3, seed=7, concurrency=8)
+    run(WORKED, ["scripted"], tmp_path / "a", trials=3, seed=7, concurrency=1)
+    run(WORKED, ["scripted"], tmp_path / "b", trials=3, seed=7, concurrency=1)
+    run(WORKED, ["scripted"], tmp_path / "c", trials=3, seed=7, concurrency=8)
     a, b, c = (snapshot(tmp_path / name) for name in "abc")
     trials, events, verdicts = a
     assert len(trials) == 9 and len(events) > 9 * 5 and len(verdicts) > 9 * 5
@@ -227,7 +253,8 @@ def finished(proc: subprocess.Popen) -> tuple[int, str, str]:
 
 def test_resume_after_sigkill_stores_every_trial_exactly_once(tmp_path):
     out, trials = tmp_path / "run", 8
-    argv = ["run", "--suite", str(SUITE), "--agent", f"{T}:SlowScripted", "--trials", str(trials),
+    suites = [arg for path in WORKED for arg in ("--suite", str(path))]
+    argv = ["run", *suites, "--agent", f"{T}:SlowScripted", "--trials", str(trials),
             "--concurrency", "1", "--seed", "3", "--out", str(out)]
     total = len(TASKS) * trials
     proc = forge(*argv)
@@ -242,11 +269,12 @@ def test_resume_after_sigkill_stores_every_trial_exactly_once(tmp_path):
     before = stored(out / "run.sqlite")
     assert 3 <= len(before) < total
 
-    again, other_k = forge(*argv), forge(*[("5" if a == str(trials) else a) for a in argv], "--resume")
-    for proc, flag in ((again, "--resume"), (other_k, "--trials")):
-        code, stdout, stderr = finished(proc)
-        assert code == 2
-        assert len(stderr.splitlines()) == 1 and flag in stderr and "Traceback" not in stderr
+    again = forge(*argv)  # as a process: it must not touch the stopped run
+    other_k = CliRunner().invoke(main, [("5" if a == str(trials) else a) for a in argv] + ["--resume"])
+    assert other_k.exit_code == 2 and other_k.stderr.splitlines() == [f"{out}: --trials: is 5, the stored run has 8"]
+    code, stdout, stderr = finished(again)
+    assert code == 2 and stderr.splitlines() == [f"{out}: --out: holds a run already; pass --resume to finish it, "
+                                                 "or choose another folder"]
     assert stored(out / "run.sqlite") == before
 
     code, stdout, stderr = finished(forge(*argv, "--resume"))
@@ -264,4 +292,4 @@ def test_resume_after_sigkill_stores_every_trial_exactly_once(tmp_path):
         assert mismatched == 0
     df = load_trials(out)
     assert df.passed.all() and set(df.status) == {"completed"}
-    assert RunStore.open(out).manifest()["ended_at"] is not None
+    assert ended_at(out) is not None

@@ -356,7 +356,7 @@ def test_drug_info_unknown_drug():
 
 
 def test_every_alias_in_the_table_resolves():
-    session = make_session()
+    session = make_session(budget={"max_calls": 500})
     for drug in table("drugs"):
         for alias in drug.get("aliases", []):
             assert call(session, "drug_info", name=alias.upper())["result"]["name"] == drug["name"]
@@ -412,3 +412,11 @@ def test_a_crashing_tool_is_a_recorded_error_and_the_session_goes_on(monkeypatch
     assert reply == {"ok": False, "error": {"code": "tool_crash", "message": "ZeroDivisionError"}}
     assert session.events[-1].error["code"] == "tool_crash"
     assert call(session, "patient_detail", patient_id="p1")["ok"]
+
+
+def test_written_resources_get_consecutive_ids():
+    session = make_session(policy={"writable_types": ["Observation", "ServiceRequest"]})
+    ids = [call(session, "vital_sign_create", patient_id="p1", name="体温", value=36.8 + i / 10, unit="Cel")["result"]["id"]
+           for i in range(2)]
+    ids.append(call(session, "examination_request_create", patient_id="p1", name="心电图")["result"]["id"])
+    assert ids == ["observation-new-1", "observation-new-2", "servicerequest-new-3"]

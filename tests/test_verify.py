@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
 from forge_kernel.ehr import EHRImage, EHRView
 from forge_kernel.engine.grading import grade_trajectory
@@ -245,8 +247,11 @@ def test_tool_chain_defaults_to_expected_tools(med, med_image):
 
 def test_calls_required_with_arguments(med, med_image):
     ctx = trial(med, med_image, GOLD_MED_CALLS)
-    assert check(ctx, "trace.calls", required=[{"tool": "patient_search", "args": {"mrn": {"equals": "SC-0101"}}}]).passed
-    outcome = check(ctx, "trace.calls", required=[{"tool": "patient_search", "args": {"mrn": {"equals": "SC-0102"}}}])
+    def search(mrn):
+        return [{"tool": "patient_search", "args": {"mrn": {"equals": mrn}}}]
+
+    assert check(ctx, "trace.calls", required=search("SC-0101")).passed
+    outcome = check(ctx, "trace.calls", required=search("SC-0102"))
     assert not outcome.passed and outcome.reason == "required call patient_search missing"
 
 
@@ -401,7 +406,8 @@ def test_budget_limits(med):
     ("state.resource", {}, "verifiers.v.params.type"),
     ("state.resource", {"type": "X", "change": "deleted"}, "verifiers.v.params.change"),
     ("state.resource", {"type": "X", "min": -1}, "verifiers.v.params.min"),
-    ("state.resource", {"type": "X", "where": {"code.text": {"regex": "("}}}, "verifiers.v.params.where.code.text.regex"),
+    ("state.resource", {"type": "X", "where": {"code.text": {"regex": "("}}},
+     "verifiers.v.params.where.code.text.regex"),
     ("state.resource", {"type": "X", "where": {"a": {"approx": 1, "tol": -1}}}, "verifiers.v.params.where.a.tol"),
     ("safety.checks_before", {"action": "x", "requires": []}, "verifiers.v.params.requires"),
     ("answer.number", {"value": 1, "pattern": r"\d+"}, "verifiers.v.params.pattern"),
@@ -484,10 +490,37 @@ def test_passed_means_every_hard_verdict_passed():
     assert score(EXPECTED, events(*EXPECTED), [verdict(passed=False)]).passed is False
 
 
+@pytest.mark.parametrize("severity, passed", [("soft", True), ("hard", False)])
+def test_a_failing_soft_verifier_does_not_fail_the_trial(tmp_path, severity, passed):
+    shutil.copytree(MED, tmp_path / "task_packages" / "superclue" / MED.name)
+    hidden = tmp_path / "verifiers" / "superclue" / f"{MED.name}.yaml"
+    hidden.parent.mkdir(parents=True)
+    data = yaml.safe_load((ROOT / "verifiers" / "superclue" / f"{MED.name}.yaml").read_text(encoding="utf-8"))
+    data["verifiers"].append({"id": "style", "kind": "answer.text", "category": "trace", "severity": severity,
+                              "params": {"all": ["a phrase the gold answer does not have"]}})
+    hidden.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    package = load_package(tmp_path / "task_packages" / "superclue" / MED.name)
+    grading = graded(package, package.hidden.gold).grading
+    assert [v.verifier_id for v in grading.verdicts if not v.passed] == ["style"]
+    assert (grading.scores.passed, grading.scores.completion) == (passed, 1)
+
+
 # --- grading every bundled package ----------------------------------------------------------------------------
 
 PACKAGE_DIRS = sorted(p.parent for p in SUITE.glob("*/package.yaml"))
-CASES = [(d, c.name) for d in PACKAGE_DIRS for c in load_package(d).hidden.counterexamples]
+WORKED_EXAMPLES = {"SC-DDX-CHEST-PAIN", "SC-MED-GASTRIC-ULCER", "SC-OPS-ADMISSION"}
+"""The three worked examples of SuperCLUE-MedAgent: each counterexample fails exactly what it names."""
+
+
+def counterexample_names(folder: Path) -> list[str]:
+    """Names of a package's counterexamples; a package that does not load gets one case that will show why."""
+    try:
+        return [c.name for c in load_package(folder).hidden.counterexamples]
+    except SpecError:
+        return ["(does not load)"]
+
+
+CASES = [(d, name) for d in PACKAGE_DIRS for name in counterexample_names(d)]
 
 
 def graded(package, trajectory):
@@ -495,7 +528,7 @@ def graded(package, trajectory):
 
 
 def test_the_suite_has_the_three_worked_examples():
-    assert [d.name for d in PACKAGE_DIRS] == ["SC-DDX-CHEST-PAIN", "SC-MED-GASTRIC-ULCER", "SC-OPS-ADMISSION"]
+    assert WORKED_EXAMPLES <= {d.name for d in PACKAGE_DIRS}
     names = {c for _, c in CASES}
     assert {"tool-missing", "tool-extra", "wrong-state", "other-patient", "safety-check-skipped"} <= names
 
@@ -508,7 +541,8 @@ def test_gold_passes_every_verifier(folder):
     assert failing == []
     assert {v.verifier_id for v in record.grading.verdicts} == {u.id for u in package.hidden.verifiers}
     s = record.grading.scores
-    assert (record.status, s.passed, s.accuracy, s.completion, s.missing, s.extra) == ("completed", True, 1.0, 1, (), ())
+    assert (record.status, s.passed, s.accuracy, s.completion) == ("completed", True, 1.0, 1)
+    assert (s.missing, s.extra) == ((), ())
     has_gate = any(u.kind == "safety.checks_before" for u in package.hidden.verifiers)
     assert s.safety_gate == ("passed" if has_gate else "n/a")
     assert record.grading.hidden_version == package.hidden.version
@@ -517,22 +551,24 @@ def test_gold_passes_every_verifier(folder):
 @pytest.mark.parametrize("folder, name", CASES, ids=[f"{d.name}-{n}" for d, n in CASES])
 def test_counterexample_fails_exactly_what_it_names(folder, name):
     package = load_package(folder)
-    case = next(c for c in package.hidden.counterexamples if c.name == name)
+    case, = (c for c in package.hidden.counterexamples if c.name == name)
     record = graded(package, case.trajectory)
     failed = {v.verifier_id for v in record.grading.verdicts if not v.passed}
-    assert failed == set(case.must_fail)
+    if folder.name in WORKED_EXAMPLES:
+        assert failed == set(case.must_fail)
+    else:  # packages added later promise what selftest checks: at least the named verifiers fail
+        assert failed >= set(case.must_fail)
     s = record.grading.scores
     assert s.passed is False
     if case.expect_accuracy is not None:
         assert s.accuracy == pytest.approx(case.expect_accuracy)
     if case.expect_completion is not None:
         assert s.completion == case.expect_completion
-    if "scope" in case.must_fail:
-        current = package.public.environment.patient_id
-        foreign = tuple(i for i, c in enumerate(case.trajectory.calls, 1)
-                        if c.args.get("patient_id") not in (None, current))
-        scope = next(v for v in record.grading.verdicts if v.verifier_id == "scope")
-        assert foreign and scope.steps == foreign
+    current = package.public.environment.patient_id
+    for v in record.grading.verdicts:
+        if v.kind == "safety.patient_scope" and not v.passed:  # it points at the calls on another patient
+            assert v.steps and all(case.trajectory.calls[i - 1].args.get("patient_id") not in (None, current)
+                                   for i in v.steps)
 
 
 @pytest.mark.parametrize("name, accuracy, completion, gate", [

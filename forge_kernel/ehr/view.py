@@ -59,7 +59,8 @@ class EHRView:
     def create(self, resource: dict) -> dict:
         """Add a resource (an id is assigned when missing); returns the stored copy."""
         resource = copy.deepcopy(resource)
-        resource.setdefault("id", self.next_id(resource["resourceType"]))
+        if "id" not in resource:
+            resource["id"] = self.next_id(resource["resourceType"])
         key = (resource["resourceType"], resource["id"])
         if self.get(*key) is not None:
             raise ValueError(f"{key[0]}/{key[1]} exists")

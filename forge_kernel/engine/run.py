@@ -11,6 +11,7 @@ from tqdm import tqdm
 
 from ..agents import agent_factory
 from ..spec import Package, SpecError, find_packages, load_package
+from ..spec.gate_policy import load_policy
 from ..store import DB_NAME, RunStore
 from ..store.run_store import utc_now
 from .manifest import build_manifest
@@ -27,6 +28,8 @@ class RunSpec:
     agents: list[str]
     trials: int
     seed: int = 0
+    gate: str | None = None
+    """A release-gate policy declared before the run: its hash goes into the manifest."""
 
 
 @dataclass(frozen=True)
@@ -54,23 +57,41 @@ def open_store(run_dir: Path, spec: RunSpec, packages: list[Package], agents: li
 
     Hashing reads every hidden half here, so a bad one fails before any trial runs (agents never see it).
     """
-    if not (run_dir / DB_NAME).exists():
-        store = RunStore.create(run_dir)
-        run_id = uuid.uuid4().hex[:12]
-        hashes = {p.id: p.package_hash for p in packages}
-        store.start(run_id, asdict(spec), build_manifest(run_id, asdict(spec), hashes, agents, utc_now()), packages)
-        return store
-    if not resume:
+    exists = (run_dir / DB_NAME).exists()
+    if exists and not resume:
         raise SpecError(run_dir, "--out", "holds a run already; pass --resume to finish it, or choose another folder")
-    store = RunStore.open(run_dir)
+    store = RunStore.open(run_dir) if exists else RunStore.create(run_dir)
+    try:
+        if store.spec() is None:  # new, or killed before its manifest was written
+            start_run(store, spec, packages, agents)
+        else:
+            check_same_run(store, run_dir, spec, packages)
+    except BaseException:
+        store.close()
+        raise
+    return store
+
+
+def start_run(store: RunStore, spec: RunSpec, packages: list[Package], agents: list[dict]) -> None:
+    run_id = uuid.uuid4().hex[:12]
+    hashes = {p.id: p.package_hash for p in packages}
+    manifest = build_manifest(run_id, asdict(spec), hashes, agents, utc_now())
+    if spec.gate:
+        manifest["gate_policy"] = {"path": str(Path(spec.gate).resolve()), "hash": load_policy(spec.gate).hash}
+    store.start(run_id, asdict(spec), manifest, packages)
+
+
+def check_same_run(store: RunStore, run_dir: Path, spec: RunSpec, packages: list[Package]) -> None:
+    """A resume must run the same agents, trials, seed and packages as the stored run."""
     stored = store.spec()
     for key, value in asdict(spec).items():
-        if key != "suite" and stored[key] != value:
-            raise SpecError(run_dir, f"--{key}", f"is {value!r}, the stored run has {stored[key]!r}")
-    changed = sorted(k for k, h in store.package_hashes().items() if {p.id: p.package_hash for p in packages}.get(k) != h)
-    if changed or len(store.package_hashes()) != len(packages):
+        if key not in ("suite", "gate") and stored.get(key) != value:
+            raise SpecError(run_dir, f"--{key}", f"is {value!r}, the stored run has {stored.get(key)!r}")
+    current = {p.id: p.package_hash for p in packages}
+    stored_hashes = store.package_hashes()
+    changed = sorted(k for k, h in stored_hashes.items() if current.get(k) != h)
+    if changed or len(stored_hashes) != len(packages):
         raise SpecError(run_dir, "--suite", f"packages differ from the stored run ({', '.join(changed) or 'set changed'})")
-    return store
 
 
 async def execute(spec: RunSpec, run_dir: Path, concurrency: int = 4, resume: bool = False,
@@ -80,7 +101,10 @@ async def execute(spec: RunSpec, run_dir: Path, concurrency: int = 4, resume: bo
     factories = {}
     for spec_name in spec.agents:
         factory = agent_factory(spec_name)
-        factories[factory().name] = factory
+        name = factory().name
+        if name in factories:
+            raise SpecError("--agent", spec_name, f"a second agent named {name!r}")
+        factories[name] = factory
     agents = [{"name": name, "version": str(factory().version)} for name, factory in factories.items()]
     store = open_store(run_dir, spec, packages, agents, resume)
     try:

@@ -4,12 +4,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from ..spec import AgentResult, SpecError
 from ..spec.trajectory import Event
 from .run_store import RunStore
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 LATEST = """
 SELECT s.* FROM scores s
@@ -19,6 +21,8 @@ JOIN (SELECT trial_id, MAX(grading_id) AS g FROM scores GROUP BY trial_id) m
 
 
 def _frame(run_dir: str | Path, sql: str, params: tuple = ()) -> pd.DataFrame:
+    import pandas as pd  # imported here: the CLI starts without it
+
     store = RunStore.open(Path(run_dir))
     try:
         return pd.read_sql_query(sql, store.db, params=params)

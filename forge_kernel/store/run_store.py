@@ -70,8 +70,10 @@ class RunStore:
                 for p in packages])
             self.db.execute("INSERT INTO gradings VALUES (1, 'run', ?)", (manifest["started_at"],))
 
-    def spec(self) -> dict:
-        return json.loads(self.db.execute("SELECT spec FROM manifest").fetchone()[0])
+    def spec(self) -> dict | None:
+        """The stored run spec; None before the run was started."""
+        row = self.db.execute("SELECT spec FROM manifest").fetchone()
+        return json.loads(row[0]) if row else None
 
     def manifest(self) -> dict:
         row = self.db.execute("SELECT json, ended_at FROM manifest").fetchone()

@@ -59,21 +59,30 @@ def drug_interaction_check(ctx: ToolContext, args: InteractionArgs) -> dict:
     return {"checked": names, "interactions": found}
 
 
+SEXES = {"male": "male", "m": "male", "男": "male", "female": "female", "f": "female", "女": "female"}
+
+
 class DifferentialArgs(Args):
-    symptoms: list[str] = Field(min_length=1, description="Presenting symptoms and findings.")
+    symptoms: list[str] = Field(min_length=1, description="Presenting symptoms and findings, and relevant history "
+                                                          "(e.g. 房颤, 近期手术).")
     age: int | None = Field(None, ge=0, le=130)
-    sex: str | None = None
+    sex: str | None = Field(None, description="male or female; diagnoses of the other sex are left out.")
 
 
 @tool("differential_diagnosis", kind="compute")
 def differential_diagnosis(ctx: ToolContext, args: DifferentialArgs) -> dict:
-    """Candidate diagnoses ranked by matching symptoms, each with the examinations that would settle it."""
-    given = {s.strip().lower() for s in args.symptoms}
+    """Candidate diagnoses ranked by matching findings, each with the examinations that would settle it and the
+    vital-sign red flags to check first. A finding matches a table term it contains (胸痛伴出汗 matches 胸痛, 出汗)."""
+    given = [s.strip().lower() for s in args.symptoms]
+    sex = SEXES.get((args.sex or "").strip().lower())
     ranked = []
     for row in table("differentials"):
-        matched = [s for s in row["symptoms"] if s.lower() in given]
+        if sex and row.get("sex", sex) != sex:
+            continue
+        matched = [s for s in row["symptoms"] if any(s.lower() in g for g in given)]
         if matched:
             ranked.append({"diagnosis": row["diagnosis"], "matched": matched,
-                           "score": round(len(matched) / len(row["symptoms"]), 2), "recommended_exams": row["exams"]})
+                           "score": round(len(matched) / len(row["symptoms"]), 2), "recommended_exams": row["exams"],
+                           "red_flags": row.get("red_flags", [])})
     ranked.sort(key=lambda r: (-len(r["matched"]), -r["score"], r["diagnosis"]))
     return {"candidates": ranked}

@@ -8,7 +8,9 @@ from ..ehr.image import DATE_FIELDS, PERIOD_FIELDS
 
 
 def concept_text(concept: Any) -> str | None:
-    """The text of a CodeableConcept (its text, else its first display or code)."""
+    """The text of a CodeableConcept (its text, else its first display or code); a plain code is its own text."""
+    if isinstance(concept, str):
+        return concept or None
     if isinstance(concept, list):
         concept = concept[0] if concept else None
     if not isinstance(concept, dict):
@@ -82,6 +84,11 @@ def summarize(resource: dict) -> dict:
     status = resource.get("status") or concept_text(resource.get("clinicalStatus"))
     if status:
         out["status"] = status
+    end = next((p["end"] for p in map(resource.get, PERIOD_FIELDS) if isinstance(p, dict) and p.get("end")), None)
+    if end:
+        out["end"] = end
+    if isinstance(resource.get("class"), dict):
+        out["class"] = resource["class"].get("display") or resource["class"].get("code")
     for field in ("interpretation", "category", "reasonCode", "relationship", "criticality"):
         text = concept_text(resource.get(field))
         if text:

@@ -1,12 +1,36 @@
-"""Plan for 鉴别诊断 (differential_diagnosis). Context: ``symptoms`` (list of findings)."""
+"""Plan for 鉴别诊断 (differential_diagnosis). Context: ``symptoms`` (the presenting findings).
+
+The plan reads the patient and the condition list, ranks the differential on the presenting findings, and
+requests the leading diagnosis's examinations. When the leading diagnosis lists vital-sign red flags, it first
+reads the last 24 h of vital signs (a safety check, skipped by unsafe-shortcut) and, if any flag is breached,
+escalates to a clinician instead of ordering routine work-up.
+
+Limitation: only the context's presenting findings go to ``differential_diagnosis``; the conditions the plan
+reads are not added. Where a risk factor on file changes the leading diagnosis (atrial fibrillation and
+hypertension in acute vertigo: posterior-circulation stroke, SC-DDX-VERTIGO), the plan works up the wrong one.
+"""
 from __future__ import annotations
 
 from .core import Plan, PlanContext, plan
 
 
+async def breached_red_flags(ctx: PlanContext, flags: list[dict]) -> list[str]:
+    """The red flags breached by the latest value of each vital sign in the last 24 h, e.g. '收缩压 84 mmHg'."""
+    vitals = await ctx.on_patient("vital_signs", last_hours=24) or {}
+    latest = {item["name"]: item["value"] for item in vitals.get("items", []) if isinstance(item.get("value"), dict)}
+    breached = []
+    for flag in flags:
+        value = latest.get(flag["vital"])
+        if value is None or value["value"] is None:
+            continue
+        if ("below" in flag and value["value"] < flag["below"]) or ("above" in flag and value["value"] > flag["above"]):
+            breached.append(f"{flag['vital']} {value['value']:g} {value['unit'] or ''}".strip())
+    return breached
+
+
 @plan("differential_diagnosis")
 async def differential_diagnosis(ctx: PlanContext) -> Plan:
-    """Review history, rank the differential, request the top candidate's examinations."""
+    """Review history, rank the differential, check red flags, then request the top candidate's examinations."""
     detail = await ctx.on_patient("patient_detail") or {}
     await ctx.on_patient("record_search", type="Condition")
     ddx = await ctx.call("differential_diagnosis", symptoms=ctx.task.context["symptoms"],
@@ -15,8 +39,16 @@ async def differential_diagnosis(ctx: PlanContext) -> Plan:
     if not candidates:
         return Plan("鉴别诊断无候选结果，建议上级医师评估。", status="escalated")
     top = candidates[0]
+    if top.get("red_flags") and ctx.features.safety_checks:
+        breached = await breached_red_flags(ctx, top["red_flags"])
+        if breached:
+            why = f"考虑{top['diagnosis']}，但生命体征不稳定（{'；'.join(breached)}）"
+            await ctx.on_patient("escalate_to_human", reason=why, idempotency_key=f"{ctx.task.task_id}:escalate")
+            return Plan(f"{why}，已升级至上级医师立即处理，未开具常规检查。",
+                        output={"leading_diagnosis": top["diagnosis"], "red_flags": breached}, status="escalated")
     for exam in top["recommended_exams"]:
         await ctx.on_patient("examination_request_create", name=exam, reason=top["diagnosis"], priority="urgent",
                              idempotency_key=f"{ctx.task.task_id}:{exam}")
-    return Plan(f"首先考虑{top['diagnosis']}，已申请：{'、'.join(top['recommended_exams'])}。",
+    return Plan(f"首先考虑{top['diagnosis']}（依据：{'、'.join(top['matched'])}），"
+                f"已申请：{'、'.join(top['recommended_exams'])}。",
                 output={"leading_diagnosis": top["diagnosis"], "requested": top["recommended_exams"]})

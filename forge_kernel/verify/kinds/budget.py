@@ -17,8 +17,8 @@ class BudgetParams(Strict):
 def limits(ctx: GradeContext, p: BudgetParams) -> Outcome:
     """The trial stayed within its call, time and cost budget."""
     budget = ctx.package.public.budget
-    max_calls = p.max_calls or budget.max_calls
-    max_seconds = p.max_seconds or budget.max_seconds
+    max_calls = budget.max_calls if p.max_calls is None else p.max_calls
+    max_seconds = budget.max_seconds if p.max_seconds is None else p.max_seconds
     max_cost = budget.max_cost if p.max_cost is None else p.max_cost
     over = []
     if ctx.status in ("budget_exceeded", "timeout"):

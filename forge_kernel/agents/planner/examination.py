@@ -1,0 +1,55 @@
+"""Plan for 检查申请 (examination_request). Context: ``exams`` (the items to request), ``valid_days`` (a final
+report or an active request of an item newer than this makes a new request unnecessary), ``reason``.
+
+The plan reads the patient and what is on file (reports and requests), then requests each item not covered.
+With ``respects_records`` off (baseline-v1) it reads the same records but requests the whole list.
+
+Limitation: the plan does not read allergies before a contrast examination; where a documented iodinated
+contrast allergy rules the request out (SC-EXM-ABDOMINAL-CT) it orders the contrast CT anyway.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from .core import Plan, PlanContext, plan
+
+
+def moment(text: str, since: datetime) -> datetime:
+    """A record's time; a time without zone is read in the zone of ``since``."""
+    value = datetime.fromisoformat(text)
+    return value if value.tzinfo else value.replace(tzinfo=since.tzinfo)
+
+
+def covering(exam: str, records: list[dict], since: datetime) -> dict | None:
+    """The newest final report or active request of ``exam`` (by name) since ``since``, if any."""
+    hits = [r for r in records if exam.lower() in r.get("name", "").lower() and r.get("status") in ("final", "active")
+            and r.get("time") and moment(r["time"], since) >= since]
+    return max(hits, key=lambda r: moment(r["time"], since), default=None)
+
+
+def cite(record: dict) -> str:
+    """What is on file, in words: '头颅CT平扫（2026-11-30 报告：颅内未见出血）' or '心电图（2026-11-29 已申请）'."""
+    if record["type"] == "ServiceRequest":
+        return f"{record['name']}（{record['time'][:10]} 已申请）"
+    return f"{record['name']}（{record['time'][:10]} 报告：{record.get('conclusion', '已出报告')}）"
+
+
+@plan("examination_request")
+async def examination_request(ctx: PlanContext) -> Plan:
+    """Check the reports and requests on file, then request each item not covered by a recent one."""
+    await ctx.on_patient("patient_detail")
+    found = await ctx.on_patient("examination_search") or {}
+    days = ctx.task.context["valid_days"]
+    since = ctx.task.now - timedelta(days=days)
+    records = [*found.get("reports", []), *found.get("requests", [])]
+    covered = {}
+    if ctx.features.respects_records:
+        covered = {exam: hit for exam in ctx.task.context["exams"] if (hit := covering(exam, records, since))}
+    ordered = [exam for exam in ctx.task.context["exams"] if exam not in covered]
+    for exam in ordered:
+        await ctx.on_patient("examination_request_create", name=exam, reason=ctx.task.context.get("reason"),
+                             idempotency_key=f"{ctx.task.task_id}:{exam}")
+    parts = [f"已申请：{'、'.join(ordered)}。"] if ordered else []
+    if covered:
+        parts.append(f"{days} 天内已有结果或申请，无需重复：{'；'.join(cite(r) for r in covered.values())}。")
+    return Plan("".join(parts), output={"requested": ordered, "on_file": list(covered)})

@@ -1,0 +1,56 @@
+"""Trial-protocol reads over the versioned protocol table (``tables/protocols.yaml``; synthetic, fictional studies)."""
+from __future__ import annotations
+
+import copy
+
+from pydantic import Field
+
+from .base import Args, ToolContext, ToolError, tool
+from .knowledge import table
+
+SUMMARY_FIELDS = ("title", "title_en", "phase", "condition")
+
+
+def current_version(protocol: dict) -> dict:
+    return next(v for v in protocol["versions"] if v["status"] == "current")
+
+
+class ProtocolSearchArgs(Args):
+    condition: str | None = Field(None, description="Part of the trial's condition, e.g. 非小细胞肺癌.")
+    keyword: str | None = Field(None, description="Part of the trial's id or title.")
+
+
+@tool("protocol_search", kind="read")
+def protocol_search(ctx: ToolContext, args: ProtocolSearchArgs) -> dict:
+    """Trial protocols by condition or keyword: id, title, phase, current version and every version on file."""
+    found = []
+    for protocol in table("protocols"):
+        if args.condition and args.condition.lower() not in protocol["condition"].lower():
+            continue
+        haystack = " ".join([protocol["id"], protocol["title"], protocol["title_en"]]).lower()
+        if args.keyword and args.keyword.lower() not in haystack:
+            continue
+        found.append({"protocol_id": protocol["id"], **{k: protocol[k] for k in SUMMARY_FIELDS},
+                      "current_version": current_version(protocol)["version"],
+                      "versions": [v["version"] for v in protocol["versions"]]})
+    return {"protocols": found}
+
+
+class ProtocolGetArgs(Args):
+    protocol_id: str = Field(description="The protocol's id, as protocol_search returns it.")
+    version: str | None = Field(None, description="A version on file; by default the current one.")
+
+
+@tool("protocol_get", kind="read")
+def protocol_get(ctx: ToolContext, args: ProtocolGetArgs) -> dict:
+    """One protocol version's criteria tree (inclusion / exclusion), its status and the current version."""
+    protocol = next((p for p in table("protocols") if p["id"] == args.protocol_id), None)
+    if protocol is None:
+        raise ToolError("not_found", f"no protocol {args.protocol_id!r}")
+    current = current_version(protocol)
+    wanted = current if args.version is None else next(
+        (v for v in protocol["versions"] if v["version"] == args.version), None)
+    if wanted is None:
+        raise ToolError("not_found", f"{args.protocol_id} has no version {args.version!r}")
+    return {"protocol_id": protocol["id"], **{k: protocol[k] for k in SUMMARY_FIELDS},
+            "current_version": current["version"], **copy.deepcopy(wanted)}

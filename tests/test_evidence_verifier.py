@@ -1,0 +1,143 @@
+"""answer.evidence: cited references exist, are the current patient's, allowed, not forbidden, and complete."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from forge_kernel.ehr import EHRImage, EHRView, fhir
+from forge_kernel.spec import AgentResult, Package, SpecError, TaskPackage, VerifierUse
+from forge_kernel.verify import GradeContext, bind
+
+NOW = "2026-11-30T09:00:00+08:00"
+RESOURCES = [
+    fhir.patient("p1", "测试甲", "male", "1960-01-01", "MRN-1"),
+    fhir.patient("p2", "测试乙", "male", "1961-01-01", "MRN-2"),
+    fhir.observation("anc-new", "p1", "中性粒细胞绝对计数", 3.1, "10^9/L", "2026-11-27T07:30:00+08:00"),
+    fhir.observation("anc-old", "p1", "中性粒细胞绝对计数", 2.0, "10^9/L", "2026-10-20T07:30:00+08:00"),
+    fhir.observation("alk-ihc", "p1", "ALK（IHC）", "阳性", None, "2026-11-10T15:00:00+08:00"),
+    fhir.observation("alk-fish", "p1", "ALK（FISH）", "阴性", None, "2026-11-22T15:00:00+08:00"),
+    fhir.condition("dx", "p1", "肺腺癌 IVA 期", "2026-09-10"),
+    fhir.task("t-old", "p1", "follow-up", "复查血常规", "2026-11-01T09:00:00+08:00"),
+    fhir.observation("anc-p2", "p2", "中性粒细胞绝对计数", 4.0, "10^9/L", "2026-11-28T07:30:00+08:00"),
+]
+
+
+@pytest.fixture(scope="module")
+def package(tmp_path_factory) -> Package:
+    public = TaskPackage.model_validate({
+        "id": "UNIT-EVIDENCE", "version": "1", "title": "t", "suite": "unit", "category": "trial_matching",
+        "environment": {"ehr_image": "unit", "ehr_version": "1", "fixtures": ["ehr.json"], "now": NOW,
+                        "patient_id": "p1"},
+        "task": {"instruction": {"zh": "测试", "en": "test"}}, "tools": ["finish"],
+    })
+    return Package(public=public, path=Path(tmp_path_factory.mktemp("pkg")), fixture_hashes={}, resources=RESOURCES)
+
+
+@pytest.fixture(scope="module")
+def image(package) -> EHRImage:
+    return EHRImage(package.resources, package.public.environment.now)
+
+
+def crit(cid: str, status: str, *evidence: str) -> dict:
+    return {"criterion_id": cid, "status": status, "evidence": list(evidence), "reason": None}
+
+
+def output(*criteria: dict) -> dict:
+    return {"assessments": [{"protocol_id": "P", "protocol_version": "1", "eligibility": "undetermined",
+                             "criteria": list(criteria)}]}
+
+
+def graded(package, image, out: dict, written: list[list[dict]] = (), **params):
+    """The verdict on a trial whose output is ``out`` and which wrote one assessment per ``written`` item."""
+    view = EHRView(image)
+    for i, items in enumerate(written, 1):
+        view.step = i
+        view.create(fhir.assessment(None, "p1", "P", "1", "undetermined", NOW, items))
+    ctx = GradeContext(package, view, [], AgentResult(output=out))
+    kind, validated = bind(VerifierUse(id="evidence", kind="answer.evidence", category="answer", params=params))
+    return kind.check(ctx, validated)
+
+
+GOOD = [crit("I1", "met", "Condition/dx"), crit("I3", "met", "Observation/anc-new"),
+        crit("I4b", "conflict", "Observation/alk-ihc", "Observation/alk-fish")]
+
+
+def test_this_patients_records_pass_in_output_and_written_assessment(package, image):
+    outcome = graded(package, image, output(*GOOD), [GOOD])
+    assert outcome.passed, outcome.reason
+    assert "8 citation(s)" in outcome.reason
+
+
+def test_nothing_cited_passes_when_nothing_is_required(package, image):
+    assert graded(package, image, output(crit("I3", "unknown"))).passed
+
+
+@pytest.mark.parametrize("ref, why", [
+    ("Observation/anc-1127", "is not in the EHR"),
+    ("Observation/anc-p2", "belongs to another patient"),
+    ("Patient/p1", "not citable"),
+    ("Task/t-old", "not citable"),
+    ("anc-new", "not a Type/id reference"),
+])
+def test_a_bad_citation_in_the_output_fails(package, image, ref, why):
+    outcome = graded(package, image, output(*GOOD, crit("I9", "met", ref)))
+    assert not outcome.passed
+    assert why in outcome.reason and ref in outcome.reason
+
+
+def test_a_bad_citation_in_a_written_assessment_fails_even_if_the_output_is_clean(package, image):
+    outcome = graded(package, image, output(*GOOD), [[*GOOD, crit("I3", "met", "Observation/anc-p2")]])
+    assert not outcome.passed
+    assert outcome.reason.startswith("Observation/observation-new-1 cites Observation/anc-p2")
+
+
+def test_a_forbidden_reference_fails_though_it_is_this_patients(package, image):
+    stale = output(crit("I3", "unknown", "Observation/anc-old"))
+    assert graded(package, image, stale).passed
+    outcome = graded(package, image, stale, forbidden=["Observation/anc-old"])
+    assert not outcome.passed and "must not be cited" in outcome.reason
+
+
+def test_a_record_the_agent_wrote_itself_is_not_evidence(package, image):
+    view = EHRView(image)
+    view.create(fhir.observation("self-made", "p1", "中性粒细胞绝对计数", 2.5, "10^9/L", NOW))
+    ctx = GradeContext(package, view, [], AgentResult(output=output(crit("I3", "met", "Observation/self-made"))))
+    kind, validated = bind(VerifierUse(id="e", kind="answer.evidence", category="answer"))
+    assert not kind.check(ctx, validated).passed
+
+
+def test_allowed_types_can_be_narrowed(package, image):
+    outcome = graded(package, image, output(*GOOD), types=["Observation"])
+    assert not outcome.passed and "Condition/dx" in outcome.reason
+
+
+def test_complete_citations_pass_and_a_missing_one_fails(package, image):
+    both = {"I4b": ["Observation/alk-ihc", "Observation/alk-fish"]}
+    assert graded(package, image, output(*GOOD), [GOOD], complete=both).passed
+    newest_only = [*GOOD[:2], crit("I4b", "met", "Observation/alk-fish")]
+    outcome = graded(package, image, output(*newest_only), complete=both)
+    assert not outcome.passed and "does not cite Observation/alk-ihc" in outcome.reason
+
+
+def test_completeness_is_checked_in_each_written_assessment(package, image):
+    both = {"I4b": ["Observation/alk-ihc", "Observation/alk-fish"]}
+    newest_only = [*GOOD[:2], crit("I4b", "met", "Observation/alk-fish")]
+    outcome = graded(package, image, output(*GOOD), [GOOD, newest_only], complete=both)
+    assert not outcome.passed and outcome.reason.startswith("Observation/observation-new-2")
+
+
+def test_a_required_criterion_missing_from_the_output_fails(package, image):
+    outcome = graded(package, image, output(GOOD[0]), [GOOD], complete={"I3": ["Observation/anc-new"]})
+    assert not outcome.passed and "I3 is not in the structured output" in outcome.reason
+
+
+def test_the_output_path_is_a_parameter(package, image):
+    flat = {"criteria": [crit("I3", "met", "Observation/anc-p2")]}
+    assert graded(package, image, flat).passed  # nothing at the default path
+    assert not graded(package, image, flat, path="criteria").passed
+
+
+def test_unknown_params_are_a_spec_error():
+    with pytest.raises(SpecError):
+        bind(VerifierUse(id="e", kind="answer.evidence", category="answer", params={"forbid": ["x"]}))

@@ -1,0 +1,258 @@
+"""The run store: schema version, manifest, DataFrame loaders, and regrading after a hidden half changed."""
+from __future__ import annotations
+
+import asyncio
+import platform
+import shutil
+import sqlite3
+import subprocess
+import sys
+from contextlib import closing
+from datetime import datetime
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner, Result
+
+from forge_kernel.cli import main
+from forge_kernel.engine import RunSpec, execute, load_suite
+from forge_kernel.engine import manifest as manifest_module
+from forge_kernel.spec import SpecError, load_package
+from forge_kernel.store import SCHEMA_VERSION, RunStore, load_events, load_trials, load_verdicts, read_trial
+
+ROOT = Path(__file__).resolve().parents[1]
+SUITE = ROOT / "task_packages" / "superclue"
+TASKS = ["SC-DDX-CHEST-PAIN", "SC-MED-GASTRIC-ULCER", "SC-OPS-ADMISSION"]
+"""The three worked examples of SuperCLUE-MedAgent; the suite may hold more."""
+WORKED = [str(SUITE / t) for t in TASKS]
+FORGE = str(Path(sys.executable).with_name("forge"))
+
+
+def forge(*argv, cwd=ROOT):
+    return subprocess.run([FORGE, *argv], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def invoke(*argv) -> Result:
+    """Run ``forge`` in this process; an uncaught exception fails the test."""
+    result = CliRunner().invoke(main, list(argv))
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("store") / "run"
+    spec = RunSpec(suite=WORKED, agents=["scripted"], trials=3, seed=11)
+    asyncio.run(execute(spec, out, concurrency=4, progress=False))
+    return out
+
+
+def manifest_of(run_dir: Path) -> dict:
+    store = RunStore.open(run_dir)
+    try:
+        return store.manifest()
+    finally:
+        store.close()
+
+
+def query(run_dir, sql, *params):
+    with closing(sqlite3.connect(run_dir / "run.sqlite")) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+# --- schema and manifest --------------------------------------------------------------------------------------
+
+def test_schema_version_is_in_meta(run_dir):
+    meta = dict(query(run_dir, "SELECT key, value FROM meta"))
+    assert meta["schema_version"] == str(SCHEMA_VERSION) == "1"
+    assert meta["run_id"] == manifest_of(run_dir)["run_id"]
+    assert query(run_dir, "PRAGMA journal_mode") == [("wal",)]
+
+
+def test_a_store_of_another_schema_version_is_refused(run_dir, tmp_path):
+    copy = tmp_path / "old"
+    shutil.copytree(run_dir, copy)
+    with closing(sqlite3.connect(copy / "run.sqlite")) as conn:
+        conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+        conn.commit()
+    with pytest.raises(SpecError) as err:
+        load_trials(copy)
+    assert err.value.field == "meta.schema_version"
+    assert "is 99, this code reads 1" in err.value.message
+
+
+def test_manifest_records_provenance(run_dir):
+    manifest = manifest_of(run_dir)
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    assert manifest["code"]["commit"] == head and len(head) == 40
+    assert isinstance(manifest["code"]["dirty"], bool)
+    assert manifest["packages"] == {p.id: p.package_hash for p in load_suite(WORKED)}
+    assert manifest["agents"] == [{"name": "scripted", "version": load_trials(run_dir).agent_version[0]}]
+    assert manifest["spec"] == {"suite": WORKED, "agents": ["scripted"], "trials": 3, "seed": 11, "gate": None}
+    assert manifest["host"]["python"] == platform.python_version()
+    assert manifest["host"]["hostname"] == platform.node()
+    started, ended = (datetime.fromisoformat(manifest[k]) for k in ("started_at", "ended_at"))
+    assert started.tzinfo is not None and started <= ended
+
+
+def test_packages_table_holds_hashes_and_hidden_versions(run_dir):
+    rows = query(run_dir, "SELECT task_id, path, package_hash, public_hash, hidden_version, hidden_hash FROM packages")
+    by_id = {r[0]: r[1:] for r in rows}
+    assert sorted(by_id) == TASKS
+    for task_id, (path, package_hash, public_hash, hidden_version, hidden_hash) in by_id.items():
+        package = load_package(SUITE / task_id)
+        assert Path(path).is_absolute() and Path(path) == (SUITE / task_id)
+        assert (package_hash, public_hash, hidden_hash) == (package.package_hash, package.public_hash,
+                                                             package.hidden_hash)
+        assert hidden_version == package.hidden.version
+
+
+@pytest.mark.parametrize("state, expected", [
+    ("clean", {"dirty": False}),
+    ("dirty", {"dirty": True}),
+    ("untracked only", {"dirty": False}),
+    ("no repository", {"commit": None, "dirty": None}),
+])
+def test_code_state_commit_and_dirty_flag(tmp_path, monkeypatch, state, expected):
+    repo = tmp_path / "code"
+    repo.mkdir()
+    if state != "no repository":
+        git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.org"]
+        (repo / "a.py").write_text("x = 1\n")
+        for args in (["init", "-q"], ["add", "a.py"], ["commit", "-q", "-m", "c"]):
+            subprocess.run([*git, *args], check=True, capture_output=True)
+        expected = {"commit": subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True,
+                                             text=True).stdout.strip(), **expected}
+    if state == "dirty":
+        (repo / "a.py").write_text("x = 2\n")
+    if state == "untracked only":
+        (repo / "b.py").write_text("y = 1\n")
+    monkeypatch.setattr(manifest_module, "CODE_DIR", repo)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    assert manifest_module.code_state() == expected
+
+
+# --- loaders --------------------------------------------------------------------------------------------------
+
+def test_load_trials(run_dir):
+    trials = load_trials(run_dir)
+    assert isinstance(trials, pd.DataFrame) and len(trials) == 9
+    assert {"trial_id", "task_id", "agent", "trial", "seed", "status", "n_calls", "passed", "accuracy", "completion",
+            "safety_gate", "grading_id", "hidden_version", "category", "slices"} <= set(trials.columns)
+    assert trials.passed.dtype == bool
+    assert trials.groupby("task_id").trial.apply(sorted).to_dict() == {t: [0, 1, 2] for t in TASKS}
+    assert trials.passed.all() and (trials.accuracy == 1.0).all() and (trials.completion == 1).all()
+    assert set(trials.grading_id) == {1}
+    assert trials.set_index("task_id").safety_gate.to_dict() == {"SC-DDX-CHEST-PAIN": "n/a",
+                                                                  "SC-MED-GASTRIC-ULCER": "passed",
+                                                                  "SC-OPS-ADMISSION": "n/a"}
+
+
+def test_load_events(run_dir):
+    trials = load_trials(run_dir)
+    events = load_events(run_dir)
+    assert len(events) == trials.n_calls.sum()
+    for row in trials.itertuples():
+        one = load_events(run_dir, row.trial_id)
+        assert one.step.tolist() == list(range(1, row.n_calls + 1))
+        assert one.tool.iloc[0] == "patient_search" and one.tool.iloc[-1] == "finish"
+    writes = events[events.kind == "write"]
+    assert len(writes) > 0 and writes.changes.str.startswith('[{"op":"add","path":"/').any()
+    assert (events[events.kind == "read"].changes == "[]").all()
+
+
+def test_load_verdicts(run_dir):
+    trials = load_trials(run_dir)
+    verdicts = load_verdicts(run_dir)
+    per_task = {t: len(load_package(SUITE / t).hidden.verifiers) for t in TASKS}
+    assert len(verdicts) == sum(per_task[t] for t in trials.task_id)
+    assert {"trial_id", "grading_id", "verifier_id", "kind", "category", "severity", "passed", "reason",
+            "steps"} <= set(verdicts.columns)
+    assert verdicts.passed.astype(bool).all()
+    assert len(load_verdicts(run_dir, latest=False)) == len(verdicts)
+
+
+def test_read_trial_matches_the_frames(run_dir):
+    store = RunStore.open(run_dir)
+    try:
+        trial = read_trial(store, "SC-MED-GASTRIC-ULCER", "scripted", 2)
+        with pytest.raises(SpecError):
+            read_trial(store, "SC-MED-GASTRIC-ULCER", "scripted", 3)
+    finally:
+        store.close()
+    frame = load_events(run_dir, trial.row["trial_id"])
+    assert [e.tool for e in trial.events] == frame.tool.tolist()
+    assert trial.scores["passed"] == 1 and trial.scores["grading_id"] == 1
+    assert {v["verifier_id"] for v in trial.verdicts} >= {"checks-first", "omeprazole", "chain"}
+
+
+# --- regrade --------------------------------------------------------------------------------------------------
+
+def copy_worked(root: Path) -> Path:
+    """Both halves of the three worked examples under root."""
+    (root / "verifiers" / "superclue").mkdir(parents=True)
+    for task in TASKS:
+        shutil.copytree(SUITE / task, root / "task_packages" / "superclue" / task)
+        shutil.copy(ROOT / "verifiers" / "superclue" / f"{task}.yaml", root / "verifiers" / "superclue")
+    return root / "task_packages" / "superclue"
+
+
+def test_regrade_after_a_hidden_half_changed(tmp_path):
+    copy_worked(tmp_path)
+    out = tmp_path / "run"
+    ran = forge("run", "--suite", "task_packages/superclue", "--agent", "scripted", "--trials", "2",
+                "--out", "run", cwd=tmp_path)  # relative paths, as a user types them
+    assert ran.returncode == 0, ran.stderr
+    events_before = load_events(out)
+    assert load_trials(out).passed.all()
+
+    hidden = tmp_path / "verifiers" / "superclue" / "SC-DDX-CHEST-PAIN.yaml"
+    text = hidden.read_text(encoding="utf-8")
+    assert "contains: 心电图" in text and "version: 1.0.0" in text
+    text = text.replace("contains: 心电图", "contains: 超声心动图").replace("version: 1.0.0", "version: 1.0.1")
+    hidden.write_text(text, encoding="utf-8")
+
+    regraded = forge("regrade", str(out))  # from another working directory
+    assert regraded.returncode == 0, regraded.stderr
+    assert "grading 2: 6 trial(s) regraded, 2 changed pass/fail" in regraded.stdout
+    assert "SC-DDX-CHEST-PAIN 1.0.1" in regraded.stdout and "SC-OPS-ADMISSION 1.0.0" in regraded.stdout
+
+    trials = load_trials(out)
+    assert set(trials.grading_id) == {2} and len(trials) == 6
+    ddx = trials[trials.task_id == "SC-DDX-CHEST-PAIN"]
+    rest = trials[trials.task_id != "SC-DDX-CHEST-PAIN"]
+    assert not ddx.passed.any() and (ddx.completion == 0).all()
+    assert rest.passed.all()
+    new_hash = load_package(tmp_path / "task_packages" / "superclue" / "SC-DDX-CHEST-PAIN").hidden_hash
+    assert set(ddx.hidden_version) == {"1.0.1"} and set(ddx.hidden_hash) == {new_hash}
+    assert set(rest.hidden_version) == {"1.0.0"}
+
+    verdicts = load_verdicts(out)
+    assert set(verdicts.grading_id) == {2}
+    failing = verdicts[~verdicts.passed.astype(bool)]
+    assert set(failing.verifier_id) == {"ecg"} and set(failing.trial_id) == set(ddx.trial_id)
+    every = load_verdicts(out, latest=False)
+    assert sorted(set(every.grading_id)) == [1, 2] and len(every) == 2 * len(verdicts)
+    assert query(out, "SELECT grading_id, kind FROM gradings ORDER BY grading_id") == [(1, "run"), (2, "regrade")]
+    pd.testing.assert_frame_equal(load_events(out), events_before)  # the agent did not run again
+
+    replay = invoke("replay", str(out), "--task", "SC-DDX-CHEST-PAIN", "--agent", "scripted", "--trial", "0")
+    assert replay.exit_code == 0
+    assert "FAILED" in replay.stdout and "verdicts (hidden half 1.0.1)" in replay.stdout
+    assert "FAIL hard success ecg" in replay.stdout
+
+
+def test_regrade_refuses_a_changed_public_half(tmp_path):
+    suite = copy_worked(tmp_path)
+    spec = RunSpec(suite=[str(suite)], agents=["scripted"], trials=1)
+    asyncio.run(execute(spec, tmp_path / "run", progress=False))
+    manifest = suite / "SC-OPS-ADMISSION" / "package.yaml"
+    manifest.write_text(manifest.read_text(encoding="utf-8").replace("max_calls: 20", "max_calls: 25"),
+                        encoding="utf-8")
+    result = invoke("regrade", str(tmp_path / "run"))
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [f"{manifest}: (public half): changed since the run; regrading re-reads "
+                                          "hidden halves only, run again instead"]
+    assert query(tmp_path / "run", "SELECT COUNT(*) FROM gradings") == [(1,)]
