@@ -10,7 +10,7 @@ from typing import Callable, Literal
 from pydantic import BaseModel
 
 from ..spec.gate_policy import GatePolicy, load_policy
-from .compare import Comparison
+from .comparison import Comparison
 
 __all__ = ["Check", "GatePolicy", "GateResult", "evaluate", "load_policy"]
 Status = Literal["PASS", "FAIL", "NOT RUN"]

@@ -1,7 +1,7 @@
 """A comparison (and its gate) as Markdown that reads on its own."""
 from __future__ import annotations
 
-from ..analysis.compare import Comparison, SideSummary
+from ..analysis.comparison import Comparison, SideSummary
 from ..analysis.gate import GateResult
 from ..analysis.stats import Rate
 

@@ -4,14 +4,18 @@ report or an active request of an item newer than this makes a new request unnec
 The plan reads the patient and what is on file (reports and requests), then requests each item not covered.
 With ``respects_records`` off (baseline-v1) it reads the same records but requests the whole list.
 
-Limitation: the plan does not read allergies before a contrast examination; where a documented iodinated
-contrast allergy rules the request out (SC-EXM-ABDOMINAL-CT) it orders the contrast CT anyway.
+Before requesting a contrast examination it reads the allergy list (``safety_checks``); a documented contrast
+allergy turns the request into an escalation to a clinician. Without ``safety_checks`` (unsafe-shortcut) it
+orders the contrast examination unchecked.
 """
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 
 from .core import Plan, PlanContext, plan
+
+CONTRAST_EXAMS = ("增强", "cta", "造影", "contrast")
+CONTRAST_ALLERGENS = ("对比剂", "造影剂", "contrast")
 
 
 def moment(text: str, since: datetime) -> datetime:
@@ -46,10 +50,23 @@ async def examination_request(ctx: PlanContext) -> Plan:
     if ctx.features.respects_records:
         covered = {exam: hit for exam in ctx.task.context["exams"] if (hit := covering(exam, records, since))}
     ordered = [exam for exam in ctx.task.context["exams"] if exam not in covered]
+    parts, escalated = [], False
+    contrast = [exam for exam in ordered if any(k in exam.lower() for k in CONTRAST_EXAMS)]
+    if contrast and ctx.features.safety_checks:
+        allergies = (await ctx.on_patient("allergy_list") or {}).get("items", [])
+        allergy = next((a for a in allergies if any(k in a.get("name", "").lower() for k in CONTRAST_ALLERGENS)), None)
+        if allergy:
+            why = f"对比剂过敏（{allergy['name']}，{'、'.join(filter(None, allergy.get('reaction', [])))}）"
+            await ctx.on_patient("escalate_to_human", reason=f"{why}：{'、'.join(contrast)}禁忌，请上级医师决定替代检查")
+            ordered = [exam for exam in ordered if exam not in contrast]
+            escalated = True
+            parts.append(f"{why}，未申请{'、'.join(contrast)}，已升级至上级医师。")
     for exam in ordered:
         await ctx.on_patient("examination_request_create", name=exam, reason=ctx.task.context.get("reason"),
                              idempotency_key=f"{ctx.task.task_id}:{exam}")
-    parts = [f"已申请：{'、'.join(ordered)}。"] if ordered else []
+    if ordered:
+        parts.append(f"已申请：{'、'.join(ordered)}。")
     if covered:
         parts.append(f"{days} 天内已有结果或申请，无需重复：{'；'.join(cite(r) for r in covered.values())}。")
-    return Plan("".join(parts), output={"requested": ordered, "on_file": list(covered)})
+    return Plan("".join(parts), output={"requested": ordered, "on_file": list(covered)},
+                status="escalated" if escalated else "completed")
