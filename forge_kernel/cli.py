@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from .spec import SpecError, find_packages, load_package, load_trajectory
+from .store import RunStore
 
 
 def user_errors(fn):
@@ -82,7 +83,6 @@ def run(suites, agents, trials, out, concurrency, seed, resume, gate) -> None:
 def summary(run_dir, by, markdown) -> None:
     """Trial pass rate per agent and slice value (latest grading)."""
     from .analysis import markdown_table, pass_rates
-    from .store import RunStore
 
     RunStore.open(run_dir).close()
     table = pass_rates(run_dir, by)
@@ -90,6 +90,64 @@ def summary(run_dir, by, markdown) -> None:
         click.echo(markdown_table(table, "agent", lambda v: f"{v:.0%}"))
     else:
         click.echo(table.to_string(float_format=lambda x: f"{x:.2f}"))
+
+
+@main.command(name="compare")
+@click.argument("baseline_run", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("candidate_run", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--baseline-agent", help="The agent to read from BASELINE_RUN (needed when it holds several).")
+@click.option("--candidate-agent", help="The agent to read from CANDIDATE_RUN (needed when it holds several).")
+@click.option("--gate", "gate_file", help="Release-gate policy (YAML); the bundled default when omitted.")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Write every figure as JSON.")
+@click.option("--markdown", "md_out", type=click.Path(dir_okay=False, path_type=Path), help="Write a Markdown report.")
+@user_errors
+def compare_runs(baseline_run, candidate_run, baseline_agent, candidate_agent, gate_file, json_out, md_out) -> None:
+    """Compare a candidate with a baseline and apply the release gate: exit 0 green, 1 red, 2 bad input."""
+    from .analysis import compare, evaluate, load_policy
+    from .analysis.gate import declared_policy
+    from .report.compare_markdown import rate, render_comparison
+
+    for run_dir in (baseline_run, candidate_run):
+        RunStore.open(run_dir).close()
+    cmp = compare(baseline_run, candidate_run, baseline_agent, candidate_agent)
+    gate = evaluate(cmp, load_policy(gate_file), declared_policy(candidate_run))
+    if json_out:
+        json_out.write_text(json.dumps({"comparison": cmp.model_dump(mode="json"), "gate": gate.model_dump(mode="json")},
+                                       ensure_ascii=False, indent=1), encoding="utf-8")
+    if md_out:
+        md_out.write_text(render_comparison(cmp, gate), encoding="utf-8")
+    b, c = cmp.baseline, cmp.candidate
+    click.echo(f"{c.agent} {c.agent_version} vs {b.agent} {b.agent_version}: gate {'GREEN' if gate.green else 'RED'}"
+               f" (policy {gate.policy_name} v{gate.policy_version}, {gate.policy_hash[:19]})")
+    for check in gate.checks:
+        waived = " (waived)" if check.waived else ""
+        click.echo(f"  {check.status:<7} {check.level:<4} {check.name}{waived}: {check.detail}")
+    click.echo(f"tasks passing every trial: {rate(b.strict_tasks)} → {rate(c.strict_tasks)}; "
+               f"{len(cmp.improvements)} improvement(s), {len(cmp.regressions)} regression(s), "
+               f"{len(cmp.unstable_candidate)} unstable; McNemar p = {cmp.mcnemar['p_value']:.3g}")
+    sys.exit(0 if gate.green else 1)
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--candidate", required=True, help="The full agent.")
+@click.option("--ablation", "ablations", required=True, help="Ablated variant(s), comma-separated.")
+@click.option("--ablation-run", type=click.Path(file_okay=False, path_type=Path),
+              help="Run holding the ablations, when not RUN_DIR.")
+@click.option("--markdown", "md_out", type=click.Path(dir_okay=False, path_type=Path), help="Write the cards as Markdown.")
+@user_errors
+def ablation(run_dir, candidate, ablations, ablation_run, md_out) -> None:
+    """Ablation cards: the component each variant removes, the tasks it costs, the slices where it mattered."""
+    from .analysis.ablation import ablation_card
+    from .report.compare_markdown import render_ablation
+
+    RunStore.open(run_dir).close()
+    cards = [ablation_card(run_dir, ablation_run or run_dir, candidate, name.strip())
+             for name in ablations.split(",") if name.strip()]
+    text = "\n".join(render_ablation(card) for card in cards)
+    if md_out:
+        md_out.write_text(text, encoding="utf-8")
+    click.echo(text)
 
 
 @main.command()
@@ -135,7 +193,7 @@ def regrade(run_dir) -> None:
 def replay(run_dir, task, agent, trial) -> None:
     """Show one stored trajectory as text, with state changes and verdicts."""
     from .report import render_trial
-    from .store import RunStore, read_trial
+    from .store import read_trial
 
     store = RunStore.open(run_dir)
     try:

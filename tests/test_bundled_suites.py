@@ -1,5 +1,4 @@
 """The bundled suites as a whole, and the six reference agents run on them (6 agents x 3 trials x 82 packages)."""
-import asyncio
 import json
 from collections import Counter
 from dataclasses import fields
@@ -8,12 +7,11 @@ from pathlib import Path
 import pytest
 
 from forge_kernel.agents import AGENTS
+from forge_kernel.agents.reference import REFERENCE_SET
 from forge_kernel.analysis import compare
-from forge_kernel.engine import RunSpec, execute, load_suite
+from forge_kernel.engine import load_suite
 
 ROOT = Path(__file__).resolve().parents[1]
-REFERENCE = ["baseline-v1", "candidate-v2", "flaky-simulator", "unsafe-shortcut", "candidate-v2-no-conflict",
-             "candidate-v2-no-domain-gate"]
 
 
 @pytest.fixture(scope="module")
@@ -21,12 +19,9 @@ def packages():
     return load_suite([str(ROOT / "task_packages")])
 
 
-@pytest.fixture(scope="module")
-def run_dir(tmp_path_factory):
-    out = tmp_path_factory.mktemp("reference") / "run"
-    spec = RunSpec(suite=[str(ROOT / "task_packages")], agents=REFERENCE, trials=3, seed=0)
-    asyncio.run(execute(spec, out, progress=False))
-    return out
+@pytest.fixture
+def run_dir(reference_run):
+    return reference_run
 
 
 def test_seventy_superclue_packages_in_seven_dimensions_and_twelve_nsclc(packages):
@@ -62,7 +57,7 @@ def test_every_reference_agent_fails_some_task_and_none_scores_full(run_dir):
     from forge_kernel.store import load_trials
 
     rates = pass_rates(load_trials(run_dir))
-    assert set(rates.index) == set(REFERENCE)
+    assert set(rates.index) == set(REFERENCE_SET)
     assert all(0 < rate < 1 for rate in rates), rates.to_dict()
     assert len(set(rates.round(4))) >= 4, "the agents must differ"
 

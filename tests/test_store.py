@@ -15,11 +15,19 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner, Result
 
+from forge_kernel.agents import AGENTS
 from forge_kernel.cli import main
 from forge_kernel.engine import RunSpec, execute, load_suite
 from forge_kernel.engine import manifest as manifest_module
 from forge_kernel.spec import SpecError, load_package
-from forge_kernel.store import SCHEMA_VERSION, RunStore, load_events, load_trials, load_verdicts, read_trial
+from forge_kernel.store import (
+    SCHEMA_VERSION,
+    RunStore,
+    load_events,
+    load_trials,
+    load_verdicts,
+    read_trial,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "task_packages" / "superclue"
@@ -89,7 +97,8 @@ def test_manifest_records_provenance(run_dir):
     assert manifest["code"]["commit"] == head and len(head) == 40
     assert isinstance(manifest["code"]["dirty"], bool)
     assert manifest["packages"] == {p.id: p.package_hash for p in load_suite(WORKED)}
-    assert manifest["agents"] == [{"name": "scripted", "version": load_trials(run_dir).agent_version[0]}]
+    assert manifest["agents"] == [{"name": "scripted", "version": load_trials(run_dir).agent_version[0],
+                                   "config": AGENTS["scripted"]().config}]
     assert manifest["spec"] == {"suite": WORKED, "agents": ["scripted"], "trials": 3, "seed": 11, "gate": None}
     assert manifest["host"]["python"] == platform.python_version()
     assert manifest["host"]["hostname"] == platform.node()

@@ -22,3 +22,7 @@ REFERENCE_AGENTS = {
     # The kernel's worked-example agent: candidate-v2's rules under the name the first suite used.
     "scripted": partial(Planner, "scripted", "2.0", Features()),
 }
+
+REFERENCE_SET = ("baseline-v1", "candidate-v2", "flaky-simulator", "unsafe-shortcut", "candidate-v2-no-conflict",
+                 "candidate-v2-no-domain-gate")
+"""The six reference agents (``scripted`` aside) that the bundled suites are run with."""

@@ -39,7 +39,7 @@ class SliceRow(BaseModel):
 
 
 class Latency(BaseModel):
-    """Seconds at P50 / P95 / P99 (None: too few samples)."""
+    """Seconds at P50 / P95 / P99 (None: too few samples). Total is agent + tool time; queueing is apart."""
 
     total: dict[str, float | None]
     agent: dict[str, float | None]
@@ -116,7 +116,7 @@ def latency(trials: pd.DataFrame) -> Latency:
         data = values.dropna().tolist()
         return {f"p{q}": percentile(data, q) for q in (50, 95, 99)}
 
-    return Latency(total=pcts(trials["duration_s"] + trials["queued_s"]), agent=pcts(trials["agent_s"]),
+    return Latency(total=pcts(trials["duration_s"]), agent=pcts(trials["agent_s"]),
                    tool=pcts(trials["tool_s"]), queue=pcts(trials["queued_s"]))
 
 
@@ -175,8 +175,10 @@ def compare(baseline_dir: str | Path, candidate_dir: str | Path, baseline_agent:
             candidate_agent: str | None = None) -> Comparison:
     """Compare two runs (or two agents of one run) task by task."""
     baseline_dir, candidate_dir = Path(baseline_dir), Path(candidate_dir)
-    a = pick_agent(trial_table(baseline_dir), baseline_dir, baseline_agent, "--baseline-agent")
-    b = pick_agent(trial_table(candidate_dir), candidate_dir, candidate_agent, "--candidate-agent")
+    a_table = trial_table(baseline_dir)
+    b_table = a_table if candidate_dir.resolve() == baseline_dir.resolve() else trial_table(candidate_dir)
+    a = pick_agent(a_table, baseline_dir, baseline_agent, "--baseline-agent")
+    b = pick_agent(b_table, candidate_dir, candidate_agent, "--candidate-agent")
     check_same_grading(a, b, candidate_dir)
     sa, sb = task_sides(a), task_sides(b)
     facts = pd.concat([a, b]).groupby("task_id").first()

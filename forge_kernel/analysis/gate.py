@@ -5,14 +5,17 @@ Any hard FAIL or NOT RUN, or any soft FAIL that is not waived, makes the gate re
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Callable, Literal
 
 from pydantic import BaseModel
 
+from ..spec import SpecError
 from ..spec.gate_policy import GatePolicy, load_policy
+from ..store import RunStore
 from .comparison import Comparison
 
-__all__ = ["Check", "GatePolicy", "GateResult", "evaluate", "load_policy"]
+__all__ = ["Check", "GatePolicy", "GateResult", "declared_policy", "evaluate", "load_policy"]
 Status = Literal["PASS", "FAIL", "NOT RUN"]
 
 
@@ -50,8 +53,23 @@ def limit_check(value: float | None, limit: float | None, what: str) -> tuple[St
     return ("PASS" if value <= limit else "FAIL"), f"{what} {value:.4g} (limit {limit:g})"
 
 
-def evaluate(cmp: Comparison, policy: GatePolicy) -> GateResult:
-    """Run every check of the policy on a comparison."""
+def declared_policy(run_dir: str | Path) -> str | None:
+    """The hash of the gate policy a run declared before it started (None if it declared none)."""
+    store = RunStore.open(Path(run_dir))
+    try:
+        return (store.manifest().get("gate_policy") or {}).get("hash")
+    finally:
+        store.close()
+
+
+def evaluate(cmp: Comparison, policy: GatePolicy, declared: str | None = None) -> GateResult:
+    """Run every check of the policy on a comparison; ``declared`` is the hash the candidate run recorded.
+
+    A policy that differs from the one declared before the run is refused, not evaluated.
+    """
+    if declared is not None and declared != policy.hash:
+        raise SpecError(cmp.candidate.run_dir, "gate_policy", f"the run declared policy {declared[:19]}, "
+                        f"this one is {policy.hash[:19]}: a policy cannot change after the run")
     cand, base = cmp.candidate, cmp.baseline
     critical = [t.task_id for t in cmp.tasks if t.candidate and t.candidate.safety_failures
                 and t.risk in policy.critical_risks]
@@ -101,6 +119,8 @@ def evaluate(cmp: Comparison, policy: GatePolicy) -> GateResult:
          + (f": {', '.join(cmp.unstable_candidate[:5])}" if cmp.unstable_candidate else ""))
     add("max_p95_latency_s", "soft", *limit_check(cand.latency.total["p95"], s.max_p95_latency_s, "P95 latency (s)"))
     add("max_cost_per_task", "soft", *limit_check(cand.cost_per_task, s.max_cost_per_task, "cost per task ($)"))
+    add("declared_before_run", "soft", "PASS" if declared else "NOT RUN",
+        "the candidate run recorded this policy's hash" if declared else "the candidate run declared no policy")
     green = not any(counts_against(c) for c in checks)
     return GateResult(policy_name=policy.name, policy_version=policy.version, policy_hash=policy.hash, green=green,
                       checks=checks)

@@ -21,37 +21,32 @@ def fingerprint(changes: list[str]) -> str:
 
 def event_facts(events: pd.DataFrame) -> pd.DataFrame:
     """Per trial: tool time, tool success, faults met and recovered, idempotent replays, state fingerprint."""
-    events = events.assign(
-        ok=events["ok"].astype(bool),
+    ev = events.assign(
+        ok=events["ok"].astype(bool), fault_met=events["fault"].notna(),
         replay=events["flags"].str.contains('"idempotent_replay"', regex=False),
-        cross=events["denied"].eq(CROSS_PATIENT),
-        unauthorized=events["denied"].eq(UNAUTHORIZED_WRITE),
+        cross=events["denied"].eq(CROSS_PATIENT), unauthorized=events["denied"].eq(UNAUTHORIZED_WRITE),
     )
-    rows = []
-    for trial_id, ev in events.groupby("trial_id", sort=False):
-        faults = ev[ev["fault"].notna()]
-        recovered = sum(bool(((ev["tool"] == f.tool) & ev["ok"] & (ev["step"] > f.step)).any())
-                        for f in faults.itertuples())
-        rows.append({
-            "trial_id": trial_id, "tool_s": ev["latency_ms"].sum() / 1000, "tool_calls": len(ev),
-            "tool_ok": int(ev["ok"].sum()), "faults": len(faults), "recovered": recovered,
-            "idempotent_replays": int(ev["replay"].sum()), "cross_patient": int(ev["cross"].sum()),
-            "unauthorized_writes": int(ev["unauthorized"].sum()),
-            "fingerprint": fingerprint([c for c in ev["changes"] if c != "[]"]),
-        })
-    return pd.DataFrame(rows)
+    facts = ev.groupby("trial_id").agg(
+        tool_ms=("latency_ms", "sum"), tool_calls=("step", "size"), tool_ok=("ok", "sum"),
+        faults=("fault_met", "sum"), idempotent_replays=("replay", "sum"), cross_patient=("cross", "sum"),
+        unauthorized_writes=("unauthorized", "sum"))
+    last_ok = ev[ev["ok"]].groupby(["trial_id", "tool"])["step"].max().rename("last_ok")
+    faults = ev[ev["fault_met"]].join(last_ok, on=["trial_id", "tool"])
+    facts["recovered"] = (faults["last_ok"] > faults["step"]).groupby(faults["trial_id"]).sum()
+    writes = ev[ev["changes"] != "[]"].groupby("trial_id")["changes"].agg(lambda c: fingerprint(list(c)))
+    facts["fingerprint"] = writes
+    facts["tool_s"] = facts.pop("tool_ms") / 1000
+    return facts.reset_index()
 
 
 def verdict_facts(verdicts: pd.DataFrame) -> pd.DataFrame:
     """Per trial: failing hard safety verdicts, failing answer verdicts, and the ids that failed."""
-    failed = verdicts[verdicts["passed"] == 0]
-    grouped = failed.groupby("trial_id")
-    return pd.DataFrame({
-        "safety_failures": grouped.apply(lambda v: int(((v.category == "safety") & (v.severity == "hard")).sum()),
-                                         include_groups=False),
-        "answer_failures": grouped.apply(lambda v: int((v.category == "answer").sum()), include_groups=False),
-        "failed_verifiers": grouped["verifier_id"].agg(lambda ids: ",".join(sorted(ids))),
-    }).reset_index()
+    failed = verdicts[verdicts["passed"] == 0].assign(
+        safety=lambda v: (v["category"] == "safety") & (v["severity"] == "hard"),
+        answer=lambda v: v["category"] == "answer")
+    return failed.groupby("trial_id").agg(
+        safety_failures=("safety", "sum"), answer_failures=("answer", "sum"),
+        failed_verifiers=("verifier_id", lambda ids: ",".join(sorted(ids)))).reset_index()
 
 
 def trial_table(run_dir: str | Path) -> pd.DataFrame:

@@ -41,6 +41,14 @@ class RunOutcome:
     skipped: int
 
 
+def agent_card(agent) -> dict:
+    """Name, version and, where the agent states it, its configuration (for the manifest)."""
+    card = {"name": agent.name, "version": str(agent.version)}
+    if getattr(agent, "config", None) is not None:
+        card["config"] = agent.config
+    return card
+
+
 def load_suite(paths: list[str]) -> list[Package]:
     """Load and cross-check every package under the paths, before any agent runs; ids must be unique."""
     packages = [check_halves(load_package(p)) for p in find_packages(paths)]
@@ -105,7 +113,7 @@ async def execute(spec: RunSpec, run_dir: Path, concurrency: int = 4, resume: bo
         if name in factories:
             raise SpecError("--agent", spec_name, f"a second agent named {name!r}")
         factories[name] = factory
-    agents = [{"name": name, "version": str(factory().version)} for name, factory in factories.items()]
+    agents = [agent_card(factory()) for factory in factories.values()]
     store = open_store(run_dir, spec, packages, agents, resume)
     try:
         done = store.done()

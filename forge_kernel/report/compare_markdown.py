@@ -1,6 +1,7 @@
 """A comparison (and its gate) as Markdown that reads on its own."""
 from __future__ import annotations
 
+from ..analysis.ablation import AblationCard
 from ..analysis.comparison import Comparison, SideSummary
 from ..analysis.gate import GateResult
 from ..analysis.stats import Rate
@@ -73,4 +74,18 @@ def render_comparison(cmp: Comparison, gate: GateResult | None = None) -> str:
                    f"{t.candidate.passes}/{t.candidate.n}" if t.candidate else "—",
                    t.change + (" (safety)" if t.safety_regression else ""),
                    ", ".join(t.candidate.unstable_reasons) if t.candidate else ""] for t in cmp.tasks])
+    return "\n".join(out) + "\n"
+
+
+def render_ablation(card: AblationCard) -> str:
+    """An ablation card: the component removed, the tasks it cost, and the slices where it mattered."""
+    removed = ", ".join(f"`{k}` {v['candidate']} → {v['ablation']}" for k, v in card.removed.items()) or \
+        "no configuration difference recorded"
+    delta = "—" if card.overall_delta is None else f"{card.overall_delta:+.1%}"
+    out = [f"## Ablation: {card.ablation} (from {card.candidate})", "", f"Removed: {removed}.",
+           f"Strict task pass change: {delta}. Tasks that regress: {', '.join(card.regressions) or 'none'}."
+           f" Tasks that improve: {', '.join(card.improvements) or 'none'}.", ""]
+    out += table(["slice", "value", "tasks", "candidate", "ablation", "delta"],
+                 [[s.slice, s.value, str(s.tasks), f"{s.candidate:.0%}", f"{s.ablation:.0%}", f"{s.delta:+.0%}"]
+                  for s in card.slices])
     return "\n".join(out) + "\n"

@@ -6,7 +6,7 @@ category plans (``forge_kernel/agents/planner/<category>.py``).
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Awaitable, Callable
 
 from ...spec import AgentResult
@@ -84,6 +84,11 @@ class Planner:
         self.name = name
         self.version = version
         self.features = features
+
+    @property
+    def config(self) -> dict:
+        """The features, as recorded in a run manifest (ablation cards compare them)."""
+        return asdict(self.features)
 
     def features_for(self, task: AgentTask) -> Features:
         """The features of this trial (a flaky agent forgets to respect records on some trials)."""

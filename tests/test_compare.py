@@ -1,0 +1,185 @@
+"""forge compare: figures against an independent computation, the release gate, ablation cards."""
+import asyncio
+import json
+import shutil
+import subprocess
+import sys
+from math import comb
+from pathlib import Path
+
+import pytest
+import yaml
+
+from forge_kernel.analysis import compare, evaluate, load_policy, mcnemar_exact, wilson
+from forge_kernel.analysis.ablation import ablation_card
+from forge_kernel.analysis.gate import declared_policy
+from forge_kernel.engine import RunSpec, execute
+from forge_kernel.report.compare_markdown import render_comparison
+from forge_kernel.spec import SpecError
+from forge_kernel.store import load_trials
+
+ROOT = Path(__file__).resolve().parents[1]
+FORGE = [str(Path(sys.executable).with_name("forge"))]
+
+
+def strict_by_task(run_dir: Path, agent: str) -> dict[str, bool]:
+    trials = load_trials(run_dir)
+    return trials[trials.agent == agent].groupby("task_id")["passed"].all().to_dict()
+
+
+def policy_file(tmp_path: Path, **changes) -> Path:
+    doc = yaml.safe_load((ROOT / "forge_kernel/spec/gates/default.yaml").read_text())
+    for key, value in changes.items():
+        section, _, name = key.partition("__")
+        if name:
+            doc[section][name] = value
+        else:
+            doc[section] = value
+    path = tmp_path / "gate.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def test_improvements_regressions_and_mcnemar_match_an_independent_count(reference_run):
+    base, cand = strict_by_task(reference_run, "baseline-v1"), strict_by_task(reference_run, "unsafe-shortcut")
+    improvements = sorted(t for t in base if cand[t] and not base[t])
+    regressions = sorted(t for t in base if base[t] and not cand[t])
+    cmp = compare(reference_run, reference_run, "baseline-v1", "unsafe-shortcut")
+    assert cmp.improvements == improvements and cmp.regressions == regressions
+    assert cmp.mcnemar["p_value"] == pytest.approx(mcnemar_exact(len(regressions), len(improvements)))
+    k, n = sum(cand.values()), len(cand)
+    assert (cmp.candidate.strict_tasks["k"], cmp.candidate.strict_tasks["n"]) == (k, n)
+    assert cmp.candidate.strict_tasks["ci95"] == pytest.approx(list(wilson(k, n)))
+
+
+def test_pass_hat_k_and_instability_of_a_flaky_task(reference_run):
+    cmp = compare(reference_run, reference_run, "baseline-v1", "flaky-simulator")
+    trials = load_trials(reference_run)
+    flaky = trials[trials.agent == "flaky-simulator"]
+    for task in cmp.tasks:
+        side = task.candidate
+        c = int(flaky[flaky.task_id == task.task_id]["passed"].sum())
+        assert side.passes == c
+        assert side.pass_hat_k == {k: pytest.approx(comb(c, k) / comb(3, k)) for k in (1, 2, 3)}
+        assert side.pass_at_k == pytest.approx(1 - comb(3 - c, 3) / comb(3, 3))
+        assert side.unstable == (0 < c < 3 or bool(side.unstable_reasons))
+    assert any(0 < t.candidate.passes < 3 for t in cmp.tasks)
+
+
+def test_baseline_to_candidate_is_green_and_lists_its_improvements(reference_run):
+    cmp = compare(reference_run, reference_run, "baseline-v1", "candidate-v2")
+    gate = evaluate(cmp, load_policy(), declared_policy(reference_run))
+    assert gate.green, [c for c in gate.red_because]
+    assert len(cmp.improvements) >= 5 and not cmp.regressions
+    assert {c.name: c.status for c in gate.checks}["declared_before_run"] == "PASS"
+
+
+def test_flaky_simulator_is_red_for_instability_despite_a_higher_mean(reference_run):
+    cmp = compare(reference_run, reference_run, "baseline-v1", "flaky-simulator")
+    assert cmp.candidate.trials["rate"] > cmp.baseline.trials["rate"]
+    gate = evaluate(cmp, load_policy())
+    assert not gate.green
+    assert [c.name for c in gate.red_because] == ["candidate_stable"]
+
+
+def test_unsafe_shortcut_is_red_on_the_hard_gates(reference_run):
+    gate = evaluate(compare(reference_run, reference_run, "baseline-v1", "unsafe-shortcut"), load_policy())
+    hard_fails = {c.name for c in gate.checks if c.level == "hard" and c.status == "FAIL"}
+    assert {"no_critical_safety_violation", "no_safety_regression"} <= hard_fails
+
+
+def test_a_waived_soft_check_no_longer_turns_the_gate_red(reference_run, tmp_path):
+    cmp = compare(reference_run, reference_run, "baseline-v1", "flaky-simulator")
+    gate = evaluate(cmp, load_policy(policy_file(tmp_path, waive=["candidate_stable"])))
+    stable = next(c for c in gate.checks if c.name == "candidate_stable")
+    assert stable.status == "FAIL" and stable.waived and gate.green
+
+
+def test_a_hard_gate_that_is_not_run_is_never_a_pass(reference_run, tmp_path):
+    cmp = compare(reference_run, reference_run, "baseline-v1", "candidate-v2")
+    gate = evaluate(cmp, load_policy(policy_file(tmp_path, hard__no_safety_regression=False)))
+    check = next(c for c in gate.checks if c.name == "no_safety_regression")
+    assert check.status == "NOT RUN" and not gate.green
+
+
+def test_a_soft_check_without_a_limit_is_not_run_and_does_not_count_as_passed(reference_run, tmp_path):
+    cmp = compare(reference_run, reference_run, "baseline-v1", "candidate-v2")
+    gate = evaluate(cmp, load_policy(policy_file(tmp_path, soft__max_cost_per_task=None)))
+    assert next(c for c in gate.checks if c.name == "max_cost_per_task").status == "NOT RUN"
+    assert gate.green
+
+
+def test_a_latency_budget_can_fail_the_gate(reference_run, tmp_path):
+    cmp = compare(reference_run, reference_run, "baseline-v1", "candidate-v2")
+    gate = evaluate(cmp, load_policy(policy_file(tmp_path, soft__max_p95_latency_s=1e-9)))
+    assert [c.name for c in gate.red_because] == ["max_p95_latency_s"]
+
+
+def test_hard_gates_cannot_be_waived(tmp_path):
+    with pytest.raises(SpecError) as err:
+        load_policy(policy_file(tmp_path, waive=["no_safety_regression"]))
+    assert "only soft checks can be waived" in str(err.value)
+
+
+def test_a_policy_changed_after_the_run_is_refused(reference_run, tmp_path):
+    cmp = compare(reference_run, reference_run, "baseline-v1", "candidate-v2")
+    edited = load_policy(policy_file(tmp_path, soft__min_improvements=0))
+    with pytest.raises(SpecError) as err:
+        evaluate(cmp, edited, declared_policy(reference_run))
+    assert "cannot change after the run" in str(err.value)
+
+
+def test_cli_exit_codes_json_and_markdown(reference_run, tmp_path):
+    args = [*FORGE, "compare", str(reference_run), str(reference_run), "--baseline-agent", "baseline-v1"]
+    green = subprocess.run([*args, "--candidate-agent", "candidate-v2", "--json", str(tmp_path / "c.json"),
+                            "--markdown", str(tmp_path / "c.md")], capture_output=True, text=True, cwd=ROOT)
+    assert green.returncode == 0, green.stderr
+    data = json.loads((tmp_path / "c.json").read_text())
+    assert data["gate"]["green"] is True and data["comparison"]["improvements"]
+    assert {"latency", "tool_success", "fault_recovery", "calibration", "cost_per_task"} <= set(
+        data["comparison"]["candidate"])
+    markdown = (tmp_path / "c.md").read_text()
+    assert "synthetic" in markdown and "Release gate: GREEN" in markdown
+    assert all(t in markdown for t in data["comparison"]["improvements"])
+    red = subprocess.run([*args, "--candidate-agent", "unsafe-shortcut"], capture_output=True, text=True, cwd=ROOT)
+    assert red.returncode == 1 and "gate RED" in red.stdout
+    bad = subprocess.run([*FORGE, "compare", str(reference_run), str(tmp_path)], capture_output=True, text=True,
+                         cwd=ROOT)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_runs_graded_with_different_hidden_halves_are_not_compared(tmp_path):
+    suite = tmp_path / "task_packages/superclue"
+    shutil.copytree(ROOT / "task_packages/superclue/SC-OPS-ADMISSION", suite / "SC-OPS-ADMISSION")
+    hidden = tmp_path / "verifiers/superclue/SC-OPS-ADMISSION.yaml"
+    hidden.parent.mkdir(parents=True)
+    shutil.copy(ROOT / "verifiers/superclue/SC-OPS-ADMISSION.yaml", hidden)
+
+    def run(out: str) -> Path:
+        spec = RunSpec(suite=[str(suite)], agents=["baseline-v1"], trials=1)
+        asyncio.run(execute(spec, tmp_path / out, progress=False))
+        return tmp_path / out
+
+    first = run("a")
+    doc = yaml.safe_load(hidden.read_text())
+    doc["version"] = "1.0.1"
+    hidden.write_text(yaml.safe_dump(doc, allow_unicode=True))
+    second = run("b")
+    with pytest.raises(SpecError) as err:
+        compare(first, second)
+    assert "forge regrade" in str(err.value)
+
+
+def test_ablation_cards_name_the_removed_component_and_the_tasks_it_costs(reference_run):
+    card = ablation_card(reference_run, reference_run, "candidate-v2", "candidate-v2-no-conflict")
+    assert card.removed == {"conflict_retention": {"candidate": True, "ablation": False}}
+    assert card.regressions == ["TP-CONFLICT-v1"] and card.overall_delta < 0
+    nsclc = next(s for s in card.slices if s.slice == "suite")
+    assert nsclc.value == "forge-nsclc" and nsclc.delta == pytest.approx(-1 / 12)
+
+
+def test_markdown_report_reads_on_its_own(reference_run):
+    cmp = compare(reference_run, reference_run, "candidate-v2", "candidate-v2-no-domain-gate")
+    text = render_comparison(cmp, evaluate(cmp, load_policy()))
+    assert "Release gate: RED" in text and "TP-OUT-OF-DOMAIN-v1" in text
+    assert "## By slice" in text and "| dimension |" in text
