@@ -19,7 +19,8 @@ class Features:
     respects_records: bool = True
     """Compare what is already on file (results, requests, due dates) before acting (candidate-v2's improvement)."""
     safety_checks: bool = True
-    """Read allergies and check interactions before prescribing."""
+    """Check before acting: allergies and interactions before prescribing, allergies before contrast, red-flag
+    vitals before routine orders, the nursing assessment before a device order."""
     conflict_retention: bool = True
     """Report disagreeing sources as a conflict instead of trusting the newest."""
     domain_gate: bool = True

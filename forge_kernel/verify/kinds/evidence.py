@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
-from ...ehr.image import patient_of
+from ...ehr.image import EHRImage, patient_of
 from ...spec.package import Strict
 from ..matchers import values_at
 from ..registry import Outcome, verifier
@@ -57,6 +57,12 @@ def citations(ctx: GradeContext, path: str) -> tuple[list[Citation], dict[str, s
     return cited, assessed
 
 
+def cited(image: EHRImage, reference: str) -> dict | None:
+    """The resource of the initial EHR that a ``Type/id`` reference names, or None."""
+    rtype, _, rid = reference.partition("/")
+    return image.resources.get((rtype, rid)) if rid else None
+
+
 def problem(ctx: GradeContext, p: EvidenceParams, reference: str) -> str | None:
     """Why one cited reference is not acceptable evidence, or None."""
     rtype, _, rid = reference.partition("/")
@@ -66,7 +72,7 @@ def problem(ctx: GradeContext, p: EvidenceParams, reference: str) -> str | None:
         return "must not be cited"
     if rtype not in p.types:
         return f"is a {rtype}, not citable here"
-    resource = ctx.view.image.resources.get((rtype, rid))
+    resource = cited(ctx.view.image, reference)
     if resource is None:
         return "is not in the EHR the trial started from"
     if patient_of(resource) != ctx.package.public.environment.patient_id:
