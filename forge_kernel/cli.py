@@ -151,6 +151,30 @@ def ablation(run_dir, candidate, ablations, ablation_run, md_out) -> None:
 
 
 @main.command()
+@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--triage", "triage_file", help="Triage YAML with reviewer decisions to apply.")
+@click.option("--csv", "csv_out", type=click.Path(dir_okay=False, path_type=Path), help="Write the ledger as CSV.")
+@click.option("--parquet", "parquet_out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the ledger as Parquet.")
+@click.option("--bundles", "bundles_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Write a repro bundle per critical failure under this folder.")
+@user_errors
+def ledger(run_dir, triage_file, csv_out, parquet_out, bundles_dir) -> None:
+    """Failure ledger: every failed trial with its verdicts, error class, component and fix status; no patient content."""
+    from .analysis.ledger import failure_ledger, ledger_text, write_ledger
+    from .analysis.repro import write_bundles
+    from .analysis.triage import load_triage
+
+    RunStore.open(run_dir).close()
+    table = failure_ledger(run_dir, load_triage(triage_file) if triage_file else None)
+    write_ledger(table, csv_out, parquet_out)
+    click.echo(ledger_text(table))
+    for bundle in write_bundles(run_dir, table, bundles_dir) if bundles_dir else []:
+        check = f"does NOT reproduce {', '.join(bundle.differs)}" if bundle.differs else "reproduces"
+        click.echo(f"bundle {bundle.path}: {check} · from that folder: {bundle.command}")
+
+
+@main.command()
 @click.option("--package", "package_path", required=True, help="Package folder or package.yaml.")
 @click.option("--trajectory", "trajectory_path", required=True, help="Trajectory JSON file.")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Write the grading as JSON.")

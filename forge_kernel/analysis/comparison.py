@@ -8,6 +8,7 @@ import pandas as pd
 from pydantic import BaseModel
 
 from ..spec import SpecError
+from .criteria import CitationChecks, CriterionConfusion, citation_checks, criterion_confusion
 from .stats import Rate, brier, ece, mcnemar_exact, percentile, reliability
 from .tasks import SAFETY_RISKS, TaskSide, task_sides
 from .trials import SLICE_NAMES, trial_table
@@ -71,6 +72,9 @@ class SideSummary(BaseModel):
     unauthorized_writes: int
     false_answers: int
     calibration: Calibration | None
+    criteria: CriterionConfusion | None = None
+    """Trial-matching criteria against the gold (None: no trial-matching tasks)."""
+    citations: CitationChecks | None = None
 
 
 class Comparison(BaseModel):
@@ -144,6 +148,7 @@ def side_summary(run_dir: Path, trials: pd.DataFrame, sides: dict[str, TaskSide]
         unauthorized_writes=sum(s.unauthorized_writes for s in sides.values()),
         false_answers=sum(s.false_answers for s in sides.values()),
         calibration=calibration(trials),
+        criteria=criterion_confusion(trials, run_dir), citations=citation_checks(trials, run_dir),
     )
 
 

@@ -57,7 +57,7 @@ def citations(ctx: GradeContext, path: str) -> tuple[list[Citation], dict[str, s
     return cited, assessed
 
 
-def cited(image: EHRImage, reference: str) -> dict | None:
+def resolve(image: EHRImage, reference: str) -> dict | None:
     """The resource of the initial EHR that a ``Type/id`` reference names, or None."""
     rtype, _, rid = reference.partition("/")
     return image.resources.get((rtype, rid)) if rid else None
@@ -72,7 +72,7 @@ def problem(ctx: GradeContext, p: EvidenceParams, reference: str) -> str | None:
         return "must not be cited"
     if rtype not in p.types:
         return f"is a {rtype}, not citable here"
-    resource = cited(ctx.view.image, reference)
+    resource = resolve(ctx.view.image, reference)
     if resource is None:
         return "is not in the EHR the trial started from"
     if patient_of(resource) != ctx.package.public.environment.patient_id:

@@ -1,0 +1,138 @@
+"""Repro bundles: a critical failure as a folder that ``forge grade`` re-grades to the stored verdicts.
+
+Layout (the loader finds the hidden half above the package, as in a repository)::
+
+    <dir>/<run>_<task>_<agent>_t<trial>/
+      package/package.yaml, package/<fixtures>    the public half and its fixtures, as graded
+      verifiers/<suite>/<task>.yaml               the hidden half, as graded
+      verifiers/plugins/<kind>.py                 custom verifier kinds it uses, if any
+      trajectory.json                             the trial's calls and result, as a trajectory file
+      README.txt                                  the command, and what it gives
+
+A bundle carries the synthetic fixtures and the trajectory: hand on the folder, never its content.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pandas as pd
+from pydantic import BaseModel
+
+from ..engine.grading import grade_trajectory
+from ..spec import Package, SpecError, ToolCall, TrajectoryFile, load_package
+from ..store import RunStore, StoredTrial, read_trial
+
+COMMAND = "forge grade --package package --trajectory trajectory.json"
+"""Run from the bundle folder."""
+
+
+class ReproBundle(BaseModel):
+    path: str
+    task_id: str
+    agent: str
+    trial: int
+    command: str
+    """Run from ``path``."""
+    differs: list[str]
+    """Verifiers whose verdict a replay did not reproduce when the bundle was written (empty: all reproduced)."""
+
+
+def run_sync(coro):
+    """Run a coroutine to its end, also from inside a running event loop (a notebook)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+def verdict_key(v: dict) -> tuple:
+    """What must match for a verdict to be reproduced (reasons may quote timings)."""
+    steps = json.loads(v["steps"]) if isinstance(v["steps"], str) else v["steps"]
+    return v["kind"], v["category"], v["severity"], bool(v["passed"]), tuple(steps)
+
+
+def graded_package(store: RunStore, stored: StoredTrial) -> Package:
+    """The trial's package from its folder, refused if either half changed since the trial was graded."""
+    row = store.db.execute("SELECT path, public_hash FROM packages WHERE task_id = ?",
+                           (stored.row["task_id"],)).fetchone()
+    package = load_package(row["path"])
+    if package.public_hash != row["public_hash"]:
+        raise SpecError(package.path / "package.yaml", "(public half)",
+                        "changed since the run; a bundle would not reproduce its verdicts, run again instead")
+    if package.hidden_hash != stored.scores["hidden_hash"]:
+        raise SpecError(package.hidden_path, "(hidden half)",
+                        f"changed since the run was graded; run `forge regrade {store.path.parent}` first")
+    return package
+
+
+def copy_halves(package: Package, folder: Path) -> Path:
+    """Copy package.yaml, its fixtures, the hidden half and its plugins under folder; the package folder."""
+    target = folder / "package"
+    for name in ["package.yaml", *package.public.environment.fixtures]:
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(package.path / name, target / name)
+    verifiers = folder / "verifiers"
+    (verifiers / package.public.suite).mkdir(parents=True)
+    shutil.copy2(package.hidden_path, verifiers / package.public.suite / package.hidden_path.name)
+    for kind in {use.kind for use in package.hidden.verifiers}:
+        plugin = package.hidden_path.parent.parent / "plugins" / f"{kind}.py"
+        if plugin.is_file():
+            (verifiers / "plugins").mkdir(exist_ok=True)
+            shutil.copy2(plugin, verifiers / "plugins" / plugin.name)
+    return target
+
+
+def readme(row, differs: list[str]) -> str:
+    check = ("Checked when written: a replay reproduces every stored verdict." if not differs else
+             f"Checked when written: a replay does NOT reproduce {', '.join(differs)} (trial status: {row.status}).")
+    return "\n".join([
+        "MedAgent Forge repro bundle · SYNTHETIC data only: hand on this folder, do not paste its content.",
+        f"run {row.run_id} · trial id {row.trial_id} · {row.task_id} {row.task_version} · hidden half "
+        f"{row.hidden_version} · {row.agent} {row.agent_version} · trial {row.trial} · risk {row.risk}",
+        f"failing verdicts: {row.failed_verifiers}",
+        "",
+        "From this folder:",
+        f"  {COMMAND}",
+        "",
+        check,
+        "",
+    ])
+
+
+def write_bundle(store: RunStore, row, out_dir: Path) -> ReproBundle:
+    """Write one ledger row's bundle and check that a replay reproduces its verdicts."""
+    stored = read_trial(store, row.task_id, row.agent, int(row.trial))
+    package = graded_package(store, stored)
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", f"{row.run_id}_{row.task_id}_{row.agent}_t{row.trial}")
+    folder = out_dir / name
+    if folder.exists():
+        shutil.rmtree(folder)
+    bundled = load_package(copy_halves(package, folder))
+    trajectory = TrajectoryFile(**stored.result.model_dump(), task_id=row.task_id, agent=row.agent,
+                                calls=[ToolCall(tool=e.tool, args=e.args) for e in stored.events])
+    (folder / "trajectory.json").write_text(trajectory.model_dump_json(indent=2), encoding="utf-8")
+    record = run_sync(grade_trajectory(bundled, trajectory))
+    got = {v.verifier_id: verdict_key(v.__dict__) for v in record.grading.verdicts}
+    want = {v["verifier_id"]: verdict_key(v) for v in stored.verdicts}
+    differs = sorted(k for k in got.keys() | want.keys() if got.get(k) != want.get(k))
+    (folder / "README.txt").write_text(readme(row, differs), encoding="utf-8")
+    return ReproBundle(path=str(folder), task_id=row.task_id, agent=row.agent, trial=int(row.trial), command=COMMAND,
+                       differs=differs)
+
+
+def write_bundles(run_dir: str | Path, ledger: pd.DataFrame, out_dir: str | Path) -> list[ReproBundle]:
+    """A repro bundle for every critical row of the run's ledger."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    store = RunStore.open(Path(run_dir))
+    try:
+        return [write_bundle(store, row, out_dir) for row in ledger[ledger["critical"]].itertuples()]
+    finally:
+        store.close()
