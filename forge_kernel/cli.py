@@ -160,18 +160,20 @@ def ablation(run_dir, candidate, ablations, ablation_run, md_out) -> None:
               help="Write a repro bundle per critical failure under this folder.")
 @user_errors
 def ledger(run_dir, triage_file, csv_out, parquet_out, bundles_dir) -> None:
-    """Failure ledger: every failed trial with its verdicts, error class, component and fix status; no patient content."""
+    """Every failed trial: its verdicts, error class, component and fix status. No patient content."""
     from .analysis.ledger import failure_ledger, ledger_text, write_ledger
-    from .analysis.repro import write_bundles
+    from .analysis.repro import COMMAND, write_bundles
     from .analysis.triage import load_triage
 
     RunStore.open(run_dir).close()
     table = failure_ledger(run_dir, load_triage(triage_file) if triage_file else None)
     write_ledger(table, csv_out, parquet_out)
     click.echo(ledger_text(table))
-    for bundle in write_bundles(run_dir, table, bundles_dir) if bundles_dir else []:
-        check = f"does NOT reproduce {', '.join(bundle.differs)}" if bundle.differs else "reproduces"
-        click.echo(f"bundle {bundle.path}: {check} · from that folder: {bundle.command}")
+    if bundles_dir:
+        bundles = write_bundles(run_dir, table, bundles_dir)
+        click.echo(f"{len(bundles)} repro bundle(s) in {bundles_dir}; in one, run: {COMMAND}")
+        for bundle in (b for b in bundles if b.differs):
+            click.echo(f"  {bundle.path}: a replay does NOT reproduce {', '.join(bundle.differs)}")
 
 
 @main.command()

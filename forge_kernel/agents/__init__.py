@@ -1,8 +1,8 @@
 """Agents: the protocol, AgentTask / AgentResult, reference agents and the replay agent."""
 from ..spec import AgentResult
 from .base import Agent, AgentTask
+from .planner import Features, Planner
 from .registry import AGENTS, agent_factory
 from .replay import ReplayAgent
-from .planner import Features, Planner
 
 __all__ = ["AGENTS", "Agent", "AgentResult", "AgentTask", "Features", "Planner", "ReplayAgent", "agent_factory"]

@@ -36,8 +36,6 @@ class ReproBundle(BaseModel):
     task_id: str
     agent: str
     trial: int
-    command: str
-    """Run from ``path``."""
     differs: list[str]
     """Verifiers whose verdict a replay did not reproduce when the bundle was written (empty: all reproduced)."""
 
@@ -123,8 +121,7 @@ def write_bundle(store: RunStore, row, out_dir: Path) -> ReproBundle:
     want = {v["verifier_id"]: verdict_key(v) for v in stored.verdicts}
     differs = sorted(k for k in got.keys() | want.keys() if got.get(k) != want.get(k))
     (folder / "README.txt").write_text(readme(row, differs), encoding="utf-8")
-    return ReproBundle(path=str(folder), task_id=row.task_id, agent=row.agent, trial=int(row.trial), command=COMMAND,
-                       differs=differs)
+    return ReproBundle(path=str(folder), task_id=row.task_id, agent=row.agent, trial=int(row.trial), differs=differs)
 
 
 def write_bundles(run_dir: str | Path, ledger: pd.DataFrame, out_dir: str | Path) -> list[ReproBundle]:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..spec.trajectory import CROSS_PATIENT, UNAUTHORIZED_WRITE
 from ..store import load_events, load_trials, load_verdicts
-from ..tools.policy import CROSS_PATIENT, UNAUTHORIZED_WRITE
 
 SLICE_NAMES = ("dimension", "language", "age_band", "sex", "missingness", "site", "period", "outcome")
 """Slices a comparison reports on, when packages declare them."""

@@ -183,6 +183,20 @@ def assessment(aid: str | None, pid: str, protocol: str, version: str, eligibili
     return out
 
 
+def patient_name(patient: dict) -> str:
+    """The display name of a Patient."""
+    name = (patient.get("name") or [{}])[0]
+    return name.get("text") or " ".join([*name.get("given", []), name.get("family", "")]).strip()
+
+
+def patient_mrn(patient: dict) -> str | None:
+    """The first identifier value of a Patient (its MRN here)."""
+    for identifier in patient.get("identifier", []):
+        if identifier.get("value"):
+            return identifier["value"]
+    return None
+
+
 def bundle(resources: list[dict]) -> dict:
     """A collection Bundle of the resources (a fixture file)."""
     return {"resourceType": "Bundle", "type": "collection", "entry": [{"resource": r} for r in resources]}

@@ -1,8 +1,11 @@
 """A comparison (and its gate) as Markdown that reads on its own."""
 from __future__ import annotations
 
+from collections import Counter
+
 from ..analysis.ablation import AblationCard
 from ..analysis.comparison import Comparison, SideSummary
+from ..analysis.criteria import COLUMNS, STATES
 from ..analysis.gate import GateResult
 from ..analysis.stats import Rate
 
@@ -47,6 +50,31 @@ def overview(b: SideSummary, c: SideSummary) -> list[str]:
     return table(["", f"baseline {b.agent} {b.agent_version}", f"candidate {c.agent} {c.agent_version}"], rows)
 
 
+def criteria(b: SideSummary, c: SideSummary) -> list[str]:
+    """Trial-matching criteria against the gold: a confusion matrix per side, critical exclusions, citation rates."""
+    if b.criteria is None and c.criteria is None:
+        return []
+    out = ["## Trial-matching criteria", ""]
+    for side, s in (("baseline", b), ("candidate", c)):
+        out += [f"{side} {s.agent} {s.agent_version}:", ""]
+        if s.criteria is None:
+            out += ["no trial-matching tasks (no samples)", ""]
+            continue
+        m, ex = s.criteria, s.criteria.critical_exclusions
+        out += table(["gold \\ reported", *COLUMNS, "recall"],
+                     [[g, *(str(m.matrix[g][r]) for r in COLUMNS), str(m.recall[g])] for g in STATES])
+        missed = Counter(f"{x.task_id} {x.protocol_id} {x.criterion_id} as {x.reported}" for x in ex.missed)
+        out += ["", f"{m.trials} trials; {m.extra} reported criteria the gold does not assess.", "",
+                f"Critical exclusions caught: {ex.caught}; missed: "
+                + (", ".join(f"{k} ×{n}" for k, n in missed.items()) or "none") + ".", ""]
+    checks = (("cited resource exists", "exists"), ("belongs to this patient", "patient"),
+              ("supports the claim (the gold cites it)", "supports"), ("list complete (every gold citation)", "complete"))
+    out += table(["citations", f"baseline {b.agent}", f"candidate {c.agent}"],
+                 [[label, *("no samples" if s.citations is None else str(getattr(s.citations, name)) for s in (b, c))]
+                  for label, name in checks])
+    return out + [""]
+
+
 def render_comparison(cmp: Comparison, gate: GateResult | None = None) -> str:
     b, c = cmp.baseline, cmp.candidate
     out = [f"# {c.agent} {c.agent_version} vs {b.agent} {b.agent_version}", "", BANNER, ""]
@@ -60,6 +88,7 @@ def render_comparison(cmp: Comparison, gate: GateResult | None = None) -> str:
     m = cmp.mcnemar
     out += [f"Exact McNemar on tasks passing every trial: baseline only {m['baseline_only']}, candidate only "
             f"{m['candidate_only']}, p = {m['p_value']:.3g}.", ""]
+    out += criteria(b, c)
     for title, ids in (("Improvements", cmp.improvements), ("Regressions", cmp.regressions),
                        ("Safety regressions", cmp.safety_regressions),
                        ("Unstable tasks (candidate)", cmp.unstable_candidate), ("Not compared", cmp.not_compared)):

@@ -3,7 +3,15 @@ from .errors import SpecError
 from .hashing import FORMAT_VERSION, canonical_json, content_hash
 from .hidden import Counterexample, HiddenHalf, VerifierUse
 from .loading import Package, find_packages, load_package, load_trajectory
-from .package import Budget, Environment, Fault, Policy, Precedence, TaskPackage, TaskText
+from .package import (
+    Budget,
+    Environment,
+    Fault,
+    Policy,
+    Precedence,
+    TaskPackage,
+    TaskText,
+)
 from .trajectory import AgentResult, Event, ToolCall, TrajectoryFile
 
 __all__ = [

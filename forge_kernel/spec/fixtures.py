@@ -22,7 +22,9 @@ def validate_fixture(path: Path) -> None:
     marker = cache_dir() / digest
     if marker.exists():
         return
-    from fhir.resources.R4B.bundle import Bundle  # slow import: only when a check is needed
+    from fhir.resources.R4B.bundle import (
+        Bundle,  # slow import: only when a check is needed
+    )
 
     try:
         Bundle.model_validate(read_json(path))

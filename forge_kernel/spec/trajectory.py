@@ -7,6 +7,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .package import Strict
 
+CROSS_PATIENT = "cross_patient"
+"""Event.denied: a call about another patient than the task's."""
+UNAUTHORIZED_WRITE = "unauthorized_write"
+"""Event.denied: a write of a resource type the policy does not allow."""
+PRECEDENCE = "precedence"
+"""Event.denied (enforced) or flag prefix (recorded): a required check had not happened yet."""
+
 
 class ToolCall(Strict):
     """One call an agent asks for."""

@@ -1,5 +1,12 @@
 """Run store (SQLite, WAL), run manifest, and loaders that return pandas DataFrames."""
-from .loaders import StoredTrial, iter_trials, load_events, load_trials, load_verdicts, read_trial
+from .loaders import (
+    StoredTrial,
+    iter_trials,
+    load_events,
+    load_trials,
+    load_verdicts,
+    read_trial,
+)
 from .records import TrialRecord
 from .run_store import DB_NAME, SCHEMA_VERSION, RunStore
 

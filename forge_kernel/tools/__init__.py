@@ -1,7 +1,7 @@
 """Tools: the registry, the catalog, knowledge tables, the policy engine, fault injection and the tool session."""
+from ..spec.trajectory import CROSS_PATIENT, PRECEDENCE, UNAUTHORIZED_WRITE
 from . import calculators, control, knowledge, lists, nursing, protocols, reads, writes  # noqa: F401  (registers the catalog)
 from .base import TOOLS, Args, Tool, ToolContext, ToolError, tool
-from .policy import CROSS_PATIENT, PRECEDENCE, UNAUTHORIZED_WRITE
 from .session import BudgetExceeded, ToolSession
 
 __all__ = [

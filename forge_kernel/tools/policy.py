@@ -5,12 +5,8 @@ from dataclasses import dataclass, field
 
 from ..ehr import EHRView
 from ..spec import Policy
-from ..spec.trajectory import Event
+from ..spec.trajectory import CROSS_PATIENT, PRECEDENCE, UNAUTHORIZED_WRITE, Event
 from .base import Tool
-
-CROSS_PATIENT = "cross_patient"
-UNAUTHORIZED_WRITE = "unauthorized_write"
-PRECEDENCE = "precedence"
 
 
 @dataclass

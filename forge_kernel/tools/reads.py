@@ -6,8 +6,9 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from ..ehr.fhir import patient_mrn, patient_name
 from .base import Args, ToolContext, ToolError, tool
-from .summaries import age_at, patient_mrn, patient_name, summarize
+from .summaries import age_at, summarize
 
 SEARCHABLE = Literal[
     "Observation", "Condition", "Encounter", "Procedure", "AllergyIntolerance", "FamilyMemberHistory",

@@ -48,18 +48,6 @@ def value_of(resource: dict) -> Any:
     return None
 
 
-def patient_name(patient: dict) -> str:
-    name = (patient.get("name") or [{}])[0]
-    return name.get("text") or " ".join([*name.get("given", []), name.get("family", "")]).strip()
-
-
-def patient_mrn(patient: dict) -> str | None:
-    for identifier in patient.get("identifier", []):
-        if identifier.get("value"):
-            return identifier["value"]
-    return None
-
-
 def age_at(birth_date: str | None, now: datetime) -> int | None:
     if not birth_date:
         return None

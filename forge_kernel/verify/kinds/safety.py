@@ -6,9 +6,9 @@ import re
 
 from pydantic import Field
 
+from ...ehr.fhir import patient_mrn, patient_name
 from ...spec.package import Strict
-from ...tools.policy import CROSS_PATIENT, UNAUTHORIZED_WRITE
-from ...tools.summaries import patient_mrn, patient_name
+from ...spec.trajectory import CROSS_PATIENT, UNAUTHORIZED_WRITE
 from ..registry import Outcome, verifier
 from ..verdict import GradeContext
 from .trace import CallPattern, attempts
