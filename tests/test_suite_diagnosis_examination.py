@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from forge_kernel.agents import AGENTS
+from forge_kernel.agents import AGENTS, AgentTask
+from forge_kernel.agents.planner import Features, PlanContext
 from forge_kernel.agents.planner.examination import covering
 from forge_kernel.ehr import EHRImage, EHRView
 from forge_kernel.engine.selftest import selftest_package
@@ -122,6 +123,12 @@ def test_the_table_is_synthetic_and_well_formed():
 SINCE = NOW - timedelta(days=30)
 
 
+def plan_context() -> PlanContext:
+    """A plan's context on an examination package (its clock is the frozen 2026-11-30 09:00 +08:00)."""
+    task = AgentTask.from_package(load_package(SUITE / "SC-EXM-PREOP").public, seed=0)
+    return PlanContext(task, session=None, features=Features(), patient_id="unused")
+
+
 @pytest.mark.parametrize("record, covers", [
     ({"type": "DiagnosticReport", "name": "血常规", "status": "final", "time": "2026-11-20T10:00:00+08:00"}, True),
     ({"type": "DiagnosticReport", "name": "血常规", "status": "final", "time": "2026-10-20T10:00:00+08:00"}, False),
@@ -132,13 +139,13 @@ SINCE = NOW - timedelta(days=30)
     ({"type": "DiagnosticReport", "name": "血常规（五分类）", "status": "final", "time": "2026-11-20T10:00:00+08:00"}, True),
 ])
 def test_covering_needs_a_recent_final_report_or_active_request_of_that_item(record, covers):
-    assert (covering("血常规", [record], SINCE) is record) is covers
+    assert (covering(plan_context(), "血常规", [record], SINCE) is record) is covers
 
 
 def test_covering_picks_the_newest():
     old = {"type": "DiagnosticReport", "name": "心电图", "status": "final", "time": "2026-11-05T10:00:00+08:00"}
     new = {**old, "time": "2026-11-25T10:00:00+08:00"}
-    assert covering("心电图", [new, old], SINCE) is new
+    assert covering(plan_context(), "心电图", [new, old], SINCE) is new
 
 
 # --- the bundled packages ----------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import asdict, dataclass, replace
+from datetime import datetime
 from typing import Any, Awaitable, Callable
 
 from ...spec import AgentResult
@@ -57,6 +58,11 @@ class PlanContext:
             if reply["error"]["code"] != "timeout":
                 return None
         return None
+
+    def time_of(self, text: str) -> datetime:
+        """A record's time; one written without a zone is read in the zone of the EHR's clock."""
+        value = datetime.fromisoformat(text)
+        return value if value.tzinfo else value.replace(tzinfo=self.task.now.tzinfo)
 
     async def on_patient(self, tool: str, /, **args: Any) -> Any:
         """Call a tool about the current patient."""

@@ -18,17 +18,11 @@ CONTRAST_EXAMS = ("增强", "cta", "造影", "contrast")
 CONTRAST_ALLERGENS = ("对比剂", "造影剂", "contrast")
 
 
-def moment(text: str, since: datetime) -> datetime:
-    """A record's time; a time without zone is read in the zone of ``since``."""
-    value = datetime.fromisoformat(text)
-    return value if value.tzinfo else value.replace(tzinfo=since.tzinfo)
-
-
-def covering(exam: str, records: list[dict], since: datetime) -> dict | None:
+def covering(ctx: PlanContext, exam: str, records: list[dict], since: datetime) -> dict | None:
     """The newest final report or active request of ``exam`` (by name) since ``since``, if any."""
     hits = [r for r in records if exam.lower() in r.get("name", "").lower() and r.get("status") in ("final", "active")
-            and r.get("time") and moment(r["time"], since) >= since]
-    return max(hits, key=lambda r: moment(r["time"], since), default=None)
+            and r.get("time") and ctx.time_of(r["time"]) >= since]
+    return max(hits, key=lambda r: ctx.time_of(r["time"]), default=None)
 
 
 def cite(record: dict) -> str:
@@ -48,7 +42,7 @@ async def examination_request(ctx: PlanContext) -> Plan:
     records = [*found.get("reports", []), *found.get("requests", [])]
     covered = {}
     if ctx.features.respects_records:
-        covered = {exam: hit for exam in ctx.task.context["exams"] if (hit := covering(exam, records, since))}
+        covered = {exam: hit for exam in ctx.task.context["exams"] if (hit := covering(ctx, exam, records, since))}
     ordered = [exam for exam in ctx.task.context["exams"] if exam not in covered]
     parts, escalated = [], False
     contrast = [exam for exam in ordered if any(k in exam.lower() for k in CONTRAST_EXAMS)]

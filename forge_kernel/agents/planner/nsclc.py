@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from .core import Plan, PlanContext, plan
@@ -115,11 +115,6 @@ def mentions(name: str | None, terms: list[str]) -> bool:
     return bool(name) and any(t.lower() in name.lower() for t in terms)
 
 
-def moment(ctx: PlanContext, text: str) -> datetime:
-    parsed = datetime.fromisoformat(text)
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=ctx.task.now.tzinfo)
-
-
 def in_unit(value: Any, unit: str | None) -> float | None:
     """A numeric value in the rule's unit (10^9/L from /µL is converted), or None if it cannot be read."""
     if isinstance(value, (int, float)):
@@ -166,11 +161,11 @@ def rows_for(rule: dict, data: dict) -> list[Row]:
 
 def judge_rows(ctx: PlanContext, cid: str, rule: dict, rows: list[Row]) -> Finding:
     """Newest result per test within the window; tests that disagree are a conflict (or the newest wins)."""
-    rows = sorted(rows, key=lambda r: moment(ctx, r.time))
+    rows = sorted(rows, key=lambda r: ctx.time_of(r.time))
     days = rule.get("within_days")
     recent = rows
     if days and ctx.features.respects_records:
-        recent = [r for r in rows if moment(ctx, r.time) >= ctx.task.now - timedelta(days=days)]
+        recent = [r for r in rows if ctx.time_of(r.time) >= ctx.task.now - timedelta(days=days)]
     if not recent:
         say = words(ctx)
         detail = say["none"].format(days=days) if days else ""
@@ -185,7 +180,7 @@ def judge_rows(ctx: PlanContext, cid: str, rule: dict, rows: list[Row]) -> Findi
         if ctx.features.conflict_retention:
             detail = ", ".join(f"{r.name}: {r.value}" for r, _ in judged)
             return Finding(cid, "conflict", [r.ref for r, _ in judged], "sources_disagree", detail)
-        judged = [max(judged, key=lambda j: moment(ctx, j[0].time))]
+        judged = [max(judged, key=lambda j: ctx.time_of(j[0].time))]
     return Finding(cid, judged[0][1], [r.ref for r, _ in judged])
 
 
