@@ -100,3 +100,17 @@ class SlowScripted:
     async def run(self, task, session) -> AgentResult:
         await asyncio.sleep(0.05)
         return await self.inner.run(task, session)
+
+
+class Confident:
+    """The bundled ``scripted`` agent stating a confidence: 0.9 on medication tasks, 0.6 elsewhere."""
+
+    name = "confident"
+    version = "0"
+
+    def __init__(self):
+        self.inner = AGENTS["scripted"]()
+
+    async def run(self, task, session) -> AgentResult:
+        result = await self.inner.run(task, session)
+        return result.model_copy(update={"confidence": 0.9 if task.category == "medication_management" else 0.6})

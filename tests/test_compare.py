@@ -183,3 +183,19 @@ def test_markdown_report_reads_on_its_own(reference_run):
     text = render_comparison(cmp, evaluate(cmp, load_policy()))
     assert "Release gate: RED" in text and "TP-OUT-OF-DOMAIN-v1" in text
     assert "## By slice" in text and "| dimension |" in text
+
+
+def test_calibration_of_an_agent_that_states_its_confidence(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT))
+    worked = [str(ROOT / "task_packages/superclue" / t) for t in ("SC-OPS-ADMISSION", "SC-MED-GASTRIC-ULCER")]
+    spec = RunSpec(suite=worked, agents=["scripted", "tests.agents_for_tests:Confident"], trials=2)
+    asyncio.run(execute(spec, tmp_path / "run", progress=False))
+    cmp = compare(tmp_path / "run", tmp_path / "run", "scripted", "confident")
+    assert cmp.baseline.calibration is None
+    trials = load_trials(tmp_path / "run")
+    mine = trials[trials.agent == "confident"]
+    outcome = mine["passed"].astype(float)
+    brier = ((mine["confidence"] - outcome) ** 2).mean()  # two tasks x two trials, all passing: (0.1² + 0.4²) / 2
+    assert cmp.candidate.calibration.brier == pytest.approx(brier)
+    assert cmp.candidate.calibration.n == 4
+    assert cmp.candidate.calibration.ece == pytest.approx((abs(1 - 0.9) + abs(1 - 0.6)) / 2)

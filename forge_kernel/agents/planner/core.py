@@ -37,7 +37,6 @@ class Plan:
     answer: str
     output: dict[str, Any] | None = None
     status: str = "completed"
-    confidence: float | None = None
 
 
 @dataclass
@@ -116,5 +115,4 @@ class Planner:
         ctx = PlanContext(task, session, self.features_for(task), patients[0]["patient_id"])
         outcome = await category_plan(ctx)
         await session.call("finish", summary=outcome.answer[:200])
-        return AgentResult(answer=outcome.answer, output=outcome.output or {}, status=outcome.status,
-                           confidence=outcome.confidence)
+        return AgentResult(answer=outcome.answer, output=outcome.output or {}, status=outcome.status)
