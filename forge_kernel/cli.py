@@ -84,7 +84,6 @@ def summary(run_dir, by, markdown) -> None:
     """Trial pass rate per agent and slice value (latest grading)."""
     from .analysis import markdown_table, pass_rates
 
-    RunStore.open(run_dir).close()
     table = pass_rates(run_dir, by)
     if markdown:
         click.echo(markdown_table(table, "agent", lambda v: f"{v:.0%}"))
@@ -107,8 +106,6 @@ def compare_runs(baseline_run, candidate_run, baseline_agent, candidate_agent, g
     from .analysis.gate import declared_policy
     from .report.compare_markdown import rate, render_comparison
 
-    for run_dir in (baseline_run, candidate_run):
-        RunStore.open(run_dir).close()
     cmp = compare(baseline_run, candidate_run, baseline_agent, candidate_agent)
     gate = evaluate(cmp, load_policy(gate_file), declared_policy(candidate_run))
     if json_out:
@@ -141,7 +138,6 @@ def ablation(run_dir, candidate, ablations, ablation_run, md_out) -> None:
     from .analysis.ablation import ablation_card
     from .report.compare_markdown import render_ablation
 
-    RunStore.open(run_dir).close()
     cards = [ablation_card(run_dir, ablation_run or run_dir, candidate, name.strip())
              for name in ablations.split(",") if name.strip()]
     text = "\n".join(render_ablation(card) for card in cards)
@@ -165,12 +161,11 @@ def ledger(run_dir, triage_file, csv_out, parquet_out, bundles_dir) -> None:
     from .analysis.repro import COMMAND, write_bundles
     from .analysis.triage import load_triage
 
-    RunStore.open(run_dir).close()
     table = failure_ledger(run_dir, load_triage(triage_file) if triage_file else None)
+    bundles = write_bundles(run_dir, table, bundles_dir) if bundles_dir else None
     write_ledger(table, csv_out, parquet_out)
     click.echo(ledger_text(table))
-    if bundles_dir:
-        bundles = write_bundles(run_dir, table, bundles_dir)
+    if bundles is not None:
         click.echo(f"{len(bundles)} repro bundle(s) in {bundles_dir}; in one, run: {COMMAND}")
         for bundle in (b for b in bundles if b.differs):
             click.echo(f"  {bundle.path}: a replay does NOT reproduce {', '.join(bundle.differs)}")
@@ -221,11 +216,8 @@ def replay(run_dir, task, agent, trial) -> None:
     from .report import render_trial
     from .store import read_trial
 
-    store = RunStore.open(run_dir)
-    try:
+    with RunStore.open(run_dir) as store:
         click.echo(render_trial(read_trial(store, task, agent, trial)))
-    finally:
-        store.close()
 
 
 @main.command()

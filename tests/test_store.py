@@ -262,6 +262,6 @@ def test_regrade_refuses_a_changed_public_half(tmp_path):
                         encoding="utf-8")
     result = invoke("regrade", str(tmp_path / "run"))
     assert result.exit_code == 2
-    assert result.stderr.splitlines() == [f"{manifest}: (public half): changed since the run; regrading re-reads "
-                                          "hidden halves only, run again instead"]
+    assert result.stderr.splitlines() == [f"{manifest}: (public half): changed since the run: its trajectories no "
+                                          "longer fit it; run it again"]
     assert query(tmp_path / "run", "SELECT COUNT(*) FROM gradings") == [(1,)]

@@ -32,11 +32,8 @@ class AblationCard(BaseModel):
 
 
 def agent_config(run_dir: Path, agent: str) -> dict | None:
-    store = RunStore.open(run_dir)
-    try:
+    with RunStore.open(run_dir) as store:
         cards = {card["name"]: card for card in store.manifest()["agents"]}
-    finally:
-        store.close()
     return cards.get(agent, {}).get("config")
 
 

@@ -8,7 +8,13 @@ import pandas as pd
 from pydantic import BaseModel
 
 from ..spec import SpecError
-from .criteria import CitationChecks, CriterionConfusion, citation_checks, criterion_confusion
+from .criteria import (
+    CitationChecks,
+    CriterionConfusion,
+    citation_checks,
+    criterion_confusion,
+    trial_matching_packages,
+)
 from .stats import Rate, brier, ece, mcnemar_exact, percentile, reliability
 from .tasks import SAFETY_RISKS, TaskSide, task_sides
 from .trials import SLICE_NAMES, trial_table
@@ -134,6 +140,7 @@ def calibration(trials: pd.DataFrame) -> Calibration | None:
 
 
 def side_summary(run_dir: Path, trials: pd.DataFrame, sides: dict[str, TaskSide]) -> SideSummary:
+    packages = trial_matching_packages(run_dir, trials)
     return SideSummary(
         run_dir=str(run_dir), agent=trials["agent"].iloc[0], agent_version=trials["agent_version"].iloc[0],
         trials=Rate(int(trials["passed"].sum()), len(trials)).as_dict(),
@@ -148,7 +155,7 @@ def side_summary(run_dir: Path, trials: pd.DataFrame, sides: dict[str, TaskSide]
         unauthorized_writes=sum(s.unauthorized_writes for s in sides.values()),
         false_answers=sum(s.false_answers for s in sides.values()),
         calibration=calibration(trials),
-        criteria=criterion_confusion(trials, run_dir), citations=citation_checks(trials, run_dir),
+        criteria=criterion_confusion(trials, packages), citations=citation_checks(trials, packages),
     )
 
 

@@ -35,12 +35,12 @@ from typing import Annotated, Any, Iterator
 import pandas as pd
 from pydantic import BaseModel, PlainSerializer
 
-from ..agents.planner.nsclc import leaves
 from ..ehr.image import patient_of
 from ..engine.trial import Images
-from ..spec import Package, SpecError, load_package
-from ..store import RunStore
+from ..spec import Package, SpecError
+from ..store import RunStore, run_packages
 from ..tools.knowledge import table
+from ..tools.protocols import criterion_leaves
 from ..verify.kinds.evidence import resolve
 from ..verify.matchers import values_at
 from .stats import Rate
@@ -132,7 +132,7 @@ def exclusion_ids(protocol_id: str, version: str | None) -> set[str] | None:
     """Leaf ids under ``criteria.exclusion`` of one protocol version, or None if the table has no such version."""
     found = next((v for p in table("protocols") if p["id"] == protocol_id for v in p["versions"]
                   if v["version"] == version), None)
-    return None if found is None else {leaf["id"] for leaf in leaves(found["criteria"]["exclusion"])}
+    return None if found is None else {leaf["id"] for leaf in criterion_leaves(found["criteria"]["exclusion"])}
 
 
 def gold_criteria(package: Package) -> dict[Key, Gold]:
@@ -156,20 +156,13 @@ def reported_criteria(output: Any) -> dict[Key, dict]:
     return found
 
 
-def run_packages(run_dir: str | Path, task_ids: set[str]) -> dict[str, Package]:
-    """These tasks' packages, reloaded from the paths the run stored; one whose public half changed is refused."""
-    store = RunStore.open(Path(run_dir))
-    try:
-        rows = store.db.execute("SELECT task_id, path, public_hash FROM packages").fetchall()
-    finally:
-        store.close()
-    packages = {}
-    for row in rows:
-        if row["task_id"] in task_ids:
-            package = packages[row["task_id"]] = load_package(row["path"])
-            if package.public_hash != row["public_hash"]:
-                raise SpecError(package.path / "package.yaml", "(public half)", "changed since the run; run it again")
-    return packages
+def trial_matching_packages(run_dir: str | Path, trials: pd.DataFrame) -> dict[str, Package]:
+    """The packages of the trial-matching tasks among ``trials``, as on disk now (a changed public half is refused)."""
+    tasks = set(trials.loc[trials["category"] == CATEGORY, "task_id"])
+    if not tasks:
+        return {}
+    with RunStore.open(Path(run_dir)) as store:
+        return run_packages(store, tasks)
 
 
 def graded_trials(trials: pd.DataFrame, packages: Mapping[str, Package] | str | Path) -> list[Graded]:
@@ -178,7 +171,7 @@ def graded_trials(trials: pd.DataFrame, packages: Mapping[str, Package] | str | 
     if rows.empty:
         return []
     if not isinstance(packages, Mapping):
-        packages = run_packages(packages, set(rows["task_id"]))
+        packages = trial_matching_packages(packages, rows)
     gold = {}
     for task_id, hidden_hash in rows.groupby("task_id")["hidden_hash"].first().items():
         if task_id not in packages:

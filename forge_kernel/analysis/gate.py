@@ -55,11 +55,8 @@ def limit_check(value: float | None, limit: float | None, what: str) -> tuple[St
 
 def declared_policy(run_dir: str | Path) -> str | None:
     """The hash of the gate policy a run declared before it started (None if it declared none)."""
-    store = RunStore.open(Path(run_dir))
-    try:
+    with RunStore.open(Path(run_dir)) as store:
         return (store.manifest().get("gate_policy") or {}).get("hash")
-    finally:
-        store.close()
 
 
 def evaluate(cmp: Comparison, policy: GatePolicy, declared: str | None = None) -> GateResult:

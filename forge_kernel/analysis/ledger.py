@@ -4,6 +4,8 @@ A row holds the task and its version, the hidden-half version, the agent and its
 the failing verdicts (ids, categories, severities), a reference into the trajectory (run id, trial id, step
 numbers), a suggested error class, the responsible component and the fix status. It never holds an answer,
 a tool argument or result, a verdict reason, an error message or a reviewer comment: no patient content.
+``steps`` are those the failing verdicts point at plus those of failed calls. A row is ``critical`` when a
+hard safety verdict failed on a task of high or critical risk (``repro.py`` writes a bundle for each).
 
 Error taxonomy, from verdicts and events: the first class in this order whose rule matches (``signals``
 lists every class whose rule matched):
@@ -53,11 +55,8 @@ TEXT_COLUMNS = ["task_id", "task_version", "agent", "trial", "status", "taxonomy
 
 
 def run_id(run_dir: str | Path) -> str:
-    store = RunStore.open(Path(run_dir))
-    try:
+    with RunStore.open(Path(run_dir)) as store:
         return store.db.execute("SELECT value FROM meta WHERE key = 'run_id'").fetchone()[0]
-    finally:
-        store.close()
 
 
 def call_signals(events: pd.DataFrame) -> tuple[set[str], list[int]]:
@@ -135,7 +134,7 @@ def read_ledger(path: str | Path) -> pd.DataFrame:
     """Read an exported ledger (``.parquet`` or CSV) back with the ledger's dtypes."""
     path = Path(path)
     if path.suffix == ".parquet":
-        return pd.read_parquet(path).astype(COLUMNS)
+        return pd.read_parquet(path)
     return pd.read_csv(path, dtype=COLUMNS, keep_default_na=False)
 
 

@@ -25,7 +25,7 @@ from pydantic import BaseModel
 
 from ..engine.grading import grade_trajectory
 from ..spec import Package, SpecError, ToolCall, TrajectoryFile, load_package
-from ..store import RunStore, StoredTrial, read_trial
+from ..store import RunStore, StoredTrial, read_trial, run_packages
 
 COMMAND = "forge grade --package package --trajectory trajectory.json"
 """Run from the bundle folder."""
@@ -58,12 +58,8 @@ def verdict_key(v: dict) -> tuple:
 
 def graded_package(store: RunStore, stored: StoredTrial) -> Package:
     """The trial's package from its folder, refused if either half changed since the trial was graded."""
-    row = store.db.execute("SELECT path, public_hash FROM packages WHERE task_id = ?",
-                           (stored.row["task_id"],)).fetchone()
-    package = load_package(row["path"])
-    if package.public_hash != row["public_hash"]:
-        raise SpecError(package.path / "package.yaml", "(public half)",
-                        "changed since the run; a bundle would not reproduce its verdicts, run again instead")
+    task_id = stored.row["task_id"]
+    package = run_packages(store, {task_id})[task_id]
     if package.hidden_hash != stored.scores["hidden_hash"]:
         raise SpecError(package.hidden_path, "(hidden half)",
                         f"changed since the run was graded; run `forge regrade {store.path.parent}` first")
@@ -128,8 +124,5 @@ def write_bundles(run_dir: str | Path, ledger: pd.DataFrame, out_dir: str | Path
     """A repro bundle for every critical row of the run's ledger."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    store = RunStore.open(Path(run_dir))
-    try:
+    with RunStore.open(Path(run_dir)) as store:
         return [write_bundle(store, row, out_dir) for row in ledger[ledger["critical"]].itertuples()]
-    finally:
-        store.close()

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from ..agents import ReplayAgent
 from ..ehr import EHRView
-from ..spec import Package, SpecError, TrajectoryFile, load_package
-from ..store import RunStore, TrialRecord, iter_trials
+from ..spec import Package, TrajectoryFile
+from ..store import RunStore, TrialRecord, iter_trials, run_packages
 from ..verify import GradeContext, grade
 from .trial import Images, run_trial
 
@@ -30,15 +30,8 @@ class RegradeOutcome:
 
 def regrade(run_dir: Path) -> RegradeOutcome:
     """Re-run the verifiers of the current hidden halves on every stored trajectory, as a new grading."""
-    store = RunStore.open(run_dir)
-    try:
-        packages: dict[str, Package] = {}
-        for row in store.db.execute("SELECT task_id, path, public_hash FROM packages"):
-            package = load_package(row["path"])
-            if package.public_hash != row["public_hash"]:
-                raise SpecError(package.path / "package.yaml", "(public half)",
-                                "changed since the run; regrading re-reads hidden halves only, run again instead")
-            packages[row["task_id"]] = package
+    with RunStore.open(run_dir) as store:
+        packages = run_packages(store)
         images = Images()
         trials = list(iter_trials(store))
         gradings = []
@@ -55,8 +48,6 @@ def regrade(run_dir: Path) -> RegradeOutcome:
         grading_id = store.new_grading()
         store.write_gradings(grading_id, gradings)
         return RegradeOutcome(grading_id, len(trials), changed, {k: p.hidden.version for k, p in packages.items()})
-    finally:
-        store.close()
 
 
 def trajectory_json(record: TrialRecord) -> dict:

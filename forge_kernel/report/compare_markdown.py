@@ -68,7 +68,8 @@ def criteria(b: SideSummary, c: SideSummary) -> list[str]:
                 f"Critical exclusions caught: {ex.caught}; missed: "
                 + (", ".join(f"{k} ×{n}" for k, n in missed.items()) or "none") + ".", ""]
     checks = (("cited resource exists", "exists"), ("belongs to this patient", "patient"),
-              ("supports the claim (the gold cites it)", "supports"), ("list complete (every gold citation)", "complete"))
+              ("supports the claim (the gold cites it)", "supports"),
+              ("list complete (every gold citation)", "complete"))
     out += table(["citations", f"baseline {b.agent}", f"candidate {c.agent}"],
                  [[label, *("no samples" if s.citations is None else str(getattr(s.citations, name)) for s in (b, c))]
                   for label, name in checks])

@@ -7,10 +7,11 @@ from .loaders import (
     load_verdicts,
     read_trial,
 )
+from .packages import run_packages
 from .records import TrialRecord
 from .run_store import DB_NAME, SCHEMA_VERSION, RunStore
 
 __all__ = [
     "DB_NAME", "RunStore", "SCHEMA_VERSION", "StoredTrial", "TrialRecord", "iter_trials", "load_events",
-    "load_trials", "load_verdicts", "read_trial",
+    "load_trials", "load_verdicts", "read_trial", "run_packages",
 ]

@@ -23,11 +23,8 @@ JOIN (SELECT trial_id, MAX(grading_id) AS g FROM scores GROUP BY trial_id) m
 def _frame(run_dir: str | Path, sql: str, params: tuple = ()) -> pd.DataFrame:
     import pandas as pd  # imported here: the CLI starts without it
 
-    store = RunStore.open(Path(run_dir))
-    try:
+    with RunStore.open(Path(run_dir)) as store:
         return pd.read_sql_query(sql, store.db, params=params)
-    finally:
-        store.close()
 
 
 def load_trials(run_dir: str | Path) -> pd.DataFrame:

@@ -57,6 +57,12 @@ class RunStore:
     def close(self) -> None:
         self.db.close()
 
+    def __enter__(self) -> "RunStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
     def start(self, run_id: str, spec: dict, manifest: dict, packages: Iterable[Package]) -> None:
         """Record the manifest, the packages and grading 1 (the run's own)."""
         with self.transaction():

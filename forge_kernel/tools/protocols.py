@@ -11,6 +11,15 @@ from .knowledge import table
 SUMMARY_FIELDS = ("title", "title_en", "phase", "condition")
 
 
+def criterion_leaves(node: dict) -> list[dict]:
+    """Every criterion (leaf with an id) of a protocol's criteria tree, inclusion first."""
+    if "id" in node:
+        return [node]
+    if "inclusion" in node:
+        return criterion_leaves(node["inclusion"]) + criterion_leaves(node["exclusion"])
+    return [leaf for child in node.get("all", node.get("any", [])) for leaf in criterion_leaves(child)]
+
+
 def current_version(protocol: dict) -> dict:
     return next(v for v in protocol["versions"] if v["status"] == "current")
 

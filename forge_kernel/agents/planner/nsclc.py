@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from ...tools.protocols import criterion_leaves
 from .core import Plan, PlanContext, plan
 
 IN_DOMAIN = "trial_eligibility"
@@ -279,7 +280,7 @@ async def referrals(ctx: PlanContext) -> list[tuple[str, dict]]:
 
 async def follow_up(ctx: PlanContext, assessment: Assessment) -> tuple[bool, bool]:
     """A follow-up Task for unknown criteria and an escalation for conflicts: (task created, escalated)."""
-    texts = {c["id"]: c for c in leaves(assessment.protocol["criteria"])}
+    texts = {c["id"]: c for c in criterion_leaves(assessment.protocol["criteria"])}
     text_key = "text_en" if ctx.task.language == "en" else "text"
 
     def line(f: Finding) -> str:
@@ -295,14 +296,6 @@ async def follow_up(ctx: PlanContext, assessment: Assessment) -> tuple[bool, boo
         await ctx.on_patient("escalate_to_human", reason=" | ".join(map(line, conflict)),
                              idempotency_key=f"{key}:conflict")
     return bool(unknown), bool(conflict)
-
-
-def leaves(node: dict) -> list[dict]:
-    if "id" in node:
-        return [node]
-    if "inclusion" in node:
-        return leaves(node["inclusion"]) + leaves(node["exclusion"])
-    return [leaf for child in node.get("all", node.get("any", [])) for leaf in leaves(child)]
 
 
 def summary(ctx: PlanContext, a: Assessment) -> str:
