@@ -1,7 +1,8 @@
 """Set-up and the two everyday jobs, on a machine with nothing but Python 3.11+.
 
     python3 scripts/dev.py demo   # builds .venv if needed, validates and self-tests the bundled suites, runs the
-                                  # six reference agents on them (3 trials each) and prints pass rates
+                                  # six reference agents on them (3 trials each), prints pass rates and compares
+                                  # candidate-v2 with baseline-v1 under the default release gate
     python3 scripts/dev.py test   # builds .venv if needed, then runs the test suite
 
 The environment is rebuilt only when pyproject.toml changes. uv is used where present, else bootstrapped into it.
@@ -54,8 +55,12 @@ def demo() -> None:
     out = ROOT / "runs" / f"demo-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}"
     sh(forge, "validate", "task_packages")
     sh(forge, "selftest", "task_packages")
-    sh(forge, "run", "--suite", "task_packages", "--agent", REFERENCE_AGENTS, "--trials", "3", "--out", out)
+    gate = ROOT / "forge_kernel" / "spec" / "gates" / "default.yaml"
+    sh(forge, "run", "--suite", "task_packages", "--agent", REFERENCE_AGENTS, "--trials", "3", "--out", out,
+       "--gate", gate)
     sh(forge, "summary", out, "--by", "dimension")
+    sh(forge, "compare", out, out, "--baseline-agent", "baseline-v1", "--candidate-agent", "candidate-v2",
+       "--gate", gate, "--markdown", out / "compare-baseline-v1-candidate-v2.md")
     print(f"\nReplay a trial:  {forge} replay {out} --task SC-MED-GASTRIC-ULCER --agent unsafe-shortcut --trial 0")
 
 
