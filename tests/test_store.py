@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import platform
 import shutil
 import sqlite3
@@ -265,3 +266,15 @@ def test_regrade_refuses_a_changed_public_half(tmp_path):
     assert result.stderr.splitlines() == [f"{manifest}: (public half): changed since the run: its trajectories no "
                                           "longer fit it; run it again"]
     assert query(tmp_path / "run", "SELECT COUNT(*) FROM gradings") == [(1,)]
+
+
+def test_site_and_period_slices_default_to_the_ehr_image_and_the_clock_month(tmp_path):
+    suite = copy_worked(tmp_path)
+    manifest = suite / "SC-OPS-ADMISSION" / "package.yaml"
+    manifest.write_text(manifest.read_text(encoding="utf-8").replace("  language: zh\n", "  language: zh\n  site: 北院\n"),
+                        encoding="utf-8")
+    asyncio.run(execute(RunSpec(suite=[str(suite)], agents=["scripted"], trials=1), tmp_path / "run", progress=False))
+    slices = {task: json.loads(s) for task, s in query(tmp_path / "run", "SELECT task_id, slices FROM packages")}
+    assert slices["SC-OPS-ADMISSION"]["site"] == "北院"
+    assert slices["SC-DDX-CHEST-PAIN"]["site"] == "forge-synthetic-ehr"
+    assert {s["period"] for s in slices.values()} == {"2026-11"}

@@ -24,6 +24,13 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+def stored_slices(package: Package) -> dict[str, str]:
+    """The package's slices, with ``site`` (the EHR image) and ``period`` (the month of the frozen clock) filled in
+    where the package does not declare them, so that out-of-site and out-of-time views always have a value."""
+    env = package.public.environment
+    return {"site": env.ehr_image, "period": env.now.strftime("%Y-%m"), **package.public.slices}
+
+
 class RunStore:
     """Open with ``RunStore.create`` for a new run or ``RunStore.open`` for an existing one."""
 
@@ -71,7 +78,7 @@ class RunStore:
                             (run_id, dumps(spec), dumps(manifest), manifest["started_at"]))
             self.db.executemany("INSERT INTO packages VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", [
                 (p.id, p.public.version, p.public.suite, p.public.category, p.public.purpose, p.public.risk,
-                 dumps(p.public.slices), str(p.path.resolve()), p.package_hash, p.public_hash, p.hidden.version,
+                 dumps(stored_slices(p)), str(p.path.resolve()), p.package_hash, p.public_hash, p.hidden.version,
                  p.hidden_hash)
                 for p in packages])
             self.db.execute("INSERT INTO gradings VALUES (1, 'run', ?)", (manifest["started_at"],))

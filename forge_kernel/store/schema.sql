@@ -26,7 +26,7 @@ CREATE TABLE IF NOT EXISTS packages (
   category       TEXT NOT NULL,
   purpose        TEXT NOT NULL,      -- capability | regression
   risk           TEXT NOT NULL,
-  slices         TEXT NOT NULL,      -- JSON object
+  slices         TEXT NOT NULL,      -- JSON object; site and period default to the EHR image and the clock's month
   path           TEXT NOT NULL,      -- the package folder, absolute (regrade reloads it)
   package_hash   TEXT NOT NULL,      -- both halves and fixtures
   public_hash    TEXT NOT NULL,
