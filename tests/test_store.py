@@ -271,8 +271,8 @@ def test_regrade_refuses_a_changed_public_half(tmp_path):
 def test_site_and_period_slices_default_to_the_ehr_image_and_the_clock_month(tmp_path):
     suite = copy_worked(tmp_path)
     manifest = suite / "SC-OPS-ADMISSION" / "package.yaml"
-    manifest.write_text(manifest.read_text(encoding="utf-8").replace("  language: zh\n", "  language: zh\n  site: 北院\n"),
-                        encoding="utf-8")
+    text = manifest.read_text(encoding="utf-8")
+    manifest.write_text(text.replace("  language: zh\n", "  language: zh\n  site: 北院\n", 1), encoding="utf-8")
     asyncio.run(execute(RunSpec(suite=[str(suite)], agents=["scripted"], trials=1), tmp_path / "run", progress=False))
     slices = {task: json.loads(s) for task, s in query(tmp_path / "run", "SELECT task_id, slices FROM packages")}
     assert slices["SC-OPS-ADMISSION"]["site"] == "北院"
