@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,10 +14,11 @@ from forge_kernel.cli import main
 from forge_kernel.engine import trial_seed
 from forge_kernel.spec import load_package
 from forge_kernel.store import load_trials
+from tests.helpers import WORKED_EXAMPLES as TASKS
+from tests.helpers import copy_worked_examples
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "task_packages" / "superclue"
-TASKS = ["SC-DDX-CHEST-PAIN", "SC-MED-GASTRIC-ULCER", "SC-OPS-ADMISSION"]
 """The three worked examples of SuperCLUE-MedAgent; the suite may hold more."""
 FORGE = str(Path(sys.executable).with_name("forge"))
 
@@ -63,15 +63,6 @@ def invoke(*argv, env=None) -> subprocess.CompletedProcess:
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     return subprocess.CompletedProcess(["forge", *argv], result.exit_code, result.stdout, result.stderr)
-
-
-def copy_suite(root: Path) -> Path:
-    """Both halves of the worked examples under root."""
-    (root / "verifiers" / "superclue").mkdir(parents=True)
-    for task in TASKS:
-        shutil.copytree(SUITE / task, root / "task_packages" / "superclue" / task)
-        shutil.copy(ROOT / "verifiers" / "superclue" / f"{task}.yaml", root / "verifiers" / "superclue")
-    return root / "task_packages" / "superclue"
 
 
 def edit(path: Path, old: str, new: str) -> None:
@@ -181,7 +172,7 @@ def test_grade_gold_and_a_counterexample(tmp_path):
 # --- selftest -------------------------------------------------------------------------------------------------
 
 def test_selftest_passes_and_catches_a_weakened_verifier(tmp_path):
-    copy_suite(tmp_path)
+    copy_worked_examples(tmp_path)
     edit(tmp_path / "verifiers" / "superclue" / "SC-OPS-ADMISSION.yaml", "    label: request for 胸片\n",
          "    label: request for 胸片\n    min: 0\n")
     weakened = start(["selftest", str(tmp_path / "task_packages")])
@@ -205,7 +196,7 @@ def case_setups(root: Path) -> dict:
     cases = {}
 
     def suite_copy(name):
-        return copy_suite(root / name)
+        return copy_worked_examples(root / name)
 
     def run_argv(suite, name):
         return ["run", "--suite", str(suite), "--agent", "scripted", "--trials", "1", "--out", str(root / name / "run")]

@@ -6,7 +6,11 @@ import pandas as pd
 import pytest
 
 from forge_kernel.analysis import compare
-from forge_kernel.analysis.criteria import citation_checks, criterion_confusion, gold_criteria
+from forge_kernel.analysis.criteria import (
+    citation_checks,
+    criterion_confusion,
+    gold_criteria,
+)
 from forge_kernel.analysis.trials import trial_table
 from forge_kernel.report.compare_markdown import criteria, render_comparison
 from forge_kernel.spec import SpecError, load_package

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from forge_kernel.cli import main
 from forge_kernel.agents import agent_factory
+from forge_kernel.cli import main
 from forge_kernel.engine import Images, RunSpec, execute, run_trial, trial_seed
 from forge_kernel.spec import SpecError, load_package
 from forge_kernel.store import RunStore, load_events, load_trials, load_verdicts

@@ -13,7 +13,14 @@ import yaml
 from forge_kernel.agents import AgentTask
 from forge_kernel.ehr import fhir
 from forge_kernel.spec import (
-    SpecError, TaskPackage, TrajectoryFile, canonical_json, content_hash, find_packages, hashing, load_package,
+    SpecError,
+    TaskPackage,
+    TrajectoryFile,
+    canonical_json,
+    content_hash,
+    find_packages,
+    hashing,
+    load_package,
     load_trajectory,
 )
 from forge_kernel.spec.json_schemas import SCHEMA_DIR, schema_documents

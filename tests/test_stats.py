@@ -2,7 +2,15 @@
 import pytest
 
 from forge_kernel.analysis.stats import (
-    Rate, brier, ece, mcnemar_exact, pass_at_k, pass_hat_k, percentile, reliability, wilson,
+    Rate,
+    brier,
+    ece,
+    mcnemar_exact,
+    pass_at_k,
+    pass_hat_k,
+    percentile,
+    reliability,
+    wilson,
 )
 
 

@@ -29,10 +29,11 @@ from forge_kernel.store import (
     load_verdicts,
     read_trial,
 )
+from tests.helpers import WORKED_EXAMPLES as TASKS
+from tests.helpers import copy_worked_examples
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "task_packages" / "superclue"
-TASKS = ["SC-DDX-CHEST-PAIN", "SC-MED-GASTRIC-ULCER", "SC-OPS-ADMISSION"]
 """The three worked examples of SuperCLUE-MedAgent; the suite may hold more."""
 WORKED = [str(SUITE / t) for t in TASKS]
 FORGE = str(Path(sys.executable).with_name("forge"))
@@ -200,17 +201,8 @@ def test_read_trial_matches_the_frames(run_dir):
 
 # --- regrade --------------------------------------------------------------------------------------------------
 
-def copy_worked(root: Path) -> Path:
-    """Both halves of the three worked examples under root."""
-    (root / "verifiers" / "superclue").mkdir(parents=True)
-    for task in TASKS:
-        shutil.copytree(SUITE / task, root / "task_packages" / "superclue" / task)
-        shutil.copy(ROOT / "verifiers" / "superclue" / f"{task}.yaml", root / "verifiers" / "superclue")
-    return root / "task_packages" / "superclue"
-
-
 def test_regrade_after_a_hidden_half_changed(tmp_path):
-    copy_worked(tmp_path)
+    copy_worked_examples(tmp_path)
     out = tmp_path / "run"
     ran = forge("run", "--suite", "task_packages/superclue", "--agent", "scripted", "--trials", "2",
                 "--out", "run", cwd=tmp_path)  # relative paths, as a user types them
@@ -255,7 +247,7 @@ def test_regrade_after_a_hidden_half_changed(tmp_path):
 
 
 def test_regrade_refuses_a_changed_public_half(tmp_path):
-    suite = copy_worked(tmp_path)
+    suite = copy_worked_examples(tmp_path)
     spec = RunSpec(suite=[str(suite)], agents=["scripted"], trials=1)
     asyncio.run(execute(spec, tmp_path / "run", progress=False))
     manifest = suite / "SC-OPS-ADMISSION" / "package.yaml"
@@ -269,7 +261,7 @@ def test_regrade_refuses_a_changed_public_half(tmp_path):
 
 
 def test_site_and_period_slices_default_to_the_ehr_image_and_the_clock_month(tmp_path):
-    suite = copy_worked(tmp_path)
+    suite = copy_worked_examples(tmp_path)
     manifest = suite / "SC-OPS-ADMISSION" / "package.yaml"
     text = manifest.read_text(encoding="utf-8")
     manifest.write_text(text.replace("  language: zh\n", "  language: zh\n  site: 北院\n", 1), encoding="utf-8")

@@ -10,7 +10,12 @@ import pytest
 from forge_kernel.ehr import EHRImage, EHRView, fhir
 from forge_kernel.spec import TaskPackage
 from forge_kernel.tools import (
-    CROSS_PATIENT, PRECEDENCE, TOOLS, UNAUTHORIZED_WRITE, BudgetExceeded, ToolSession,
+    CROSS_PATIENT,
+    PRECEDENCE,
+    TOOLS,
+    UNAUTHORIZED_WRITE,
+    BudgetExceeded,
+    ToolSession,
 )
 from forge_kernel.tools.knowledge import table
 
