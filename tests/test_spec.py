@@ -465,3 +465,9 @@ def test_agent_task_instruction_follows_the_language(tmp_path):
     task = AgentTask.from_package(public, seed=0)
     assert task.instruction == "Prescribe omeprazole."
     assert task.instructions == {"zh": "请为患者开具奥美拉唑。", "en": "Prescribe omeprazole."}
+
+
+def test_the_default_gate_policy_validates_against_its_schema():
+    gate = yaml.safe_load((ROOT / "forge_kernel/spec/gates/default.yaml").read_text(encoding="utf-8"))
+    validator("gate-policy.schema.json").validate(gate)
+    assert not validator("gate-policy.schema.json").is_valid({**gate, "hard": {"typo_gate": True}})

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .gate_policy import GatePolicy
 from .hidden import HiddenHalf
 from .package import TaskPackage
 from .trajectory import TrajectoryFile
@@ -13,6 +14,7 @@ MODELS = {
     "taskpackage.schema.json": TaskPackage,
     "hidden.schema.json": HiddenHalf,
     "trajectory.schema.json": TrajectoryFile,
+    "gate-policy.schema.json": GatePolicy,
 }
 
 
