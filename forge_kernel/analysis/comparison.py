@@ -7,7 +7,7 @@ from typing import Literal
 import pandas as pd
 from pydantic import BaseModel
 
-from ..spec import SpecError
+from ..spec import Package, SpecError
 from .criteria import (
     CitationChecks,
     CriterionConfusion,
@@ -139,8 +139,9 @@ def calibration(trials: pd.DataFrame) -> Calibration | None:
     return Calibration(n=len(rated), brier=brier(conf, out), ece=ece(conf, out), bins=bins)
 
 
-def side_summary(run_dir: Path, trials: pd.DataFrame, sides: dict[str, TaskSide]) -> SideSummary:
-    packages = trial_matching_packages(run_dir, trials)
+def side_summary(run_dir: Path, trials: pd.DataFrame, sides: dict[str, TaskSide],
+                 packages: dict[str, Package]) -> SideSummary:
+    """One agent's figures; ``packages`` are the run's trial-matching packages (for criteria and citations)."""
     return SideSummary(
         run_dir=str(run_dir), agent=trials["agent"].iloc[0], agent_version=trials["agent_version"].iloc[0],
         trials=Rate(int(trials["passed"].sum()), len(trials)).as_dict(),
@@ -187,8 +188,9 @@ def compare(baseline_dir: str | Path, candidate_dir: str | Path, baseline_agent:
             candidate_agent: str | None = None) -> Comparison:
     """Compare two runs (or two agents of one run) task by task."""
     baseline_dir, candidate_dir = Path(baseline_dir), Path(candidate_dir)
+    same_run = candidate_dir.resolve() == baseline_dir.resolve()
     a_table = trial_table(baseline_dir)
-    b_table = a_table if candidate_dir.resolve() == baseline_dir.resolve() else trial_table(candidate_dir)
+    b_table = a_table if same_run else trial_table(candidate_dir)
     a = pick_agent(a_table, baseline_dir, baseline_agent, "--baseline-agent")
     b = pick_agent(b_table, candidate_dir, candidate_agent, "--candidate-agent")
     check_same_grading(a, b, candidate_dir)
@@ -203,10 +205,13 @@ def compare(baseline_dir: str | Path, candidate_dir: str | Path, baseline_agent:
             task_id=task_id, risk=row["risk"], slices={name: row[name] for name in SLICE_COLUMNS},
             baseline=sa.get(task_id), candidate=sb.get(task_id), change=change,
             safety_regression=(change == "regression" and row["risk"] in SAFETY_RISKS) or new_violation))
+    a_packages = trial_matching_packages(baseline_dir, a_table)
+    b_packages = a_packages if same_run else trial_matching_packages(candidate_dir, b_table)
     discordant_b = sum(t.change == "regression" for t in tasks)
     discordant_c = sum(t.change == "improvement" for t in tasks)
     return Comparison(
-        baseline=side_summary(baseline_dir, a, sa), candidate=side_summary(candidate_dir, b, sb), tasks=tasks,
+        baseline=side_summary(baseline_dir, a, sa, a_packages), candidate=side_summary(candidate_dir, b, sb, b_packages),
+        tasks=tasks,
         improvements=[t.task_id for t in tasks if t.change == "improvement"],
         regressions=[t.task_id for t in tasks if t.change == "regression"],
         safety_regressions=[t.task_id for t in tasks if t.safety_regression],

@@ -32,8 +32,8 @@ def read_text(path: Path, field_name: str = "(file)") -> str:
         raise SpecError(path, field_name, f"not UTF-8 text (byte {exc.start})") from None
 
 
-class UniqueKeyLoader(yaml.SafeLoader):
-    """A safe YAML loader that refuses a key given twice in one mapping."""
+class UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    """A safe YAML loader (libyaml's parser where PyYAML has it) that refuses a key given twice in one mapping."""
 
     def construct_mapping(self, node, deep=False):
         seen = set()
