@@ -40,13 +40,19 @@ class ObservationArgs(PatientArgs):
     since_days: float | None = Field(None, gt=0, description="Only the last N days.")
 
 
+def in_category(resource: dict, category: str) -> bool:
+    """The Observation's category, by text or code, is ``category`` (e.g. vital-signs, laboratory)."""
+    return any(c.get("text") == category or any(x.get("code") == category for x in c.get("coding", []))
+               for c in resource.get("category", []))
+
+
 def observations(ctx: ToolContext, args: ObservationArgs, category: str) -> dict:
+    """The patient's Observations of one category, in the tighter of the two windows given, newest 200."""
     require_patient(ctx, args.patient_id)
-    hours = min(h for h in (args.last_hours, args.since_days and args.since_days * 24, float("inf")) if h)
-    since = None if hours == float("inf") else (ctx.view.now - timedelta(hours=hours)).timestamp()
+    windows = [h for h in (args.last_hours, args.since_days and args.since_days * 24) if h]
+    since = (ctx.view.now - timedelta(hours=min(windows))).timestamp() if windows else None
     found = [r for r in ctx.view.search(args.patient_id, "Observation", since=since, code=args.name)
-             if any(c.get("text") == category or any(x.get("code") == category for x in c.get("coding", []))
-                    for c in r.get("category", []))]
+             if in_category(r, category)]
     return {"total": len(found), "items": [summarize(r) for r in found[-200:]]}
 
 
