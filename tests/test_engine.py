@@ -74,7 +74,7 @@ def records(df):
 # --- misbehaving agents ---------------------------------------------------------------------------------------
 
 MISBEHAVING = {
-    "crashing": ("agent_error", "RuntimeError: agent bug on purpose"),
+    "crashing": ("agent_error", "RuntimeError: agent bug on purpose (at agents_for_tests.py:21)"),
     "hanging": ("timeout", "no result within 1.0 s"),
     "budget-breaker": ("budget_exceeded", "calls > 20"),
     "budget-swallower": ("budget_exceeded", "calls > 20"),

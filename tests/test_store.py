@@ -100,8 +100,11 @@ def test_manifest_records_provenance(run_dir):
     assert isinstance(manifest["code"]["dirty"], bool)
     assert manifest["packages"] == {p.id: p.package_hash for p in load_suite(WORKED)}
     assert manifest["agents"] == [{"name": "scripted", "version": load_trials(run_dir).agent_version[0],
+                                   "spec": "scripted", "trusted": True, "isolation": "in-process",
                                    "config": AGENTS["scripted"]().config}]
-    assert manifest["spec"] == {"suite": WORKED, "agents": ["scripted"], "trials": 3, "seed": 11, "gate": None}
+    assert manifest["spec"] == {"suite": WORKED, "agents": ["scripted"], "trials": 3, "seed": 11, "gate": None,
+                                "trust": [], "sandbox": "namespace", "endpoints": [], "isolate_reference": False}
+    assert manifest["sandbox"]["mode"] in ("namespace", "process")
     assert manifest["host"]["python"] == platform.python_version()
     assert manifest["host"]["hostname"] == platform.node()
     started, ended = (datetime.fromisoformat(manifest[k]) for k in ("started_at", "ended_at"))

@@ -7,7 +7,7 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 
 from ..spec import AgentResult, Budget, TaskPackage
-from ..tools import TOOLS, ToolSession
+from ..tools import TOOLS
 
 
 class AgentTask(BaseModel):
@@ -43,11 +43,22 @@ class AgentTask(BaseModel):
         )
 
 
+class ToolClient(Protocol):
+    """What an agent gets to act with: tool calls and a meter for what it spends. Nothing of the harness."""
+
+    async def call(self, tool: str, /, **args: Any) -> dict:
+        """``{"ok": True, "result": ...}`` or ``{"ok": False, "error": {"code", "message"}}``; raises
+        BudgetExceeded once the trial's call budget is used up."""
+
+    def charge(self, usd: float) -> None:
+        """Report money spent (e.g. model tokens); past the cost budget the trial ends."""
+
+
 @runtime_checkable
 class Agent(Protocol):
-    """Anything that acts on a task through a tool session and says what it concluded."""
+    """Anything that acts on a task through a tool client and says what it concluded."""
 
     name: str
     version: str
 
-    async def run(self, task: AgentTask, session: ToolSession) -> AgentResult: ...
+    async def run(self, task: AgentTask, session: ToolClient) -> AgentResult: ...

@@ -20,6 +20,6 @@ def agent_factory(name: str) -> Callable[[], Agent]:
         module, _, attr = name.partition(":")
         try:
             return getattr(importlib.import_module(module), attr)
-        except (ImportError, AttributeError) as exc:
-            raise SpecError("--agent", name, f"cannot import: {exc}") from None
+        except (Exception, SystemExit) as exc:  # whatever the module does at import is the user's mistake
+            raise SpecError("--agent", name, f"cannot import: {type(exc).__name__}: {exc}") from None
     raise SpecError("--agent", name, f"unknown agent (known: {', '.join(sorted(AGENTS))}, or module:attribute)")

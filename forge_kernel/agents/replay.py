@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 from ..spec import AgentResult, TrajectoryFile
-from ..tools import ToolSession
-from .base import AgentTask
+from .base import AgentTask, ToolClient
 
 
 class ReplayAgent:
@@ -15,7 +14,7 @@ class ReplayAgent:
     def __init__(self, trajectory: TrajectoryFile):
         self.trajectory = trajectory
 
-    async def run(self, task: AgentTask, session: ToolSession) -> AgentResult:
+    async def run(self, task: AgentTask, session: ToolClient) -> AgentResult:
         for call in self.trajectory.calls:
             await session.call(call.tool, **call.args)
         t = self.trajectory

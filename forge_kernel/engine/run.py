@@ -2,22 +2,23 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 import uuid
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from time import perf_counter
-
 from tqdm import tqdm
 
 from ..agents import agent_factory
-from ..spec import Package, SpecError, find_packages, load_package
+from ..spec import Package, SpecError, find_packages
 from ..spec.gate_policy import load_policy
-from ..store import DB_NAME, RunStore
+from ..store import DB_NAME, RunLock, RunStore
 from ..store.run_store import utc_now
+from ..workers import InProcess, IsolatedAgent, Runner, Sandbox, choose
+from ..workers.attempt import describe
 from .manifest import build_manifest
 from .seeds import trial_seed
-from .trial import Images, run_trial
-from .validate import check_halves
+from .trial import Images, run_trial, task_text
+from .validate import check_package
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,14 @@ class RunSpec:
     seed: int = 0
     gate: str | None = None
     """A release-gate policy declared before the run: its hash goes into the manifest."""
+    trust: list[str] = field(default_factory=list)
+    """``module:attribute`` entries to run in process, as registered agent names are (their authors are trusted)."""
+    sandbox: str = "namespace"
+    """How every other agent is confined: namespace, strict or process (see forge_kernel.workers.sandbox)."""
+    endpoints: list[str] = field(default_factory=list)
+    """``host:port`` an agent may reach in strict mode."""
+    isolate_reference: bool = False
+    """Run registered agents (the bundled reference agents) isolated too, e.g. to measure the isolated path."""
 
 
 @dataclass(frozen=True)
@@ -41,17 +50,19 @@ class RunOutcome:
     skipped: int
 
 
-def agent_card(agent) -> dict:
-    """Name, version and, where the agent states it, its configuration (for the manifest)."""
-    card = {"name": agent.name, "version": str(agent.version)}
-    if getattr(agent, "config", None) is not None:
-        card["config"] = agent.config
+def agent_card(runner: Runner, spec: str) -> dict:
+    """What the manifest says of an agent: name, version, configuration, how it ran and whether it was trusted."""
+    card = {"name": runner.name, "version": runner.version, "spec": spec, "trusted": runner.isolation == "in-process",
+            "isolation": runner.isolation}
+    if runner.config is not None:
+        card["config"] = runner.config
     return card
 
 
 def load_suite(paths: list[str]) -> list[Package]:
-    """Load and cross-check every package under the paths, before any agent runs; ids must be unique."""
-    packages = [check_halves(load_package(p)) for p in find_packages(paths)]
+    """Load and check every package under the paths as ``forge validate`` does, before any agent runs; ids must be
+    unique. Hidden halves are checked here but not kept: they are loaded again for grading only."""
+    packages = [check_package(p) for p in find_packages(paths)]
     seen: dict[str, Path] = {}
     for package in packages:
         if package.id in seen:
@@ -60,41 +71,106 @@ def load_suite(paths: list[str]) -> list[Package]:
     return packages
 
 
-def open_store(run_dir: Path, spec: RunSpec, packages: list[Package], agents: list[dict], resume: bool) -> RunStore:
-    """A new store, or the existing one when resuming the same spec on the same packages.
+def hidden_from_agents(packages: list[Package], run_dir: Path) -> tuple[str, ...]:
+    """What an isolated agent must never see: the run folder, every package folder, every hidden-half folder."""
+    paths = {run_dir.resolve()}
+    for package in packages:
+        paths.add(package.path.resolve())
+        paths.add(package.hidden_path.parents[1])
+    return tuple(sorted(map(str, paths)))
 
-    Hashing reads every hidden half here, so a bad one fails before any trial runs (agents never see it).
+
+def trusted_entries(spec: RunSpec) -> set[str]:
+    """The --agent entries that run in process: the names of the agent registry (the bundled reference agents
+    and any registered in this process, whose code the harness already holds) and those named by ``--trust``."""
+    unknown = [name for name in spec.trust if name not in spec.agents]
+    if unknown:
+        raise SpecError("--trust", unknown[0], "is not one of the --agent entries")
+    registered = set() if spec.isolate_reference else {e for e in spec.agents if ":" not in e}
+    return set(spec.trust) | registered
+
+
+async def start_agents(spec: RunSpec, sandbox: Sandbox) -> dict[str, tuple[Runner, str]]:
+    """Agent name -> (runner, its --agent entry): trusted ones in process, the others started in their sandboxes.
+
+    An agent that cannot be imported or built is a SpecError, before anything is written.
     """
+    if not spec.agents:
+        raise SpecError("--agent", "(empty)", "names no agent")
+    trusted = trusted_entries(spec)
+
+    async def start(entry: str) -> Runner:
+        if ":" not in entry:
+            agent_factory(entry)  # a bundled name: known or not, without starting anything
+        if entry not in trusted:
+            return await IsolatedAgent.start(entry, sandbox)
+        factory = agent_factory(entry)
+        try:
+            return InProcess(factory)
+        except Exception as exc:
+            raise SpecError("--agent", entry, f"cannot build the agent: {describe(exc)}") from None
+
+    outcomes = await asyncio.gather(*(start(entry) for entry in spec.agents), return_exceptions=True)
+    runners = [r for r in outcomes if not isinstance(r, BaseException)]
+    try:
+        failed = next((r for r in outcomes if isinstance(r, BaseException)), None)
+        if failed is not None:
+            raise failed
+        by_name: dict[str, tuple[Runner, str]] = {}
+        for runner, entry in zip(runners, spec.agents):
+            if runner.name in by_name:
+                raise SpecError("--agent", entry, f"a second agent named {runner.name!r}")
+            by_name[runner.name] = (runner, entry)
+        return by_name
+    except BaseException:
+        await stop_agents(runners)
+        raise
+
+
+async def stop_agents(runners) -> None:
+    for runner in runners:
+        if isinstance(runner, IsolatedAgent):
+            await runner.aclose()
+
+
+def open_store(run_dir: Path, spec: RunSpec, packages: list[Package], agents: list[dict], sandbox: Sandbox,
+               resume: bool) -> RunStore:
+    """A new store, or the existing one when resuming the same spec on the same packages."""
     exists = (run_dir / DB_NAME).exists()
     if exists and not resume:
         raise SpecError(run_dir, "--out", "holds a run already; pass --resume to finish it, or choose another folder")
     store = RunStore.open(run_dir) if exists else RunStore.create(run_dir)
     try:
         if store.spec() is None:  # new, or killed before its manifest was written
-            start_run(store, spec, packages, agents)
+            start_run(store, spec, packages, agents, sandbox)
         else:
-            check_same_run(store, run_dir, spec, packages)
+            check_same_run(store, run_dir, spec, packages, sandbox)
     except BaseException:
         store.close()
         raise
     return store
 
 
-def start_run(store: RunStore, spec: RunSpec, packages: list[Package], agents: list[dict]) -> None:
+def start_run(store: RunStore, spec: RunSpec, packages: list[Package], agents: list[dict], sandbox: Sandbox) -> None:
     run_id = uuid.uuid4().hex[:12]
     hashes = {p.id: p.package_hash for p in packages}
     manifest = build_manifest(run_id, asdict(spec), hashes, agents, utc_now())
+    manifest["sandbox"] = {"mode": sandbox.mode, "requested": spec.sandbox, "endpoints": list(sandbox.endpoints)}
     if spec.gate:
         manifest["gate_policy"] = {"path": str(Path(spec.gate).resolve()), "hash": load_policy(spec.gate).hash}
     store.start(run_id, asdict(spec), manifest, packages)
 
 
-def check_same_run(store: RunStore, run_dir: Path, spec: RunSpec, packages: list[Package]) -> None:
-    """A resume must run the same agents, trials, seed and packages as the stored run."""
+def check_same_run(store: RunStore, run_dir: Path, spec: RunSpec, packages: list[Package], sandbox: Sandbox) -> None:
+    """A resume must run the same agents, trials, seed, trust and sandbox on the same packages as the stored run."""
     stored = store.spec()
     for key, value in asdict(spec).items():
-        if key not in ("suite", "gate") and stored.get(key) != value:
+        if key not in ("suite", "gate") and stored.get(key, RunSpec.__dataclass_fields__[key].default) != value:
             raise SpecError(run_dir, f"--{key}", f"is {value!r}, the stored run has {stored.get(key)!r}")
+    recorded = (store.manifest().get("sandbox") or {}).get("mode", sandbox.mode)
+    if recorded != sandbox.mode:
+        raise SpecError(run_dir, "--sandbox", f"the run's agents were isolated in {recorded!r} mode; "
+                                             f"here only {sandbox.mode!r} is possible")
     current = {p.id: p.package_hash for p in packages}
     stored_hashes = store.package_hashes()
     changed = sorted(k for k, h in stored_hashes.items() if current.get(k) != h)
@@ -104,39 +180,62 @@ def check_same_run(store: RunStore, run_dir: Path, spec: RunSpec, packages: list
 
 async def execute(spec: RunSpec, run_dir: Path, concurrency: int = 4, resume: bool = False,
                   progress: bool | None = None) -> RunOutcome:
-    """Run every (task, agent, trial) not yet stored; return what was done."""
+    """Run every (task, agent, trial) not yet stored; return what was done.
+
+    Everything a user can get wrong (packages, the gate policy, the agents, the sandbox) is checked before the
+    store is written; ``--resume`` while another process writes the run is refused.
+    """
+    run_dir = Path(run_dir)
     packages = load_suite(spec.suite)
-    factories = {}
-    for spec_name in spec.agents:
-        factory = agent_factory(spec_name)
-        name = factory().name
-        if name in factories:
-            raise SpecError("--agent", spec_name, f"a second agent named {name!r}")
-        factories[name] = factory
-    agents = [agent_card(factory()) for factory in factories.values()]
-    store = open_store(run_dir, spec, packages, agents, resume)
+    if spec.gate:
+        load_policy(spec.gate)
     try:
-        done = store.done()
-        plan = [(p, name, k) for p in packages for name in factories for k in range(spec.trials)
-                if (p.id, name, k) not in done]
-        images = Images()
-        limit = asyncio.Semaphore(concurrency)
-        bar = tqdm(total=len(plan), unit="trial", desc="trials", disable=None if progress is None else not progress)
-
-        async def one(package: Package, name: str, k: int) -> None:
-            waiting = perf_counter()
-            async with limit:
-                queued = perf_counter() - waiting
-                agent = factories[name]()
-                record = await run_trial(package, images[package], agent, k, trial_seed(spec.seed, package.id, name, k))
-                record.queued_s = queued
-                store.write_trial(record)
-                bar.update()
-
-        await asyncio.gather(*(one(*item) for item in plan))
-        bar.close()
-        store.finish()
-        total = len(packages) * len(spec.agents) * spec.trials
-        return RunOutcome(run_dir, store.manifest()["run_id"], total, len(plan), total - len(plan))
+        sandbox, notice = choose(spec.sandbox, hidden_from_agents(packages, run_dir), tuple(spec.endpoints))
+    except (ValueError, RuntimeError) as exc:
+        raise SpecError("--sandbox", spec.sandbox, str(exc)) from None
+    if notice:
+        print(notice, file=sys.stderr)
+    agents = await start_agents(spec, sandbox)
+    try:
+        with RunLock(run_dir):
+            cards = [agent_card(runner, entry) for runner, entry in agents.values()]
+            with open_store(run_dir, spec, packages, cards, sandbox, resume) as store:
+                ran, total = await run_plan(store, spec, packages, agents, concurrency, progress)
+                store.finish()
+                return RunOutcome(run_dir, store.manifest()["run_id"], total, ran, total - ran)
     finally:
-        store.close()
+        await stop_agents(runner for runner, _ in agents.values())
+
+
+async def run_plan(store: RunStore, spec: RunSpec, packages: list[Package], agents: dict, concurrency: int,
+                   progress: bool | None) -> tuple[int, int]:
+    """Run what the store does not hold yet; trials finishing together are committed together."""
+    done = store.done()
+    plan = [(p, name, k) for p in packages for name in agents for k in range(spec.trials) if (p.id, name, k) not in done]
+    images, texts = Images(), {p.id: task_text(p) for p in packages}
+    todo = iter(plan)
+    finished: list = []
+    bar = tqdm(total=len(plan), unit="trial", desc="trials", disable=None if progress is None else not progress)
+
+    async def lane() -> None:
+        """One of ``concurrency`` lanes, each running one trial at a time until the plan is done."""
+        for package, name, k in todo:
+            record = await run_trial(package, images[package], agents[name][0], k,
+                                     trial_seed(spec.seed, package.id, name, k), texts[package.id])
+            finished.append(record)
+            await asyncio.sleep(0)  # trials that finish in the same moment share one commit
+            if finished:
+                batch = finished[:]
+                finished.clear()
+                store.write_trials(batch)
+                bar.update(len(batch))
+
+    try:
+        async with asyncio.TaskGroup() as lanes:
+            for _ in range(min(concurrency, len(plan))):
+                lanes.create_task(lane())
+    except BaseExceptionGroup as group:
+        raise group.exceptions[0] from None
+    finally:
+        bar.close()
+    return len(plan), len(packages) * len(agents) * spec.trials

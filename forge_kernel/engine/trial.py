@@ -1,15 +1,13 @@
-"""One trial: fresh EHR view and tool session, the agent under its budget, then grading."""
+"""One trial: a fresh EHR view and tool session owned by the harness, the agent's attempt, then grading."""
 from __future__ import annotations
-
-import asyncio
-from time import perf_counter
 
 from ..agents import Agent, AgentTask
 from ..ehr import EHRImage, EHRView
-from ..spec import AgentResult, Package
+from ..spec import Package
 from ..store import TrialRecord
 from ..tools import ToolSession
 from ..verify import GradeContext, grade
+from ..workers import BUDGET_EXCEEDED, InProcess, Runner
 
 
 class Images:
@@ -25,26 +23,31 @@ class Images:
         return image
 
 
-async def run_trial(package: Package, image: EHRImage, agent: Agent, trial: int, seed: int) -> TrialRecord:
-    """Run one agent once on one package; a crash, hang or budget breach ends only this trial."""
+def task_text(package: Package) -> str:
+    """The package's AgentTask as JSON without its seed: built once per package and run, since its tool
+    definitions are the costly part."""
+    return AgentTask.from_package(package.public, 0).model_dump_json(exclude={"seed"})
+
+
+def with_seed(text: str, seed: int) -> str:
+    return f'{text[:-1]},"seed":{seed}}}'
+
+
+async def run_trial(package: Package, image: EHRImage, agent: Runner | Agent, trial: int, seed: int,
+                    task: str | None = None) -> TrialRecord:
+    """Run one agent once on one package; a crash, hang or budget breach ends only this trial.
+
+    ``agent`` is a Runner (in process or isolated) or a plain Agent, run in process; ``task`` is the package's
+    ``task_text``, when the caller has it already.
+    """
+    runner = agent if isinstance(agent, Runner) else InProcess(agent)
     view = EHRView(image)
     session = ToolSession(package.public, view)
-    task = AgentTask.from_package(package.public, seed)
-    status, reason, result = "completed", None, None
-    started = perf_counter()
-    try:
-        result = await asyncio.wait_for(agent.run(task, session), package.public.budget.max_seconds)
-    except TimeoutError:
-        status, reason = "timeout", f"no result within {package.public.budget.max_seconds} s"
-    except Exception as exc:  # an agent's bug must not end the run
-        status, reason = "agent_error", f"{type(exc).__name__}: {exc}"
-    duration = perf_counter() - started
-    if session.exceeded:  # BudgetExceeded, even if the agent caught it and went on
-        status, reason = "budget_exceeded", session.exceeded
-    if not isinstance(result, AgentResult):
-        if status == "completed":
-            status, reason = "agent_error", f"returned {type(result).__name__}, not AgentResult"
-        result = AgentResult(status="error")
-    ctx = GradeContext(package, view, session.events, result, status, duration, session.cost)
-    return TrialRecord(package.id, agent.name, agent.version, trial, seed, status, reason, result,
-                       session.events, duration, session.cost, grade(ctx))
+    budget = package.public.budget
+    outcome = await runner.attempt(with_seed(task or task_text(package), seed), session, budget.max_seconds)
+    status, reason = outcome.status, outcome.reason
+    if session.exceeded and status != BUDGET_EXCEEDED:  # even if the agent caught BudgetExceeded and went on
+        status, reason = BUDGET_EXCEEDED, session.exceeded
+    ctx = GradeContext(package, view, session.events, outcome.result, status, outcome.duration_s, session.cost)
+    return TrialRecord(package.id, runner.name, runner.version, trial, seed, status, reason, outcome.result,
+                       session.events, outcome.duration_s, session.cost, grade(ctx), outcome.queued_s)

@@ -24,7 +24,7 @@ def check_halves(package: Package) -> Package:
     for i, fault in enumerate(public.faults):
         if fault.tool not in public.tools:
             raise SpecError(manifest, f"faults.{i}.tool", f"{fault.tool!r} is not in the tool manifest")
-    hidden, hidden_file = package.hidden, package.hidden_path
+    hidden, hidden_file = package.read_hidden(), package.hidden_path
     if not any(r["resourceType"] == "Patient" and r["id"] == public.environment.patient_id for r in package.resources):
         raise SpecError(manifest, "environment.patient_id", "no such Patient in the fixtures")
     for i, name in enumerate(hidden.expected_tools):

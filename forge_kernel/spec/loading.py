@@ -85,6 +85,8 @@ class Package:
     """The package folder."""
     fixture_hashes: dict[str, str]
     resources: list[dict] = field(repr=False)
+    _hidden_facts: tuple[str, str] | None = field(default=None, repr=False)
+    """(version, hash) of the hidden half as last read."""
 
     @property
     def id(self) -> str:
@@ -104,17 +106,31 @@ class Package:
                 return parent / relative
         raise SpecError(self.path / PACKAGE_FILE, "id", f"no hidden half found at {relative} above the package")
 
-    @cached_property
-    def hidden(self) -> HiddenHalf:
-        """The hidden half; load it only for grading, never for an agent."""
+    def read_hidden(self) -> HiddenHalf:
+        """The hidden half, parsed afresh and not kept (checks before a run read it so); records its version and
+        hash."""
         hidden = parse_model(HiddenHalf, read_yaml(self.hidden_path), self.hidden_path)
         if hidden.id != self.public.id:
             raise SpecError(self.hidden_path, "id", f"is {hidden.id!r}, the package is {self.public.id!r}")
+        self._hidden_facts = (hidden.version, content_hash("hidden", hidden.model_dump(mode="json")))
         return hidden
 
     @cached_property
+    def hidden(self) -> HiddenHalf:
+        """The hidden half, kept for grading: load it only after an agent has returned, never for an agent."""
+        return self.read_hidden()
+
+    @property
+    def hidden_version(self) -> str:
+        if self._hidden_facts is None:
+            self.read_hidden()
+        return self._hidden_facts[0]
+
+    @property
     def hidden_hash(self) -> str:
-        return content_hash("hidden", self.hidden.model_dump(mode="json"))
+        if self._hidden_facts is None:
+            self.read_hidden()
+        return self._hidden_facts[1]
 
     @cached_property
     def package_hash(self) -> str:

@@ -1,6 +1,7 @@
 """The run store: one SQLite file (WAL) per run directory, one transaction per trial."""
 from __future__ import annotations
 
+import fcntl
 import json
 import sqlite3
 from datetime import datetime, timezone
@@ -13,6 +14,7 @@ from .records import TrialRecord
 
 SCHEMA_VERSION = 1
 DB_NAME = "run.sqlite"
+LOCK_NAME = "run.lock"
 SCHEMA = Path(__file__).with_name("schema.sql")
 
 
@@ -78,7 +80,7 @@ class RunStore:
                             (run_id, dumps(spec), dumps(manifest), manifest["started_at"]))
             self.db.executemany("INSERT INTO packages VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", [
                 (p.id, p.public.version, p.public.suite, p.public.category, p.public.purpose, p.public.risk,
-                 dumps(stored_slices(p)), str(p.path.resolve()), p.package_hash, p.public_hash, p.hidden.version,
+                 dumps(stored_slices(p)), str(p.path.resolve()), p.package_hash, p.public_hash, p.hidden_version,
                  p.hidden_hash)
                 for p in packages])
             self.db.execute("INSERT INTO gradings VALUES (1, 'run', ?)", (manifest["started_at"],))
@@ -108,19 +110,27 @@ class RunStore:
 
     def write_trial(self, rec: TrialRecord) -> int:
         """Store one trial with its events, verdicts and scores, atomically."""
-        r = rec.result
+        return self.write_trials([rec])[0]
+
+    def write_trials(self, records: list[TrialRecord]) -> list[int]:
+        """Store finished trials in one transaction (each whole or not at all); their trial ids."""
+        ids = []
         with self.transaction():
-            cur = self.db.execute(
-                "INSERT INTO trials VALUES (NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (rec.task_id, rec.agent, rec.agent_version, rec.trial, rec.seed, rec.status, rec.reason, r.answer,
-                 dumps(r.output), r.confidence, r.status, len(rec.events), rec.duration_s, rec.queued_s, rec.cost,
-                 utc_now()))
-            trial_id = cur.lastrowid
-            self.db.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", [
-                (trial_id, e.step, e.tool, e.kind, dumps(e.args), e.ok, dumps(e.result), e.error and dumps(e.error),
-                 e.denied, dumps(e.flags), e.fault, e.latency_ms, dumps(e.changes)) for e in rec.events])
-            self._write_grading(trial_id, 1, rec.grading)
-        return trial_id
+            for rec in records:
+                r = rec.result
+                cur = self.db.execute(
+                    "INSERT INTO trials VALUES (NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (rec.task_id, rec.agent, rec.agent_version, rec.trial, rec.seed, rec.status, rec.reason, r.answer,
+                     dumps(r.output), r.confidence, r.status, len(rec.events), rec.duration_s, rec.queued_s, rec.cost,
+                     utc_now()))
+                trial_id = cur.lastrowid
+                self.db.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", [
+                    (trial_id, e.step, e.tool, e.kind, dumps(e.args), e.ok, dumps(e.result),
+                     e.error and dumps(e.error), e.denied, dumps(e.flags), e.fault, e.latency_ms, dumps(e.changes))
+                    for e in rec.events])
+                self._write_grading(trial_id, 1, rec.grading)
+                ids.append(trial_id)
+        return ids
 
     def new_grading(self) -> int:
         with self.transaction():
@@ -141,6 +151,28 @@ class RunStore:
         self.db.executemany("INSERT INTO verdicts VALUES (?,?,?,?,?,?,?,?,?)", [
             (trial_id, grading_id, v.verifier_id, v.kind, v.category, v.severity, v.passed, v.reason, dumps(v.steps))
             for v in g.verdicts])
+
+
+class RunLock:
+    """An exclusive lock on a run folder for as long as a process writes the run (``run.lock`` beside the store)."""
+
+    def __init__(self, run_dir: Path):
+        self.path = Path(run_dir) / LOCK_NAME
+        self._file = None
+
+    def __enter__(self) -> "RunLock":
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = open(self.path, "a")
+        try:
+            fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._file.close()
+            raise SpecError(self.path.parent, "(run)", "another process is writing this run; wait for it to end") from None
+        return self
+
+    def __exit__(self, *exc) -> None:
+        fcntl.flock(self._file, fcntl.LOCK_UN)
+        self._file.close()
 
 
 class _Transaction:

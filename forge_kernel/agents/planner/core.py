@@ -11,8 +11,7 @@ from datetime import datetime
 from typing import Any, Awaitable, Callable
 
 from ...spec import AgentResult
-from ...tools import ToolSession
-from ..base import AgentTask
+from ..base import AgentTask, ToolClient
 
 
 @dataclass(frozen=True)
@@ -44,7 +43,7 @@ class PlanContext:
     """A plan's view of the trial: the task, the tool session, the features in force, the patient id."""
 
     task: AgentTask
-    session: ToolSession
+    session: ToolClient
     features: Features
     patient_id: str
 
@@ -102,7 +101,7 @@ class Planner:
             return replace(self.features, respects_records=False)
         return self.features
 
-    async def run(self, task: AgentTask, session: ToolSession) -> AgentResult:
+    async def run(self, task: AgentTask, session: ToolClient) -> AgentResult:
         found = await session.call("patient_search", mrn=task.context["mrn"])
         patients = found["result"]["patients"] if found["ok"] else []
         if len(patients) != 1:

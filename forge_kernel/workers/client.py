@@ -1,0 +1,75 @@
+"""The narrow tool client an agent is given: ``call`` a tool, ``charge`` what it spent. Nothing else.
+
+``RemoteToolClient`` lives in a worker process and sends every call across the wire to the harness.
+``LocalToolClient`` serves trusted in-process agents; it hands over copies, so an agent never holds a reference
+to the record, the EHR image or anything else the harness owns.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from ..tools import BudgetExceeded, ToolSession
+from .wire import encode
+
+
+def json_copy(value: Any) -> Any:
+    """A deep copy through JSON: what crosses to or from an agent, in process or not."""
+    return json.loads(json.dumps(value, ensure_ascii=False, allow_nan=False, default=str))
+
+
+def raise_for_budget(reply: dict) -> dict:
+    """A reply as is, or BudgetExceeded when the harness ended the trial's budget."""
+    if not reply.get("ok") and (reply.get("error") or {}).get("code") == "budget_exceeded":
+        raise BudgetExceeded(reply["error"].get("message", "budget exceeded"))
+    return reply
+
+
+class LocalToolClient:
+    """A trusted agent's client in the harness process: the same replies as over the wire, as copies."""
+
+    __slots__ = ("_session",)
+
+    def __init__(self, session: ToolSession):
+        self._session = session
+
+    async def call(self, tool: str, /, **args: Any) -> dict:
+        """Run one tool call; ``{"ok": True, "result": ...}`` or ``{"ok": False, "error": {code, message}}``."""
+        return json_copy(await self._session.call(tool, **json_copy(args)))
+
+    def charge(self, usd: float) -> None:
+        """Report money spent (e.g. on model tokens); past the budget the trial ends."""
+        self._session.charge(float(usd))
+
+
+class RemoteToolClient:
+    """An agent's client inside a worker process; every call is a frame to the harness and back."""
+
+    def __init__(self, writer: asyncio.StreamWriter, trial: int):
+        self._writer = writer
+        self._trial = trial
+        self._pending: dict[int, asyncio.Future] = {}
+        self._next_id = 0
+
+    async def call(self, tool: str, /, **args: Any) -> dict:
+        """Run one tool call in the harness; the reply as ``LocalToolClient.call`` gives it."""
+        self._next_id += 1
+        call_id = self._next_id
+        data = encode({"op": "call", "trial": self._trial, "id": call_id, "tool": tool, "args": args})
+        future = self._pending[call_id] = asyncio.get_running_loop().create_future()
+        self._writer.write(data)
+        try:
+            return raise_for_budget(await future)
+        finally:
+            self._pending.pop(call_id, None)
+
+    def charge(self, usd: float) -> None:
+        """Report money spent; the harness counts it and ends the trial past the budget."""
+        self._writer.write(encode({"op": "charge", "trial": self._trial, "usd": float(usd)}))
+
+    def resolve(self, message: dict) -> None:
+        """Deliver the harness's reply to the call waiting for it."""
+        future = self._pending.get(message.get("id"))
+        if future is not None and not future.done():
+            future.set_result({k: v for k, v in message.items() if k in ("ok", "result", "error")})

@@ -1,0 +1,138 @@
+"""The sandbox of an untrusted agent's worker processes, and what each mode guarantees.
+
+- ``namespace`` (the default): bubblewrap with new user, pid, ipc and uts namespaces, every capability dropped,
+  a read-only filesystem view that holds the system, the Python installation, forge_kernel and the agent's own
+  module folder, and nothing else (no ``verifiers/``, no task packages, no run folder, no home folder), a fresh
+  ``/tmp``; the harness's processes are invisible. The network is the machine's (an agent calls its model).
+- ``strict``: ``namespace`` plus a network namespace of its own: no address is reachable but the channel to the
+  harness and the endpoints named with ``--allow-endpoint HOST:PORT`` (relayed by the harness).
+- ``process``: separate worker processes only, no filesystem or network confinement; used where bubblewrap
+  cannot run (forge says so in one line and the manifest records it).
+
+In every mode the agent talks to the harness only through its socket, the harness owns the record, the EHR, the
+policy and the budgets, and a crash, a hang or a blocking call ends only the agent's own trial.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+MODES = ("namespace", "strict", "process")
+SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+KERNEL_PACKAGE = Path(__file__).resolve().parents[1]
+"""forge_kernel itself: the worker runs its client code."""
+
+
+@cache
+def bwrap_problem() -> str | None:
+    """Why bubblewrap cannot make a sandbox on this machine, or None when it can (probed once per process)."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return "bubblewrap (bwrap) is not installed"
+    probe = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-net", "--ro-bind", "/", "/", "--proc", "/proc",
+             "--dev", "/dev", "--cap-drop", "ALL", "true"]
+    try:
+        done = subprocess.run(probe, capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bwrap does not start ({exc})"
+    if done.returncode != 0:
+        return f"bwrap cannot create namespaces here ({(done.stderr.strip().splitlines() or ['?'])[-1]})"
+    return None
+
+
+def agent_locations(spec: str) -> list[Path]:
+    """Where the top-level module of ``module:attribute`` lives, found without running any of its code."""
+    if ":" not in spec:
+        return []
+    top = spec.partition(":")[0].split(".")[0]
+    try:
+        found = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return []
+    if found is None:
+        return []
+    if found.submodule_search_locations:
+        return [Path(p) for p in found.submodule_search_locations]
+    return [Path(found.origin)] if found.origin and os.path.exists(found.origin) else []
+
+
+def python_roots() -> list[Path]:
+    """The Python installation: prefixes and the site folders on sys.path."""
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    roots.update(p for p in sys.path if p.endswith(("site-packages", "dist-packages")) and os.path.isdir(p))
+    return [Path(p) for p in roots]
+
+
+def inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """How an untrusted agent's workers are confined; ``hidden`` paths are never visible to them."""
+
+    mode: str = "namespace"
+    hidden: tuple[str, ...] = ()
+    """The run folder, the task packages and the hidden halves (blanked wherever they fall inside the view)."""
+    endpoints: tuple[str, ...] = ()
+    """``host:port`` an agent may reach in ``strict`` mode."""
+
+    def command(self, spec: str, control_fd: int) -> list[str]:
+        """The command line that starts an agent's zygote in this sandbox."""
+        python = [sys.executable, "-m", "forge_kernel.workers.zygote", spec, str(control_fd)]
+        if self.mode == "process":
+            return python
+        return [*self.bwrap_args(spec), "--", *python]
+
+    @staticmethod
+    def environment() -> dict[str, str]:
+        """The zygote's environment: the harness's, with its module search path (so ``module:attribute`` imports
+        there as it does here; inside a sandbox only the agent's own folder of it is visible)."""
+        return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))}
+
+    def bwrap_args(self, spec: str) -> list[str]:
+        args = [shutil.which("bwrap") or "bwrap", "--unshare-user", "--uid", "65534", "--gid", "65534",
+                "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox",
+                "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+        if self.mode == "strict":
+            args.append("--unshare-net")
+        for path in SYSTEM_PATHS:
+            if os.path.islink(path):
+                args += ["--symlink", os.readlink(path), path]
+            elif os.path.isdir(path):
+                args += ["--ro-bind", path, path]
+        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--setenv", "HOME", "/tmp", "--chdir", "/tmp"]
+        roots = [*python_roots(), KERNEL_PACKAGE, *agent_locations(spec)]
+        visible: list[Path] = []
+        for root in sorted({Path(os.path.realpath(r)) for r in roots}, key=lambda p: len(p.parts)):
+            if not any(inside(root, v) for v in visible):
+                visible.append(root)
+                args += ["--ro-bind", str(root), str(root)]
+        for root in roots:  # a root reached through a symlink keeps its name
+            alias, real = Path(os.path.abspath(root)), os.path.realpath(root)
+            if str(alias) != real and not any(inside(alias, v) for v in visible):
+                args += ["--symlink", real, str(alias)]
+        for hidden in sorted({Path(os.path.realpath(h)) for h in self.hidden}):
+            if any(inside(hidden, v) for v in visible) and hidden.is_dir():
+                args += ["--tmpfs", str(hidden)]
+        return args
+
+
+def choose(requested: str, hidden: tuple[str, ...] = (), endpoints: tuple[str, ...] = ()) -> tuple[Sandbox, str | None]:
+    """The sandbox for a run and, when it is weaker than asked, the one-line notice saying so."""
+    if requested not in MODES:
+        raise ValueError(f"unknown sandbox mode {requested!r} (choose {', '.join(MODES)})")
+    problem = None if requested == "process" else bwrap_problem()
+    if problem is None:
+        return Sandbox(requested, hidden, endpoints), None
+    if requested == "strict":
+        raise RuntimeError(f"--sandbox strict needs bubblewrap: {problem}")
+    return Sandbox("process", hidden, endpoints), (
+        f"forge: {problem}; untrusted agents run as separate processes without a filesystem or network sandbox "
+        "(recorded in the run manifest). Install bubblewrap for the namespace sandbox.")

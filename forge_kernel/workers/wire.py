@@ -1,0 +1,89 @@
+"""The wire between the harness and an agent worker: length-prefixed JSON frames, size- and depth-capped.
+
+A frame is a 4-byte big-endian length, then that many bytes of UTF-8 JSON holding one object with an ``op``.
+Everything a worker sends is untrusted: the harness reads it with ``read_frame``, which refuses an oversized frame
+before reading its body, JSON nested deeper than ``MAX_DEPTH``, and anything that is not a JSON object.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import struct
+from typing import Any
+
+MAX_FRAME_BYTES = 4 * 1024 * 1024
+"""The largest frame a worker may send (an answer, a tool call's arguments)."""
+MAX_DEPTH = 64
+"""The deepest nesting of lists and objects a worker may send."""
+HEADER = struct.Struct(">I")
+
+
+class WireError(Exception):
+    """A frame that breaks the protocol: the worker that sent it is a fault, never the run."""
+
+
+def encode(message: dict) -> bytes:
+    """One frame; raises ValueError / RecursionError / TypeError for what JSON cannot carry."""
+    body = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    return HEADER.pack(len(body)) + body
+
+
+def frame(body: bytes) -> bytes:
+    """A frame around JSON text already encoded."""
+    return HEADER.pack(len(body)) + body
+
+
+def depth_of(value: Any, limit: int = MAX_DEPTH) -> int:
+    """Nesting depth of a JSON value, counted without recursion; stops counting past ``limit``."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, depth)
+            if deepest > limit:
+                return deepest
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+def decode(body: bytes) -> dict:
+    """A frame's body as a JSON object, or WireError."""
+    try:
+        message = json.loads(body, parse_constant=_no_constant)
+    except RecursionError:
+        raise WireError("JSON nested too deeply") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise WireError(f"not JSON: {str(exc)[:80]}") from None
+    if not isinstance(message, dict) or not isinstance(message.get("op"), str):
+        raise WireError("a frame must be a JSON object with an op")
+    if depth_of(message) > MAX_DEPTH:
+        raise WireError(f"JSON nested deeper than {MAX_DEPTH}")
+    return message
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+async def read_frame(reader: asyncio.StreamReader, max_bytes: int = MAX_FRAME_BYTES) -> dict | None:
+    """The next message, None at a clean end of stream; WireError for a broken or oversized frame."""
+    try:
+        header = await reader.readexactly(HEADER.size)
+    except asyncio.IncompleteReadError as exc:
+        if exc.partial:
+            raise WireError("stream ended inside a frame header") from None
+        return None
+    (size,) = HEADER.unpack(header)
+    if size > max_bytes:
+        raise WireError(f"frame of {size} bytes exceeds the {max_bytes}-byte cap")
+    try:
+        body = await reader.readexactly(size)
+    except asyncio.IncompleteReadError:
+        raise WireError("stream ended inside a frame") from None
+    return decode(body)
+
+
+def finite_number(value: Any) -> bool:
+    """A real JSON number (not a bool, not NaN or infinite)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

@@ -1,0 +1,74 @@
+"""The entry point of an isolated agent, run inside its sandbox: import the agent once, then fork workers.
+
+    python -m forge_kernel.workers.zygote AGENT_SPEC CONTROL_FD
+
+The control socket (SOCK_SEQPACKET) carries ``hello`` (or ``fatal``) once, then one ``spawn`` request per worker,
+each with the worker's socket attached (SCM_RIGHTS), answered by ``spawned`` with the worker's pid. Workers
+are forked from this process, so the agent's imports are paid once per run, not once per worker.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import sys
+
+from ..agents import agent_factory
+from ..spec import SpecError
+from .attempt import describe
+from .wire import encode
+from .worker import serve
+
+
+def hello(spec: str) -> tuple[object, bytes]:
+    """The agent factory and the hello frame naming the agent, or a fatal frame and None."""
+    try:
+        make = agent_factory(spec)
+    except SpecError as exc:
+        return None, encode({"op": "fatal", "error": exc.message})
+    try:
+        probe = make()
+        return make, encode({"op": "hello", "name": str(probe.name), "version": str(probe.version),
+                             "config": getattr(probe, "config", None)})
+    except BaseException as exc:  # an agent that cannot be built is the user's mistake, reported
+        return None, encode({"op": "fatal", "error": f"cannot build the agent: {describe(exc)}"})
+
+
+def fork_worker(make, fd: int, control: socket.socket) -> int:
+    """A child process serving trials on ``fd``; returns its pid (in this sandbox's pid namespace)."""
+    pid = os.fork()
+    if pid:
+        os.close(fd)
+        return pid
+    control.close()
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    code = 0
+    try:
+        asyncio.run(serve(socket.socket(fileno=fd), make))
+    except BaseException:
+        code = 1
+    os._exit(code)
+
+
+def main(spec: str, control_fd: int) -> None:
+    control = socket.socket(fileno=control_fd)
+    make, frame = hello(spec)
+    control.send(frame)
+    if make is None:
+        return
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(control, 4096, 1)
+        except OSError:
+            return
+        if not message:
+            return
+        for fd in fds:
+            pid = fork_worker(make, fd, control)
+            control.send(encode({"op": "spawned", "pid": pid}))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], int(sys.argv[2]))
