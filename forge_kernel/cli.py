@@ -27,6 +27,12 @@ def user_errors(fn):
     return wrapper
 
 
+def isolation_line(run_dir: Path) -> str:
+    """How each agent of a run ran: in process (trusted) or in which sandbox."""
+    with RunStore.open(run_dir) as store:
+        return "agents: " + " · ".join(f"{name} {how}" for name, how in store.isolation().items())
+
+
 @click.group()
 @click.version_option(package_name="medagent-forge")
 def main() -> None:
@@ -61,16 +67,23 @@ def validate(paths: tuple[str, ...]) -> None:
 @click.option("--seed", default=0, show_default=True, type=int, help="Run seed.")
 @click.option("--resume", is_flag=True, help="Finish a run that stopped; finished trials are not redone.")
 @click.option("--gate", help="Release-gate policy (YAML) declared before the run; its hash goes into the manifest.")
+@click.option("--trust", "trust", multiple=True, metavar="AGENT",
+              help="Run this module:attribute --agent entry in process, unsandboxed (you trust its author).")
+@click.option("--sandbox", default="namespace", show_default=True, type=click.Choice(["namespace", "strict", "process"]),
+              help="How untrusted agents are confined (README: trust model).")
+@click.option("--allow-endpoint", "endpoints", multiple=True, metavar="HOST:PORT",
+              help="With --sandbox strict: a model endpoint the agents may reach; nothing else is.")
 @user_errors
-def run(suites, agents, trials, out, concurrency, seed, resume, gate) -> None:
+def run(suites, agents, trials, out, concurrency, seed, resume, gate, trust, sandbox, endpoints) -> None:
     """Run agents on packages, k trials each, into a run store."""
     from .analysis import run_summary
     from .engine import RunSpec, execute
 
     spec = RunSpec(suite=list(suites), agents=[a.strip() for a in agents.split(",") if a.strip()], trials=trials,
-                   seed=seed, gate=gate)
+                   seed=seed, gate=gate, trust=list(trust), sandbox=sandbox, endpoints=list(endpoints))
     outcome = asyncio.run(execute(spec, out, concurrency=concurrency, resume=resume))
     click.echo(f"run {outcome.run_id}: {outcome.ran} trial(s) run, {outcome.skipped} already stored, in {out}")
+    click.echo(isolation_line(out))
     click.echo(run_summary(out).to_string(index=False, float_format=lambda x: f"{x:.2f}"))
     click.echo(f"per slice: forge summary {out} --by dimension · one trial: forge replay {out} --task ID --agent NAME")
 
@@ -89,6 +102,7 @@ def summary(run_dir, by, markdown) -> None:
         click.echo(markdown_table(table, "agent", lambda v: f"{v:.0%}"))
     else:
         click.echo(table.to_string(float_format=lambda x: f"{x:.2f}"))
+    click.echo(isolation_line(run_dir))
 
 
 @main.command(name="compare")
@@ -116,6 +130,7 @@ def compare_runs(baseline_run, candidate_run, baseline_agent, candidate_agent, g
     b, c = cmp.baseline, cmp.candidate
     click.echo(f"{c.agent} {c.agent_version} vs {b.agent} {b.agent_version}: gate {'GREEN' if gate.green else 'RED'}"
                f" (policy {gate.policy_name} v{gate.policy_version}, {gate.policy_hash[:19]})")
+    click.echo(f"  ran: {c.agent} {c.isolation} · {b.agent} {b.isolation}")
     for check in gate.checks:
         waived = " (waived)" if check.waived else ""
         click.echo(f"  {check.status:<7} {check.level:<4} {check.name}{waived}: {check.detail}")
@@ -165,6 +180,7 @@ def ledger(run_dir, triage_file, csv_out, parquet_out, bundles_dir) -> None:
     bundles = write_bundles(run_dir, table, bundles_dir) if bundles_dir else None
     write_ledger(table, csv_out, parquet_out)
     click.echo(ledger_text(table))
+    click.echo(isolation_line(run_dir))
     if bundles is not None:
         click.echo(f"{len(bundles)} repro bundle(s) in {bundles_dir}; in one, run: {COMMAND}")
         for bundle in (b for b in bundles if b.differs):
@@ -217,7 +233,8 @@ def replay(run_dir, task, agent, trial) -> None:
     from .store import read_trial
 
     with RunStore.open(run_dir) as store:
-        click.echo(render_trial(read_trial(store, task, agent, trial)))
+        stored = read_trial(store, task, agent, trial)
+        click.echo(render_trial(stored, store.isolation().get(agent, "")))
 
 
 @main.command()

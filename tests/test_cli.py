@@ -116,7 +116,7 @@ def test_replay_shows_steps_changes_and_verdicts(cli_run, replays, task):
     text = result.stdout
     trial = load_trials(out).query("task_id == @task and trial == 2").iloc[0]
     lines = text.splitlines()
-    assert lines[0].startswith(f"{task} · agent scripted {trial.agent_version} · trial 2 "
+    assert lines[0].startswith(f"{task} · agent scripted {trial.agent_version} (trusted, in process) · trial 2 "
                                f"(seed {trial_seed(0, task, 'scripted', 2)})")
     assert lines[1].startswith("PASSED · accuracy 1.00 · completion 1")
     steps = [line for line in lines if re.match(r"^\s*\d+\. \w+ ", line)]

@@ -8,6 +8,7 @@ import pandas as pd
 from pydantic import BaseModel
 
 from ..spec import Package, SpecError
+from ..store import RunStore
 from .criteria import (
     CitationChecks,
     CriterionConfusion,
@@ -65,6 +66,8 @@ class SideSummary(BaseModel):
     run_dir: str
     agent: str
     agent_version: str
+    isolation: str
+    """How the agent ran: in process (trusted) or in which sandbox."""
     trials: dict
     strict_tasks: dict
     latency: Latency
@@ -121,6 +124,11 @@ def check_same_grading(a: pd.DataFrame, b: pd.DataFrame, b_dir: Path) -> None:
                         f"baseline (e.g. {differ[0]}); run `forge regrade` on both runs first")
 
 
+def run_isolation(run_dir: Path) -> dict[str, str]:
+    with RunStore.open(run_dir) as store:
+        return store.isolation()
+
+
 def latency(trials: pd.DataFrame) -> Latency:
     def pcts(values: pd.Series) -> dict[str, float | None]:
         data = values.dropna().tolist()
@@ -144,6 +152,7 @@ def side_summary(run_dir: Path, trials: pd.DataFrame, sides: dict[str, TaskSide]
     """One agent's figures; ``packages`` are the run's trial-matching packages (for criteria and citations)."""
     return SideSummary(
         run_dir=str(run_dir), agent=trials["agent"].iloc[0], agent_version=trials["agent_version"].iloc[0],
+        isolation=run_isolation(run_dir).get(trials["agent"].iloc[0], "unknown"),
         trials=Rate(int(trials["passed"].sum()), len(trials)).as_dict(),
         strict_tasks=Rate(sum(s.strict for s in sides.values()), len(sides)).as_dict(),
         latency=latency(trials), cost_per_task=float(trials.groupby("task_id")["cost"].mean().mean()),

@@ -78,7 +78,8 @@ def criteria(b: SideSummary, c: SideSummary) -> list[str]:
 
 def render_comparison(cmp: Comparison, gate: GateResult | None = None) -> str:
     b, c = cmp.baseline, cmp.candidate
-    out = [f"# {c.agent} {c.agent_version} vs {b.agent} {b.agent_version}", "", BANNER, ""]
+    out = [f"# {c.agent} {c.agent_version} vs {b.agent} {b.agent_version}", "", BANNER, "",
+           f"Ran: {c.agent} {c.isolation}; {b.agent} {b.isolation}.", ""]
     if gate:
         out += [f"## Release gate: {'GREEN' if gate.green else 'RED'}", "",
                 f"Policy `{gate.policy_name}` v{gate.policy_version}, hash `{gate.policy_hash}`.", ""]

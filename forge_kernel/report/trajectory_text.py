@@ -38,12 +38,13 @@ def change_lines(changes: list[dict]) -> list[str]:
     return lines
 
 
-def render_trial(trial: StoredTrial) -> str:
-    """The whole trial as text."""
+def render_trial(trial: StoredTrial, isolation: str = "") -> str:
+    """The whole trial as text; ``isolation`` says how the agent ran (in process or sandboxed)."""
     row, s = trial.row, trial.scores
     verdict = "PASSED" if s["passed"] else "FAILED"
+    ran = f" ({isolation})" if isolation else ""
     out = [
-        f"{row['task_id']} · agent {row['agent']} {row['agent_version']} · trial {row['trial']} (seed {row['seed']})",
+        f"{row['task_id']} · agent {row['agent']} {row['agent_version']}{ran} · trial {row['trial']} (seed {row['seed']})",
         f"{verdict} · accuracy {s['accuracy']:.2f} · completion {s['completion']} · safety gate {s['safety_gate']}"
         f" · status {row['status']} · {row['n_calls']} calls · {row['duration_s'] * 1000:.1f} ms",
     ]

@@ -33,6 +33,12 @@ def stored_slices(package: Package) -> dict[str, str]:
     return {"site": env.ehr_image, "period": env.now.strftime("%Y-%m"), **package.public.slices}
 
 
+def isolation_of(manifest: dict) -> dict[str, str]:
+    """Agent name -> how it ran: ``trusted, in process`` or ``<mode> sandbox`` (what every report shows)."""
+    return {a["name"]: "trusted, in process" if a.get("trusted", True) else f"{a.get('isolation')} sandbox"
+            for a in manifest.get("agents", [])}
+
+
 class RunStore:
     """Open with ``RunStore.create`` for a new run or ``RunStore.open`` for an existing one."""
 
@@ -93,6 +99,10 @@ class RunStore:
     def manifest(self) -> dict:
         row = self.db.execute("SELECT json, ended_at FROM manifest").fetchone()
         return {**json.loads(row[0]), "ended_at": row[1]}
+
+    def isolation(self) -> dict[str, str]:
+        """Agent name -> how it ran (see ``isolation_of``)."""
+        return isolation_of(self.manifest())
 
     def package_hashes(self) -> dict[str, str]:
         return {r[0]: r[1] for r in self.db.execute("SELECT task_id, package_hash FROM packages")}

@@ -12,6 +12,7 @@ import os
 import signal
 import socket
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from time import perf_counter
 
@@ -20,6 +21,7 @@ from pydantic import ValidationError
 from ..spec import AgentResult, SpecError
 from ..tools import BudgetExceeded, ToolSession
 from .attempt import AGENT_ERROR, BUDGET_EXCEEDED, COMPLETED, REASON_CHARS, TIMEOUT, AgentOutcome
+from .egress import hosts_file, serve_harness
 from .sandbox import Sandbox
 from .wire import HEADER, WireError, decode, encode, finite_number, frame, read_frame
 
@@ -66,6 +68,8 @@ class IsolatedAgent:
         self._gone = False
         """The zygote's control socket closed: it exited or was killed."""
         self._starts = 0
+        self._relay: asyncio.Future | None = None
+        self._hosts: str | None = None
         self._idle: list[Worker] = []
         self._chores: set[asyncio.Task] = set()
         self._trials = 0
@@ -88,11 +92,16 @@ class IsolatedAgent:
 
     async def _start_zygote(self) -> dict:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        egress = self._open_egress() if self.sandbox.egress else None
+        fds = [theirs.fileno(), *([egress.fileno()] if egress else [])]
+        command = self.sandbox.command(self.spec, theirs.fileno(), egress and egress.fileno(), self._hosts)
         try:
-            self._zygote = subprocess.Popen(self.sandbox.command(self.spec, theirs.fileno()), pass_fds=[theirs.fileno()],
-                                            env=self.sandbox.environment(), stdin=subprocess.DEVNULL, stdout=2, start_new_session=True)
+            self._zygote = subprocess.Popen(command, pass_fds=fds, env=self.sandbox.environment(),
+                                            stdin=subprocess.DEVNULL, stdout=2, start_new_session=True)
         finally:
             theirs.close()
+            if egress:
+                egress.close()
         ours.setblocking(False)
         self._control, self._gone = ours, False
         self._starts += 1
@@ -104,6 +113,18 @@ class IsolatedAgent:
         except BaseException:  # cancelled while starting: leave no process behind
             self.close()
             raise
+
+    def _open_egress(self) -> socket.socket:
+        """The relay's control socket (the sandbox's end is returned) and the sandbox's /etc/hosts."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        ours.setblocking(False)
+        self._relay = asyncio.ensure_future(serve_harness(ours, self.sandbox.endpoints))
+        self._relay.add_done_callback(lambda _: ours.close())
+        if self._hosts is None:
+            with tempfile.NamedTemporaryFile("w", prefix="forge-hosts-", delete=False) as f:
+                f.write(hosts_file(self.sandbox.endpoints))
+            self._hosts = f.name
+        return theirs
 
     async def _control_reply(self, seconds: float) -> dict:
         loop = asyncio.get_running_loop()
@@ -228,6 +249,9 @@ class IsolatedAgent:
                 pass
 
     def _kill_zygote(self) -> None:
+        if self._relay is not None:
+            self._relay.cancel()
+            self._relay = None
         if self._control is not None:
             self._control.close()
             self._control = None
@@ -246,11 +270,14 @@ class IsolatedAgent:
         for worker in self._idle:
             worker.writer.close()
         self._idle.clear()
-        self._kill_zygote()
+        self.close()
 
     def close(self) -> None:
         """End the sandbox now (outside an event loop, or on a failed start)."""
         self._kill_zygote()
+        if self._hosts is not None:
+            os.unlink(self._hosts)
+            self._hosts = None
 
 
 async def converse(worker: Worker, trial: int, session: ToolSession) -> tuple[str, str | None, AgentResult | None]:

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from .egress import parse_endpoint
+
 MODES = ("namespace", "strict", "process")
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 KERNEL_PACKAGE = Path(__file__).resolve().parents[1]
@@ -83,12 +85,20 @@ class Sandbox:
     endpoints: tuple[str, ...] = ()
     """``host:port`` an agent may reach in ``strict`` mode."""
 
-    def command(self, spec: str, control_fd: int) -> list[str]:
-        """The command line that starts an agent's zygote in this sandbox."""
+    @property
+    def egress(self) -> bool:
+        """Whether the agent gets a relay to its allowed endpoints (strict mode with endpoints)."""
+        return self.mode == "strict" and bool(self.endpoints)
+
+    def command(self, spec: str, control_fd: int, egress_fd: int | None = None, hosts: str | None = None) -> list[str]:
+        """The command line that starts an agent's zygote in this sandbox; ``hosts`` is the sandbox's /etc/hosts
+        file and ``egress_fd`` the relay's control socket (strict mode with endpoints)."""
         python = [sys.executable, "-m", "forge_kernel.workers.zygote", spec, str(control_fd)]
+        if egress_fd is not None:
+            python += [str(egress_fd), ",".join(self.endpoints)]
         if self.mode == "process":
             return python
-        return [*self.bwrap_args(spec), "--", *python]
+        return [*self.bwrap_args(spec, hosts), "--", *python]
 
     @staticmethod
     def environment() -> dict[str, str]:
@@ -96,17 +106,21 @@ class Sandbox:
         there as it does here; inside a sandbox only the agent's own folder of it is visible)."""
         return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))}
 
-    def bwrap_args(self, spec: str) -> list[str]:
+    def bwrap_args(self, spec: str, hosts: str | None = None) -> list[str]:
         args = [shutil.which("bwrap") or "bwrap", "--unshare-user", "--uid", "65534", "--gid", "65534",
                 "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox",
                 "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
         if self.mode == "strict":
             args.append("--unshare-net")
+        if self.egress and any(parse_endpoint(e)[1] < 1024 for e in self.endpoints):
+            args += ["--cap-add", "CAP_NET_BIND_SERVICE"]  # the relay listens at the endpoint's own port
         for path in SYSTEM_PATHS:
             if os.path.islink(path):
                 args += ["--symlink", os.readlink(path), path]
             elif os.path.isdir(path):
                 args += ["--ro-bind", path, path]
+        if hosts:
+            args += ["--ro-bind", hosts, "/etc/hosts"]
         args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--setenv", "HOME", "/tmp", "--chdir", "/tmp"]
         roots = [*python_roots(), KERNEL_PACKAGE, *agent_locations(spec)]
         visible: list[Path] = []
@@ -128,6 +142,10 @@ def choose(requested: str, hidden: tuple[str, ...] = (), endpoints: tuple[str, .
     """The sandbox for a run and, when it is weaker than asked, the one-line notice saying so."""
     if requested not in MODES:
         raise ValueError(f"unknown sandbox mode {requested!r} (choose {', '.join(MODES)})")
+    for endpoint in endpoints:
+        parse_endpoint(endpoint)
+    if endpoints and requested != "strict":
+        raise ValueError("--allow-endpoint applies to --sandbox strict only (the other modes keep the network)")
     problem = None if requested == "process" else bwrap_problem()
     if problem is None:
         return Sandbox(requested, hidden, endpoints), None

@@ -17,6 +17,7 @@ import sys
 from ..agents import agent_factory
 from ..spec import SpecError
 from .attempt import describe
+from .egress import run_relay
 from .wire import encode
 from .worker import serve
 
@@ -51,8 +52,19 @@ def fork_worker(make, fd: int, control: socket.socket) -> int:
     os._exit(code)
 
 
-def main(spec: str, control_fd: int) -> None:
+def start_relay(egress_fd: int, endpoints: str, control: socket.socket) -> None:
+    """Fork the relay to the allowed endpoints (strict mode) before any of the agent's code is imported."""
+    if os.fork() == 0:
+        control.close()
+        run_relay(socket.socket(fileno=egress_fd), tuple(endpoints.split(",")))
+        os._exit(0)
+    os.close(egress_fd)
+
+
+def main(spec: str, control_fd: int, egress_fd: int | None = None, endpoints: str = "") -> None:
     control = socket.socket(fileno=control_fd)
+    if egress_fd is not None:
+        start_relay(egress_fd, endpoints, control)
     make, frame = hello(spec)
     control.send(frame)
     if make is None:
@@ -71,4 +83,4 @@ def main(spec: str, control_fd: int) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]))
+    main(sys.argv[1], int(sys.argv[2]), *([int(sys.argv[3]), sys.argv[4]] if len(sys.argv) > 4 else []))
