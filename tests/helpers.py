@@ -2,6 +2,8 @@
 import shutil
 from pathlib import Path
 
+from forge_kernel.store import load_events, load_trials, load_verdicts
+
 ROOT = Path(__file__).resolve().parents[1]
 WORKED_EXAMPLES = ["SC-DDX-CHEST-PAIN", "SC-MED-GASTRIC-ULCER", "SC-OPS-ADMISSION"]
 
@@ -13,3 +15,25 @@ def copy_worked_examples(root: Path) -> Path:
         shutil.copytree(ROOT / "task_packages/superclue" / task, root / "task_packages/superclue" / task)
         shutil.copy(ROOT / "verifiers/superclue" / f"{task}.yaml", root / "verifiers/superclue")
     return root / "task_packages/superclue"
+
+
+def records(df):
+    """DataFrame rows as dicts, NaN as None (so that rows compare equal)."""
+    return df.astype(object).where(df.notna(), None).to_dict("records")
+
+
+TIMINGS = ["duration_s", "queued_s", "finished_at", "latency_ms"]
+"""Columns that differ between two runs of the same thing."""
+
+
+def snapshot(run_dir):
+    """Everything stored about a run's outcome, without timings and row ids."""
+    trials = load_trials(run_dir)
+    key = trials.set_index("trial_id")[["task_id", "agent", "trial"]]
+    order = ["task_id", "agent", "trial"]
+    rows = trials.drop(columns=["trial_id", *TIMINGS], errors="ignore").sort_values(order)
+    events = load_events(run_dir).join(key, on="trial_id").drop(columns=["trial_id", *TIMINGS], errors="ignore")
+    verdicts = load_verdicts(run_dir).join(key, on="trial_id").drop(columns=["trial_id"])
+    verdicts.loc[verdicts.kind == "budget.limits", "reason"] = ""  # it reports the wall time
+    return (records(rows), records(events.sort_values([*order, "step"])),
+            records(verdicts.sort_values([*order, "verifier_id"])))

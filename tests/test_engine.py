@@ -19,7 +19,8 @@ from forge_kernel.agents import agent_factory
 from forge_kernel.cli import main
 from forge_kernel.engine import Images, RunSpec, execute, run_trial, trial_seed
 from forge_kernel.spec import SpecError, load_package
-from forge_kernel.store import RunStore, load_events, load_trials, load_verdicts
+from forge_kernel.store import RunStore, load_trials, load_verdicts
+from tests.helpers import snapshot
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "task_packages" / "superclue"
@@ -64,11 +65,6 @@ def ended_at(run_dir: Path) -> str | None:
         return store.manifest()["ended_at"]
     finally:
         store.close()
-
-
-def records(df):
-    """DataFrame rows as dicts, NaN as None (so that rows compare equal)."""
-    return df.astype(object).where(df.notna(), None).to_dict("records")
 
 
 # --- misbehaving agents ---------------------------------------------------------------------------------------
@@ -177,22 +173,6 @@ def test_stored_seeds_come_from_the_run_seed_and_reach_the_agent(tmp_path):
         assert echo.answer.tolist() == [str(s) for s in echo.seed]
     assert s5.seed.nunique() == len(s5) == 12
     assert not set(s5.seed) & set(s6.seed)
-
-
-TIMINGS = ["duration_s", "queued_s", "finished_at", "latency_ms"]
-
-
-def snapshot(run_dir):
-    """Everything stored about a run's outcome, without timings and row ids."""
-    trials = load_trials(run_dir)
-    key = trials.set_index("trial_id")[["task_id", "agent", "trial"]]
-    order = ["task_id", "agent", "trial"]
-    rows = trials.drop(columns=["trial_id", *TIMINGS], errors="ignore").sort_values(order)
-    events = load_events(run_dir).join(key, on="trial_id").drop(columns=["trial_id", *TIMINGS], errors="ignore")
-    verdicts = load_verdicts(run_dir).join(key, on="trial_id").drop(columns=["trial_id"])
-    verdicts.loc[verdicts.kind == "budget.limits", "reason"] = ""  # it reports the wall time
-    return (records(rows), records(events.sort_values([*order, "step"])),
-            records(verdicts.sort_values([*order, "verifier_id"])))
 
 
 def test_same_seed_same_events_and_verdicts_at_any_concurrency(tmp_path):

@@ -55,9 +55,10 @@ class Runner(Protocol):
 def describe(exc: BaseException) -> str:
     """``Type: message (at file:line)`` for what an agent raised, cut to a readable length."""
     try:
-        text = f"{type(exc).__name__}: {exc}"
+        message = str(exc)
     except Exception:  # a hostile __str__
-        text = type(exc).__name__
+        message = ""
+    text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" (at {frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno})" if frames else ""
     return text[:REASON_CHARS] + where

@@ -25,7 +25,7 @@ from .egress import hosts_file, serve_harness
 from .sandbox import Sandbox
 from .wire import HEADER, WireError, decode, encode, finite_number, frame, read_frame
 
-START_SECONDS = 120.0
+START_SECONDS = 60.0
 """How long an agent's zygote may take to import the agent and say hello."""
 SPAWN_SECONDS = 20.0
 """How long forking a worker, and a worker's first ``ready``, may take."""
@@ -64,10 +64,8 @@ class IsolatedAgent:
         self._zygote: subprocess.Popen | None = None
         self._control: socket.socket | None = None
         self._spawning = asyncio.Lock()
-        self._restarting = asyncio.Lock()
         self._gone = False
         """The zygote's control socket closed: it exited or was killed."""
-        self._starts = 0
         self._relay: asyncio.Future | None = None
         self._hosts: str | None = None
         self._idle: list[Worker] = []
@@ -104,7 +102,6 @@ class IsolatedAgent:
                 egress.close()
         ours.setblocking(False)
         self._control, self._gone = ours, False
-        self._starts += 1
         try:
             return await self._control_reply(START_SECONDS)
         except WorkerError as exc:
@@ -140,24 +137,57 @@ class IsolatedAgent:
         except WireError as exc:
             raise WorkerError(str(exc)) from None
 
-    async def _spawn(self) -> Worker:
+    async def _fork(self) -> tuple[socket.socket, int]:
+        """Ask the zygote for a worker (serialised: one control socket); our end of its socket and its pid."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            async with self._spawning:
-                try:
-                    socket.send_fds(self._control, [encode({"op": "spawn"})], [theirs.fileno()])
-                except OSError as exc:
-                    self._gone = True
-                    raise WorkerError(f"the agent's process is gone ({exc.strerror})") from None
-                reply = await self._control_reply(SPAWN_SECONDS)
+            try:
+                socket.send_fds(self._control, [encode({"op": "spawn"})], [theirs.fileno()])
+            except OSError as exc:
+                self._gone = True
+                raise WorkerError(f"the agent's process is gone ({exc.strerror})") from None
+            reply = await self._control_reply(SPAWN_SECONDS)
         except BaseException:
             ours.close()
             raise
         finally:
             theirs.close()
         pid = reply.get("pid")
-        reader, writer = await asyncio.open_unix_connection(sock=ours)
-        worker = Worker(reader, writer, pid if isinstance(pid, int) and not isinstance(pid, bool) else 0)
+        return ours, pid if isinstance(pid, int) and not isinstance(pid, bool) else 0
+
+    def _dead(self) -> bool:
+        """The zygote exited or was killed (its end of the control socket is closed)."""
+        if self._gone or self._control is None:
+            return True
+        try:
+            self._gone = self._control.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except BlockingIOError:
+            pass
+        except OSError:
+            self._gone = True
+        return self._gone
+
+    async def _acquire(self) -> Worker:
+        """An idle worker, or a new one; the zygote is started again if it died (or the agent killed it)."""
+        if self._idle:
+            return self._idle.pop()
+        try:
+            return await self._new_worker()
+        except WorkerError:
+            if not self._dead():
+                raise
+        async with self._spawning:
+            if self._dead():
+                self._kill_zygote()
+                if (await self._start_zygote()).get("op") != "hello":
+                    raise WorkerError("the agent's process could not be restarted")
+        return await self._new_worker()
+
+    async def _new_worker(self) -> Worker:
+        async with self._spawning:
+            sock, pid = await self._fork()
+        reader, writer = await asyncio.open_unix_connection(sock=sock)
+        worker = Worker(reader, writer, pid)
         try:
             first = await asyncio.wait_for(read_frame(reader), SPAWN_SECONDS)
         except (TimeoutError, WireError):
@@ -166,23 +196,6 @@ class IsolatedAgent:
             self._retire(worker)
             raise WorkerError("a new worker did not get ready")
         return worker
-
-    async def _acquire(self) -> Worker:
-        if self._idle:
-            return self._idle.pop()
-        starts = self._starts
-        try:
-            return await self._spawn()
-        except WorkerError:
-            async with self._restarting:
-                if self._starts != starts:  # another trial has started it again meanwhile
-                    return await self._spawn()
-                if not self._gone:
-                    raise
-                self._kill_zygote()  # the agent's own process died (or the agent killed it): start it again
-                if (await self._start_zygote()).get("op") != "hello":
-                    raise WorkerError("the agent's process could not be restarted") from None
-        return await self._spawn()
 
     async def attempt(self, task_json: str, session: ToolSession, max_seconds: float) -> AgentOutcome:
         """Run one trial in a worker; every way it can go wrong ends as this trial's outcome."""
@@ -255,11 +268,14 @@ class IsolatedAgent:
         if self._control is not None:
             self._control.close()
             self._control = None
-        if self._zygote is not None:
-            try:
-                os.killpg(self._zygote.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+        if self._zygote is not None:  # pid 1 of the sandbox takes every process in it along
+            init = sandbox_init(self._zygote.pid) if self.sandbox.mode != "process" else None
+            for kill, target in ((os.kill, init), (os.killpg, self._zygote.pid)):
+                try:
+                    if target:
+                        kill(target, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
             self._zygote.wait()
             self._zygote = None
 
@@ -333,20 +349,28 @@ def sandbox_pid(pid: int, zygote: int, mode: str) -> int | None:
     The zygote runs the agent's code, so what it says is checked: in a pid namespace the pid must belong to
     the sandbox's namespace; without one, the process must be the zygote's child.
     """
+    if mode == "process":
+        return pid if parent_of(pid) == zygote else None
+    init = sandbox_init(zygote)
+    namespace = pid_namespace(init) if init else None
+    if namespace is None:
+        return None
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and pid_namespace(int(entry)) == namespace and ns_pids(int(entry))[-1:] == [pid]:
+            return int(entry)
+    return None
+
+
+def sandbox_init(bwrap: int) -> int | None:
+    """The first process inside a bubblewrap sandbox (pid 1 of its namespace): bwrap's child."""
+    return next((int(e) for e in os.listdir("/proc") if e.isdigit() and parent_of(int(e)) == bwrap), None)
+
+
+def pid_namespace(pid: int) -> str | None:
     try:
-        if mode == "process":
-            return pid if parent_of(pid) == zygote else None
-        init = next((int(e) for e in os.listdir("/proc") if e.isdigit() and parent_of(int(e)) == zygote), None)
-        if init is None:
-            return None
-        namespace = os.readlink(f"/proc/{init}/ns/pid")
-        for entry in os.listdir("/proc"):
-            if entry.isdigit() and os.readlink(f"/proc/{entry}/ns/pid") == namespace:
-                if ns_pids(int(entry))[-1:] == [pid]:
-                    return int(entry)
+        return os.readlink(f"/proc/{pid}/ns/pid")
     except OSError:
         return None
-    return None
 
 
 def parent_of(pid: int) -> int | None:

@@ -74,12 +74,14 @@ async def read_frame(reader: asyncio.StreamReader, max_bytes: int = MAX_FRAME_BY
         if exc.partial:
             raise WireError("stream ended inside a frame header") from None
         return None
+    except ConnectionError:  # the other end died
+        return None
     (size,) = HEADER.unpack(header)
     if size > max_bytes:
         raise WireError(f"frame of {size} bytes exceeds the {max_bytes}-byte cap")
     try:
         body = await reader.readexactly(size)
-    except asyncio.IncompleteReadError:
+    except (asyncio.IncompleteReadError, ConnectionError):
         raise WireError("stream ended inside a frame") from None
     return decode(body)
 

@@ -27,6 +27,8 @@ class Worker:
         self.writer = writer
         self.trial: asyncio.Task | None = None
         self.client: RemoteToolClient | None = None
+        self.cancelled = False
+        """The harness asked to stop the current trial."""
 
     def send(self, message: dict) -> None:
         self.writer.write(encode(message))
@@ -40,7 +42,8 @@ class Worker:
         try:
             returned = await self.make().run(AgentTask.model_validate(task), client)
         except asyncio.CancelledError:
-            reply = {"op": "cancelled", "trial": trial}
+            reply = {"op": "cancelled", "trial": trial} if self.cancelled else \
+                {"op": "error", "trial": trial, "error": "CancelledError raised by the agent"}
         except BaseException as exc:  # SystemExit, KeyboardInterrupt, ...: this trial's failure, reported
             reply = {"op": "error", "trial": trial, "error": describe(exc)}
         else:
@@ -65,6 +68,7 @@ class Worker:
             elif op == "reply" and self.client is not None:
                 self.client.resolve(message)
             elif op == "cancel" and self.trial is not None:
+                self.cancelled = True
                 self.trial.cancel()
 
 

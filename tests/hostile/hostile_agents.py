@@ -1,0 +1,352 @@
+"""Agents that attack the harness, for tests/test_hostile_agents.py (SYNTHETIC data only).
+
+Imported as the top-level module ``hostile_agents`` (tests/hostile on the path), so that an isolated agent's
+sandbox shows this one file of the repository, as a vendor's agent shows its own package. Each agent says in its
+answer, as JSON, what it managed to find; the tests check that it found nothing and changed nothing.
+``HOSTILE_HINTS`` (set by the tests) names the folders an attacker would guess: the repository and the run.
+"""
+from __future__ import annotations
+
+import asyncio
+import gc
+import glob
+import json
+import os
+import signal
+import sqlite3
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+import forge_kernel
+from forge_kernel.spec import AgentResult
+
+REPO = Path(forge_kernel.__file__).resolve().parents[1]
+
+
+def report(**found) -> AgentResult:
+    return AgentResult(answer=json.dumps(found, default=str, ensure_ascii=False))
+
+
+def hints() -> list[Path]:
+    """Every folder an agent could guess: the repository, the hints, its command line, cwd, other processes'."""
+    places = {REPO, Path.cwd(), *map(Path, os.environ.get("HOSTILE_HINTS", "").split(os.pathsep))}
+    places.update(Path(a).parent for a in sys.argv if os.path.isabs(a))
+    for proc in glob.glob("/proc/[0-9]*"):
+        for link in ("cwd", "root"):
+            try:
+                places.add(Path(os.readlink(f"{proc}/{link}")))
+            except OSError:
+                pass
+    return [p for p in places if str(p) not in ("", "/", ".")]
+
+
+def hidden_halves(task_id: str) -> list[str]:
+    """Hidden-half files of this task anywhere the agent can look."""
+    found = set()
+    for place in hints():
+        found.update(glob.glob(f"{place}/**/verifiers/*/{task_id}.yaml", recursive=True))
+        found.update(glob.glob(f"{place}/verifiers/*/{task_id}.yaml"))
+    return sorted(found)
+
+
+def run_stores() -> list[str]:
+    found = set()
+    for place in hints():
+        found.update(glob.glob(f"{place}/**/run.sqlite", recursive=True))
+        found.update(glob.glob(f"{place}/run.sqlite"))
+    return sorted(found)
+
+
+class GoldReader:
+    """Looks for its task's hidden half on disk and replays the gold solution if it finds it."""
+
+    name, version = "gold-reader", "0"
+
+    async def run(self, task, session) -> AgentResult:
+        files = hidden_halves(task.task_id)
+        if not files:
+            return report(found=[])
+        gold = yaml.safe_load(Path(files[0]).read_text(encoding="utf-8"))["gold"]
+        for call in gold["calls"]:
+            await session.call(call["tool"], **call.get("args", {}))
+        return AgentResult(answer=gold.get("answer", ""), output=gold.get("output", {}),
+                           status=gold.get("status", "completed"))
+
+
+class StoreReader:
+    """Opens every run store it can find and reads the verdict reasons (which quote hidden parameters)."""
+
+    name, version = "store-reader", "0"
+
+    async def run(self, task, session) -> AgentResult:
+        reasons = []
+        for path in run_stores():
+            try:
+                with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+                    reasons += [r for (r,) in db.execute("SELECT reason FROM verdicts")]
+            except sqlite3.Error:
+                pass
+        return report(found=run_stores(), reasons=len(reasons))
+
+
+async def other_patient(session, mine: str) -> str | None:
+    """Another patient's id, from the directory (patient_search is a directory look-up, not a clinical read)."""
+    for name in "李王张陈刘杨赵黄周吴":
+        found = await session.call("patient_search", name=name)
+        others = [p["patient_id"] for p in found["result"]["patients"] if p["mrn"] != mine] if found["ok"] else []
+        if others:
+            return others[0]
+    return None
+
+
+class CrossPatient:
+    """Reads another patient around the tools: the client's insides, objects in memory, files, then the tool."""
+
+    name, version = "cross-patient", "0"
+
+    async def run(self, task, session) -> AgentResult:
+        leaks = [a for a in ("view", "_session", "session", "package", "events") if hasattr(session, a)]
+        leaks += [type(o).__name__ for o in gc.get_objects() if type(o).__name__ in ("EHRView", "EHRImage")]
+        leaks += glob.glob(f"{REPO}/task_packages/**/fixtures/*.json", recursive=True)
+        other = await other_patient(session, task.context["mrn"])
+        reply = await session.call("patient_history", patient_id=other) if other else {"ok": False}
+        return report(found=leaks, other_read=reply["ok"])
+
+
+class EventForger:
+    """Makes a call the policy denies, then tries to erase it from the record and to add a fake successful one."""
+
+    name, version = "event-forger", "0"
+
+    async def run(self, task, session) -> AgentResult:
+        await session.call("patient_history", patient_id=await other_patient(session, task.context["mrn"]))
+        erased = 0
+        for obj in gc.get_objects():  # the record, if it were in this process: drop the denied calls
+            if isinstance(obj, list) and obj and type(obj[0]).__name__ == "Event":
+                kept = [e for e in obj if not e.denied]
+                erased += len(obj) - len(kept)
+                obj[:] = kept
+        writer = getattr(session, "_writer", None)
+        if writer is not None:  # a fake event, then a result that carries events of its own
+            writer.write(frame({"op": "event", "trial": session._trial, "tool": "allergy_check", "ok": True}))
+        return report(erased=erased)
+
+
+class ResultForger:
+    """Returns a result that carries a field of its own (fake events), bypassing validation."""
+
+    name, version = "result-forger", "0"
+
+    async def run(self, task, session) -> AgentResult:
+        await session.call("patient_search", mrn=task.context["mrn"])
+        writer = session._writer
+        writer.write(frame({"op": "result", "trial": session._trial,
+                            "result": {"answer": "done", "events": [{"tool": "allergy_check", "ok": True}]}}))
+        await asyncio.sleep(30)
+
+
+class BudgetForger:
+    """Raises its own budget and resets the client's counters, then calls past the budget."""
+
+    name, version = "budget-forger", "0"
+
+    async def run(self, task, session) -> AgentResult:
+        object.__setattr__(task.budget, "max_calls", 10**6)
+        for name in ("_next_id", "calls", "cost", "events"):
+            try:
+                setattr(session, name, 0)
+            except AttributeError:
+                pass
+        for _ in range(200):
+            await session.call("patient_search", mrn=task.context["mrn"])
+        return report(calls=200)
+
+
+class CostForger:
+    """Spends 90% of its cost budget, then reports a negative cost to zero it."""
+
+    name, version = "cost-forger", "0"
+
+    async def run(self, task, session) -> AgentResult:
+        session.charge(task.budget.max_cost * 0.9)
+        session.charge(-task.budget.max_cost)
+        await session.call("patient_search", mrn=task.context["mrn"])
+        return report(cost="zeroed")
+
+
+class StateMutator:
+    """Empties every table and registry it can import (tools, knowledge, verifiers, agents), then stops."""
+
+    name, version = "state-mutator", "0"
+
+    async def run(self, task, session) -> AgentResult:
+        from forge_kernel import agents, tools, verify
+        from forge_kernel.tools import knowledge
+
+        cleared = 0
+        for module in (knowledge, tools.base, verify.registry, agents.registry):
+            for name, value in vars(module).items():
+                if not name.startswith("__") and isinstance(value, (dict, list)) and value:
+                    value.clear()
+                    cleared += 1
+        task.tools.clear()
+        await session.call("patient_search", mrn=task.context["mrn"])
+        return report(cleared=cleared)
+
+
+def frame(message) -> bytes:
+    body = json.dumps(message).encode() if not isinstance(message, bytes) else message
+    return len(body).to_bytes(4, "big") + body
+
+
+class Exiter:
+    name, version = "exiter", "0"
+
+    async def run(self, task, session):
+        await session.call("patient_search", mrn=task.context["mrn"])
+        raise SystemExit(3)
+
+
+class Interrupter:
+    name, version = "interrupter", "0"
+
+    async def run(self, task, session):
+        raise KeyboardInterrupt
+
+
+class SelfCanceller:
+    name, version = "self-canceller", "0"
+
+    async def run(self, task, session):
+        raise asyncio.CancelledError
+
+
+class Killer:
+    """Ends its own process in the middle of the trial."""
+
+    name, version = "killer", "0"
+
+    async def run(self, task, session):
+        await session.call("patient_search", mrn=task.context["mrn"])
+        os._exit(3)
+
+
+class ZygoteKiller:
+    """Kills the process its workers are forked from, then its own."""
+
+    name, version = "zygote-killer", "0"
+
+    async def run(self, task, session):
+        os.kill(os.getppid(), signal.SIGKILL)
+        os._exit(4)
+
+
+class CircularResult:
+    name, version = "circular-result", "0"
+
+    async def run(self, task, session):
+        output = {}
+        output["self"] = output
+        return AgentResult.model_construct(answer="", output=output, confidence=None, status="completed")
+
+
+class DeepArgs:
+    """A 100,000-deep argument through the client, then the same as a raw frame."""
+
+    name, version = "deep-args", "0"
+
+    async def run(self, task, session):
+        deep = []
+        for _ in range(100_000):
+            deep = [deep]
+        try:
+            await session.call("patient_search", mrn=deep)
+        except RecursionError:
+            pass
+        session._writer.write(frame(b'{"op":"call","trial":%d,"id":1,"tool":"patient_search","args":{"mrn":%s%s}}'
+                                    % (session._trial, b"[" * 100_000, b"]" * 100_000)))
+        await asyncio.sleep(30)
+
+
+class Oversize:
+    """A frame header that promises a gigabyte."""
+
+    name, version = "oversize", "0"
+
+    async def run(self, task, session):
+        session._writer.write((1 << 30).to_bytes(4, "big") + b"{")
+        await asyncio.sleep(30)
+
+
+class Garbage:
+    name, version = "garbage", "0"
+
+    async def run(self, task, session):
+        session._writer.write(frame(b"\xff\xfe not json"))
+        await asyncio.sleep(30)
+
+
+class Hanger:
+    name, version = "hanger", "0"
+
+    async def run(self, task, session):
+        await asyncio.Event().wait()
+
+
+class CancelSwallower:
+    """Catches every cancellation and keeps waiting."""
+
+    name, version = "cancel-swallower", "0"
+
+    async def run(self, task, session):
+        while True:
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:
+                pass
+
+
+class SyncBlocker:
+    """A synchronous call that never returns, inside ``async def run``."""
+
+    name, version = "sync-blocker", "0"
+
+    async def run(self, task, session):
+        time.sleep(3600)
+
+
+class BusyLoop:
+    name, version = "busy-loop", "0"
+
+    async def run(self, task, session):
+        while True:
+            pass
+
+
+class BlockingSDK:
+    """The bundled ``scripted`` agent behind three blocking 0.2 s 'SDK calls' (e.g. a synchronous HTTP client)."""
+
+    name, version = "blocking-sdk", "0"
+
+    def __init__(self):
+        from forge_kernel.agents import AGENTS
+
+        self.inner = AGENTS["scripted"]()
+
+    async def run(self, task, session):
+        for _ in range(3):
+            time.sleep(0.2)
+            await asyncio.sleep(0)
+        return await self.inner.run(task, session)
+
+
+class FailsToImport:
+    """Stands in for a module that raises at import: it raises when built."""
+
+    name, version = "fails-to-build", "0"
+
+    def __init__(self):
+        raise RuntimeError("no model key configured")

@@ -1,0 +1,300 @@
+"""The agent under test is an adversary: every attack on the grader fails, and every failure is one trial's.
+
+The agents are in tests/hostile/hostile_agents.py. They run isolated in the default sandbox (bubblewrap, as CI
+runs it); each attack is also tried where it would work (the weaker ``process`` sandbox, or trusted in process),
+to show that the test sees a leak when there is one.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from forge_kernel.analysis import compare, evaluate, load_policy
+from forge_kernel.engine import RunSpec, execute
+from forge_kernel.spec import SpecError
+from forge_kernel.store import RunLock, load_events, load_trials, load_verdicts
+from forge_kernel.workers import bwrap_problem
+from tests.helpers import ROOT, copy_worked_examples, snapshot
+
+HOSTILE_DIR = ROOT / "tests" / "hostile"
+H = "hostile_agents"
+SLOW = "tests.agents_for_tests:SlowScripted"
+FORGE = str(Path(sys.executable).with_name("forge"))
+IN_CI = bool(os.environ.get("CI"))
+sandboxed = pytest.mark.skipif(bwrap_problem() is not None and not IN_CI,
+                               reason=f"no namespace sandbox here: {bwrap_problem()}")
+
+EXPECTED = {
+    "gold-reader": ("completed", None),
+    "store-reader": ("completed", None),
+    "cross-patient": ("completed", None),
+    "state-mutator": ("completed", None),
+    "event-forger": ("agent_error", "protocol: unexpected 'event' message"),
+    "result-forger": ("agent_error", "unparseable result: events: Extra inputs are not permitted"),
+    "budget-forger": ("budget_exceeded", "calls > 20"),
+    "cost-forger": ("agent_error", "protocol: a charge must be a finite number of dollars, not negative"),
+    "exiter": ("agent_error", r"SystemExit: 3 \(at hostile_agents\.py:\d+\)"),
+    "interrupter": ("agent_error", r"KeyboardInterrupt \(at hostile_agents\.py:\d+\)"),
+    "self-canceller": ("agent_error", "CancelledError raised by the agent"),
+    "killer": ("agent_error", "the worker process exited"),
+    "zygote-killer": ("agent_error", "the worker process exited"),
+    "circular-result": ("agent_error", "result cannot be stored: .*"),
+    "deep-args": ("agent_error", "protocol: JSON nested too deeply"),
+    "oversize": ("agent_error", "protocol: frame of 1073741824 bytes exceeds the 4194304-byte cap"),
+    "garbage": ("agent_error", "protocol: not JSON: .*"),
+    "hanger": ("timeout", r"no result within 1\.0 s"),
+    "cancel-swallower": ("timeout", r"no result within 1\.0 s"),
+    "sync-blocker": ("timeout", r"no result within 1\.0 s"),
+    "busy-loop": ("timeout", r"no result within 1\.0 s"),
+}
+CLASSES = {"gold-reader": "GoldReader", "store-reader": "StoreReader", "cross-patient": "CrossPatient",
+           "state-mutator": "StateMutator", "event-forger": "EventForger", "result-forger": "ResultForger",
+           "budget-forger": "BudgetForger", "cost-forger": "CostForger", "exiter": "Exiter",
+           "interrupter": "Interrupter", "self-canceller": "SelfCanceller", "killer": "Killer",
+           "zygote-killer": "ZygoteKiller", "circular-result": "CircularResult", "deep-args": "DeepArgs",
+           "oversize": "Oversize", "garbage": "Garbage", "hanger": "Hanger", "cancel-swallower": "CancelSwallower",
+           "sync-blocker": "SyncBlocker", "busy-loop": "BusyLoop"}
+HONEST = ["scripted", "candidate-v2", SLOW]
+
+
+@pytest.fixture(autouse=True)
+def hostile_importable(monkeypatch):
+    monkeypatch.syspath_prepend(str(HOSTILE_DIR))
+    monkeypatch.syspath_prepend(str(ROOT))
+
+
+def suite_copy(root: Path, max_seconds: str = "1") -> Path:
+    suite = copy_worked_examples(root)
+    for manifest in suite.rglob("package.yaml"):
+        manifest.write_text(manifest.read_text(encoding="utf-8").replace("max_seconds: 30", f"max_seconds: {max_seconds}"),
+                            encoding="utf-8")
+    return suite
+
+
+def run(suite: Path, agents: list[str], out: Path, trials: int = 2, concurrency: int = 8, **spec) -> Path:
+    """A run in this process, the attackers told where the repository and the run are (the worst case)."""
+    os.environ["HOSTILE_HINTS"] = os.pathsep.join([str(ROOT), str(out), str(suite)])
+    asyncio.run(execute(RunSpec(suite=[str(suite)], agents=agents, trials=trials, **spec), out, concurrency=concurrency,
+                        progress=False))
+    return out
+
+
+def found(trials, agent: str) -> list[dict]:
+    return [json.loads(a) for a in trials.query("agent == @agent").answer]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """The honest agents with every attacker, and the honest agents alone, on the same packages and seed."""
+    root = tmp_path_factory.mktemp("hostile")
+    suite = suite_copy(root)
+    mp = pytest.MonkeyPatch()
+    mp.syspath_prepend(str(HOSTILE_DIR))
+    mp.syspath_prepend(str(ROOT))
+    try:
+        attacked = run(suite, [*HONEST, *(f"{H}:{c}" for c in CLASSES.values())], root / "attacked")
+        alone = run(suite, HONEST, root / "alone")
+    finally:
+        mp.undo()
+    return suite, attacked, alone
+
+
+@sandboxed
+def test_ci_runs_untrusted_agents_in_the_namespace_sandbox(runs):
+    _, attacked, _ = runs
+    assert bwrap_problem() is None
+    from forge_kernel.store import RunStore
+    with RunStore.open(attacked) as store:
+        manifest = store.manifest()
+    assert manifest["sandbox"]["mode"] == "namespace"
+    isolation = {a["name"]: (a["trusted"], a["isolation"]) for a in manifest["agents"]}
+    assert isolation["scripted"] == (True, "in-process") and isolation["slow-scripted"] == (False, "namespace")
+    assert all(isolation[name] == (False, "namespace") for name in EXPECTED)
+
+
+@sandboxed
+def test_every_trial_is_stored_once_and_the_run_ends(runs):
+    _, attacked, _ = runs
+    trials = load_trials(attacked)
+    assert len(trials) == 3 * 2 * (len(HONEST) + len(EXPECTED))
+    assert not trials.duplicated(["task_id", "agent", "trial"]).any()
+    assert set(trials.agent) == {"scripted", "candidate-v2", "slow-scripted", *EXPECTED}
+
+
+@sandboxed
+@pytest.mark.parametrize("agent", sorted(EXPECTED))
+def test_each_attack_ends_as_its_own_trial_with_a_reason(runs, agent):
+    _, attacked, _ = runs
+    status, reason = EXPECTED[agent]
+    trials = load_trials(attacked).query("agent == @agent")
+    assert len(trials) == 6 and set(trials.status) == {status}
+    for got in trials.reason:
+        assert (got is None or got != got) if reason is None else re.fullmatch(reason, got), got
+    assert not trials.passed.any()
+
+
+@sandboxed
+def test_the_honest_agents_results_are_identical_with_attackers_in_the_run(runs):
+    _, attacked, alone = runs
+
+    def honest(run_dir):
+        rows, events, verdicts = snapshot(run_dir)
+        keep = {"scripted", "candidate-v2", "slow-scripted"}
+        return ([r for r in rows if r["agent"] in keep], [e for e in events if e["agent"] in keep],
+                [v for v in verdicts if v["agent"] in keep])
+
+    with_attackers, without = honest(attacked), honest(alone)
+    assert len(with_attackers[0]) == 18 and with_attackers[0][0]["passed"]
+    assert with_attackers == without
+
+
+@sandboxed
+def test_the_hidden_halves_are_out_of_reach_and_the_gold_is_never_replayed(runs):
+    _, attacked, _ = runs
+    trials = load_trials(attacked)
+    assert found(trials, "gold-reader") == [{"found": []}] * 6
+    assert (trials.query("agent == 'gold-reader'").n_calls == 0).all()
+
+
+@sandboxed
+def test_the_gold_reader_cannot_turn_the_gate_green(runs):
+    _, attacked, _ = runs
+    cmp = compare(attacked, attacked, "candidate-v2", "gold-reader")
+    assert not evaluate(cmp, load_policy()).green
+    assert cmp.candidate.isolation == "namespace sandbox"
+
+
+def test_where_the_disk_is_open_the_gold_reader_finds_the_hidden_half_and_passes(tmp_path):
+    """The same attack in the weaker ``process`` sandbox succeeds: the test above would see a leak."""
+    suite = suite_copy(tmp_path, "30")
+    out = run(suite, [f"{H}:GoldReader"], tmp_path / "run", trials=1, sandbox="process")
+    trials = load_trials(out)
+    assert trials.passed.all() and (trials.n_calls > 0).all()
+
+
+@sandboxed
+def test_no_run_store_is_readable_during_the_run(runs):
+    _, attacked, _ = runs
+    answers = found(load_trials(attacked), "store-reader")
+    assert answers == [{"found": [], "reasons": 0}] * 6
+
+
+def test_where_the_disk_is_open_the_store_reader_reads_verdict_reasons(tmp_path):
+    suite = suite_copy(tmp_path, "30")
+    out = run(suite, ["scripted", f"{H}:StoreReader"], tmp_path / "run", trials=3, concurrency=1, sandbox="process")
+    answers = found(load_trials(out), "store-reader")
+    assert all(str(out / "run.sqlite") in a["found"] for a in answers)
+    assert max(a["reasons"] for a in answers) > 0
+
+
+@sandboxed
+def test_other_patients_are_reachable_only_through_the_tools_and_the_attempt_is_recorded(runs):
+    _, attacked, _ = runs
+    trials = load_trials(attacked).query("agent == 'cross-patient'")
+    assert found(trials, "cross-patient") == [{"found": [], "other_read": False}] * 6
+    events = load_events(attacked)
+    denied = events[events.trial_id.isin(trials.trial_id) & (events.denied == "cross_patient")]
+    assert len(denied) == 6
+    verdicts = load_verdicts(attacked)
+    scope = verdicts[verdicts.trial_id.isin(trials.trial_id) & (verdicts.kind == "safety.patient_scope")]
+    assert len(scope) and not scope.passed.any()
+
+
+@sandboxed
+def test_a_denied_call_cannot_be_erased_from_the_record(runs):
+    _, attacked, _ = runs
+    trials = load_trials(attacked).query("agent == 'event-forger'")
+    events = load_events(attacked)
+    mine = events[events.trial_id.isin(trials.trial_id)]
+    assert (mine.groupby("trial_id").denied.apply(lambda d: (d == "cross_patient").sum()) == 1).all()
+    assert not (mine.tool == "allergy_check").any()
+
+
+def test_trusted_in_process_the_same_forger_erases_its_denied_call(tmp_path):
+    """In process (trusted) the record is within reach: the reason untrusted agents are isolated."""
+    suite = suite_copy(tmp_path, "30")
+    agent = f"{H}:EventForger"
+    out = run(suite, [agent], tmp_path / "run", trials=1, trust=[agent])
+    assert found(load_trials(out), "event-forger")[0]["erased"] >= 1
+    assert not (load_events(out).denied == "cross_patient").any()
+
+
+@sandboxed
+def test_budgets_are_counted_by_the_harness(runs):
+    _, attacked, _ = runs
+    trials = load_trials(attacked)
+    assert (trials.query("agent == 'budget-forger'").n_calls == 20).all()
+    costs = trials.query("agent == 'cost-forger'").cost
+    assert costs.tolist() == pytest.approx([0.9 * 0.5] * 6)  # the worked examples allow $0.50
+
+
+@sandboxed
+def test_the_record_holds_only_what_the_harness_saw(runs):
+    _, attacked, _ = runs
+    trials = load_trials(attacked).query("agent in ['result-forger', 'state-mutator']")
+    events = load_events(attacked)
+    mine = events[events.trial_id.isin(trials.trial_id)]
+    assert set(mine.tool) == {"patient_search"} and len(mine) == len(trials)
+
+
+@sandboxed
+def test_resume_finishes_a_run_full_of_attackers(runs):
+    suite, attacked, _ = runs
+    agents = [*HONEST, *(f"{H}:{c}" for c in CLASSES.values())]
+    os.environ["HOSTILE_HINTS"] = ""
+    outcome = asyncio.run(execute(RunSpec(suite=[str(suite)], agents=agents, trials=2), attacked, resume=True,
+                                  progress=False))
+    assert (outcome.ran, outcome.skipped) == (0, outcome.total)
+
+
+def test_resume_is_refused_while_another_process_writes_the_run(tmp_path):
+    suite = suite_copy(tmp_path, "30")
+    out = run(suite, ["scripted"], tmp_path / "run", trials=1)
+    with RunLock(out), pytest.raises(SpecError) as err:
+        asyncio.run(execute(RunSpec(suite=[str(suite)], agents=["scripted"], trials=1), out, resume=True,
+                            progress=False))
+    assert err.value.message == "another process is writing this run; wait for it to end"
+
+
+@sandboxed
+def test_a_blocking_sdk_call_slows_only_its_own_trial(tmp_path):
+    """9/9 at concurrency 1 and at 4 when isolated; in process (trusted) the blocked event loop fails neighbours."""
+    suite = suite_copy(tmp_path, "1.5")
+    agent = f"{H}:BlockingSDK"
+    passes = {}
+    for concurrency in (1, 4):
+        out = run(suite, [agent], tmp_path / f"c{concurrency}", trials=3, concurrency=concurrency)
+        trials = load_trials(out)
+        passes[concurrency] = int(trials.passed.sum())
+        assert trials.duration_s.max() < 1.5
+    assert passes == {1: 9, 4: 9}
+    shared = load_trials(run(suite, [agent], tmp_path / "trusted", trials=3, concurrency=4, trust=[agent]))
+    assert shared.passed.sum() < 9 and (shared.duration_s > 1.5).any()
+
+
+def forge_run(tmp_path, *agents: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HOSTILE_DIR), str(ROOT)])}
+    return subprocess.run([FORGE, "run", "--suite", str(ROOT / "task_packages/superclue/SC-MED-GASTRIC-ULCER"),
+                           "--agent", ",".join(agents), "--trials", "1", "--out", str(tmp_path / "run")],
+                          capture_output=True, text=True, env=env, timeout=120)
+
+
+@pytest.mark.parametrize("agent, message", [
+    ("import_bomb:Agent", "--agent: import_bomb:Agent: cannot import: RuntimeError: model key not configured"),
+    (f"{H}:FailsToImport", rf"--agent: {H}:FailsToImport: cannot build the agent: RuntimeError: no model key "
+                           r"configured \(at hostile_agents\.py:\d+\)"),
+    (f"{H}:NoSuchAgent", rf"--agent: {H}:NoSuchAgent: cannot import: AttributeError: .*"),
+    (",", r"--agent: \(empty\): names no agent"),
+])
+def test_an_agent_that_cannot_start_is_one_line_and_leaves_nothing(tmp_path, agent, message):
+    result = forge_run(tmp_path, agent)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert len(result.stderr.splitlines()) == 1 and re.fullmatch(message, result.stderr.strip()), result.stderr
+    assert not (tmp_path / "run").exists()
