@@ -7,6 +7,7 @@ to show that the test sees a leak when there is one.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import os
 import re
@@ -31,36 +32,34 @@ IN_CI = bool(os.environ.get("CI"))
 sandboxed = pytest.mark.skipif(bwrap_problem() is not None and not IN_CI,
                                reason=f"no namespace sandbox here: {bwrap_problem()}")
 
-EXPECTED = {
-    "gold-reader": ("completed", None),
-    "store-reader": ("completed", None),
-    "cross-patient": ("completed", None),
-    "state-mutator": ("completed", None),
-    "event-forger": ("agent_error", "protocol: unexpected 'event' message"),
-    "result-forger": ("agent_error", "unparseable result: events: Extra inputs are not permitted"),
-    "budget-forger": ("budget_exceeded", "calls > 20"),
-    "cost-forger": ("agent_error", "protocol: a charge must be a finite number of dollars, not negative"),
-    "exiter": ("agent_error", r"SystemExit: 3 \(at hostile_agents\.py:\d+\)"),
-    "interrupter": ("agent_error", r"KeyboardInterrupt \(at hostile_agents\.py:\d+\)"),
-    "self-canceller": ("agent_error", "CancelledError raised by the agent"),
-    "killer": ("agent_error", "the worker process exited"),
-    "zygote-killer": ("agent_error", "the worker process exited"),
-    "circular-result": ("agent_error", "result cannot be stored: .*"),
-    "deep-args": ("agent_error", "protocol: JSON nested too deeply"),
-    "oversize": ("agent_error", "protocol: frame of 1073741824 bytes exceeds the 4194304-byte cap"),
-    "garbage": ("agent_error", "protocol: not JSON: .*"),
-    "hanger": ("timeout", r"no result within 1\.0 s"),
-    "cancel-swallower": ("timeout", r"no result within 1\.0 s"),
-    "sync-blocker": ("timeout", r"no result within 1\.0 s"),
-    "busy-loop": ("timeout", r"no result within 1\.0 s"),
+ATTACKS = {
+    "GoldReader": ("completed", None),
+    "StoreReader": ("completed", None),
+    "CrossPatient": ("completed", None),
+    "StateMutator": ("completed", None),
+    "EventForger": ("agent_error", "protocol: unexpected 'event' message"),
+    "ResultForger": ("agent_error", "unparseable result: events: Extra inputs are not permitted"),
+    "BudgetForger": ("budget_exceeded", "calls > 20"),
+    "CostForger": ("agent_error", "protocol: a charge must be a finite number of dollars, not negative"),
+    "Exiter": ("agent_error", r"SystemExit: 3 \(at hostile_agents\.py:\d+\)"),
+    "Interrupter": ("agent_error", r"KeyboardInterrupt \(at hostile_agents\.py:\d+\)"),
+    "SelfCanceller": ("agent_error", "CancelledError raised by the agent"),
+    "Killer": ("agent_error", "the worker process exited"),
+    "ZygoteKiller": ("agent_error", "the worker process exited"),
+    "CircularResult": ("agent_error", "result cannot be stored: .*"),
+    "DeepArgs": ("agent_error", "protocol: JSON nested too deeply"),
+    "Oversize": ("agent_error", "protocol: frame of 1073741824 bytes exceeds the 4194304-byte cap"),
+    "Garbage": ("agent_error", "protocol: not JSON: .*"),
+    "Hanger": ("timeout", r"no result within 1\.0 s"),
+    "CancelSwallower": ("timeout", r"no result within 1\.0 s"),
+    "SyncBlocker": ("timeout", r"no result within 1\.0 s"),
+    "BusyLoop": ("timeout", r"no result within 1\.0 s"),
 }
-CLASSES = {"gold-reader": "GoldReader", "store-reader": "StoreReader", "cross-patient": "CrossPatient",
-           "state-mutator": "StateMutator", "event-forger": "EventForger", "result-forger": "ResultForger",
-           "budget-forger": "BudgetForger", "cost-forger": "CostForger", "exiter": "Exiter",
-           "interrupter": "Interrupter", "self-canceller": "SelfCanceller", "killer": "Killer",
-           "zygote-killer": "ZygoteKiller", "circular-result": "CircularResult", "deep-args": "DeepArgs",
-           "oversize": "Oversize", "garbage": "Garbage", "hanger": "Hanger", "cancel-swallower": "CancelSwallower",
-           "sync-blocker": "SyncBlocker", "busy-loop": "BusyLoop"}
+"""Attacker class -> (trial status, reason pattern) of each of its trials."""
+sys.path.insert(0, str(HOSTILE_DIR))
+EXPECTED = {getattr(importlib.import_module(H), cls).name: outcome for cls, outcome in ATTACKS.items()}
+"""The same, by agent name."""
+sys.path.remove(str(HOSTILE_DIR))
 HONEST = ["scripted", "candidate-v2", SLOW]
 
 
@@ -99,7 +98,7 @@ def runs(tmp_path_factory):
     mp.syspath_prepend(str(HOSTILE_DIR))
     mp.syspath_prepend(str(ROOT))
     try:
-        attacked = run(suite, [*HONEST, *(f"{H}:{c}" for c in CLASSES.values())], root / "attacked")
+        attacked = run(suite, [*HONEST, *(f"{H}:{c}" for c in ATTACKS)], root / "attacked")
         alone = run(suite, HONEST, root / "alone")
     finally:
         mp.undo()
@@ -247,7 +246,7 @@ def test_the_record_holds_only_what_the_harness_saw(runs):
 @sandboxed
 def test_resume_finishes_a_run_full_of_attackers(runs):
     suite, attacked, _ = runs
-    agents = [*HONEST, *(f"{H}:{c}" for c in CLASSES.values())]
+    agents = [*HONEST, *(f"{H}:{c}" for c in ATTACKS)]
     os.environ["HOSTILE_HINTS"] = ""
     outcome = asyncio.run(execute(RunSpec(suite=[str(suite)], agents=agents, trials=2), attacked, resume=True,
                                   progress=False))
