@@ -42,18 +42,18 @@ if hasattr(os, "sched_setaffinity"):
 else:
     PINNING = "NOT pinned: os.sched_setaffinity is not available on this platform"
 
-from forge_kernel.agents import AgentTask  # noqa: E402
 from forge_kernel.agents import agent_factory  # noqa: E402
 from forge_kernel.ehr import EHRImage, EHRView, fhir  # noqa: E402
 from forge_kernel.ehr.image import codes_of, patient_of, time_of  # noqa: E402
 from forge_kernel.engine.manifest import build_manifest  # noqa: E402
 from forge_kernel.engine.seeds import trial_seed  # noqa: E402
-from forge_kernel.engine.trial import Images, run_trial  # noqa: E402
+from forge_kernel.engine.trial import Images, run_trial, task_template  # noqa: E402
 from forge_kernel.spec import load_package  # noqa: E402
 from forge_kernel.store import RunStore, TrialRecord  # noqa: E402
 from forge_kernel.store.run_store import utc_now  # noqa: E402
 from forge_kernel.tools import TOOLS, ToolContext, ToolSession  # noqa: E402
 from forge_kernel.verify import GradeContext, grade  # noqa: E402
+from forge_kernel.workers import InProcess  # noqa: E402
 
 AGENT = "scripted"
 """The bundled reference agent, by its registry name (``forge run --agent scripted``)."""
@@ -162,9 +162,9 @@ async def bench_trials(n: int, warmup: int) -> dict:
     image = Images()[package]
     _ = package.package_hash  # the engine hashes (and so loads) the hidden half before any trial runs
     public = package.public
-    make_agent = agent_factory(AGENT)
-    probe = make_agent()
-    agent_name, agent_version = probe.name, str(probe.version)
+    runner = InProcess(agent_factory(AGENT))  # a trusted reference agent, in process as the engine runs it
+    template = task_template(package)  # once per package and run, as the engine does
+    agent_name, agent_version = runner.name, runner.version
     tmp = tempfile.TemporaryDirectory(prefix="forge-bench-")
     store = RunStore.create(Path(tmp.name) / "run")
     spec = {"suite": [str(PACKAGE)], "agents": [agent_name], "trials": 3 * (n + warmup), "seed": 0}
@@ -180,10 +180,9 @@ async def bench_trials(n: int, warmup: int) -> dict:
 
     # -- end to end: run_trial (fresh view, session, agent, grading) then write_trial, as engine.run does per trial
     async def one_trial() -> tuple[int, TrialRecord]:
-        agent = make_agent()
         k, seed = index()
         t0 = perf_counter_ns()
-        record = await run_trial(package, image, agent, k, seed)
+        record = await run_trial(package, image, runner, k, seed, template)
         store.write_trial(record)
         elapsed = perf_counter_ns() - t0
         return elapsed, record
@@ -204,21 +203,18 @@ async def bench_trials(n: int, warmup: int) -> dict:
     parts: dict[str, list[float]] = {"setup": [], "agent": [], "grade": [], "store": []}
 
     async def one_trial_in_parts(record_parts: bool) -> TrialRecord:
-        agent = make_agent()
         k, seed = index()
         t0 = perf_counter_ns()
         view = EHRView(image)
         session = ToolSession(public, view)
-        task = AgentTask.from_package(public, seed)
         t1 = perf_counter_ns()
-        started = perf_counter()
-        result = await asyncio.wait_for(agent.run(task, session), public.budget.max_seconds)
-        duration = perf_counter() - started
+        outcome = await runner.attempt(template, seed, session, public.budget.max_seconds)
         t2 = perf_counter_ns()
-        grading = grade(GradeContext(package, view, session.events, result, "completed", duration, session.cost))
+        grading = grade(GradeContext(package, view, session.events, outcome.result, outcome.status,
+                                     outcome.duration_s, session.cost))
         t3 = perf_counter_ns()
-        record = TrialRecord(package.id, agent.name, agent.version, k, seed, "completed", None, result,
-                             session.events, duration, session.cost, grading)
+        record = TrialRecord(package.id, runner.name, runner.version, k, seed, outcome.status, None, outcome.result,
+                             session.events, outcome.duration_s, session.cost, grading)
         store.write_trial(record)
         t4 = perf_counter_ns()
         if record_parts:
@@ -257,8 +253,9 @@ async def bench_trials(n: int, warmup: int) -> dict:
         "baseline": Figure(f"baseline: the {calls_n} tool implementations called directly (fresh EHRView, no session/"
                            "policy/events/grading/store)", baseline),
         "parts": {
-            "setup": Figure("  setup: EHRView + ToolSession + AgentTask.from_package", parts["setup"]),
-            "agent": Figure(f"  agent run through the ToolSession ({calls_n} calls, asyncio.wait_for)", parts["agent"]),
+            "setup": Figure("  setup: EHRView + ToolSession", parts["setup"]),
+            "agent": Figure(f"  agent attempt in process (its AgentTask copy, {calls_n} calls through the client, "
+                            "replies as JSON copies, asyncio.wait_for)", parts["agent"]),
             "grade": Figure(f"  grading: grade() with the {verifiers_n} verifiers and scores", parts["grade"]),
             "store": Figure("  store: RunStore.write_trial (1 transaction, WAL, synchronous=NORMAL)", parts["store"]),
         },

@@ -45,7 +45,7 @@ ATTACKS = {
     "Interrupter": ("agent_error", r"KeyboardInterrupt \(at hostile_agents\.py:\d+\)"),
     "SelfCanceller": ("agent_error", "CancelledError raised by the agent"),
     "Killer": ("agent_error", "the worker process exited"),
-    "ZygoteKiller": ("agent_error", "the worker process exited"),
+    "ZygoteKiller": ("agent_error", "the worker process exited|worker could not start: .*"),  # it kills its own
     "CircularResult": ("agent_error", "result cannot be stored: .*"),
     "DeepArgs": ("agent_error", "protocol: JSON nested too deeply"),
     "Oversize": ("agent_error", "protocol: frame of 1073741824 bytes exceeds the 4194304-byte cap"),

@@ -454,10 +454,22 @@ def test_agent_task_fields_come_from_public_fields(tmp_path):
         "instructions": public.task.instruction, "context": public.task.context, "now": public.environment.now,
         "budget": public.budget, "seed": 5,
     }
-    assert set(AgentTask.model_fields) == set(sources) | {"tools"}, "a new AgentTask field needs a public source"
+    assert set(AgentTask.model_fields) == set(sources) | {"tool_names", "tool_definitions"}, \
+        "a new AgentTask field needs a public source"
     for name, value in sources.items():
         assert getattr(task, name) == value, name
-    assert [t["function"]["name"] for t in task.tools] == public.tools
+    assert [t["function"]["name"] for t in task.tools] == task.tool_names == public.tools
+
+
+def test_each_trial_gets_its_own_copy_of_the_task():
+    """A trusted in-process agent that changes its task changes nothing another trial sees."""
+    template = AgentTask.from_package(load_package(ROOT / "task_packages/superclue/SC-MED-GASTRIC-ULCER").public, 0)
+    first = template.for_trial(1)
+    first.context.clear(), first.instructions.clear(), first.tool_names.clear(), first.tools.clear()
+    object.__setattr__(first.budget, "max_calls", 10**6)
+    second = template.for_trial(2)
+    assert second.seed == 2 and second.context and second.instructions and second.tool_names and second.tools
+    assert second.budget.max_calls == template.budget.max_calls == 20 and second == template.for_trial(2)
 
 
 def test_agent_task_instruction_follows_the_language(tmp_path):

@@ -1,13 +1,13 @@
 """The Agent protocol and AgentTask: the public half of a package, and nothing else."""
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..spec import AgentResult, Budget, TaskPackage
-from ..tools import TOOLS
 
 
 class AgentTask(BaseModel):
@@ -26,21 +26,39 @@ class AgentTask(BaseModel):
     """The instruction in every language the package has."""
     context: dict[str, Any]
     now: datetime
-    tools: list[dict]
-    """OpenAI function definitions of the task's tool manifest."""
+    tool_names: list[str]
+    """The task's tool manifest: the only tools that exist for this task."""
+    tool_definitions: str = Field(repr=False)
+    """The same tools as OpenAI function definitions, in JSON text (``tools`` parses it)."""
     budget: Budget
     seed: int
     """The trial's seed, for agents that sample."""
 
+    @property
+    def tools(self) -> list[dict]:
+        """OpenAI function definitions of the task's tool manifest; a fresh copy on every access."""
+        return json.loads(self.tool_definitions)
+
     @classmethod
     def from_package(cls, package: TaskPackage, seed: int) -> "AgentTask":
+        from ..tools import TOOLS  # here, so that an agent's worker starts without the tool catalog
+
+        tools = [TOOLS[name].openai_function() for name in package.tools if name in TOOLS]
         return cls(
             task_id=package.id, version=package.version, title=package.title, category=package.category,
             language=package.task.language, instruction=package.task.instruction[package.task.language],
             instructions=dict(package.task.instruction), context=package.task.context,
             now=package.environment.now, budget=package.budget, seed=seed,
-            tools=[TOOLS[name].openai_function() for name in package.tools if name in TOOLS],
+            tool_names=[t["function"]["name"] for t in tools],
+            tool_definitions=json.dumps(tools, ensure_ascii=False, separators=(",", ":")),
         )
+
+    def for_trial(self, seed: int) -> "AgentTask":
+        """A copy for one trial: its own seed, and its own containers (the strings are immutable and shared)."""
+        return self.model_copy(update={"seed": seed, "instructions": dict(self.instructions),
+                                       "tool_names": list(self.tool_names),
+                                       "context": json.loads(json.dumps(self.context, default=str)),
+                                       "budget": self.budget.model_copy()})
 
 
 class ToolClient(Protocol):

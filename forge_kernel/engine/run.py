@@ -17,7 +17,7 @@ from ..workers import InProcess, IsolatedAgent, Runner, Sandbox, choose
 from ..workers.attempt import describe
 from .manifest import build_manifest
 from .seeds import trial_seed
-from .trial import Images, run_trial, task_text
+from .trial import Images, run_trial, task_template
 from .validate import check_package
 
 
@@ -212,22 +212,25 @@ async def run_plan(store: RunStore, spec: RunSpec, packages: list[Package], agen
     """Run what the store does not hold yet; trials finishing together are committed together."""
     done = store.done()
     plan = [(p, name, k) for p in packages for name in agents for k in range(spec.trials) if (p.id, name, k) not in done]
-    images, texts = Images(), {p.id: task_text(p) for p in packages}
+    images, tasks = Images(), {p.id: task_template(p) for p in packages}
     todo = iter(plan)
     finished: list = []
+    stored = 0
     bar = tqdm(total=len(plan), unit="trial", desc="trials", disable=None if progress is None else not progress)
 
     async def lane() -> None:
         """One of ``concurrency`` lanes, each running one trial at a time until the plan is done."""
+        nonlocal stored
         for package, name, k in todo:
             record = await run_trial(package, images[package], agents[name][0], k,
-                                     trial_seed(spec.seed, package.id, name, k), texts[package.id])
+                                     trial_seed(spec.seed, package.id, name, k), tasks[package.id])
             finished.append(record)
             await asyncio.sleep(0)  # trials that finish in the same moment share one commit
             if finished:
                 batch = finished[:]
                 finished.clear()
                 store.write_trials(batch)
+                stored += len(batch)
                 bar.update(len(batch))
 
     try:
@@ -238,4 +241,6 @@ async def run_plan(store: RunStore, spec: RunSpec, packages: list[Package], agen
         raise group.exceptions[0] from None
     finally:
         bar.close()
+    if stored != len(plan):  # a lane that died quietly (a cancellation) must not pass for a finished run
+        raise RuntimeError(f"{len(plan) - stored} trial(s) were not stored; run again with --resume")
     return len(plan), len(packages) * len(agents) * spec.trials

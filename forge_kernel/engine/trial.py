@@ -23,28 +23,23 @@ class Images:
         return image
 
 
-def task_text(package: Package) -> str:
-    """The package's AgentTask as JSON without its seed: built once per package and run, since its tool
-    definitions are the costly part."""
-    return AgentTask.from_package(package.public, 0).model_dump_json(exclude={"seed"})
-
-
-def with_seed(text: str, seed: int) -> str:
-    return f'{text[:-1]},"seed":{seed}}}'
+def task_template(package: Package) -> AgentTask:
+    """The package's AgentTask (seed 0), built once per package and run: each trial gets a copy with its seed."""
+    return AgentTask.from_package(package.public, 0)
 
 
 async def run_trial(package: Package, image: EHRImage, agent: Runner | Agent, trial: int, seed: int,
-                    task: str | None = None) -> TrialRecord:
+                    task: AgentTask | None = None) -> TrialRecord:
     """Run one agent once on one package; a crash, hang or budget breach ends only this trial.
 
     ``agent`` is a Runner (in process or isolated) or a plain Agent, run in process; ``task`` is the package's
-    ``task_text``, when the caller has it already.
+    ``task_template``, when the caller has it already.
     """
-    runner = agent if isinstance(agent, Runner) else InProcess(agent)
+    runner = agent if hasattr(agent, "attempt") else InProcess(agent)
     view = EHRView(image)
     session = ToolSession(package.public, view)
     budget = package.public.budget
-    outcome = await runner.attempt(with_seed(task or task_text(package), seed), session, budget.max_seconds)
+    outcome = await runner.attempt(task or task_template(package), seed, session, budget.max_seconds)
     status, reason = outcome.status, outcome.reason
     if session.exceeded and status != BUDGET_EXCEEDED:  # even if the agent caught BudgetExceeded and went on
         status, reason = BUDGET_EXCEEDED, session.exceeded

@@ -1,5 +1,5 @@
 """TaskPackage models (public and hidden half), loading, hashing and JSON Schemas."""
-from .errors import SpecError
+from .errors import BudgetExceeded, SpecError
 from .hashing import FORMAT_VERSION, canonical_json, content_hash
 from .hidden import Counterexample, HiddenHalf, VerifierUse
 from .loading import Package, find_packages, load_package, load_trajectory
@@ -15,7 +15,8 @@ from .package import (
 from .trajectory import AgentResult, Event, ToolCall, TrajectoryFile
 
 __all__ = [
-    "AgentResult", "Budget", "Counterexample", "Environment", "Event", "FORMAT_VERSION", "Fault", "HiddenHalf",
-    "Package", "Policy", "Precedence", "SpecError", "TaskPackage", "TaskText", "ToolCall", "TrajectoryFile",
-    "VerifierUse", "canonical_json", "content_hash", "find_packages", "load_package", "load_trajectory",
+    "AgentResult", "Budget", "BudgetExceeded", "Counterexample", "Environment", "Event", "FORMAT_VERSION", "Fault",
+    "HiddenHalf", "Package", "Policy", "Precedence", "SpecError", "TaskPackage", "TaskText", "ToolCall",
+    "TrajectoryFile", "VerifierUse", "canonical_json", "content_hash", "find_packages", "load_package",
+    "load_trajectory",
 ]

@@ -20,3 +20,7 @@ class SpecError(Exception):
         if err["type"] == "extra_forbidden":
             message = "unknown field"
         return cls(file, field, message)
+
+
+class BudgetExceeded(Exception):
+    """A trial used up a budget (calls or cost): it ends the trial, never the run. Agents may catch it."""

@@ -1,6 +1,7 @@
 """Calls, events and the trajectory file: what an agent did, as data."""
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -13,6 +14,11 @@ UNAUTHORIZED_WRITE = "unauthorized_write"
 """Event.denied: a write of a resource type the policy does not allow."""
 PRECEDENCE = "precedence"
 """Event.denied (enforced) or flag prefix (recorded): a required check had not happened yet."""
+
+
+def compact_json(value: Any) -> str:
+    """JSON as the record stores it and the wire carries it: UTF-8 text, no spaces, odd values as strings."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 class ToolCall(Strict):
@@ -64,3 +70,4 @@ class Event(BaseModel):
     latency_ms: float = 0.0
     changes: list[dict[str, Any]] = Field(default_factory=list)
     """JSON-Patch operations (with ``replaced``) this call made to the EHR."""
+

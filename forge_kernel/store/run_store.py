@@ -6,9 +6,10 @@ import json
 import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Iterable
 
 from ..spec import Package, SpecError
+from ..spec.trajectory import compact_json
 from ..verify import Grading
 from .records import TrialRecord
 
@@ -18,8 +19,7 @@ LOCK_NAME = "run.lock"
 SCHEMA = Path(__file__).with_name("schema.sql")
 
 
-def dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+dumps = compact_json
 
 
 def utc_now() -> str:

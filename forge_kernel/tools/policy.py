@@ -20,7 +20,7 @@ class Decision:
 
 def decide(policy: Policy, patient_id: str, view: EHRView, tool: Tool, args: object, events: list[Event]) -> Decision:
     """Check one validated call against the package policy, given what already happened."""
-    target = getattr(args, "patient_id", None)
+    target = vars(args).get("patient_id")
     if target is not None and target != patient_id and view.get("Patient", target) is not None:
         return Decision(CROSS_PATIENT, "only the current patient's record may be read or written")
     if tool.writes and tool.writes not in policy.writable_types:

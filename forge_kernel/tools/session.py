@@ -1,21 +1,18 @@
 """A tool session: one trial's gateway from an agent to the tools, recording every call as an event."""
 from __future__ import annotations
 
+import json
 from time import perf_counter
 from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
 from ..ehr import EHRView
-from ..spec import TaskPackage
-from ..spec.trajectory import Event
+from ..spec import BudgetExceeded, TaskPackage
+from ..spec.trajectory import Event, compact_json
 from .base import TOOLS, Tool, ToolContext, ToolError
 from .faults import FaultPlan
 from .policy import decide
-
-
-class BudgetExceeded(Exception):
-    """The trial used up a budget (calls or cost); it ends the trial, never the run."""
 
 
 class ToolSession:
@@ -48,7 +45,13 @@ class ToolSession:
         raise BudgetExceeded(why)
 
     async def call(self, tool: str, /, **args: Any) -> dict:
-        """Run one call; returns ``{"ok": True, "result": ...}`` or ``{"ok": False, "error": {code, message}}``."""
+        """Run one call; returns ``{"ok": True, "result": ...}`` or ``{"ok": False, "error": {code, message}}``,
+        a copy of what the record holds."""
+        return json.loads(self.reply(tool, args))
+
+    def reply(self, tool: str, args: dict) -> str:
+        """Run one call and record it; the reply as JSON text, which is what reaches an agent (in process or
+        not). Past the call budget, BudgetExceeded."""
         if len(self.events) >= self.package.budget.max_calls:
             self.exceed(f"calls > {self.package.budget.max_calls}")
         started = perf_counter()
@@ -64,9 +67,10 @@ class ToolSession:
         except Exception as exc:  # a tool's own bug: recorded against the tool, never crashing the trial
             event.error = {"code": "tool_crash", "message": type(exc).__name__}
         event.changes = [op for _, op in self.view.changes[first_change:]]
-        event.latency_ms = (perf_counter() - started) * 1000
         self.events.append(event)
-        return {"ok": True, "result": event.result} if event.ok else {"ok": False, "error": event.error}
+        text = compact_json({"ok": True, "result": event.result} if event.ok else {"ok": False, "error": event.error})
+        event.latency_ms = (perf_counter() - started) * 1000
+        return text
 
     def _run(self, event: Event) -> Any:
         spec = TOOLS.get(event.tool)
@@ -83,7 +87,7 @@ class ToolSession:
         if decision.denied:
             event.denied = decision.denied
             raise ToolError("denied", decision.message)
-        key = getattr(args, "idempotency_key", None)
+        key = vars(args).get("idempotency_key")
         if key is not None and (event.tool, key) in self._done_keys:
             event.flags.append("idempotent_replay")
             return self._done_keys[(event.tool, key)]

@@ -49,7 +49,8 @@ class Runner(Protocol):
     isolation: str
     """``in-process`` (trusted), or the sandbox mode of the worker: ``namespace``, ``strict`` or ``process``."""
 
-    async def attempt(self, task_json: str, session: ToolSession, max_seconds: float) -> AgentOutcome: ...
+    async def attempt(self, task: AgentTask, seed: int, session: ToolSession, max_seconds: float) -> AgentOutcome:
+        """One trial of ``task`` (the package's template; the agent gets a copy with ``seed``)."""
 
 
 def describe(exc: BaseException) -> str:
@@ -86,12 +87,12 @@ class InProcess:
         self.name, self.version = str(probe.name), str(probe.version)
         self.config = getattr(probe, "config", None)
 
-    async def attempt(self, task_json: str, session: ToolSession, max_seconds: float) -> AgentOutcome:
+    async def attempt(self, task: AgentTask, seed: int, session: ToolSession, max_seconds: float) -> AgentOutcome:
         started = perf_counter()
         status, reason, result = COMPLETED, None, AgentResult(status="error")
-        task = AgentTask.model_validate_json(task_json)
         try:
-            returned = await asyncio.wait_for(self._make().run(task, LocalToolClient(session)), max_seconds)
+            returned = await asyncio.wait_for(self._make().run(task.for_trial(seed), LocalToolClient(session)),
+                                              max_seconds)
         except TimeoutError:
             status, reason = TIMEOUT, f"no result within {max_seconds} s"
         except asyncio.CancelledError:

@@ -1,8 +1,8 @@
 """The narrow tool client an agent is given: ``call`` a tool, ``charge`` what it spent. Nothing else.
 
 ``RemoteToolClient`` lives in a worker process and sends every call across the wire to the harness.
-``LocalToolClient`` serves trusted in-process agents; it hands over copies, so an agent never holds a reference
-to the record, the EHR image or anything else the harness owns.
+``LocalToolClient`` serves trusted in-process agents. Both hand over copies (the reply is JSON text made by the
+harness), so an agent never holds a reference to the record, the EHR image or anything else the harness owns.
 """
 from __future__ import annotations
 
@@ -10,13 +10,15 @@ import asyncio
 import json
 from typing import Any
 
-from ..tools import BudgetExceeded, ToolSession
+from ..spec import BudgetExceeded
+from ..spec.trajectory import compact_json
+from ..tools import ToolSession
 from .wire import encode
 
 
 def json_copy(value: Any) -> Any:
     """A deep copy through JSON: what crosses to or from an agent, in process or not."""
-    return json.loads(json.dumps(value, ensure_ascii=False, allow_nan=False, default=str))
+    return json.loads(compact_json(value))
 
 
 def raise_for_budget(reply: dict) -> dict:
@@ -36,7 +38,7 @@ class LocalToolClient:
 
     async def call(self, tool: str, /, **args: Any) -> dict:
         """Run one tool call; ``{"ok": True, "result": ...}`` or ``{"ok": False, "error": {code, message}}``."""
-        return json_copy(await self._session.call(tool, **json_copy(args)))
+        return json.loads(self._session.reply(tool, json_copy(args)))
 
     def charge(self, usd: float) -> None:
         """Report money spent (e.g. on model tokens); past the budget the trial ends."""
@@ -46,8 +48,8 @@ class LocalToolClient:
 class RemoteToolClient:
     """An agent's client inside a worker process; every call is a frame to the harness and back."""
 
-    def __init__(self, writer: asyncio.StreamWriter, trial: int):
-        self._writer = writer
+    def __init__(self, transport: asyncio.Transport, trial: int):
+        self._writer = transport
         self._trial = trial
         self._pending: dict[int, asyncio.Future] = {}
         self._next_id = 0
@@ -72,4 +74,4 @@ class RemoteToolClient:
         """Deliver the harness's reply to the call waiting for it."""
         future = self._pending.get(message.get("id"))
         if future is not None and not future.done():
-            future.set_result({k: v for k, v in message.items() if k in ("ok", "result", "error")})
+            future.set_result(message["reply"])

@@ -8,22 +8,24 @@ a busy loop slows only its own trial; it is reused for the next trial when it en
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import os
 import signal
 import socket
 import subprocess
 import tempfile
-from dataclasses import dataclass
 from time import perf_counter
 
-from pydantic import ValidationError
-
+from ..agents import AgentTask
 from ..spec import AgentResult, SpecError
-from ..tools import BudgetExceeded, ToolSession
-from .attempt import AGENT_ERROR, BUDGET_EXCEEDED, COMPLETED, REASON_CHARS, TIMEOUT, AgentOutcome
+from ..tools import ToolSession
+from .attempt import AGENT_ERROR, COMPLETED, REASON_CHARS, TIMEOUT, AgentOutcome
 from .egress import hosts_file, serve_harness
+from .link import Conversation, Link
+from .processes import sandbox_init, sandbox_pid
 from .sandbox import Sandbox
-from .wire import HEADER, WireError, decode, encode, finite_number, frame, read_frame
+from .wire import HEADER, WireError, decode, encode
 
 START_SECONDS = 60.0
 """How long an agent's zygote may take to import the agent and say hello."""
@@ -32,24 +34,10 @@ SPAWN_SECONDS = 20.0
 GRACE_SECONDS = 1.0
 """How long a cancelled worker has to stop before it is killed; also how long a worker may take to be ready
 again after a clean trial."""
-MAX_TOOL_NAME = 200
 
 
 class WorkerError(Exception):
     """A worker or zygote that broke the protocol, died or did not answer in time."""
-
-
-@dataclass
-class Worker:
-    """The harness's end of one worker process."""
-
-    reader: asyncio.StreamReader
-    writer: asyncio.StreamWriter
-    pid: int
-    """As the zygote reported it (in the sandbox's pid namespace)."""
-
-    def send(self, data: bytes) -> None:
-        self.writer.write(data)
 
 
 class IsolatedAgent:
@@ -68,7 +56,9 @@ class IsolatedAgent:
         """The zygote's control socket closed: it exited or was killed."""
         self._relay: asyncio.Future | None = None
         self._hosts: str | None = None
-        self._idle: list[Worker] = []
+        self._tool_keys: dict[str, str] = {}
+        """Tool definitions (the same string object for every trial of a package) -> a short key."""
+        self._idle: list[Link] = []
         self._chores: set[asyncio.Task] = set()
         self._trials = 0
 
@@ -167,7 +157,7 @@ class IsolatedAgent:
             self._gone = True
         return self._gone
 
-    async def _acquire(self) -> Worker:
+    async def _acquire(self) -> Link:
         """An idle worker, or a new one; the zygote is started again if it died (or the agent killed it)."""
         if self._idle:
             return self._idle.pop()
@@ -183,75 +173,78 @@ class IsolatedAgent:
                     raise WorkerError("the agent's process could not be restarted")
         return await self._new_worker()
 
-    async def _new_worker(self) -> Worker:
+    async def _new_worker(self) -> Link:
         async with self._spawning:
             sock, pid = await self._fork()
-        reader, writer = await asyncio.open_unix_connection(sock=sock)
-        worker = Worker(reader, writer, pid)
-        try:
-            first = await asyncio.wait_for(read_frame(reader), SPAWN_SECONDS)
-        except (TimeoutError, WireError):
-            first = None
+        _, link = await asyncio.get_running_loop().create_unix_connection(Link, sock=sock)
+        link.pid = pid
+        first = await link.next(SPAWN_SECONDS)
         if not first or first.get("op") != "ready":
-            self._retire(worker)
+            self._retire(link)
             raise WorkerError("a new worker did not get ready")
-        return worker
+        return link
 
-    async def attempt(self, task_json: str, session: ToolSession, max_seconds: float) -> AgentOutcome:
+    async def attempt(self, task: AgentTask, seed: int, session: ToolSession, max_seconds: float) -> AgentOutcome:
         """Run one trial in a worker; every way it can go wrong ends as this trial's outcome."""
         waited = perf_counter()
         try:
-            worker = await self._acquire()
+            link = await self._acquire()
         except (WorkerError, SpecError) as exc:
             return AgentOutcome(AGENT_ERROR, f"worker could not start: {exc}", queued_s=perf_counter() - waited)
         queued = perf_counter() - waited
         self._trials += 1
-        trial = self._trials
+        conversation = Conversation(link, self._trials, session)
         started = perf_counter()
-        worker.send(frame(f'{{"op":"run","trial":{trial},"task":{task_json}}}'.encode()))
-        result = None
-        try:
-            async with asyncio.timeout(max_seconds):
-                status, reason, result = await converse(worker, trial, session)
-        except TimeoutError:
-            status, reason = TIMEOUT, f"no result within {max_seconds} s"
+        link.write(self._run_frame(link, self._trials, task, seed))
+        await asyncio.wait([conversation.done], timeout=max_seconds)
+        conversation.end(TIMEOUT, f"no result within {max_seconds} s")  # unless it has ended already
+        status, reason, result = conversation.done.result()
         duration = perf_counter() - started
         if status == COMPLETED:
-            self._chore(self._reuse(worker))
+            self._chore(self._reuse(link))
         else:
-            self._retire(worker)
+            self._retire(link)
         return AgentOutcome(status, reason, result or AgentResult(status="error"), duration, queued)
+
+    def _run_frame(self, link: Link, trial: int, task: AgentTask, seed: int) -> bytes:
+        """A trial's task; its tool definitions (the bulk of it) only the first time this worker sees them."""
+        definitions = task.tool_definitions
+        key = self._tool_keys.get(definitions)
+        if key is None:
+            key = self._tool_keys[definitions] = hashlib.sha256(definitions.encode()).hexdigest()[:16]
+        tools = "" if key in link.sent_tools else f',"tool_definitions":{encode_str(definitions)}'
+        link.sent_tools.add(key)
+        body = (f'{{"op":"run","trial":{trial},"seed":{seed},"tools_key":"{key}"{tools},'
+                f'"task":{task.model_dump_json(exclude={"tool_definitions", "seed"})}}}').encode()
+        return HEADER.pack(len(body)) + body
 
     def _chore(self, coro) -> None:
         task = asyncio.ensure_future(coro)
         self._chores.add(task)
         task.add_done_callback(self._chores.discard)
 
-    async def _reuse(self, worker: Worker) -> None:
+    async def _reuse(self, link: Link) -> None:
         """Back to the pool once the worker says it is ready again; retired if it does not."""
-        try:
-            message = await asyncio.wait_for(read_frame(worker.reader), GRACE_SECONDS * 5)
-        except (TimeoutError, WireError, OSError):
-            message = None
+        message = await link.next(GRACE_SECONDS * 5)
         if message and message.get("op") == "ready":
-            self._idle.append(worker)
+            self._idle.append(link)
         else:
-            self._retire(worker)
+            self._retire(link)
 
-    def _retire(self, worker: Worker) -> None:
-        self._chore(self._stop(worker))
+    def _retire(self, link: Link) -> None:
+        self._chore(self._stop(link))
 
-    async def _stop(self, worker: Worker) -> None:
+    async def _stop(self, link: Link) -> None:
         """Cancel, give the worker a moment, then kill it."""
+        link.write(encode({"op": "cancel"}))
         try:
-            worker.send(encode({"op": "cancel"}))
             async with asyncio.timeout(GRACE_SECONDS):
-                while (message := await read_frame(worker.reader)) and message.get("op") not in ("cancelled", "ready"):
+                while (message := await link.inbox.get()) and message.get("op") not in ("cancelled", "ready"):
                     pass
-        except (TimeoutError, WireError, OSError):
+        except TimeoutError:
             pass
-        self._kill(worker.pid)
-        worker.writer.close()
+        self._kill(link.pid)
+        link.transport.close()
 
     def _kill(self, pid: int) -> None:
         real = sandbox_pid(pid, self._zygote.pid, self.sandbox.mode) if self._zygote and pid > 0 else None
@@ -283,8 +276,8 @@ class IsolatedAgent:
         """Wait for pending retirements, then end the sandbox and every worker in it."""
         if self._chores:
             await asyncio.gather(*self._chores, return_exceptions=True)
-        for worker in self._idle:
-            worker.writer.close()
+        for link in self._idle:
+            link.transport.close()
         self._idle.clear()
         self.close()
 
@@ -296,98 +289,6 @@ class IsolatedAgent:
             self._hosts = None
 
 
-async def converse(worker: Worker, trial: int, session: ToolSession) -> tuple[str, str | None, AgentResult | None]:
-    """Serve one trial's calls until the agent's result, error or a fault; returns (status, reason, result)."""
-    limit = 4 * session.package.budget.max_calls + 64
-    for _ in range(limit):
-        try:
-            message = await read_frame(worker.reader)
-        except WireError as exc:
-            return AGENT_ERROR, f"protocol: {exc}", None
-        if message is None:
-            return AGENT_ERROR, "the worker process exited", None
-        if message.get("trial") != trial:
-            return AGENT_ERROR, f"protocol: a {str(message['op'])[:40]!r} message outside its trial", None
-        op = message["op"]
-        if op == "call":
-            call_id, tool, args = message.get("id"), message.get("tool"), message.get("args")
-            if not (isinstance(call_id, int) and isinstance(tool, str) and len(tool) <= MAX_TOOL_NAME
-                    and isinstance(args, dict)):
-                return AGENT_ERROR, "protocol: a call needs an integer id, a tool name and an args object", None
-            try:
-                reply = await session.call(tool, **args)
-            except BudgetExceeded as exc:
-                worker.send(encode({"op": "reply", "id": call_id, "ok": False,
-                                    "error": {"code": "budget_exceeded", "message": str(exc)}}))
-                return BUDGET_EXCEEDED, str(exc), None
-            worker.send(encode({"op": "reply", "id": call_id, **reply}))
-        elif op == "charge":
-            usd = message.get("usd")
-            if not finite_number(usd) or usd < 0:
-                return AGENT_ERROR, "protocol: a charge must be a finite number of dollars, not negative", None
-            try:
-                session.charge(float(usd))
-            except BudgetExceeded as exc:
-                return BUDGET_EXCEEDED, str(exc), None
-        elif op == "result":
-            try:
-                return COMPLETED, None, AgentResult.model_validate(message.get("result"))
-            except ValidationError as exc:
-                err = exc.errors()[0]
-                where = ".".join(map(str, err["loc"])) or "result"
-                return AGENT_ERROR, f"unparseable result: {where}: {err['msg']}"[:REASON_CHARS], None
-        elif op == "error":
-            return AGENT_ERROR, str(message.get("error"))[:REASON_CHARS], None
-        else:
-            return AGENT_ERROR, f"protocol: unexpected {op[:40]!r} message", None
-    return AGENT_ERROR, f"protocol: more than {limit} messages in one trial", None
-
-
-def sandbox_pid(pid: int, zygote: int, mode: str) -> int | None:
-    """The real pid of a worker the zygote reported, if it is one of this sandbox's processes (else None).
-
-    The zygote runs the agent's code, so what it says is checked: in a pid namespace the pid must belong to
-    the sandbox's namespace; without one, the process must be the zygote's child.
-    """
-    if mode == "process":
-        return pid if parent_of(pid) == zygote else None
-    init = sandbox_init(zygote)
-    namespace = pid_namespace(init) if init else None
-    if namespace is None:
-        return None
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and pid_namespace(int(entry)) == namespace and ns_pids(int(entry))[-1:] == [pid]:
-            return int(entry)
-    return None
-
-
-def sandbox_init(bwrap: int) -> int | None:
-    """The first process inside a bubblewrap sandbox (pid 1 of its namespace): bwrap's child."""
-    return next((int(e) for e in os.listdir("/proc") if e.isdigit() and parent_of(int(e)) == bwrap), None)
-
-
-def pid_namespace(pid: int) -> str | None:
-    try:
-        return os.readlink(f"/proc/{pid}/ns/pid")
-    except OSError:
-        return None
-
-
-def parent_of(pid: int) -> int | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return int(f.read().rsplit(b")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def ns_pids(pid: int) -> list[int]:
-    """A process's pid in each pid namespace it is in, outermost first."""
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("NSpid:"):
-                    return [int(x) for x in line.split()[1:]]
-    except (OSError, ValueError):
-        pass
-    return []
+def encode_str(text: str) -> str:
+    """A JSON string literal."""
+    return json.dumps(text, ensure_ascii=False)

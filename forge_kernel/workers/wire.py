@@ -1,12 +1,11 @@
 """The wire between the harness and an agent worker: length-prefixed JSON frames, size- and depth-capped.
 
 A frame is a 4-byte big-endian length, then that many bytes of UTF-8 JSON holding one object with an ``op``.
-Everything a worker sends is untrusted: the harness reads it with ``read_frame``, which refuses an oversized frame
-before reading its body, JSON nested deeper than ``MAX_DEPTH``, and anything that is not a JSON object.
+Everything a worker sends is untrusted: the harness splits it with ``Frames``, which refuses an oversized frame
+before its body has arrived, JSON nested deeper than ``MAX_DEPTH``, and anything that is not a JSON object.
 """
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 import struct
@@ -24,8 +23,8 @@ class WireError(Exception):
 
 
 def encode(message: dict) -> bytes:
-    """One frame; raises ValueError / RecursionError / TypeError for what JSON cannot carry."""
-    body = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    """One frame; raises ValueError / RecursionError for what JSON cannot carry (odd values become strings)."""
+    body = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str).encode()
     return HEADER.pack(len(body)) + body
 
 
@@ -62,28 +61,31 @@ def decode(body: bytes) -> dict:
     return message
 
 
+class Frames:
+    """Splits a byte stream into messages as bytes arrive; WireError for an oversized or broken frame."""
+
+    def __init__(self, max_bytes: int = MAX_FRAME_BYTES):
+        self.max_bytes = max_bytes
+        self._buffer = bytearray()
+
+    def feed(self, data: bytes) -> list[dict]:
+        self._buffer += data
+        messages = []
+        while len(self._buffer) >= HEADER.size:
+            (size,) = HEADER.unpack_from(self._buffer)
+            if size > self.max_bytes:
+                raise WireError(f"frame of {size} bytes exceeds the {self.max_bytes}-byte cap")
+            end = HEADER.size + size
+            if len(self._buffer) < end:
+                break
+            body = bytes(self._buffer[HEADER.size:end])
+            del self._buffer[:end]
+            messages.append(decode(body))
+        return messages
+
+
 def _no_constant(name: str):
     raise ValueError(f"{name} is not JSON")
-
-
-async def read_frame(reader: asyncio.StreamReader, max_bytes: int = MAX_FRAME_BYTES) -> dict | None:
-    """The next message, None at a clean end of stream; WireError for a broken or oversized frame."""
-    try:
-        header = await reader.readexactly(HEADER.size)
-    except asyncio.IncompleteReadError as exc:
-        if exc.partial:
-            raise WireError("stream ended inside a frame header") from None
-        return None
-    except ConnectionError:  # the other end died
-        return None
-    (size,) = HEADER.unpack(header)
-    if size > max_bytes:
-        raise WireError(f"frame of {size} bytes exceeds the {max_bytes}-byte cap")
-    try:
-        body = await reader.readexactly(size)
-    except (asyncio.IncompleteReadError, ConnectionError):
-        raise WireError("stream ended inside a frame") from None
-    return decode(body)
 
 
 def finite_number(value: Any) -> bool:

@@ -13,34 +13,57 @@ from typing import Callable
 from ..agents import Agent, AgentTask
 from .attempt import checked_result, describe
 from .client import RemoteToolClient
-from .wire import encode, read_frame
+from .wire import Frames, encode
 
 HARNESS_FRAME_BYTES = 256 * 1024 * 1024
 """Frames from the harness are trusted; the cap only guards against a broken stream."""
 
 
-class Worker:
-    """The worker's side of the socket: the current trial, its tool client, and the frames to and from it."""
+class WorkerEnd(asyncio.Protocol):
+    """The worker's end of the socket: the current trial, its tool client, and the frames to and from it."""
 
-    def __init__(self, make: Callable[[], Agent], writer: asyncio.StreamWriter):
+    def __init__(self, make: Callable[[], Agent], closed: asyncio.Future):
         self.make = make
-        self.writer = writer
+        self.closed = closed
+        self.frames = Frames(HARNESS_FRAME_BYTES)
+        self.tools: dict[str, str] = {}
+        """Tool definitions by key: the harness sends a package's once per worker."""
         self.trial: asyncio.Task | None = None
         self.client: RemoteToolClient | None = None
         self.cancelled = False
         """The harness asked to stop the current trial."""
 
+    def connection_made(self, transport: asyncio.Transport) -> None:
+        self.transport = transport
+        self.send({"op": "ready"})
+
+    def connection_lost(self, exc) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
+
     def send(self, message: dict) -> None:
-        self.writer.write(encode(message))
+        self.transport.write(encode(message))
+
+    def data_received(self, data: bytes) -> None:
+        for message in self.frames.feed(data):
+            op = message["op"]
+            if op == "run":
+                self.start(message)
+            elif op == "reply" and self.client is not None:
+                self.client.resolve(message)
+            elif op == "cancel" and self.trial is not None:
+                self.cancelled = True
+                self.trial.cancel()
 
     def start(self, message: dict) -> None:
-        trial = message["trial"]
-        self.client = RemoteToolClient(self.writer, trial)
-        self.trial = asyncio.create_task(self.run(trial, message["task"], self.client))
+        definitions = self.tools.setdefault(message["tools_key"], message.get("tool_definitions", ""))
+        task = AgentTask.model_validate({**message["task"], "seed": message["seed"], "tool_definitions": definitions})
+        self.client, self.cancelled = RemoteToolClient(self.transport, message["trial"]), False
+        self.trial = asyncio.ensure_future(self.run(message["trial"], task, self.client))
 
-    async def run(self, trial: int, task: dict, client: RemoteToolClient) -> None:
+    async def run(self, trial: int, task: AgentTask, client: RemoteToolClient) -> None:
         try:
-            returned = await self.make().run(AgentTask.model_validate(task), client)
+            returned = await self.make().run(task, client)
         except asyncio.CancelledError:
             reply = {"op": "cancelled", "trial": trial} if self.cancelled else \
                 {"op": "error", "trial": trial, "error": "CancelledError raised by the agent"}
@@ -53,26 +76,15 @@ class Worker:
                 reply = {"op": "error", "trial": trial, "error": str(exc)}
         self.send(reply)
         for task_ in asyncio.all_tasks():  # whatever the agent left running does not outlive its trial
-            if task_ is not asyncio.current_task() and task_ is not self.reader:
+            if task_ is not asyncio.current_task() and task_ is not self.serving:
                 task_.cancel()
-        await self.writer.drain()
         self.send({"op": "ready"})
-
-    async def serve(self, reader: asyncio.StreamReader) -> None:
-        self.reader = asyncio.current_task()
-        self.send({"op": "ready"})
-        while (message := await read_frame(reader, HARNESS_FRAME_BYTES)) is not None:
-            op = message["op"]
-            if op == "run":
-                self.start(message)
-            elif op == "reply" and self.client is not None:
-                self.client.resolve(message)
-            elif op == "cancel" and self.trial is not None:
-                self.cancelled = True
-                self.trial.cancel()
 
 
 async def serve(sock: socket.socket, make: Callable[[], Agent]) -> None:
     """Serve trials on ``sock`` until the harness closes it."""
-    reader, writer = await asyncio.open_unix_connection(sock=sock)
-    await Worker(make, writer).serve(reader)
+    loop = asyncio.get_running_loop()
+    closed = loop.create_future()
+    _, end = await loop.create_unix_connection(lambda: WorkerEnd(make, closed), sock=sock)
+    end.serving = asyncio.current_task()
+    await closed

@@ -317,7 +317,7 @@ async def trial_matching(ctx: PlanContext) -> Plan:
         return Plan(say["out"].format(request=request), output={"in_scope": False, "request": request},
                     status="escalated")
     screening = Screening(ctx)
-    tools = {t["function"]["name"] for t in ctx.task.tools}
+    tools = set(ctx.task.tool_names)
     assessed: dict[tuple, Assessment] = {}
     for request_id, protocol in await referrals(ctx):
         key = (protocol["protocol_id"], protocol["version"])
