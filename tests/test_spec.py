@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import copy
 import json
+import resource
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import jsonschema
@@ -28,6 +31,7 @@ from forge_kernel.spec.json_schemas import SCHEMA_DIR, schema_documents
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = sorted(ROOT.glob("task_packages/*/*/package.yaml"))
 MARKER = "ZZ-HIDDEN-MARKER-7f3a9c"
+FORGE = str(Path(sys.executable).with_name("forge"))
 
 PUBLIC = {
     "id": "UNIT-1",
@@ -154,6 +158,39 @@ def test_a_key_given_twice_is_an_error_not_a_silent_overwrite(tmp_path):
     err = spec_error(load_package, folder)
     assert err.message == "duplicate key 'tools'"
     assert err.field.startswith("line ")
+
+
+ALIAS_BOMB = f"      a: &a [{', '.join(['lol'] * 9)}]\n" + "".join(
+    f"      {b}: &{b} [{', '.join([f'*{a}'] * 9)}]\n" for a, b in zip("abcdefgh", "bcdefghi"))
+"""Nine levels of nine aliases, 0.5 KB of YAML: 9**9 (387 million) strings once expanded."""
+
+
+def test_an_alias_bomb_is_refused_quickly_and_in_bounded_memory(tmp_path):
+    folder = write_package(tmp_path)
+    manifest = folder / "package.yaml"
+    text = manifest.read_text(encoding="utf-8")
+    manifest.write_text(text.replace("  context:\n", "  context:\n    bomb:\n" + ALIAS_BOMB), encoding="utf-8")
+    limit = 2**30  # 1 GiB of address space for the whole process
+
+    def bounded():
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    result = subprocess.run([FORGE, "validate", str(folder)], capture_output=True, text=True, timeout=60,
+                            preexec_fn=bounded)
+    line = next(i for i, row in enumerate(manifest.read_text().splitlines(), 1) if "*a" in row)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.splitlines() == [f"{manifest}: line {line}: alias *a: aliases are not allowed"]
+
+
+def test_an_anchor_without_alias_is_fine_and_an_alias_names_its_line(tmp_path):
+    folder = write_package(tmp_path)
+    manifest = folder / "package.yaml"
+    text = manifest.read_text(encoding="utf-8")
+    manifest.write_text(text.replace("title:", "title: &t"), encoding="utf-8")
+    assert load_package(folder).public.title == PUBLIC["title"]
+    manifest.write_text(text.replace("title:", "title: &t") + "slices: {copy: *t}\n", encoding="utf-8")
+    err = spec_error(load_package, folder)
+    assert (err.field, err.message) == (f"line {len(text.splitlines()) + 1}", "alias *t: aliases are not allowed")
 
 
 def test_yaml_that_is_not_a_mapping(tmp_path):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any
 
 import yaml
 from pydantic import ValidationError
+from yaml.constructor import ConstructorError
 
 from .errors import SpecError
 from .hashing import content_hash
@@ -33,20 +35,33 @@ def read_text(path: Path, field_name: str = "(file)") -> str:
 
 
 class UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-    """A safe YAML loader (libyaml's parser where PyYAML has it) that refuses a key given twice in one mapping."""
+    """A safe YAML loader (libyaml's parser where PyYAML has it) that refuses aliases (a 1 KB alias bomb expands to
+    gigabytes) and a key given twice in one mapping."""
+
+    def __init__(self, text: str):
+        super().__init__(text)
+        self.text = text
+
+    def construct_object(self, node, deep=False):
+        if node in self.constructed_objects or node in self.recursive_objects:  # met again: through an alias
+            alias = next(e for e in yaml.parse(self.text, Loader=type(self)) if isinstance(e, yaml.AliasEvent))
+            raise ConstructorError(None, None, f"alias *{alias.anchor}: aliases are not allowed", alias.start_mark)
+        return super().construct_object(node, deep)
 
     def construct_mapping(self, node, deep=False):
-        seen = set()
-        for key_node, _ in node.value:
+        mapping = {}
+        for key_node, value_node in node.value:
             key = self.construct_object(key_node, deep=deep)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
-            seen.add(key)
-        return super().construct_mapping(node, deep)
+            if not isinstance(key, Hashable):
+                raise ConstructorError(None, None, "a key must be a plain value", key_node.start_mark)
+            if key in mapping:
+                raise ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+            mapping[key] = self.construct_object(value_node, deep=deep)
+        return mapping
 
 
 def read_yaml(path: Path) -> Any:
-    """Parse a YAML file; a missing file or a syntax error is a SpecError."""
+    """Parse a YAML file; a missing file, a syntax error or an alias is a SpecError."""
     text = read_text(path)
     try:
         return yaml.load(text, Loader=UniqueKeyLoader)
