@@ -27,6 +27,7 @@ from forge_kernel.spec import (
     load_trajectory,
 )
 from forge_kernel.spec.json_schemas import SCHEMA_DIR, schema_documents
+from forge_kernel.spec.loading import read_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = sorted(ROOT.glob("task_packages/*/*/package.yaml"))
@@ -142,7 +143,8 @@ def test_missing_required_field(tmp_path):
 
 @pytest.mark.parametrize("text, line", [("id: X\nversion: '1'\ntitle: a: b\n", 3),
                                         ("id: X\ntools:\n  - a\n - b\n", 4),
-                                        ("id: X\n\tversion: 1\n", 2)])
+                                        ("id: X\n\tversion: 1\n", 2),
+                                        ("id: X\n? [a, b]\n: 1\n", 2)])
 def test_malformed_yaml_gives_the_line(tmp_path, text, line):
     folder = write_package(tmp_path)
     (folder / "package.yaml").write_text(text, encoding="utf-8")
@@ -191,6 +193,16 @@ def test_an_anchor_without_alias_is_fine_and_an_alias_names_its_line(tmp_path):
     manifest.write_text(text.replace("title:", "title: &t") + "slices: {copy: *t}\n", encoding="utf-8")
     err = spec_error(load_package, folder)
     assert (err.field, err.message) == (f"line {len(text.splitlines()) + 1}", "alias *t: aliases are not allowed")
+
+
+def test_yaml_is_read_with_the_1_2_core_types_so_yes_on_and_12_30_stay_strings(tmp_path):
+    path = tmp_path / "doc.yaml"
+    path.write_text("on: yes\noff: no\ny: n\nstart: 12:30\ncode: 012\noctal: 0o12\nhex: 0x1f\nday: 2026-11-30\n"
+                    "plain: [true, False, 1, -2, 1.5, 1e3, null, ~, '']\n", encoding="utf-8")
+    doc = read_yaml(path)
+    assert doc == {"on": "yes", "off": "no", "y": "n", "start": "12:30", "code": "012", "octal": "0o12", "hex": "0x1f",
+                   "day": "2026-11-30", "plain": [True, False, 1, -2, 1.5, 1000.0, None, None, ""]}
+    assert [type(v) for v in doc["plain"]] == [bool, bool, int, int, float, float, type(None), type(None), str]
 
 
 def test_yaml_that_is_not_a_mapping(tmp_path):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -35,8 +36,10 @@ def read_text(path: Path, field_name: str = "(file)") -> str:
 
 
 class UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-    """A safe YAML loader (libyaml's parser where PyYAML has it) that refuses aliases (a 1 KB alias bomb expands to
-    gigabytes) and a key given twice in one mapping."""
+    """A safe YAML loader (libyaml's parser where PyYAML has it) with the YAML 1.2 core types (below) that refuses
+    aliases (a 1 KB alias bomb expands to gigabytes) and a key given twice in one mapping."""
+
+    yaml_implicit_resolvers: dict = {}
 
     def __init__(self, text: str):
         super().__init__(text)
@@ -58,6 +61,18 @@ class UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
                 raise ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
             mapping[key] = self.construct_object(value_node, deep=deep)
         return mapping
+
+
+# YAML 1.2 core types instead of PyYAML's YAML 1.1 ones: only true/false are booleans and numbers are plain decimals,
+# so yes, on, y, 12:30, 012, 0o12, 0x1f and 2026-11-30 stay strings.
+for _tag, _pattern, _first in [
+    ("null", r"~|null|Null|NULL|", ["~", "n", "N", ""]),
+    ("bool", r"true|True|TRUE|false|False|FALSE", list("tTfF")),
+    ("int", r"[-+]?(?:0|[1-9][0-9]*)", list("-+0123456789")),
+    ("float", r"[-+]?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)"
+              r"|\.(?:nan|NaN|NAN)", list("-+0123456789.")),
+]:
+    UniqueKeyLoader.add_implicit_resolver(f"tag:yaml.org,2002:{_tag}", re.compile(f"^(?:{_pattern})$"), _first)
 
 
 def read_yaml(path: Path) -> Any:
