@@ -255,13 +255,22 @@ def case_setups(root: Path) -> dict:
     cases["invalid-fhir"] = (["validate", str(s / "SC-DDX-CHEST-PAIN")], fixture,
                              f"entry.{index}.resource.birthDate", "")
 
+    s = suite_copy("deep-fixture")
+    fixture = s / "SC-DDX-CHEST-PAIN" / "fixtures" / "ehr.json"
+    bundle = json.loads(fixture.read_text(encoding="utf-8"))
+    bundle["entry"][0]["resource"]["extension"] = json.loads("[" * 500 + "]" * 500)
+    fixture.write_text(json.dumps(bundle, ensure_ascii=False), encoding="utf-8")
+    cases["deep-fixture"] = (["validate", str(s / "SC-DDX-CHEST-PAIN")], fixture, "(file)", "nested deeper than 100")
+
     trajectories = root / "trajectories"
     trajectories.mkdir()
     (trajectories / "broken.json").write_text('{"calls": [', encoding="utf-8")
     (trajectories / "extra.json").write_text('{"calls": [], "answr": "x"}', encoding="utf-8")
+    deep = "[" * 100_000 + "]" * 100_000
+    (trajectories / "deep.json").write_text(f'{{"calls": [{{"tool": "finish", "args": {{"a": {deep}}}}}]}}')
     med = str(SUITE / "SC-MED-GASTRIC-ULCER")
     for name, field, message in (("missing", "(file)", "file not found"), ("broken", "line 1", ""),
-                                 ("extra", "answr", "unknown field")):
+                                 ("extra", "answr", "unknown field"), ("deep", "(file)", "nested deeper than 100")):
         path = trajectories / f"{name}.json"
         cases[f"trajectory-{name}"] = (["grade", "--package", med, "--trajectory", str(path)], path, field, message)
 
@@ -273,7 +282,8 @@ def case_setups(root: Path) -> dict:
 
 AS_SUBPROCESS = ["malformed-yaml", "unknown-field", "missing-fixture", "unknown-agent", "unknown-tool-run"]
 IN_PROCESS = ["wrong-type", "missing-hidden-half", "missing-suite", "unknown-tool-validate", "bad-verifier-param",
-              "invalid-fhir", "trajectory-missing", "trajectory-broken", "trajectory-extra", "replay-no-run"]
+              "invalid-fhir", "deep-fixture", "trajectory-missing", "trajectory-broken", "trajectory-extra",
+              "trajectory-deep", "replay-no-run"]
 CASE_NAMES = AS_SUBPROCESS + IN_PROCESS
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import resource
 import shutil
 import subprocess
@@ -203,6 +204,17 @@ def test_yaml_is_read_with_the_1_2_core_types_so_yes_on_and_12_30_stay_strings(t
     assert doc == {"on": "yes", "off": "no", "y": "n", "start": "12:30", "code": "012", "octal": "0o12", "hex": "0x1f",
                    "day": "2026-11-30", "plain": [True, False, 1, -2, 1.5, 1000.0, None, None, ""]}
     assert [type(v) for v in doc["plain"]] == [bool, bool, int, int, float, float, type(None), type(None), str]
+
+
+@pytest.mark.parametrize("depth, field", [(300, "(file)"), (100_000, re.compile(r"line \d+"))])
+def test_yaml_nested_too_deep_is_one_line(tmp_path, depth, field):
+    folder = write_package(tmp_path)
+    manifest = folder / "package.yaml"
+    manifest.write_text(manifest.read_text(encoding="utf-8").replace(
+        "  context:\n", f"  context:\n    deep: {'[' * depth}{']' * depth}\n"), encoding="utf-8")
+    err = spec_error(load_package, folder)
+    assert err.file == str(manifest) and "nest" in err.message
+    assert field.fullmatch(err.field) if isinstance(field, re.Pattern) else err.field == field
 
 
 def test_yaml_that_is_not_a_mapping(tmp_path):

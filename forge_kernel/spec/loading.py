@@ -4,7 +4,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -33,6 +33,10 @@ def read_text(path: Path, field_name: str = "(file)") -> str:
         raise SpecError(path, field_name, exc.strerror or str(exc)) from None
     except UnicodeDecodeError as exc:
         raise SpecError(path, field_name, f"not UTF-8 text (byte {exc.start})") from None
+
+
+MAX_DEPTH = 100
+"""The deepest nesting of lists and mappings read from a file (pydantic serializes no deeper than about 250)."""
 
 
 class UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
@@ -75,11 +79,31 @@ for _tag, _pattern, _first in [
     UniqueKeyLoader.add_implicit_resolver(f"tag:yaml.org,2002:{_tag}", re.compile(f"^(?:{_pattern})$"), _first)
 
 
+def too_deep(value: Any, depth: int = 0) -> bool:
+    """Whether lists and mappings in value nest deeper than MAX_DEPTH."""
+    if depth > MAX_DEPTH:
+        return True
+    children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return any(too_deep(child, depth + 1) for child in children)
+
+
+def shallow(parse: Callable[[], Any], path: Path, field_name: str = "(file)") -> Any:
+    """What parse() returns, unless it nests deeper than MAX_DEPTH (or than the parser can go): a SpecError."""
+    try:
+        value = parse()
+        deep = too_deep(value)
+    except RecursionError:
+        deep = True
+    if deep:
+        raise SpecError(path, field_name, f"nested deeper than {MAX_DEPTH} levels")
+    return value
+
+
 def read_yaml(path: Path) -> Any:
-    """Parse a YAML file; a missing file, a syntax error or an alias is a SpecError."""
+    """Parse a YAML file; a missing file, a syntax error, an alias or too deep a nesting is a SpecError."""
     text = read_text(path)
     try:
-        return yaml.load(text, Loader=UniqueKeyLoader)
+        return shallow(lambda: yaml.load(text, Loader=UniqueKeyLoader), path)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark else "(yaml)"
@@ -88,10 +112,10 @@ def read_yaml(path: Path) -> Any:
 
 
 def read_json(path: Path, field_name: str = "(file)") -> Any:
-    """Parse a JSON file; a missing file or bad JSON is a SpecError."""
+    """Parse a JSON file; a missing file, bad JSON or too deep a nesting is a SpecError."""
     text = read_text(path, field_name)
     try:
-        return json.loads(text)
+        return shallow(lambda: json.loads(text), path, field_name)
     except json.JSONDecodeError as exc:
         raise SpecError(path, f"line {exc.lineno}", exc.msg) from None
 
