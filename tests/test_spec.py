@@ -134,6 +134,11 @@ def test_wrong_type_names_the_field(tmp_path, path, value):
     assert err.message and err.message != "unknown field"
 
 
+def test_a_clock_without_a_time_zone_is_one_line(tmp_path):
+    err = spec_error(load_package, write_package(tmp_path, with_(PUBLIC, "environment.now", "2026-11-30T09:00:00")))
+    assert (err.field, err.message) == ("environment.now", "Input should have timezone info")
+
+
 def test_missing_required_field(tmp_path):
     public = copy.deepcopy(PUBLIC)
     del public["environment"]["patient_id"]

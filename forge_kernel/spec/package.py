@@ -1,10 +1,9 @@
 """The public half of a TaskPackage: everything an agent may see."""
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 Language = Literal["zh", "en"]
 
@@ -21,7 +20,7 @@ class Environment(Strict):
     ehr_image: str = Field(description="Name of the EHR image (synthetic).")
     ehr_version: str
     fixtures: list[str] = Field(min_length=1, description="FHIR R4 Bundle files, relative to the package folder.")
-    now: datetime = Field(description="The frozen clock of the EHR, with a time zone.")
+    now: AwareDatetime = Field(description="The frozen clock of the EHR, with a time zone.")
     patient_id: str = Field(description="The current patient: the only one the agent may read.")
 
 
