@@ -139,6 +139,26 @@ def test_a_clock_without_a_time_zone_is_one_line(tmp_path):
     assert (err.field, err.message) == ("environment.now", "Input should have timezone info")
 
 
+@pytest.mark.parametrize("suite", ["../escape", "a/b", "/abs", "..", ".hidden"])
+def test_a_suite_is_a_plain_name(tmp_path, suite):
+    folder = write_package(tmp_path)
+    (folder / "package.yaml").write_text(yaml.safe_dump(with_(PUBLIC, "suite", suite)), encoding="utf-8")
+    err = spec_error(load_package, folder)
+    assert (err.field, err.message) == ("suite", "String should match pattern '^[A-Za-z0-9][A-Za-z0-9._-]*$'")
+
+
+@pytest.mark.parametrize("how", ["dot-dot", "absolute", "symlink"])
+def test_a_fixture_must_stay_inside_the_package_folder(tmp_path, how):
+    folder = write_package(tmp_path)
+    outside = tmp_path / "outside.json"
+    shutil.copy(folder / "fixtures" / "ehr.json", outside)
+    name = {"dot-dot": "../../../outside.json", "absolute": str(outside), "symlink": "fixtures/link.json"}[how]
+    (folder / "fixtures" / "link.json").symlink_to(outside)
+    (folder / "package.yaml").write_text(yaml.safe_dump(with_(PUBLIC, "environment.fixtures", [name])))
+    err = spec_error(load_package, folder)
+    assert (err.field, err.message) == ("environment.fixtures.0", f"must stay inside the package folder: {name}")
+
+
 def test_missing_required_field(tmp_path):
     public = copy.deepcopy(PUBLIC)
     del public["environment"]["patient_id"]

@@ -187,6 +187,8 @@ def load_package(path: str | Path) -> Package:
     seen: set[tuple[str, str]] = set()
     for i, name in enumerate(public.environment.fixtures):
         fixture = folder / name
+        if not fixture.resolve().is_relative_to(folder.resolve()):
+            raise SpecError(manifest, f"environment.fixtures.{i}", f"must stay inside the package folder: {name}")
         try:
             raw = fixture.read_bytes()
         except FileNotFoundError:
