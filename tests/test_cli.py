@@ -314,3 +314,26 @@ def test_a_mistake_is_one_line_and_exit_2(mistakes, name):
     assert no_patient_content(result.stdout + result.stderr)
     if argv[0] == "run":
         assert not Path(argv[argv.index("--out") + 1], "run.sqlite").exists()
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["run", "--suite", "x", "--agent", "scripted", "--out", "o", "--trials", "0"],
+     "forge run: --trials: 0 is not in the range x>=1"),
+    (["run", "--suite", "x", "--agent", "scripted", "--out", "o", "--concurrency", "0"],
+     "forge run: --concurrency: 0 is not in the range x>=1"),
+    (["run", "--agent", "scripted", "--out", "o"], "forge run: --suite: missing"),
+    (["replay"], "forge replay: RUN_DIR: missing"),
+    (["summary", "run", "--bx", "dimension"], "forge summary: --bx: No such option '--bx' (did you mean --by?)"),
+    (["replay", "run", "--task", "X", "--agent", "Y", "--trial", "two"],
+     "forge replay: --trial: 'two' is not a valid integer"),
+    (["sumary", "run"], "forge: sumary: No such command 'sumary' (did you mean summary?)"),
+])
+def test_a_usage_mistake_is_one_line_and_exit_2(argv, line):
+    result = invoke(*argv)
+    assert (result.returncode, result.stderr.splitlines(), result.stdout) == (2, [line], "")
+
+
+def test_help_still_shows_the_usage():
+    assert invoke("--help").stdout.startswith("Usage: forge [OPTIONS] COMMAND")
+    result = invoke("run", "--help")
+    assert result.returncode == 0 and result.stdout.startswith("Usage: forge run [OPTIONS]")
