@@ -53,6 +53,19 @@ class Forge(click.Group):
             return super().invoke(ctx)
 
 
+class OutputFile(click.Path):
+    """A file to write, whose folder must exist: checked while parsing, before any work."""
+
+    def __init__(self):
+        super().__init__(dir_okay=False, path_type=Path)
+
+    def convert(self, value, param, ctx):
+        path = super().convert(value, param, ctx)
+        if not path.parent.is_dir():
+            self.fail(f"folder {path.parent} does not exist", param, ctx)
+        return path
+
+
 @click.group(cls=Forge, name="forge")
 @click.version_option(package_name="medagent-forge")
 def main() -> None:
@@ -120,8 +133,8 @@ def summary(run_dir, by, markdown) -> None:
 @click.option("--baseline-agent", help="The agent to read from BASELINE_RUN (needed when it holds several).")
 @click.option("--candidate-agent", help="The agent to read from CANDIDATE_RUN (needed when it holds several).")
 @click.option("--gate", "gate_file", help="Release-gate policy (YAML); the bundled default when omitted.")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Write every figure as JSON.")
-@click.option("--markdown", "md_out", type=click.Path(dir_okay=False, path_type=Path), help="Write a Markdown report.")
+@click.option("--json", "json_out", type=OutputFile(), help="Write every figure as JSON.")
+@click.option("--markdown", "md_out", type=OutputFile(), help="Write a Markdown report.")
 def compare_runs(baseline_run, candidate_run, baseline_agent, candidate_agent, gate_file, json_out, md_out) -> None:
     """Compare a candidate with a baseline and apply the release gate: exit 0 green, 1 red, 2 bad input."""
     from .analysis import compare, evaluate, load_policy
@@ -153,7 +166,7 @@ def compare_runs(baseline_run, candidate_run, baseline_agent, candidate_agent, g
 @click.option("--ablation", "ablations", required=True, help="Ablated variant(s), comma-separated.")
 @click.option("--ablation-run", type=click.Path(file_okay=False, path_type=Path),
               help="Run holding the ablations, when not RUN_DIR.")
-@click.option("--markdown", "md_out", type=click.Path(dir_okay=False, path_type=Path), help="Write the cards as Markdown.")
+@click.option("--markdown", "md_out", type=OutputFile(), help="Write the cards as Markdown.")
 def ablation(run_dir, candidate, ablations, ablation_run, md_out) -> None:
     """Ablation cards: the component each variant removes, the tasks it costs, the slices where it mattered."""
     from .analysis.ablation import ablation_card
@@ -170,8 +183,8 @@ def ablation(run_dir, candidate, ablations, ablation_run, md_out) -> None:
 @main.command()
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--triage", "triage_file", help="Triage YAML with reviewer decisions to apply.")
-@click.option("--csv", "csv_out", type=click.Path(dir_okay=False, path_type=Path), help="Write the ledger as CSV.")
-@click.option("--parquet", "parquet_out", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--csv", "csv_out", type=OutputFile(), help="Write the ledger as CSV.")
+@click.option("--parquet", "parquet_out", type=OutputFile(),
               help="Write the ledger as Parquet.")
 @click.option("--bundles", "bundles_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write a repro bundle per critical failure under this folder.")
@@ -194,7 +207,7 @@ def ledger(run_dir, triage_file, csv_out, parquet_out, bundles_dir) -> None:
 @main.command()
 @click.option("--package", "package_path", required=True, help="Package folder or package.yaml.")
 @click.option("--trajectory", "trajectory_path", required=True, help="Trajectory JSON file.")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Write the grading as JSON.")
+@click.option("--json", "json_out", type=OutputFile(), help="Write the grading as JSON.")
 def grade(package_path, trajectory_path, json_out) -> None:
     """Grade one recorded trajectory: replay its calls on a fresh EHR, then run the verifiers."""
     from .engine.grading import grade_trajectory, trajectory_json

@@ -337,3 +337,15 @@ def test_help_still_shows_the_usage():
     assert invoke("--help").stdout.startswith("Usage: forge [OPTIONS] COMMAND")
     result = invoke("run", "--help")
     assert result.returncode == 0 and result.stdout.startswith("Usage: forge run [OPTIONS]")
+
+
+@pytest.mark.parametrize("argv", [["compare", "RUN", "RUN", "--json"], ["compare", "RUN", "RUN", "--markdown"],
+                                  ["ablation", "RUN", "--candidate", "a", "--ablation", "b", "--markdown"],
+                                  ["ledger", "RUN", "--csv"], ["ledger", "RUN", "--parquet"],
+                                  ["grade", "--package", "RUN", "--trajectory", "RUN", "--json"]])
+def test_an_output_file_in_a_missing_folder_is_refused_before_any_work(tmp_path, argv):
+    """RUN names nothing: had the command started its work, it would complain about that instead."""
+    out = tmp_path / "missing" / "out"
+    result = invoke(*[str(tmp_path / "nothing") if a == "RUN" else a for a in argv], str(out))
+    assert (result.returncode, result.stderr.splitlines()) == (
+        2, [f"forge {argv[0]}: {argv[-1]}: folder {out.parent} does not exist"])
