@@ -246,7 +246,7 @@ def replay(run_dir, task, agent, trial) -> None:
     from .report import render_trial
     from .store import read_trial
 
-    with RunStore.open(run_dir) as store:
+    with RunStore.open(run_dir, readonly=True) as store:
         click.echo(render_trial(read_trial(store, task, agent, trial)))
 
 

@@ -55,7 +55,7 @@ def limit_check(value: float | None, limit: float | None, what: str) -> tuple[St
 
 def declared_policy(run_dir: str | Path) -> str | None:
     """The hash of the gate policy a run declared before it started (None if it declared none)."""
-    with RunStore.open(Path(run_dir)) as store:
+    with RunStore.open(Path(run_dir), readonly=True) as store:
         return (store.manifest().get("gate_policy") or {}).get("hash")
 
 

@@ -124,5 +124,5 @@ def write_bundles(run_dir: str | Path, ledger: pd.DataFrame, out_dir: str | Path
     """A repro bundle for every critical row of the run's ledger."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    with RunStore.open(Path(run_dir)) as store:
+    with RunStore.open(Path(run_dir), readonly=True) as store:
         return [write_bundle(store, row, out_dir) for row in ledger[ledger["critical"]].itertuples()]
