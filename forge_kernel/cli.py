@@ -152,8 +152,7 @@ def compare_runs(baseline_run, candidate_run, baseline_agent, candidate_agent, g
     click.echo(f"{c.agent} {c.agent_version} vs {b.agent} {b.agent_version}: gate {'GREEN' if gate.green else 'RED'}"
                f" (policy {gate.policy_name} v{gate.policy_version}, {gate.policy_hash[:19]})")
     for check in gate.checks:
-        waived = " (waived)" if check.waived else ""
-        click.echo(f"  {check.status:<7} {check.level:<4} {check.name}{waived}: {check.detail}")
+        click.echo(f"  {check.status:<7} {check.level:<4} {check.name}{check.note}: {check.detail}")
     click.echo(f"tasks passing every trial: {rate(b.strict_tasks)} → {rate(c.strict_tasks)}; "
                f"{len(cmp.improvements)} improvement(s), {len(cmp.regressions)} regression(s), "
                f"{len(cmp.unstable_candidate)} unstable; McNemar p = {cmp.mcnemar['p_value']:.3g}")
