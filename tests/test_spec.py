@@ -90,6 +90,13 @@ def with_(doc: dict, path: str, value) -> dict:
     return doc
 
 
+def edited_package(root: Path, old: str, new: str) -> Path:
+    """The unit package with ``old`` replaced by ``new`` in its package.yaml text; that file."""
+    manifest = write_package(root) / "package.yaml"
+    manifest.write_text(manifest.read_text(encoding="utf-8").replace(old, new, 1), encoding="utf-8")
+    return manifest
+
+
 def spec_error(fn, *args) -> SpecError:
     with pytest.raises(SpecError) as info:
         fn(*args)
@@ -194,16 +201,13 @@ ALIAS_BOMB = f"      a: &a [{', '.join(['lol'] * 9)}]\n" + "".join(
 
 
 def test_an_alias_bomb_is_refused_quickly_and_in_bounded_memory(tmp_path):
-    folder = write_package(tmp_path)
-    manifest = folder / "package.yaml"
-    text = manifest.read_text(encoding="utf-8")
-    manifest.write_text(text.replace("  context:\n", "  context:\n    bomb:\n" + ALIAS_BOMB), encoding="utf-8")
+    manifest = edited_package(tmp_path, "  context:\n", "  context:\n    bomb:\n" + ALIAS_BOMB)
     limit = 2**30  # 1 GiB of address space for the whole process
 
     def bounded():
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
-    result = subprocess.run([FORGE, "validate", str(folder)], capture_output=True, text=True, timeout=60,
+    result = subprocess.run([FORGE, "validate", str(manifest.parent)], capture_output=True, text=True, timeout=60,
                             preexec_fn=bounded)
     line = next(i for i, row in enumerate(manifest.read_text().splitlines(), 1) if "*a" in row)
     assert result.returncode == 2, result.stderr
@@ -211,13 +215,11 @@ def test_an_alias_bomb_is_refused_quickly_and_in_bounded_memory(tmp_path):
 
 
 def test_an_anchor_without_alias_is_fine_and_an_alias_names_its_line(tmp_path):
-    folder = write_package(tmp_path)
-    manifest = folder / "package.yaml"
+    manifest = edited_package(tmp_path, "title:", "title: &t")
+    assert load_package(manifest).public.title == PUBLIC["title"]
     text = manifest.read_text(encoding="utf-8")
-    manifest.write_text(text.replace("title:", "title: &t"), encoding="utf-8")
-    assert load_package(folder).public.title == PUBLIC["title"]
-    manifest.write_text(text.replace("title:", "title: &t") + "slices: {copy: *t}\n", encoding="utf-8")
-    err = spec_error(load_package, folder)
+    manifest.write_text(text + "slices: {copy: *t}\n", encoding="utf-8")
+    err = spec_error(load_package, manifest)
     assert (err.field, err.message) == (f"line {len(text.splitlines()) + 1}", "alias *t: aliases are not allowed")
 
 
@@ -233,11 +235,8 @@ def test_yaml_is_read_with_the_1_2_core_types_so_yes_on_and_12_30_stay_strings(t
 
 @pytest.mark.parametrize("depth, field", [(300, "(file)"), (100_000, re.compile(r"line \d+"))])
 def test_yaml_nested_too_deep_is_one_line(tmp_path, depth, field):
-    folder = write_package(tmp_path)
-    manifest = folder / "package.yaml"
-    manifest.write_text(manifest.read_text(encoding="utf-8").replace(
-        "  context:\n", f"  context:\n    deep: {'[' * depth}{']' * depth}\n"), encoding="utf-8")
-    err = spec_error(load_package, folder)
+    manifest = edited_package(tmp_path, "  context:\n", f"  context:\n    deep: {'[' * depth}{']' * depth}\n")
+    err = spec_error(load_package, manifest)
     assert err.file == str(manifest) and "nest" in err.message
     assert field.fullmatch(err.field) if isinstance(field, re.Pattern) else err.field == field
 
