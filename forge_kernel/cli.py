@@ -183,8 +183,7 @@ def ablation(run_dir, candidate, ablations, ablation_run, md_out) -> None:
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--triage", "triage_file", help="Triage YAML with reviewer decisions to apply.")
 @click.option("--csv", "csv_out", type=OutputFile(), help="Write the ledger as CSV.")
-@click.option("--parquet", "parquet_out", type=OutputFile(),
-              help="Write the ledger as Parquet.")
+@click.option("--parquet", "parquet_out", type=OutputFile(), help="Write the ledger as Parquet.")
 @click.option("--bundles", "bundles_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write a repro bundle per critical failure under this folder.")
 def ledger(run_dir, triage_file, csv_out, parquet_out, bundles_dir) -> None:
