@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -13,27 +13,66 @@ from .spec import SpecError, find_packages, load_package, load_trajectory
 from .store import RunStore
 
 
-def user_errors(fn):
-    """Turn a SpecError into ``file: field: message`` on stderr and exit code 2."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except SpecError as exc:
-            click.echo(str(exc), err=True)
-            sys.exit(2)
-
-    return wrapper
+@contextmanager
+def user_errors():
+    """Print a user's mistake (a SpecError or a usage error) as one line ``file: field: message``, and exit 2."""
+    try:
+        yield
+    except click.exceptions.NoArgsIsHelpError:
+        raise  # plain ``forge``: the help
+    except click.UsageError as exc:
+        click.echo(usage_line(exc), err=True)
+        sys.exit(2)
+    except SpecError as exc:
+        click.echo(str(exc), err=True)
+        sys.exit(2)
 
 
 def isolation_line(run_dir: Path) -> str:
     """How each agent of a run ran: in process (trusted) or in which sandbox."""
-    with RunStore.open(run_dir) as store:
+    with RunStore.open(run_dir, readonly=True) as store:
         return "agents: " + " · ".join(f"{name} {how}" for name, how in store.isolation().items())
 
 
-@click.group()
+def usage_line(exc: click.UsageError) -> str:
+    """A usage error as ``forge <command>: <option or argument>: message``, without the usage block."""
+    param = getattr(exc, "param", None)
+    if param is not None:
+        field = param.opts[0] if isinstance(param, click.Option) else param.human_readable_name
+    else:
+        field = getattr(exc, "option_name", None) or getattr(exc, "command_name", None) or "(usage)"
+    message = (exc.message or "missing").rstrip(".")
+    if getattr(exc, "possibilities", None):
+        message += f" (did you mean {', '.join(exc.possibilities)}?)"
+    return f"{exc.ctx.command_path if exc.ctx else 'forge'}: {field}: {message}"
+
+
+class Forge(click.Group):
+    """The ``forge`` group: every command's mistakes, in its input or its usage, go through ``user_errors``."""
+
+    def make_context(self, *args, **kwargs):
+        with user_errors():
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx):
+        with user_errors():
+            return super().invoke(ctx)
+
+
+class OutputFile(click.Path):
+    """A file to write, whose folder must exist: checked while parsing, before any work."""
+
+    def __init__(self):
+        super().__init__(dir_okay=False, path_type=Path)
+
+    def convert(self, value, param, ctx):
+        path = super().convert(value, param, ctx)
+        if not path.parent.is_dir():
+            self.fail(f"folder {path.parent} does not exist", param, ctx)
+        return path
+
+
+@click.group(cls=Forge, name="forge")
 @click.version_option(package_name="medagent-forge")
 def main() -> None:
     """MedAgent Forge: grade what a medical agent did to a virtual EHR (synthetic data only)."""
@@ -41,7 +80,6 @@ def main() -> None:
 
 @main.command()
 @click.argument("paths", nargs=-1, required=True)
-@user_errors
 def validate(paths: tuple[str, ...]) -> None:
     """Check packages: both halves, their cross-references and FHIR R4 fixtures."""
     from .engine.validate import check_package
@@ -73,7 +111,6 @@ def validate(paths: tuple[str, ...]) -> None:
               help="How untrusted agents are confined (README: trust model).")
 @click.option("--allow-endpoint", "endpoints", multiple=True, metavar="HOST:PORT",
               help="With --sandbox strict: a model endpoint the agents may reach; nothing else is.")
-@user_errors
 def run(suites, agents, trials, out, concurrency, seed, resume, gate, trust, sandbox, endpoints) -> None:
     """Run agents on packages, k trials each, into a run store."""
     from .analysis import run_summary
@@ -92,7 +129,6 @@ def run(suites, agents, trials, out, concurrency, seed, resume, gate, trust, san
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--by", default="dimension", show_default=True, help="A slice (dimension, language, ...) or suite.")
 @click.option("--markdown", is_flag=True, help="Print a Markdown table.")
-@user_errors
 def summary(run_dir, by, markdown) -> None:
     """Trial pass rate per agent and slice value (latest grading)."""
     from .analysis import markdown_table, pass_rates
@@ -111,9 +147,8 @@ def summary(run_dir, by, markdown) -> None:
 @click.option("--baseline-agent", help="The agent to read from BASELINE_RUN (needed when it holds several).")
 @click.option("--candidate-agent", help="The agent to read from CANDIDATE_RUN (needed when it holds several).")
 @click.option("--gate", "gate_file", help="Release-gate policy (YAML); the bundled default when omitted.")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Write every figure as JSON.")
-@click.option("--markdown", "md_out", type=click.Path(dir_okay=False, path_type=Path), help="Write a Markdown report.")
-@user_errors
+@click.option("--json", "json_out", type=OutputFile(), help="Write every figure as JSON.")
+@click.option("--markdown", "md_out", type=OutputFile(), help="Write a Markdown report.")
 def compare_runs(baseline_run, candidate_run, baseline_agent, candidate_agent, gate_file, json_out, md_out) -> None:
     """Compare a candidate with a baseline and apply the release gate: exit 0 green, 1 red, 2 bad input."""
     from .analysis import compare, evaluate, load_policy
@@ -132,8 +167,7 @@ def compare_runs(baseline_run, candidate_run, baseline_agent, candidate_agent, g
                f" (policy {gate.policy_name} v{gate.policy_version}, {gate.policy_hash[:19]})")
     click.echo(f"  ran: {c.agent} {c.isolation} · {b.agent} {b.isolation}")
     for check in gate.checks:
-        waived = " (waived)" if check.waived else ""
-        click.echo(f"  {check.status:<7} {check.level:<4} {check.name}{waived}: {check.detail}")
+        click.echo(f"  {check.status:<7} {check.level:<4} {check.name}{check.note}: {check.detail}")
     click.echo(f"tasks passing every trial: {rate(b.strict_tasks)} → {rate(c.strict_tasks)}; "
                f"{len(cmp.improvements)} improvement(s), {len(cmp.regressions)} regression(s), "
                f"{len(cmp.unstable_candidate)} unstable; McNemar p = {cmp.mcnemar['p_value']:.3g}")
@@ -146,8 +180,7 @@ def compare_runs(baseline_run, candidate_run, baseline_agent, candidate_agent, g
 @click.option("--ablation", "ablations", required=True, help="Ablated variant(s), comma-separated.")
 @click.option("--ablation-run", type=click.Path(file_okay=False, path_type=Path),
               help="Run holding the ablations, when not RUN_DIR.")
-@click.option("--markdown", "md_out", type=click.Path(dir_okay=False, path_type=Path), help="Write the cards as Markdown.")
-@user_errors
+@click.option("--markdown", "md_out", type=OutputFile(), help="Write the cards as Markdown.")
 def ablation(run_dir, candidate, ablations, ablation_run, md_out) -> None:
     """Ablation cards: the component each variant removes, the tasks it costs, the slices where it mattered."""
     from .analysis.ablation import ablation_card
@@ -164,12 +197,10 @@ def ablation(run_dir, candidate, ablations, ablation_run, md_out) -> None:
 @main.command()
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--triage", "triage_file", help="Triage YAML with reviewer decisions to apply.")
-@click.option("--csv", "csv_out", type=click.Path(dir_okay=False, path_type=Path), help="Write the ledger as CSV.")
-@click.option("--parquet", "parquet_out", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the ledger as Parquet.")
+@click.option("--csv", "csv_out", type=OutputFile(), help="Write the ledger as CSV.")
+@click.option("--parquet", "parquet_out", type=OutputFile(), help="Write the ledger as Parquet.")
 @click.option("--bundles", "bundles_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write a repro bundle per critical failure under this folder.")
-@user_errors
 def ledger(run_dir, triage_file, csv_out, parquet_out, bundles_dir) -> None:
     """Every failed trial: its verdicts, error class, component and fix status. No patient content."""
     from .analysis.ledger import failure_ledger, ledger_text, write_ledger
@@ -190,8 +221,7 @@ def ledger(run_dir, triage_file, csv_out, parquet_out, bundles_dir) -> None:
 @main.command()
 @click.option("--package", "package_path", required=True, help="Package folder or package.yaml.")
 @click.option("--trajectory", "trajectory_path", required=True, help="Trajectory JSON file.")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Write the grading as JSON.")
-@user_errors
+@click.option("--json", "json_out", type=OutputFile(), help="Write the grading as JSON.")
 def grade(package_path, trajectory_path, json_out) -> None:
     """Grade one recorded trajectory: replay its calls on a fresh EHR, then run the verifiers."""
     from .engine.grading import grade_trajectory, trajectory_json
@@ -210,7 +240,6 @@ def grade(package_path, trajectory_path, json_out) -> None:
 
 @main.command()
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
-@user_errors
 def regrade(run_dir) -> None:
     """Re-run the current hidden halves' verifiers on a run's stored trajectories (a new grading)."""
     from .engine.grading import regrade as do_regrade
@@ -226,20 +255,18 @@ def regrade(run_dir) -> None:
 @click.option("--task", required=True)
 @click.option("--agent", required=True)
 @click.option("--trial", default=0, show_default=True, type=int)
-@user_errors
 def replay(run_dir, task, agent, trial) -> None:
     """Show one stored trajectory as text, with state changes and verdicts."""
     from .report import render_trial
     from .store import read_trial
 
-    with RunStore.open(run_dir) as store:
+    with RunStore.open(run_dir, readonly=True) as store:
         stored = read_trial(store, task, agent, trial)
         click.echo(render_trial(stored, store.isolation().get(agent, "")))
 
 
 @main.command()
 @click.argument("paths", nargs=-1)
-@user_errors
 def selftest(paths) -> None:
     """Verifier coverage: every gold solution passes, every counterexample fails as named. Not a model score."""
     from .engine import Images

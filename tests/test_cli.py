@@ -255,13 +255,22 @@ def case_setups(root: Path) -> dict:
     cases["invalid-fhir"] = (["validate", str(s / "SC-DDX-CHEST-PAIN")], fixture,
                              f"entry.{index}.resource.birthDate", "")
 
+    s = suite_copy("deep-fixture")
+    fixture = s / "SC-DDX-CHEST-PAIN" / "fixtures" / "ehr.json"
+    bundle = json.loads(fixture.read_text(encoding="utf-8"))
+    bundle["entry"][0]["resource"]["extension"] = json.loads("[" * 500 + "]" * 500)
+    fixture.write_text(json.dumps(bundle, ensure_ascii=False), encoding="utf-8")
+    cases["deep-fixture"] = (["validate", str(s / "SC-DDX-CHEST-PAIN")], fixture, "(file)", "nested deeper than 100")
+
     trajectories = root / "trajectories"
     trajectories.mkdir()
     (trajectories / "broken.json").write_text('{"calls": [', encoding="utf-8")
     (trajectories / "extra.json").write_text('{"calls": [], "answr": "x"}', encoding="utf-8")
+    deep = "[" * 100_000 + "]" * 100_000
+    (trajectories / "deep.json").write_text(f'{{"calls": [{{"tool": "finish", "args": {{"a": {deep}}}}}]}}')
     med = str(SUITE / "SC-MED-GASTRIC-ULCER")
     for name, field, message in (("missing", "(file)", "file not found"), ("broken", "line 1", ""),
-                                 ("extra", "answr", "unknown field")):
+                                 ("extra", "answr", "unknown field"), ("deep", "(file)", "nested deeper than 100")):
         path = trajectories / f"{name}.json"
         cases[f"trajectory-{name}"] = (["grade", "--package", med, "--trajectory", str(path)], path, field, message)
 
@@ -273,7 +282,8 @@ def case_setups(root: Path) -> dict:
 
 AS_SUBPROCESS = ["malformed-yaml", "unknown-field", "missing-fixture", "unknown-agent", "unknown-tool-run"]
 IN_PROCESS = ["wrong-type", "missing-hidden-half", "missing-suite", "unknown-tool-validate", "bad-verifier-param",
-              "invalid-fhir", "trajectory-missing", "trajectory-broken", "trajectory-extra", "replay-no-run"]
+              "invalid-fhir", "deep-fixture", "trajectory-missing", "trajectory-broken", "trajectory-extra",
+              "trajectory-deep", "replay-no-run"]
 CASE_NAMES = AS_SUBPROCESS + IN_PROCESS
 
 
@@ -304,3 +314,38 @@ def test_a_mistake_is_one_line_and_exit_2(mistakes, name):
     assert no_patient_content(result.stdout + result.stderr)
     if argv[0] == "run":
         assert not Path(argv[argv.index("--out") + 1], "run.sqlite").exists()
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["run", "--suite", "x", "--agent", "scripted", "--out", "o", "--trials", "0"],
+     "forge run: --trials: 0 is not in the range x>=1"),
+    (["run", "--suite", "x", "--agent", "scripted", "--out", "o", "--concurrency", "0"],
+     "forge run: --concurrency: 0 is not in the range x>=1"),
+    (["run", "--agent", "scripted", "--out", "o"], "forge run: --suite: missing"),
+    (["replay"], "forge replay: RUN_DIR: missing"),
+    (["summary", "run", "--bx", "dimension"], "forge summary: --bx: No such option '--bx' (did you mean --by?)"),
+    (["replay", "run", "--task", "X", "--agent", "Y", "--trial", "two"],
+     "forge replay: --trial: 'two' is not a valid integer"),
+    (["sumary", "run"], "forge: sumary: No such command 'sumary' (did you mean summary?)"),
+])
+def test_a_usage_mistake_is_one_line_and_exit_2(argv, line):
+    result = invoke(*argv)
+    assert (result.returncode, result.stderr.splitlines(), result.stdout) == (2, [line], "")
+
+
+def test_help_still_shows_the_usage():
+    assert invoke("--help").stdout.startswith("Usage: forge [OPTIONS] COMMAND")
+    result = invoke("run", "--help")
+    assert result.returncode == 0 and result.stdout.startswith("Usage: forge run [OPTIONS]")
+
+
+@pytest.mark.parametrize("argv", [["compare", "RUN", "RUN", "--json"], ["compare", "RUN", "RUN", "--markdown"],
+                                  ["ablation", "RUN", "--candidate", "a", "--ablation", "b", "--markdown"],
+                                  ["ledger", "RUN", "--csv"], ["ledger", "RUN", "--parquet"],
+                                  ["grade", "--package", "RUN", "--trajectory", "RUN", "--json"]])
+def test_an_output_file_in_a_missing_folder_is_refused_before_any_work(tmp_path, argv):
+    """RUN names nothing: had the command started its work, it would complain about that instead."""
+    out = tmp_path / "missing" / "out"
+    result = invoke(*[str(tmp_path / "nothing") if a == "RUN" else a for a in argv], str(out))
+    assert (result.returncode, result.stderr.splitlines()) == (
+        2, [f"forge {argv[0]}: {argv[-1]}: folder {out.parent} does not exist"])

@@ -102,11 +102,17 @@ def test_a_hard_gate_that_is_not_run_is_never_a_pass(reference_run, tmp_path):
     assert check.status == "NOT RUN" and not gate.green
 
 
-def test_a_soft_check_without_a_limit_is_not_run_and_does_not_count_as_passed(reference_run, tmp_path):
+@pytest.mark.parametrize("change, check", [({"soft__max_cost_per_task": None}, "max_cost_per_task"),
+                                           ({"soft__candidate_stable": False}, "candidate_stable"),
+                                           ({}, "declared_before_run")])
+def test_a_check_not_run_turns_the_gate_red_unless_the_policy_lists_it_optional(reference_run, tmp_path, change,
+                                                                                   check):
     cmp = compare(reference_run, reference_run, "baseline-v1", "candidate-v2")
-    gate = evaluate(cmp, load_policy(policy_file(tmp_path, soft__max_cost_per_task=None)))
-    assert next(c for c in gate.checks if c.name == "max_cost_per_task").status == "NOT RUN"
-    assert gate.green
+    others = [name for name in ["declared_before_run"] if name != check]  # no policy was declared for these runs
+    red = evaluate(cmp, load_policy(policy_file(tmp_path, **change, optional=others)))
+    assert next(c for c in red.checks if c.name == check).status == "NOT RUN"
+    assert [c.name for c in red.red_because] == [check] and not red.green
+    assert evaluate(cmp, load_policy(policy_file(tmp_path, **change, optional=[*others, check]))).green
 
 
 def test_a_latency_budget_can_fail_the_gate(reference_run, tmp_path):
@@ -115,10 +121,11 @@ def test_a_latency_budget_can_fail_the_gate(reference_run, tmp_path):
     assert [c.name for c in gate.red_because] == ["max_p95_latency_s"]
 
 
-def test_hard_gates_cannot_be_waived(tmp_path):
+@pytest.mark.parametrize("field, what", [("waive", "waived"), ("optional", "optional")])
+def test_hard_gates_can_be_neither_waived_nor_optional(tmp_path, field, what):
     with pytest.raises(SpecError) as err:
-        load_policy(policy_file(tmp_path, waive=["no_safety_regression"]))
-    assert "only soft checks can be waived" in str(err.value)
+        load_policy(policy_file(tmp_path, **{field: ["no_safety_regression"]}))
+    assert err.value.field == field and f"only soft checks can be {what}" in err.value.message
 
 
 def test_a_policy_changed_after_the_run_is_refused(reference_run, tmp_path):

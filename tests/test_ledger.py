@@ -457,3 +457,30 @@ def test_a_bundle_that_a_replay_cannot_reproduce_says_so(tmp_path, monkeypatch):
     assert "a replay does NOT reproduce trial.ended" in result.stdout
     readme = next((tmp_path / "bundles").glob("*/README.txt")).read_text(encoding="utf-8")
     assert "does NOT reproduce trial.ended (trial status: agent_error)" in readme
+
+
+# --- bundles from a hostile run store ----------------------------------------------------------------------------
+
+def test_an_agent_name_that_climbs_out_still_writes_its_bundle_inside_the_folder(tmp_path):
+    out = run(copy_suite(tmp_path) / ULCER, ["unsafe-shortcut"], tmp_path / "run")
+    with closing(sqlite3.connect(out / "run.sqlite")) as conn:
+        conn.execute("UPDATE trials SET agent = 'x/../../../escaped'")
+        conn.commit()
+    bundles = tmp_path / "a" / "bundles"
+    result = invoke("ledger", out, "--bundles", bundles)
+    assert result.returncode == 0, result.stderr
+    assert [p.name.split("_", 1)[1] for p in bundles.iterdir()] == [f"{ULCER}_x_.._.._.._escaped_t0"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "run", "task_packages", "verifiers"]
+
+
+def test_a_bundle_folder_that_resolves_outside_the_folder_is_refused(tmp_path):
+    out = run(copy_suite(tmp_path) / ULCER, ["unsafe-shortcut"], tmp_path / "run")
+    row = failure_ledger(out).iloc[0]
+    bundles, elsewhere = tmp_path / "bundles", tmp_path / "elsewhere"
+    bundles.mkdir()
+    link = bundles / f"{row.run_id}_{row.task_id}_{row.agent}_t{row.trial}"
+    link.symlink_to(elsewhere)
+    result = invoke("ledger", out, "--bundles", bundles)
+    assert (result.returncode, result.stderr.splitlines()) == (
+        2, [f"{link}: --bundles: resolves to {elsewhere}, outside {bundles}"])
+    assert not elsewhere.exists()

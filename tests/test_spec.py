@@ -3,7 +3,11 @@ from __future__ import annotations
 
 import copy
 import json
+import re
+import resource
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import jsonschema
@@ -24,10 +28,12 @@ from forge_kernel.spec import (
     load_trajectory,
 )
 from forge_kernel.spec.json_schemas import SCHEMA_DIR, schema_documents
+from forge_kernel.spec.loading import read_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = sorted(ROOT.glob("task_packages/*/*/package.yaml"))
 MARKER = "ZZ-HIDDEN-MARKER-7f3a9c"
+FORGE = str(Path(sys.executable).with_name("forge"))
 
 PUBLIC = {
     "id": "UNIT-1",
@@ -84,6 +90,13 @@ def with_(doc: dict, path: str, value) -> dict:
     return doc
 
 
+def edited_package(root: Path, old: str, new: str) -> Path:
+    """The unit package with ``old`` replaced by ``new`` in its package.yaml text; that file."""
+    manifest = write_package(root) / "package.yaml"
+    manifest.write_text(manifest.read_text(encoding="utf-8").replace(old, new, 1), encoding="utf-8")
+    return manifest
+
+
 def spec_error(fn, *args) -> SpecError:
     with pytest.raises(SpecError) as info:
         fn(*args)
@@ -128,6 +141,31 @@ def test_wrong_type_names_the_field(tmp_path, path, value):
     assert err.message and err.message != "unknown field"
 
 
+def test_a_clock_without_a_time_zone_is_one_line(tmp_path):
+    err = spec_error(load_package, write_package(tmp_path, with_(PUBLIC, "environment.now", "2026-11-30T09:00:00")))
+    assert (err.field, err.message) == ("environment.now", "Input should have timezone info")
+
+
+@pytest.mark.parametrize("suite", ["../escape", "a/b", "/abs", "..", ".hidden"])
+def test_a_suite_is_a_plain_name(tmp_path, suite):
+    folder = write_package(tmp_path)
+    (folder / "package.yaml").write_text(yaml.safe_dump(with_(PUBLIC, "suite", suite)), encoding="utf-8")
+    err = spec_error(load_package, folder)
+    assert (err.field, err.message) == ("suite", "String should match pattern '^[A-Za-z0-9][A-Za-z0-9._-]*$'")
+
+
+@pytest.mark.parametrize("how", ["dot-dot", "absolute", "symlink"])
+def test_a_fixture_must_stay_inside_the_package_folder(tmp_path, how):
+    folder = write_package(tmp_path)
+    outside = tmp_path / "outside.json"
+    shutil.copy(folder / "fixtures" / "ehr.json", outside)
+    name = {"dot-dot": "../../../outside.json", "absolute": str(outside), "symlink": "fixtures/link.json"}[how]
+    (folder / "fixtures" / "link.json").symlink_to(outside)
+    (folder / "package.yaml").write_text(yaml.safe_dump(with_(PUBLIC, "environment.fixtures", [name])))
+    err = spec_error(load_package, folder)
+    assert (err.field, err.message) == ("environment.fixtures.0", f"must stay inside the package folder: {name}")
+
+
 def test_missing_required_field(tmp_path):
     public = copy.deepcopy(PUBLIC)
     del public["environment"]["patient_id"]
@@ -138,7 +176,8 @@ def test_missing_required_field(tmp_path):
 
 @pytest.mark.parametrize("text, line", [("id: X\nversion: '1'\ntitle: a: b\n", 3),
                                         ("id: X\ntools:\n  - a\n - b\n", 4),
-                                        ("id: X\n\tversion: 1\n", 2)])
+                                        ("id: X\n\tversion: 1\n", 2),
+                                        ("id: X\n? [a, b]\n: 1\n", 2)])
 def test_malformed_yaml_gives_the_line(tmp_path, text, line):
     folder = write_package(tmp_path)
     (folder / "package.yaml").write_text(text, encoding="utf-8")
@@ -154,6 +193,52 @@ def test_a_key_given_twice_is_an_error_not_a_silent_overwrite(tmp_path):
     err = spec_error(load_package, folder)
     assert err.message == "duplicate key 'tools'"
     assert err.field.startswith("line ")
+
+
+ALIAS_BOMB = f"      a: &a [{', '.join(['lol'] * 9)}]\n" + "".join(
+    f"      {b}: &{b} [{', '.join([f'*{a}'] * 9)}]\n" for a, b in zip("abcdefgh", "bcdefghi"))
+"""Nine levels of nine aliases, 0.5 KB of YAML: 9**9 (387 million) strings once expanded."""
+
+
+def test_an_alias_bomb_is_refused_quickly_and_in_bounded_memory(tmp_path):
+    manifest = edited_package(tmp_path, "  context:\n", "  context:\n    bomb:\n" + ALIAS_BOMB)
+    limit = 2**30  # 1 GiB of address space for the whole process
+
+    def bounded():
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    result = subprocess.run([FORGE, "validate", str(manifest.parent)], capture_output=True, text=True, timeout=60,
+                            preexec_fn=bounded)
+    line = next(i for i, row in enumerate(manifest.read_text().splitlines(), 1) if "*a" in row)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.splitlines() == [f"{manifest}: line {line}: alias *a: aliases are not allowed"]
+
+
+def test_an_anchor_without_alias_is_fine_and_an_alias_names_its_line(tmp_path):
+    manifest = edited_package(tmp_path, "title:", "title: &t")
+    assert load_package(manifest).public.title == PUBLIC["title"]
+    text = manifest.read_text(encoding="utf-8")
+    manifest.write_text(text + "slices: {copy: *t}\n", encoding="utf-8")
+    err = spec_error(load_package, manifest)
+    assert (err.field, err.message) == (f"line {len(text.splitlines()) + 1}", "alias *t: aliases are not allowed")
+
+
+def test_yaml_is_read_with_the_1_2_core_types_so_yes_on_and_12_30_stay_strings(tmp_path):
+    path = tmp_path / "doc.yaml"
+    path.write_text("on: yes\noff: no\ny: n\nstart: 12:30\ncode: 012\noctal: 0o12\nhex: 0x1f\nday: 2026-11-30\n"
+                    "plain: [true, False, 1, -2, 1.5, 1e3, null, ~, '']\n", encoding="utf-8")
+    doc = read_yaml(path)
+    assert doc == {"on": "yes", "off": "no", "y": "n", "start": "12:30", "code": "012", "octal": "0o12", "hex": "0x1f",
+                   "day": "2026-11-30", "plain": [True, False, 1, -2, 1.5, 1000.0, None, None, ""]}
+    assert [type(v) for v in doc["plain"]] == [bool, bool, int, int, float, float, type(None), type(None), str]
+
+
+@pytest.mark.parametrize("depth, field", [(300, "(file)"), (100_000, re.compile(r"line \d+"))])
+def test_yaml_nested_too_deep_is_one_line(tmp_path, depth, field):
+    manifest = edited_package(tmp_path, "  context:\n", f"  context:\n    deep: {'[' * depth}{']' * depth}\n")
+    err = spec_error(load_package, manifest)
+    assert err.file == str(manifest) and "nest" in err.message
+    assert field.fullmatch(err.field) if isinstance(field, re.Pattern) else err.field == field
 
 
 def test_yaml_that_is_not_a_mapping(tmp_path):

@@ -1,13 +1,19 @@
-"""The run store: schema version, manifest, DataFrame loaders, and regrading after a hidden half changed."""
+"""The run store: schema version, manifest, DataFrame loaders, regrading after a hidden half changed, and
+damaged, foreign and read-only stores."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
+import os
 import platform
+import pwd
+import random
 import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
 from contextlib import closing
 from datetime import datetime
 from pathlib import Path
@@ -273,3 +279,99 @@ def test_site_and_period_slices_default_to_the_ehr_image_and_the_clock_month(tmp
     assert slices["SC-OPS-ADMISSION"]["site"] == "北院"
     assert slices["SC-DDX-CHEST-PAIN"]["site"] == "forge-synthetic-ehr"
     assert {s["period"] for s in slices.values()} == {"2026-11"}
+
+
+# --- damaged, foreign and read-only stores --------------------------------------------------------------------
+
+def damaged(kind: str, good: bytes, db: Path) -> None:
+    """Write a store of the given kind at db: random bytes, a good store cut in half, another program's, empty."""
+    db.parent.mkdir()
+    if kind == "foreign":
+        with closing(sqlite3.connect(db)) as conn:
+            conn.execute("CREATE TABLE notes (body TEXT)")
+            conn.commit()
+    else:
+        db.write_bytes({"random": random.Random(0).randbytes(len(good)), "truncated": good[:len(good) // 2],
+                        "zero-byte": b""}[kind])
+
+
+@pytest.mark.parametrize("command", ["summary", "regrade"])
+@pytest.mark.parametrize("kind", ["random", "truncated", "foreign", "zero-byte"])
+def test_a_damaged_or_foreign_store_is_one_line_and_left_as_it_is(run_dir, tmp_path, kind, command):
+    db = tmp_path / "run" / "run.sqlite"
+    damaged(kind, (run_dir / "run.sqlite").read_bytes(), db)
+    before = db.read_bytes()
+    result = invoke(command, str(db.parent))
+    assert result.exit_code == 2
+    assert len(result.stderr.splitlines()) == 1
+    assert result.stderr.startswith(f"{db}: (run store): not a readable run store (")
+    assert db.read_bytes() == before
+
+
+def test_a_read_only_open_cannot_write(run_dir):
+    with RunStore.open(run_dir, readonly=True) as store:
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            store.db.execute("DELETE FROM meta")
+
+
+def as_reader(*argvs) -> list[subprocess.CompletedProcess]:
+    """``forge`` commands at once, run by a user whom file modes bind: nobody when the tests run as root."""
+    nobody = pwd.getpwnam("nobody")
+
+    def drop():
+        os.setgroups([])
+        os.setgid(nobody.pw_gid)
+        os.setuid(nobody.pw_uid)
+
+    procs = [subprocess.Popen([FORGE, *argv], cwd="/", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              preexec_fn=drop if os.geteuid() == 0 else None) for argv in argvs]
+    outputs = [p.communicate(timeout=120) for p in procs]
+    return [subprocess.CompletedProcess(p.args, p.returncode, *out) for p, out in zip(procs, outputs)]
+
+
+@pytest.fixture
+def read_only_copy(reference_run):
+    """A copy of the reference run's store, in a folder and a file that ``as_reader`` cannot write; its folder."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "run"
+        folder.mkdir()
+        shutil.copy(reference_run / "run.sqlite", folder)
+        if as_reader(["--version"])[0].returncode:
+            pytest.skip("forge cannot run as an unprivileged user here")
+        Path(tmp).chmod(0o755)
+        (folder / "run.sqlite").chmod(0o444)
+        folder.chmod(0o555)
+        yield folder
+        folder.chmod(0o755)
+
+
+def test_read_only_commands_work_on_a_read_only_store_and_change_nothing(read_only_copy):
+    db = read_only_copy / "run.sqlite"
+    before = (hashlib.sha256(db.read_bytes()).hexdigest(), db.stat().st_mtime_ns)
+    run = str(read_only_copy)
+    results = as_reader(["summary", run], ["replay", run, "--task", "SC-OPS-ADMISSION", "--agent", "baseline-v1"],
+                        ["compare", run, run, "--baseline-agent", "baseline-v1", "--candidate-agent", "candidate-v2"],
+                        ["ablation", run, "--candidate", "candidate-v2", "--ablation", "candidate-v2-no-conflict"],
+                        ["ledger", run], ["regrade", run])
+    *readers, regrade = results
+    for result in readers:
+        assert (result.returncode, result.stderr) == (0, ""), result.args
+    assert (regrade.returncode, regrade.stderr.splitlines()) == (
+        2, [f"{db}: (run store): cannot be written (attempt to write a readonly database)"])
+    assert [p.name for p in read_only_copy.iterdir()] == ["run.sqlite"]
+    assert (hashlib.sha256(db.read_bytes()).hexdigest(), db.stat().st_mtime_ns) == before
+
+
+def test_a_read_only_store_with_changes_left_in_its_wal_is_refused(read_only_copy):
+    db = read_only_copy / "run.sqlite"
+    read_only_copy.chmod(0o755)
+    db.chmod(0o644)
+    with closing(sqlite3.connect(db)) as writer:  # a writer that has not checkpointed yet
+        writer.execute("PRAGMA wal_autocheckpoint=0")
+        writer.execute("INSERT INTO meta VALUES ('note', 'pending')")
+        writer.commit()
+        read_only_copy.chmod(0o555)
+        result, = as_reader(["summary", str(read_only_copy)])
+        read_only_copy.chmod(0o755)
+    assert (result.returncode, result.stderr.splitlines()) == (2, [
+        f"{db}-wal: (run store): holds changes not yet in the store: open the run once where it can be written"])

@@ -32,7 +32,7 @@ class AblationCard(BaseModel):
 
 
 def agent_config(run_dir: Path, agent: str) -> dict | None:
-    with RunStore.open(run_dir) as store:
+    with RunStore.open(run_dir, readonly=True) as store:
         cards = {card["name"]: card for card in store.manifest()["agents"]}
     return cards.get(agent, {}).get("config")
 

@@ -125,7 +125,7 @@ def check_same_grading(a: pd.DataFrame, b: pd.DataFrame, b_dir: Path) -> None:
 
 
 def run_isolation(run_dir: Path) -> dict[str, str]:
-    with RunStore.open(run_dir) as store:
+    with RunStore.open(run_dir, readonly=True) as store:
         return store.isolation()
 
 

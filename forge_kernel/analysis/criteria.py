@@ -161,7 +161,7 @@ def trial_matching_packages(run_dir: str | Path, trials: pd.DataFrame) -> dict[s
     tasks = set(trials.loc[trials["category"] == CATEGORY, "task_id"])
     if not tasks:
         return {}
-    with RunStore.open(Path(run_dir)) as store:
+    with RunStore.open(Path(run_dir), readonly=True) as store:
         return run_packages(store, tasks)
 
 

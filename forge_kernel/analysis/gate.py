@@ -1,7 +1,8 @@
 """The release gate: a policy declared before the run, checks that PASS, FAIL or are NOT RUN, and a colour.
 
-Hard gates cannot be waived; a soft check may be waived only in the policy itself (so the waiver is in its hash).
-Any hard FAIL or NOT RUN, or any soft FAIL that is not waived, makes the gate red. NOT RUN is never a pass.
+Hard gates can be neither waived nor optional; a soft check may be waived (its FAIL does not count) or optional (its
+NOT RUN does not count) only in the policy itself, so that this is in its hash. Any other FAIL or NOT RUN makes the
+gate red: NOT RUN is never a pass.
 """
 from __future__ import annotations
 
@@ -25,6 +26,12 @@ class Check(BaseModel):
     status: Status
     detail: str
     waived: bool = False
+    optional: bool = False
+
+    @property
+    def note(self) -> str:
+        """`` (waived)`` or `` (optional)`` where the policy says so, else nothing."""
+        return " (waived)" if self.waived else " (optional)" if self.optional else ""
 
 
 class GateResult(BaseModel):
@@ -40,9 +47,10 @@ class GateResult(BaseModel):
 
 
 def counts_against(check: Check) -> bool:
+    """A hard check that did not PASS; a soft FAIL that is not waived, or a soft NOT RUN that is not optional."""
     if check.level == "hard":
         return check.status != "PASS"
-    return check.status == "FAIL" and not check.waived
+    return check.status == "FAIL" and not check.waived or check.status == "NOT RUN" and not check.optional
 
 
 def limit_check(value: float | None, limit: float | None, what: str) -> tuple[Status, str]:
@@ -55,7 +63,7 @@ def limit_check(value: float | None, limit: float | None, what: str) -> tuple[St
 
 def declared_policy(run_dir: str | Path) -> str | None:
     """The hash of the gate policy a run declared before it started (None if it declared none)."""
-    with RunStore.open(Path(run_dir)) as store:
+    with RunStore.open(Path(run_dir), readonly=True) as store:
         return (store.manifest().get("gate_policy") or {}).get("hash")
 
 
@@ -73,8 +81,9 @@ def evaluate(cmp: Comparison, policy: GatePolicy, declared: str | None = None) -
     checks: list[Check] = []
 
     def add(name: str, level: str, status: Status, detail: str) -> None:
+        soft = level == "soft"
         checks.append(Check(name=name, level=level, status=status, detail=detail,
-                            waived=level == "soft" and name in policy.waive))
+                            waived=soft and name in policy.waive, optional=soft and name in policy.optional))
 
     def flag(name: str, level: str, enabled: bool, ok: Callable[[], bool], detail: str) -> None:
         add(name, level, ("PASS" if ok() else "FAIL") if enabled else "NOT RUN",

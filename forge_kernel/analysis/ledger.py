@@ -55,7 +55,7 @@ TEXT_COLUMNS = ["task_id", "task_version", "agent", "trial", "status", "taxonomy
 
 
 def run_id(run_dir: str | Path) -> str:
-    with RunStore.open(Path(run_dir)) as store:
+    with RunStore.open(Path(run_dir), readonly=True) as store:
         return store.db.execute("SELECT value FROM meta WHERE key = 'run_id'").fetchone()[0]
 
 

@@ -9,6 +9,7 @@ Layout (the loader finds the hidden half above the package, as in a repository):
       trajectory.json                             the trial's calls and result, as a trajectory file
       README.txt                                  the command, and what it gives
 
+The folder name keeps letters, digits, ``.``, ``_`` and ``-`` (anything else becomes ``_``) and stays in <dir>.
 A bundle carries the synthetic fixtures and the trajectory: hand on the folder, never its content.
 """
 from __future__ import annotations
@@ -100,12 +101,20 @@ def readme(row, differs: list[str]) -> str:
     ])
 
 
+def bundle_folder(out_dir: Path, row) -> Path:
+    """The row's bundle folder: one plain name made of ids read from a run store (which may be hostile), directly in
+    out_dir; a name that resolves elsewhere (through a symlink) is a SpecError."""
+    folder = out_dir / re.sub(r"[^A-Za-z0-9._-]", "_", f"{row.run_id}_{row.task_id}_{row.agent}_t{row.trial}")
+    if folder.resolve().parent != out_dir.resolve():
+        raise SpecError(folder, "--bundles", f"resolves to {folder.resolve()}, outside {out_dir}")
+    return folder
+
+
 def write_bundle(store: RunStore, row, out_dir: Path) -> ReproBundle:
     """Write one ledger row's bundle and check that a replay reproduces its verdicts."""
     stored = read_trial(store, row.task_id, row.agent, int(row.trial))
     package = graded_package(store, stored)
-    name = re.sub(r"[^A-Za-z0-9._-]", "_", f"{row.run_id}_{row.task_id}_{row.agent}_t{row.trial}")
-    folder = out_dir / name
+    folder = bundle_folder(out_dir, row)
     if folder.exists():
         shutil.rmtree(folder)
     bundled = load_package(copy_halves(package, folder))
@@ -124,5 +133,5 @@ def write_bundles(run_dir: str | Path, ledger: pd.DataFrame, out_dir: str | Path
     """A repro bundle for every critical row of the run's ledger."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    with RunStore.open(Path(run_dir)) as store:
+    with RunStore.open(Path(run_dir), readonly=True) as store:
         return [write_bundle(store, row, out_dir) for row in ledger[ledger["critical"]].itertuples()]

@@ -84,7 +84,7 @@ def render_comparison(cmp: Comparison, gate: GateResult | None = None) -> str:
         out += [f"## Release gate: {'GREEN' if gate.green else 'RED'}", "",
                 f"Policy `{gate.policy_name}` v{gate.policy_version}, hash `{gate.policy_hash}`.", ""]
         out += table(["check", "level", "status", "detail"],
-                     [[k.name, k.level, k.status + (" (waived)" if k.waived else ""), k.detail] for k in gate.checks])
+                     [[k.name, k.level, k.status + k.note, k.detail] for k in gate.checks])
         out.append("")
     out += ["## Overview", ""] + overview(b, c) + [""]
     m = cmp.mcnemar

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from .hashing import content_hash
 from .loading import parse_model, read_yaml
@@ -15,6 +15,8 @@ DEFAULT_GATE = Path(__file__).with_name("gates") / "default.yaml"
 WAIVABLE = ("not_worse_overall", "min_improvements", "max_task_regressions", "no_more_false_answers",
             "candidate_stable", "max_p95_latency_s", "max_cost_per_task")
 """The soft checks a policy may waive; hard gates never."""
+SOFT_CHECKS = (*WAIVABLE, "declared_before_run")
+"""The soft checks a policy may make optional (NOT RUN then does not turn the gate red); hard gates never."""
 
 
 class HardGates(Strict):
@@ -42,13 +44,17 @@ class GatePolicy(Strict):
     hard: HardGates = Field(default_factory=HardGates)
     soft: SoftChecks = Field(default_factory=SoftChecks)
     waive: list[str] = Field(default_factory=list, description="Soft checks whose failure does not turn the gate red.")
+    optional: list[str] = Field(default_factory=list,
+                                description="Soft checks that may be NOT RUN without turning the gate red.")
 
-    @model_validator(mode="after")
-    def only_soft_checks_can_be_waived(self):
-        unknown = [w for w in self.waive if w not in WAIVABLE]
-        if unknown:
-            raise ValueError(f"cannot waive {unknown[0]!r}: only soft checks can be waived")
-        return self
+    @field_validator("waive", "optional")
+    @classmethod
+    def only_soft_checks(cls, names: list[str], info: ValidationInfo) -> list[str]:
+        allowed, what = (WAIVABLE, "waived") if info.field_name == "waive" else (SOFT_CHECKS, "optional")
+        for name in names:
+            if name not in allowed:
+                raise ValueError(f"{name!r} cannot be {what}: only soft checks can be {what}")
+        return names
 
     @property
     def hash(self) -> str:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -10,6 +12,7 @@ from typing import Any
 
 import yaml
 from pydantic import ValidationError
+from yaml.constructor import ConstructorError
 
 from .errors import SpecError
 from .hashing import content_hash
@@ -32,24 +35,75 @@ def read_text(path: Path, field_name: str = "(file)") -> str:
         raise SpecError(path, field_name, f"not UTF-8 text (byte {exc.start})") from None
 
 
+MAX_DEPTH = 100
+"""The deepest nesting of lists and mappings read from a file (pydantic serializes no deeper than about 250)."""
+
+
 class UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-    """A safe YAML loader (libyaml's parser where PyYAML has it) that refuses a key given twice in one mapping."""
+    """A safe YAML loader (libyaml's parser where PyYAML has it) with the YAML 1.2 core types (below) that refuses
+    aliases (a 1 KB alias bomb expands to gigabytes) and a key given twice in one mapping."""
+
+    yaml_implicit_resolvers: dict = {}
+
+    def __init__(self, text: str):
+        super().__init__(text)
+        self.text = text
+
+    def construct_object(self, node, deep=False):
+        if node in self.constructed_objects or node in self.recursive_objects:  # met again: through an alias
+            alias = next(e for e in yaml.parse(self.text, Loader=type(self)) if isinstance(e, yaml.AliasEvent))
+            raise ConstructorError(None, None, f"alias *{alias.anchor}: aliases are not allowed", alias.start_mark)
+        return super().construct_object(node, deep)
 
     def construct_mapping(self, node, deep=False):
-        seen = set()
-        for key_node, _ in node.value:
+        mapping = {}
+        for key_node, value_node in node.value:
             key = self.construct_object(key_node, deep=deep)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
-            seen.add(key)
-        return super().construct_mapping(node, deep)
+            if not isinstance(key, Hashable):
+                raise ConstructorError(None, None, "a key must be a plain value", key_node.start_mark)
+            if key in mapping:
+                raise ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+            mapping[key] = self.construct_object(value_node, deep=deep)
+        return mapping
+
+
+# YAML 1.2 core types instead of PyYAML's YAML 1.1 ones: only true/false are booleans and numbers are plain decimals,
+# so yes, on, y, 12:30, 012, 0o12, 0x1f and 2026-11-30 stay strings.
+for _tag, _pattern, _first in [
+    ("null", r"~|null|Null|NULL|", ["~", "n", "N", ""]),
+    ("bool", r"true|True|TRUE|false|False|FALSE", list("tTfF")),
+    ("int", r"[-+]?(?:0|[1-9][0-9]*)", list("-+0123456789")),
+    ("float", r"[-+]?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)"
+              r"|\.(?:nan|NaN|NAN)", list("-+0123456789.")),
+]:
+    UniqueKeyLoader.add_implicit_resolver(f"tag:yaml.org,2002:{_tag}", re.compile(f"^(?:{_pattern})$"), _first)
+
+
+def too_deep(value: Any, depth: int = 0) -> bool:
+    """Whether lists and mappings in value nest deeper than MAX_DEPTH."""
+    if depth > MAX_DEPTH:
+        return True
+    children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return any(too_deep(child, depth + 1) for child in children)
+
+
+def shallow(parse: Callable[[], Any], path: Path, field_name: str = "(file)") -> Any:
+    """What parse() returns, unless it nests deeper than MAX_DEPTH (or than the parser can go): a SpecError."""
+    try:
+        value = parse()
+        deep = too_deep(value)
+    except RecursionError:
+        deep = True
+    if deep:
+        raise SpecError(path, field_name, f"nested deeper than {MAX_DEPTH} levels")
+    return value
 
 
 def read_yaml(path: Path) -> Any:
-    """Parse a YAML file; a missing file or a syntax error is a SpecError."""
+    """Parse a YAML file; a missing file, a syntax error, an alias or too deep a nesting is a SpecError."""
     text = read_text(path)
     try:
-        return yaml.load(text, Loader=UniqueKeyLoader)
+        return shallow(lambda: yaml.load(text, Loader=UniqueKeyLoader), path)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark else "(yaml)"
@@ -58,10 +112,10 @@ def read_yaml(path: Path) -> Any:
 
 
 def read_json(path: Path, field_name: str = "(file)") -> Any:
-    """Parse a JSON file; a missing file or bad JSON is a SpecError."""
+    """Parse a JSON file; a missing file, bad JSON or too deep a nesting is a SpecError."""
     text = read_text(path, field_name)
     try:
-        return json.loads(text)
+        return shallow(lambda: json.loads(text), path, field_name)
     except json.JSONDecodeError as exc:
         raise SpecError(path, f"line {exc.lineno}", exc.msg) from None
 
@@ -149,6 +203,8 @@ def load_package(path: str | Path) -> Package:
     seen: set[tuple[str, str]] = set()
     for i, name in enumerate(public.environment.fixtures):
         fixture = folder / name
+        if not fixture.resolve().is_relative_to(folder.resolve()):
+            raise SpecError(manifest, f"environment.fixtures.{i}", f"must stay inside the package folder: {name}")
         try:
             raw = fixture.read_bytes()
         except FileNotFoundError:

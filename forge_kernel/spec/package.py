@@ -1,12 +1,13 @@
 """The public half of a TaskPackage: everything an agent may see."""
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 Language = Literal["zh", "en"]
+PLAIN_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+"""A plain file or folder name: a letter or digit, then letters, digits, ``.``, ``_`` or ``-`` (no ``/``, no ``..``)."""
 
 
 class Strict(BaseModel):
@@ -20,8 +21,8 @@ class Environment(Strict):
 
     ehr_image: str = Field(description="Name of the EHR image (synthetic).")
     ehr_version: str
-    fixtures: list[str] = Field(min_length=1, description="FHIR R4 Bundle files, relative to the package folder.")
-    now: datetime = Field(description="The frozen clock of the EHR, with a time zone.")
+    fixtures: list[str] = Field(min_length=1, description="FHIR R4 Bundle files, paths inside the package folder.")
+    now: AwareDatetime = Field(description="The frozen clock of the EHR, with a time zone.")
     patient_id: str = Field(description="The current patient: the only one the agent may read.")
 
 
@@ -69,10 +70,10 @@ class Budget(Strict):
 class TaskPackage(Strict):
     """Public half of a TaskPackage (``package.yaml``)."""
 
-    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    id: str = Field(pattern=PLAIN_NAME)
     version: str
     title: str
-    suite: str
+    suite: str = Field(pattern=PLAIN_NAME, description="The suite: names the folder of the hidden halves.")
     category: str
     purpose: Literal["capability", "regression"] = "capability"
     risk: Literal["low", "medium", "high", "critical"] = "low"

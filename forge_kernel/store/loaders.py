@@ -23,7 +23,7 @@ JOIN (SELECT trial_id, MAX(grading_id) AS g FROM scores GROUP BY trial_id) m
 def _frame(run_dir: str | Path, sql: str, params: tuple = ()) -> pd.DataFrame:
     import pandas as pd  # imported here: the CLI starts without it
 
-    with RunStore.open(Path(run_dir)) as store:
+    with RunStore.open(Path(run_dir), readonly=True) as store:
         return pd.read_sql_query(sql, store.db, params=params)
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
@@ -39,35 +40,69 @@ def isolation_of(manifest: dict) -> dict[str, str]:
             for a in manifest.get("agents", [])}
 
 
+def connect(db: Path, readonly: bool) -> sqlite3.Connection:
+    """A read-write or a read-only (``mode=ro``) connection. In a folder that cannot be written, where SQLite cannot
+    create its -shm file, read-only is ``immutable=1``: right only while no changes wait in the -wal file."""
+    if not readonly:
+        return sqlite3.connect(db, isolation_level=None)
+    uri = f"{db.resolve().as_uri()}?mode=ro"
+    if not os.access(db.parent, os.W_OK):
+        wal = db.with_name(f"{db.name}-wal")
+        if wal.exists() and wal.stat().st_size:
+            raise SpecError(wal, "(run store)", "holds changes not yet in the store: open the run once where it "
+                            "can be written")
+        uri += "&immutable=1"
+    return sqlite3.connect(uri, uri=True, isolation_level=None)
+
+
 class RunStore:
     """Open with ``RunStore.create`` for a new run or ``RunStore.open`` for an existing one."""
 
-    def __init__(self, db: Path):
+    def __init__(self, db: Path, readonly: bool = False):
         self.path = db
-        self.db = sqlite3.connect(db, isolation_level=None)
+        self.db = connect(db, readonly)
         self.db.row_factory = sqlite3.Row
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("PRAGMA foreign_keys=ON")
 
     @classmethod
     def create(cls, run_dir: Path) -> "RunStore":
         run_dir.mkdir(parents=True, exist_ok=True)
         store = cls(run_dir / DB_NAME)
+        store.db.execute("PRAGMA journal_mode=WAL")
+        store.set_up_writes()
         store.db.executescript(SCHEMA.read_text())
         store.db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
         return store
 
     @classmethod
-    def open(cls, run_dir: Path) -> "RunStore":
+    def open(cls, run_dir: Path, readonly: bool = False) -> "RunStore":
+        """An existing run's store; ``readonly`` for the commands that only read it (it may be in a read-only folder).
+
+        A file that is not a readable run store, or one that cannot be written when not ``readonly``, is a SpecError.
+        """
         db = Path(run_dir) / DB_NAME
         if not db.is_file():
             raise SpecError(run_dir, "(run)", f"no run store ({DB_NAME}) in this folder")
-        store = cls(db)
-        row = store.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        if row is None or int(row[0]) != SCHEMA_VERSION:
+        store = cls(db, readonly)
+        try:
+            if not readonly:
+                store.set_up_writes()
+            row = store.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            store.close()
+            locked = (exc.sqlite_errorname or "").startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN"))
+            raise SpecError(db, "(run store)", f"cannot be written ({exc})" if locked and not readonly
+                            else f"not a readable run store ({exc})") from None
+        if row is None or row[0] != str(SCHEMA_VERSION):
+            store.close()
             raise SpecError(db, "meta.schema_version", f"is {row and row[0]}, this code reads {SCHEMA_VERSION}")
         return store
+
+    def set_up_writes(self) -> None:
+        """Settings for writing, and a write lock taken and given back: a store that cannot be written fails here."""
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute("PRAGMA foreign_keys=ON")
+        self.db.execute("BEGIN IMMEDIATE")
+        self.db.execute("ROLLBACK")
 
     def close(self) -> None:
         self.db.close()
