@@ -56,3 +56,11 @@ class Idle:
 
     async def run(self, task, session) -> AgentResult:
         return AgentResult()
+
+
+class Sleeper:
+    name, version = "sleeper", "1"
+
+    async def run(self, task, session) -> AgentResult:
+        await asyncio.sleep(float(__import__("os").environ.get("SLEEP", "0.35")))
+        return AgentResult()

@@ -4,7 +4,7 @@
    (19 look-ups) and ``Idle`` (no call), each in process and in a worker; samples interleaved.
 5. Concurrency efficiency: 1,000 trials of ``PacedScripted`` (50 ms of model latency before each of its 7 calls)
    at concurrency 200, through the engine's own run loop, in process and isolated. Efficiency = the ideal
-   makespan (ceil(trials / concurrency) waves x 7 x 50 ms) / the measured one. "Warm": agents started and 200
+   makespan (ceil(trials / concurrency) waves x 7 x 50 ms) / the measured one. "Warm": agents started and their
    workers forked by a first run of 200 trials, as in any run longer than its first wave; "cold": the whole
    ``execute`` from a standing start (agent process start and every fork included).
 """
@@ -138,7 +138,7 @@ def section(paths: dict, conc: dict, baseline_ns: float, table, fmt) -> list[str
         f"{conc['trials']:,} trials of `PacedScripted` (the scripted agent waiting {MODEL_LATENCY_S * 1000:.0f} ms before "
         f"each of its 7 calls) at concurrency {conc['concurrency']}; ideal makespan {conc['ideal_s']:.2f} s "
         f"({math.ceil(conc['trials'] / conc['concurrency'])} waves × 7 × {MODEL_LATENCY_S * 1000:.0f} ms). Efficiency = "
-        "ideal / measured. Warm: the agents started and one worker per lane forked by a first run of "
+        "ideal / measured. Warm: the agent started and its workers (four trials each) forked by a first run of "
         f"{conc['concurrency']} trials; cold: the whole `execute` from a standing start.",
         "",
         "| path | warm makespan | warm efficiency | cold makespan | cold efficiency | trials passed |",

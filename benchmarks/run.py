@@ -1,6 +1,6 @@
-"""MedAgent Forge speed benchmarks, on one core. SYNTHETIC data only.
+"""MedAgent Forge speed benchmarks (1-3 on one core, 4-5 on all). SYNTHETIC data only.
 
-    .venv/bin/python benchmarks/run.py            # full run (a few seconds; under 60 s), writes benchmarks/RESULTS.md
+    .venv/bin/python benchmarks/run.py            # full run (under a minute), writes benchmarks/RESULTS.md
     .venv/bin/python benchmarks/run.py --quick    # fewer repeats, for a smoke test; writes nothing
 
 1. Harness overhead per trial: the scripted agent on SC-MED-GASTRIC-ULCER (7 tool calls), run_trial
@@ -8,6 +8,8 @@
 2. Starting a trial's EHR view (EHRView(image)) on a 1,800-resource image, against copy.deepcopy of its resources.
 3. One filtered search (patient, Observation, one code, 7-day window) on a patient with 1,200 Observations,
    via EHRView.search and via record_search through a ToolSession, against a linear scan of all resources.
+4-5. The isolated path (an agent in a sandboxed worker process) beside the in-process path: per trial, per
+   call, and concurrency efficiency at 50 ms of model latency per step (benchmarks/isolation.py).
 
 Every figure is the median and p95 over repeats, timed with time.perf_counter_ns after warm-ups.
 """
@@ -54,6 +56,8 @@ from forge_kernel.store.run_store import utc_now  # noqa: E402
 from forge_kernel.tools import TOOLS, ToolContext, ToolSession  # noqa: E402
 from forge_kernel.verify import GradeContext, grade  # noqa: E402
 from forge_kernel.workers import InProcess  # noqa: E402
+
+import isolation  # noqa: E402  (benchmarks/isolation.py)
 
 AGENT = "scripted"
 """The bundled reference agent, by its registry name (``forge run --agent scripted``)."""
@@ -143,6 +147,14 @@ def cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or "unknown"
+
+
+def calibration() -> float:
+    """Seconds for a fixed pure-Python loop: how fast this machine runs Python today."""
+    started, total = perf_counter(), 0
+    for i in range(10_000_000):
+        total += i
+    return perf_counter() - started
 
 
 def git_state() -> str:
@@ -376,17 +388,24 @@ def main() -> None:
     began = perf_counter()
     print(f"MedAgent Forge benchmarks (SYNTHETIC data only) — {PINNING}", flush=True)
 
-    print(f"[1/3] harness overhead per trial: {trials:,} trials ...", flush=True)
+    print(f"[1/5] harness overhead per trial: {trials:,} trials ...", flush=True)
     t1 = asyncio.run(bench_trials(trials, warmup=50 if opts.quick else 200))
 
-    print("[2/3] EHRView(image) vs deepcopy ...", flush=True)
+    print("[2/5] EHRView(image) vs deepcopy ...", flush=True)
     resources = build_resources()
     build = timed_each(lambda: EHRImage(resources, NOW), repeats=3 if opts.quick else 10, warmup=1)
     image = EHRImage(resources, NOW)
     t2 = bench_view(image, opts.quick)
 
-    print("[3/3] filtered search ...", flush=True)
+    print("[3/5] filtered search ...", flush=True)
     t3 = asyncio.run(bench_search(image, load_package(PACKAGE).public, opts.quick))
+
+    if hasattr(os, "sched_setaffinity"):  # the harness and its workers are separate processes: both cores
+        os.sched_setaffinity(0, range(os.cpu_count() or 1))
+    print("[4/5] the isolated path beside the in-process path ...", flush=True)
+    t4 = asyncio.run(isolation.bench_paths(PACKAGE, 100 if opts.quick else 500, 20 if opts.quick else 50, Figure))
+    print("[5/5] concurrency efficiency, 1,000 trials at concurrency 200 ...", flush=True)
+    t5 = asyncio.run(isolation.bench_concurrency(PACKAGE, 1000, 200))
     total_s = perf_counter() - began
 
     base = t1["baseline"].median
@@ -405,6 +424,8 @@ def main() -> None:
         f"- Python: {sys.version.split()[0]} ({platform.python_implementation()}), {platform.platform()}",
         f"- Code: git {git_state()}",
         f"- Whole script: {total_s:.1f} s",
+        f"- Machine speed: a pure-Python loop of 10 million additions took {calibration():.2f} s (the same loop is "
+        "the yardstick between runs on machines of different speed)",
         "",
         "Medians and p95 (nearest rank) over the repeats shown, after warm-ups; garbage collection left on, as in a "
         "real run. Other processes on the machine are not controlled: p95 figures pick up their noise.",
@@ -451,6 +472,7 @@ def main() -> None:
                 (t3["tool"], f"{ratio(t3['scan'].median, t3['tool'].median)} faster than the baseline"),
                 (t3["scan"], "—")]),
         "",
+        *isolation.section(t4, t5, base, table, fmt),
     ]
     report = "\n".join(lines)
     print(report)

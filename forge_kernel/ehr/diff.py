@@ -1,12 +1,11 @@
 """Field-by-field differences of the EHR between any two steps of a trial."""
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from .image import EHRImage
-from .patch import apply_op, diff_ops, escape, resource_key
+from .patch import apply_op, clone, diff_ops, escape, resource_key
 
 
 @dataclass(frozen=True)
@@ -28,7 +27,7 @@ class ResourceDiff:
 def resource_at(image: EHRImage, changes: list[tuple[int, dict]], key: tuple[str, str], step: int) -> dict | None:
     """A resource as it stood after ``step`` (0 = the initial state)."""
     base = image.resources.get(key)
-    doc = {key[0]: {key[1]: copy.deepcopy(base)}} if base is not None else {key[0]: {}}
+    doc = {key[0]: {key[1]: clone(base)}} if base is not None else {key[0]: {}}
     for at, op in changes:
         if at <= step and resource_key(op["path"]) == key:
             apply_op(doc, op)

@@ -1,8 +1,13 @@
 """JSON-Patch (RFC 6902) operations that carry the value they replaced, so they can be undone."""
 from __future__ import annotations
 
-import copy
+import json
 from typing import Any
+
+
+def clone(value: Any) -> Any:
+    """A deep copy of JSON data (FHIR resources are JSON), several times faster than copy.deepcopy."""
+    return json.loads(json.dumps(value))
 
 
 def escape(token: str) -> str:
@@ -49,7 +54,7 @@ def apply_op(doc: dict, op: dict) -> None:
     if op["op"] == "remove":
         node.pop(key, None)
     else:
-        node[key] = copy.deepcopy(op["value"])
+        node[key] = clone(op["value"])
 
 
 def revert_op(doc: dict, op: dict) -> None:
@@ -58,7 +63,7 @@ def revert_op(doc: dict, op: dict) -> None:
     if op["op"] == "add":
         node.pop(key, None)
     else:
-        node[key] = copy.deepcopy(op["replaced"])
+        node[key] = clone(op["replaced"])
 
 
 def resource_key(path: str) -> tuple[str, str]:

@@ -1,11 +1,10 @@
 """A trial's copy-on-write view of an EHRImage; every write is recorded as JSON-Patch operations."""
 from __future__ import annotations
 
-import copy
 from typing import Iterator
 
 from .image import EHRImage, Key, codes_of, patient_of, time_of
-from .patch import apply_op, diff_ops, escape, resource_key
+from .patch import apply_op, clone, diff_ops, escape, resource_key
 
 
 class EHRView:
@@ -58,7 +57,7 @@ class EHRView:
 
     def create(self, resource: dict) -> dict:
         """Add a resource (an id is assigned when missing); returns the stored copy."""
-        resource = copy.deepcopy(resource)
+        resource = clone(resource)
         if "id" not in resource:
             resource["id"] = self.next_id(resource["resourceType"])
         key = (resource["resourceType"], resource["id"])
@@ -69,7 +68,7 @@ class EHRView:
 
     def update(self, resource: dict) -> dict:
         """Replace an existing resource; the patch records each field it replaced."""
-        resource = copy.deepcopy(resource)
+        resource = clone(resource)
         key = (resource["resourceType"], resource["id"])
         old = self.get(*key)
         if old is None:
@@ -89,7 +88,7 @@ class EHRView:
             key = resource_key(op["path"])
             if key not in touched:
                 base = self.get(*key)
-                touched[key] = {key[0]: {key[1]: copy.deepcopy(base)}} if base is not None else {key[0]: {}}
+                touched[key] = {key[0]: {key[1]: clone(base)}} if base is not None else {key[0]: {}}
             if op["op"] == "add" and op["path"].count("/") == 2:
                 self._serial += 1  # keep ids of later creates from clashing with replayed ones
             apply_op(touched[key], op)

@@ -17,7 +17,7 @@ from ..workers import InProcess, IsolatedAgent, Runner, Sandbox, choose
 from ..workers.attempt import describe
 from .manifest import build_manifest
 from .seeds import trial_seed
-from .trial import Images, run_trial, task_template
+from .trial import Images, attempt_trial, task_template
 from .validate import check_package
 
 
@@ -209,38 +209,51 @@ async def execute(spec: RunSpec, run_dir: Path, concurrency: int = 4, resume: bo
 
 async def run_plan(store: RunStore, spec: RunSpec, packages: list[Package], agents: dict, concurrency: int,
                    progress: bool | None) -> tuple[int, int]:
-    """Run what the store does not hold yet; trials finishing together are committed together."""
+    """Run what the store does not hold yet.
+
+    ``concurrency`` lanes each run one agent at a time; a lane hands its finished trial to the grader and starts
+    the next at once, so grading and storing overlap the agents' own waiting. The grader stores what it has graded
+    whenever it has caught up, in one transaction (each trial whole or not at all).
+    """
     done = store.done()
     plan = [(p, name, k) for p in packages for name in agents for k in range(spec.trials) if (p.id, name, k) not in done]
     images, tasks = Images(), {p.id: task_template(p) for p in packages}
     todo = iter(plan)
-    finished: list = []
+    attempted: asyncio.Queue = asyncio.Queue()
     stored = 0
     bar = tqdm(total=len(plan), unit="trial", desc="trials", disable=None if progress is None else not progress)
 
+    handed = 0
+
     async def lane() -> None:
-        """One of ``concurrency`` lanes, each running one trial at a time until the plan is done."""
-        nonlocal stored
+        nonlocal handed
         for package, name, k in todo:
-            record = await run_trial(package, images[package], agents[name][0], k,
-                                     trial_seed(spec.seed, package.id, name, k), tasks[package.id])
-            finished.append(record)
-            await asyncio.sleep(0)  # trials that finish in the same moment share one commit
-            if finished:
-                batch = finished[:]
-                finished.clear()
-                store.write_trials(batch)
-                stored += len(batch)
-                bar.update(len(batch))
+            attempted.put_nowait(await attempt_trial(package, images[package], agents[name][0], k,
+                                                     trial_seed(spec.seed, package.id, name, k), tasks[package.id]))
+            handed += 1
+
+    async def grader() -> None:
+        nonlocal stored
+        while stored < len(plan):
+            batch = [(await attempted.get()).graded()]
+            while not attempted.empty() and len(batch) < 256:
+                await asyncio.sleep(0)  # the agents' messages come first
+                batch.append(attempted.get_nowait().graded())
+            store.write_trials(batch)
+            stored += len(batch)
+            bar.update(len(batch))
 
     try:
-        async with asyncio.TaskGroup() as lanes:
-            for _ in range(min(concurrency, len(plan))):
-                lanes.create_task(lane())
-    except BaseExceptionGroup as group:
-        raise group.exceptions[0] from None
+        async with asyncio.TaskGroup() as group:
+            grading = group.create_task(grader())
+            lanes = [group.create_task(lane()) for _ in range(min(concurrency, len(plan)))]
+            await asyncio.gather(*lanes)
+            if handed < len(plan):  # a lane that died quietly (a cancellation): the grader would wait forever
+                grading.cancel()
+    except BaseExceptionGroup as group_error:
+        raise group_error.exceptions[0] from None
     finally:
         bar.close()
-    if stored != len(plan):  # a lane that died quietly (a cancellation) must not pass for a finished run
+    if stored != len(plan):
         raise RuntimeError(f"{len(plan) - stored} trial(s) were not stored; run again with --resume")
     return len(plan), len(packages) * len(agents) * spec.trials

@@ -16,9 +16,8 @@ PRECEDENCE = "precedence"
 """Event.denied (enforced) or flag prefix (recorded): a required check had not happened yet."""
 
 
-def compact_json(value: Any) -> str:
-    """JSON as the record stores it and the wire carries it: UTF-8 text, no spaces, odd values as strings."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+"""JSON as the record stores it and the wire carries it: UTF-8 text, no spaces, odd values as strings."""
 
 
 class ToolCall(Strict):

@@ -58,44 +58,47 @@ class ToolSession:
         step = len(self.events) + 1
         self.view.step = step
         first_change = len(self.view.changes)
-        event = Event(step=step, tool=tool, args=args, kind=TOOLS[tool].kind if tool in TOOLS else "unknown", ok=False)
+        facts: dict[str, Any] = {"flags": []}
+        """What policy and faults said of the call, filled in by ``_run``."""
+        result, error = None, None
         try:
-            event.result = self._run(event)
-            event.ok = True
+            result = self._run(tool, args, facts)
         except ToolError as exc:
-            event.error = {"code": exc.code, "message": exc.message}
+            error = {"code": exc.code, "message": exc.message}
         except Exception as exc:  # a tool's own bug: recorded against the tool, never crashing the trial
-            event.error = {"code": "tool_crash", "message": type(exc).__name__}
-        event.changes = [op for _, op in self.view.changes[first_change:]]
-        self.events.append(event)
-        text = compact_json({"ok": True, "result": event.result} if event.ok else {"ok": False, "error": event.error})
-        event.latency_ms = (perf_counter() - started) * 1000
+            error = {"code": "tool_crash", "message": type(exc).__name__}
+        text = compact_json({"ok": True, "result": result} if error is None else {"ok": False, "error": error})
+        spec = TOOLS.get(tool)
+        self.events.append(Event.model_construct(
+            step=step, tool=tool, args=args, kind=spec.kind if spec else "unknown", ok=error is None, result=result,
+            error=error, denied=facts.get("denied"), flags=facts["flags"], fault=facts.get("fault"),
+            changes=[op for _, op in self.view.changes[first_change:]], latency_ms=(perf_counter() - started) * 1000))
         return text
 
-    def _run(self, event: Event) -> Any:
-        spec = TOOLS.get(event.tool)
-        if spec is None or event.tool not in self.package.tools:
-            raise ToolError("unknown_tool", f"no tool {event.tool!r} in this task")
+    def _run(self, tool: str, raw_args: dict, facts: dict) -> Any:
+        spec = TOOLS.get(tool)
+        if spec is None or tool not in self.package.tools:
+            raise ToolError("unknown_tool", f"no tool {tool!r} in this task")
         try:
-            args = spec.args_model.model_validate(event.args)
+            args = spec.args_model.model_validate(raw_args)
         except ValidationError as exc:
             err = exc.errors()[0]
             where = ".".join(str(p) for p in err["loc"]) or "args"
             raise ToolError("invalid_args", f"{where}: {err['msg']}") from None
         decision = decide(self.package.policy, self._ctx.patient_id, self.view, spec, args, self.events)
-        event.flags = decision.flags
+        facts["flags"] = decision.flags
         if decision.denied:
-            event.denied = decision.denied
+            facts["denied"] = decision.denied
             raise ToolError("denied", decision.message)
         key = vars(args).get("idempotency_key")
-        if key is not None and (event.tool, key) in self._done_keys:
-            event.flags.append("idempotent_replay")
-            return self._done_keys[(event.tool, key)]
-        fault = self._faults.next(event.tool)
+        if key is not None and (tool, key) in self._done_keys:
+            facts["flags"].append("idempotent_replay")
+            return self._done_keys[(tool, key)]
+        fault = self._faults.next(tool)
         if fault:
-            event.fault = fault.kind
+            facts["fault"] = fault.kind
             raise ToolError(fault.kind, fault.message)
         result = spec.run(self._ctx, args)
         if key is not None:
-            self._done_keys[(event.tool, key)] = result
+            self._done_keys[(tool, key)] = result
         return result

@@ -37,6 +37,8 @@ class AgentOutcome:
     """Wall time from the task handed over to the attempt's end, measured by the harness."""
     queued_s: float = 0.0
     """Time spent waiting for a free worker (not charged to the agent)."""
+    redo: bool = False
+    """Another trial spoiled this one (it stalled or lost their shared worker): the trial is run again."""
 
 
 @runtime_checkable

@@ -92,6 +92,7 @@ def accept_loop(listener: socket.socket, index: int, control: socket.socket, loc
             inner.close()
             continue
         outer = socket.socket(fileno=fds[0])
+        outer.setblocking(True)  # the harness dialled it non-blocking, and the flag travels with the socket
         for source, target in ((inner, outer), (outer, inner)):
             threading.Thread(target=pump, args=(source, target), daemon=True).start()
 

@@ -48,6 +48,14 @@ def bwrap_problem() -> str | None:
     return None
 
 
+def lower_priority() -> list[str]:
+    """A command prefix that runs agents below the harness: it serves every agent's calls, so an agent that wakes
+    up must not preempt it (nice 10, and where chrt exists the batch scheduling class). A sandboxed agent has no
+    capability to undo it."""
+    batch = ["chrt", "--batch", "0"] if shutil.which("chrt") else []
+    return [*batch, *(["nice", "-n", "10"] if shutil.which("nice") else [])]
+
+
 def agent_locations(spec: str) -> list[Path]:
     """Where the top-level module of ``module:attribute`` lives, found without running any of its code."""
     if ":" not in spec:
@@ -97,8 +105,8 @@ class Sandbox:
         if egress_fd is not None:
             python += [str(egress_fd), ",".join(self.endpoints)]
         if self.mode == "process":
-            return python
-        return [*self.bwrap_args(spec, hosts), "--", *python]
+            return [*lower_priority(), *python]
+        return [*lower_priority(), *self.bwrap_args(spec, hosts), "--", *python]
 
     @staticmethod
     def environment() -> dict[str, str]:

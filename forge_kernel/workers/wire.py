@@ -56,7 +56,7 @@ def decode(body: bytes) -> dict:
         raise WireError(f"not JSON: {str(exc)[:80]}") from None
     if not isinstance(message, dict) or not isinstance(message.get("op"), str):
         raise WireError("a frame must be a JSON object with an op")
-    if depth_of(message) > MAX_DEPTH:
+    if body.count(b"[") + body.count(b"{") > MAX_DEPTH and depth_of(message) > MAX_DEPTH:
         raise WireError(f"JSON nested deeper than {MAX_DEPTH}")
     return message
 

@@ -1,37 +1,92 @@
-"""A worker process: runs one trial at a time for one agent, talking to the harness over one socket.
+"""A worker process: runs trials of one agent, a few at a time, talking to the harness over one socket.
 
 Messages from the harness: ``run`` (a trial's task), ``reply`` (a tool call's result), ``cancel``.
-Messages to it: ``ready`` (free for a trial), ``call``, ``charge``, ``result``, ``error`` (the agent raised),
-``cancelled``. Nothing here is trusted by the harness: the agent shares this process and may rewrite any of it.
+Messages to it: ``call``, ``charge``, then ``result``, ``error`` (the agent raised) or ``cancelled``, each with
+how long the worker's event loop was ever stuck while that trial ran (``stalled``), then ``free`` once whatever the
+trial left running is stopped. A synchronous call inside an agent stalls every trial of its worker; the harness
+reads ``stalled``, runs those trials again one per worker, and keeps the agent one trial per worker from then on.
+
+Nothing here is trusted by the harness: the agent shares this process and may rewrite any of it, which can only
+spoil its own trials.
 """
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import selectors
 import socket
+import weakref
+from dataclasses import dataclass, field
+from time import monotonic
 from typing import Callable
 
 from ..agents import Agent, AgentTask
-from .attempt import checked_result, describe
+from ..spec import AgentResult
+from .attempt import describe
 from .client import RemoteToolClient
 from .wire import Frames, encode
 
 HARNESS_FRAME_BYTES = 256 * 1024 * 1024
 """Frames from the harness are trusted; the cap only guards against a broken stream."""
+TRIAL: contextvars.ContextVar[int | None] = contextvars.ContextVar("forge_trial", default=None)
+"""The trial a piece of agent code runs for (tasks inherit it from the task that made them)."""
+
+
+@dataclass
+class Running:
+    """One trial in this worker."""
+
+    task: asyncio.Task
+    client: RemoteToolClient
+    cancelled: bool = False
+    """The harness asked to stop it."""
+    stalled: float = 0.0
+    """The longest the event loop was stuck (running code without returning to select) while it ran."""
+
+
+@dataclass
+class StallClock:
+    """Measures how long each pass of the event loop runs code between two waits on its selector."""
+
+    trials: dict = field(default_factory=dict)
+    last: float = field(default_factory=monotonic)
+
+    def leave(self) -> None:
+        busy = monotonic() - self.last
+        for running in self.trials.values():
+            running.stalled = max(running.stalled, busy)
+
+    def enter(self) -> None:
+        self.last = monotonic()
+
+
+class TimedSelector(selectors.DefaultSelector):
+    """The default selector, telling a StallClock when the loop goes to wait and when it comes back."""
+
+    def __init__(self, clock: StallClock):
+        super().__init__()
+        self.clock = clock
+
+    def select(self, timeout=None):
+        self.clock.leave()
+        try:
+            return super().select(timeout)
+        finally:
+            self.clock.enter()
 
 
 class WorkerEnd(asyncio.Protocol):
-    """The worker's end of the socket: the current trial, its tool client, and the frames to and from it."""
+    """The worker's end of the socket: its running trials, their clients, and the frames to and from them."""
 
-    def __init__(self, make: Callable[[], Agent], closed: asyncio.Future):
+    def __init__(self, make: Callable[[], Agent], clock: StallClock, closed: asyncio.Future):
         self.make = make
+        self.clock = clock
         self.closed = closed
         self.frames = Frames(HARNESS_FRAME_BYTES)
         self.tools: dict[str, str] = {}
         """Tool definitions by key: the harness sends a package's once per worker."""
-        self.trial: asyncio.Task | None = None
-        self.client: RemoteToolClient | None = None
-        self.cancelled = False
-        """The harness asked to stop the current trial."""
+        self.owners: weakref.WeakKeyDictionary[asyncio.Task, int] = weakref.WeakKeyDictionary()
+        """The trial each task was made for."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:
         self.transport = transport
@@ -44,47 +99,79 @@ class WorkerEnd(asyncio.Protocol):
     def send(self, message: dict) -> None:
         self.transport.write(encode(message))
 
+    def make_task(self, loop, coro, context=None) -> asyncio.Task:
+        """The loop's task factory: remembers which trial made each task."""
+        task = asyncio.Task(coro, loop=loop, context=context)
+        self.owners[task] = context.get(TRIAL) if context is not None else TRIAL.get()
+        return task
+
     def data_received(self, data: bytes) -> None:
         for message in self.frames.feed(data):
+            running = self.clock.trials.get(message.get("trial"))
             op = message["op"]
             if op == "run":
                 self.start(message)
-            elif op == "reply" and self.client is not None:
-                self.client.resolve(message)
-            elif op == "cancel" and self.trial is not None:
-                self.cancelled = True
-                self.trial.cancel()
+            elif op == "reply" and running is not None:
+                running.client.resolve(message)
+            elif op == "cancel" and running is not None:
+                running.cancelled = True
+                running.task.cancel()
 
     def start(self, message: dict) -> None:
+        trial = message["trial"]
         definitions = self.tools.setdefault(message["tools_key"], message.get("tool_definitions", ""))
         task = AgentTask.model_validate({**message["task"], "seed": message["seed"], "tool_definitions": definitions})
-        self.client, self.cancelled = RemoteToolClient(self.transport, message["trial"]), False
-        self.trial = asyncio.ensure_future(self.run(message["trial"], task, self.client))
+        client = RemoteToolClient(self.transport, trial)
+        context = contextvars.copy_context()
+        context.run(TRIAL.set, trial)
+        coroutine = self.run(trial, task, client)
+        self.clock.trials[trial] = Running(asyncio.get_running_loop().create_task(coroutine, context=context), client)
 
     async def run(self, trial: int, task: AgentTask, client: RemoteToolClient) -> None:
         try:
             returned = await self.make().run(task, client)
         except asyncio.CancelledError:
-            reply = {"op": "cancelled", "trial": trial} if self.cancelled else \
-                {"op": "error", "trial": trial, "error": "CancelledError raised by the agent"}
+            reply = {"op": "cancelled"} if self.clock.trials[trial].cancelled else \
+                {"op": "error", "error": "CancelledError raised by the agent"}
         except BaseException as exc:  # SystemExit, KeyboardInterrupt, ...: this trial's failure, reported
-            reply = {"op": "error", "trial": trial, "error": describe(exc)}
+            reply = {"op": "error", "error": describe(exc)}
         else:
-            try:
-                reply = {"op": "result", "trial": trial, "result": checked_result(returned).model_dump(mode="json")}
-            except ValueError as exc:
-                reply = {"op": "error", "trial": trial, "error": str(exc)}
-        self.send(reply)
-        for task_ in asyncio.all_tasks():  # whatever the agent left running does not outlive its trial
-            if task_ is not asyncio.current_task() and task_ is not self.serving:
-                task_.cancel()
-        self.send({"op": "ready"})
+            reply = result_message(returned)
+        self.clock.leave()
+        running = self.clock.trials.pop(trial)
+        self.send({**reply, "trial": trial, "stalled": round(running.stalled, 4)})
+        for leftover in [t for t, owner in self.owners.items() if owner == trial and t is not asyncio.current_task()]:
+            leftover.cancel()  # what the agent left running does not outlive its trial
+        self.send({"op": "free", "trial": trial})
 
 
-async def serve(sock: socket.socket, make: Callable[[], Agent]) -> None:
+def result_message(returned: object) -> dict:
+    """What the agent returned, as it crosses to the harness (which validates it again), or why it cannot."""
+    if not isinstance(returned, AgentResult):
+        return {"op": "error", "error": f"returned {type(returned).__name__}, not AgentResult"}
+    try:
+        result = returned.model_dump(mode="json")
+        encode(result)
+    except (ValueError, TypeError, RecursionError) as exc:
+        return {"op": "error", "error": f"result cannot be stored: {str(exc)[:200]}"}
+    return {"op": "result", "result": result}
+
+
+async def serve(sock: socket.socket, make: Callable[[], Agent], clock: StallClock) -> None:
     """Serve trials on ``sock`` until the harness closes it."""
     loop = asyncio.get_running_loop()
     closed = loop.create_future()
-    _, end = await loop.create_unix_connection(lambda: WorkerEnd(make, closed), sock=sock)
-    end.serving = asyncio.current_task()
+    end = WorkerEnd(make, clock, closed)
+    loop.set_task_factory(end.make_task)
+    await loop.create_unix_connection(lambda: end, sock=sock)
     await closed
+
+
+def run_worker(sock: socket.socket, make: Callable[[], Agent]) -> None:
+    """A worker's whole life: an event loop whose stalls are measured, serving until the harness hangs up."""
+    clock = StallClock()
+    loop = asyncio.SelectorEventLoop(TimedSelector(clock))
+    try:
+        loop.run_until_complete(serve(sock, make, clock))
+    finally:
+        loop.close()

@@ -8,7 +8,6 @@ are forked from this process, so the agent's imports are paid once per run, not 
 """
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import socket
@@ -19,7 +18,7 @@ from ..spec import SpecError
 from .attempt import describe
 from .egress import run_relay
 from .wire import encode
-from .worker import serve
+from .worker import run_worker
 
 
 def hello(spec: str) -> tuple[object, bytes]:
@@ -46,7 +45,7 @@ def fork_worker(make, fd: int, control: socket.socket) -> int:
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     code = 0
     try:
-        asyncio.run(serve(socket.socket(fileno=fd), make))
+        run_worker(socket.socket(fileno=fd), make)
     except BaseException:
         code = 1
     os._exit(code)

@@ -350,3 +350,20 @@ class FailsToImport:
 
     def __init__(self):
         raise RuntimeError("no model key configured")
+
+
+class NetProbe:
+    """Fetches each URL in ``PROBE_URLS`` and says what came back."""
+
+    name, version = "net-probe", "0"
+
+    async def run(self, task, session):
+        import urllib.request
+
+        seen = {}
+        for url in os.environ.get("PROBE_URLS", "").split():
+            try:
+                seen[url] = urllib.request.urlopen(url, timeout=3).read().decode()
+            except Exception as exc:
+                seen[url] = f"unreachable ({type(exc).__name__})"
+        return report(**seen)

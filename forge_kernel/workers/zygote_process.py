@@ -1,0 +1,148 @@
+"""The harness's handle on an agent's zygote: the sandboxed process that imports the agent and forks its workers.
+
+The zygote runs the agent's code, so nothing it says is trusted: it can only name pids inside its own sandbox
+(``processes.sandbox_pid`` checks), and in strict mode it reaches only the endpoints the harness dials for it.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+
+from .egress import hosts_file, serve_harness
+from .processes import sandbox_init, sandbox_pid
+from .sandbox import Sandbox
+from .wire import HEADER, WireError, decode, encode
+
+START_SECONDS = 60.0
+"""How long an agent's zygote may take to import the agent and say hello."""
+SPAWN_SECONDS = 20.0
+"""How long forking a worker may take."""
+
+
+class WorkerError(Exception):
+    """A worker or zygote that broke the protocol, died or did not answer in time."""
+
+
+class ZygoteProcess:
+    """One running zygote: ``await start()`` (its hello), then ``fork()`` per worker, ``kill(pid)``, ``close()``."""
+
+    def __init__(self, spec: str, sandbox: Sandbox):
+        self.spec = spec
+        self.sandbox = sandbox
+        self.process: subprocess.Popen | None = None
+        self.control: socket.socket | None = None
+        self.gone = False
+        """Its control socket closed: it exited or was killed."""
+        self._relay: asyncio.Future | None = None
+        self._hosts: str | None = None
+
+    async def start(self) -> dict:
+        """Start the sandbox; the zygote's first message (``hello`` or ``fatal``), or WorkerError."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        egress = self._open_egress() if self.sandbox.egress else None
+        fds = [theirs.fileno(), *([egress.fileno()] if egress else [])]
+        command = self.sandbox.command(self.spec, theirs.fileno(), egress and egress.fileno(), self._hosts)
+        try:
+            self.process = subprocess.Popen(command, pass_fds=fds, env=self.sandbox.environment(),
+                                            stdin=subprocess.DEVNULL, stdout=2, start_new_session=True)
+        finally:
+            theirs.close()
+            if egress:
+                egress.close()
+        ours.setblocking(False)
+        self.control, self.gone = ours, False
+        try:
+            return await self._reply(START_SECONDS)
+        except BaseException:  # no answer, or cancelled while starting: leave no process behind
+            self.close()
+            raise
+
+    def _open_egress(self) -> socket.socket:
+        """The relay's control socket (the sandbox's end is returned) and the sandbox's /etc/hosts."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        ours.setblocking(False)
+        self._relay = asyncio.ensure_future(serve_harness(ours, self.sandbox.endpoints))
+        self._relay.add_done_callback(lambda _: ours.close())
+        with tempfile.NamedTemporaryFile("w", prefix="forge-hosts-", delete=False) as f:
+            f.write(hosts_file(self.sandbox.endpoints))
+        self._hosts = f.name
+        return theirs
+
+    async def _reply(self, seconds: float) -> dict:
+        loop = asyncio.get_running_loop()
+        try:
+            data = await asyncio.wait_for(loop.sock_recv(self.control, 65536), seconds)
+        except (TimeoutError, OSError) as exc:
+            raise WorkerError(f"no answer from the agent's process ({type(exc).__name__})") from None
+        if len(data) < HEADER.size:
+            self.gone = True
+            raise WorkerError("the agent's process exited")
+        try:
+            return decode(data[HEADER.size:])
+        except WireError as exc:
+            raise WorkerError(str(exc)) from None
+
+    async def fork(self) -> tuple[socket.socket, int]:
+        """A new worker (call one at a time: one control socket); our end of its socket and its pid."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            try:
+                socket.send_fds(self.control, [encode({"op": "spawn"})], [theirs.fileno()])
+            except OSError as exc:
+                self.gone = True
+                raise WorkerError(f"the agent's process is gone ({exc.strerror})") from None
+            reply = await self._reply(SPAWN_SECONDS)
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        pid = reply.get("pid")
+        return ours, pid if type(pid) is int else 0
+
+    def dead(self) -> bool:
+        """It exited or was killed (its end of the control socket is closed)."""
+        if self.gone or self.control is None:
+            return True
+        try:
+            self.gone = self.control.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except BlockingIOError:
+            pass
+        except OSError:
+            self.gone = True
+        return self.gone
+
+    def kill(self, pid: int) -> None:
+        """Kill one of its workers, by the pid it reported, if that is really a process of this sandbox."""
+        real = sandbox_pid(pid, self.process.pid, self.sandbox.mode) if self.process and pid > 0 else None
+        if real is not None:
+            try:
+                os.kill(real, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def close(self) -> None:
+        """End the sandbox and every process in it (pid 1 of the sandbox takes them along)."""
+        if self._relay is not None:
+            self._relay.cancel()
+            self._relay = None
+        if self.control is not None:
+            self.control.close()
+            self.control = None
+        if self.process is not None:
+            init = sandbox_init(self.process.pid) if self.sandbox.mode != "process" else None
+            for kill, target in ((os.kill, init), (os.killpg, self.process.pid)):
+                try:
+                    if target:
+                        kill(target, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            self.process.wait()
+            self.process = None
+        if self._hosts is not None:
+            os.unlink(self._hosts)
+            self._hosts = None

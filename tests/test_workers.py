@@ -1,0 +1,168 @@
+"""The wire between harness and workers, the sandbox modes and their network, and pid checks (SYNTHETIC data)."""
+from __future__ import annotations
+
+import asyncio
+import http.server
+import json
+import os
+import threading
+
+import pytest
+
+from forge_kernel.engine import RunSpec, execute
+from forge_kernel.spec import SpecError
+from forge_kernel.store import load_trials
+from forge_kernel.workers import IsolatedAgent, Sandbox, bwrap_problem, choose
+from forge_kernel.workers import sandbox as sandbox_module
+from forge_kernel.workers.processes import sandbox_pid
+from forge_kernel.workers.wire import MAX_DEPTH, Frames, WireError, encode
+from tests.helpers import ROOT
+
+HOSTILE_DIR = ROOT / "tests" / "hostile"
+PACKAGE = ROOT / "task_packages" / "superclue" / "SC-MED-GASTRIC-ULCER"
+needs_bwrap = pytest.mark.skipif(bwrap_problem() is not None and not os.environ.get("CI"),
+                                 reason=f"no namespace sandbox here: {bwrap_problem()}")
+
+
+def frame(body: bytes) -> bytes:
+    return len(body).to_bytes(4, "big") + body
+
+
+# --- the wire -------------------------------------------------------------------------------------------------
+
+def test_frames_split_a_stream_however_it_arrives():
+    data = encode({"op": "call", "id": 1}) + encode({"op": "charge", "usd": 0.1})
+    frames = Frames()
+    got = [m for i in range(len(data)) for m in frames.feed(data[i:i + 1])]
+    assert got == [{"op": "call", "id": 1}, {"op": "charge", "usd": 0.1}]
+
+
+def test_an_oversized_frame_is_refused_before_its_body_arrives():
+    with pytest.raises(WireError, match="exceeds the 1024-byte cap"):
+        Frames(max_bytes=1024).feed((2048).to_bytes(4, "big"))
+
+
+@pytest.mark.parametrize("body, why", [
+    (b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1), "must be a JSON object"),
+    (b'{"op":"call","args":' + b"[" * MAX_DEPTH + b"]" * MAX_DEPTH + b"}", f"nested deeper than {MAX_DEPTH}"),
+    (b'{"op":"call","args":' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested too deeply"),
+    (b'{"op":"charge","usd":NaN}', "not JSON"),
+    (b'{"op":"call"', "not JSON"),
+    (b'"just a string"', "must be a JSON object"),
+    (b'{"no_op":1}', "must be a JSON object with an op"),
+    (b"\xff\xfe", "not JSON"),
+])
+def test_what_the_wire_refuses(body, why):
+    with pytest.raises(WireError, match=why):
+        Frames().feed(frame(body))
+
+
+def test_nesting_up_to_the_cap_passes():
+    nested = b"[" * (MAX_DEPTH - 2) + b"]" * (MAX_DEPTH - 2)
+    assert Frames().feed(frame(b'{"op":"call","args":{"x":' + nested + b"}}"))[0]["op"] == "call"
+
+
+# --- sandbox modes --------------------------------------------------------------------------------------------
+
+def test_choosing_a_mode():
+    with pytest.raises(ValueError, match="unknown sandbox mode"):
+        choose("chroot")
+    with pytest.raises(ValueError, match="applies to --sandbox strict only"):
+        choose("namespace", endpoints=("127.0.0.1:8000",))
+    with pytest.raises(ValueError, match="is not HOST:PORT"):
+        choose("strict", endpoints=("127.0.0.1",))
+    assert choose("process") == (Sandbox("process"), None)
+
+
+def test_without_bubblewrap_forge_says_so_and_falls_back(monkeypatch):
+    sandbox_module.bwrap_problem.cache_clear()
+    monkeypatch.setattr(sandbox_module.shutil, "which", lambda name: None)
+    try:
+        sandbox, notice = choose("namespace")
+        assert sandbox.mode == "process" and "bubblewrap (bwrap) is not installed" in notice
+        assert len(notice.splitlines()) == 1
+        with pytest.raises(RuntimeError, match="--sandbox strict needs bubblewrap"):
+            choose("strict")
+    finally:
+        sandbox_module.bwrap_problem.cache_clear()
+
+
+def test_the_sandbox_view_leaves_out_what_an_agent_must_not_see():
+    args = Sandbox("namespace", hidden=(str(ROOT / "verifiers"),)).bwrap_args("hostile_agents:GoldReader")
+    bound = [args[i + 1] for i, a in enumerate(args) if a == "--ro-bind"]
+    assert str(ROOT / "forge_kernel") in bound
+    assert str(ROOT) not in bound and "/" not in bound and "/root" not in bound and "/home" not in bound
+    assert "--cap-drop" in args and "--unshare-pid" in args and "--unshare-net" not in args
+
+
+class Hello(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(f"hello from {self.server.server_port}".encode())
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def two_servers():
+    servers = [http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hello) for _ in range(2)]
+    for server in servers:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield [s.server_port for s in servers]
+    for server in servers:
+        server.shutdown()
+
+
+def probe(tmp_path, monkeypatch, urls: list[str], **spec) -> dict:
+    monkeypatch.syspath_prepend(str(HOSTILE_DIR))
+    monkeypatch.setenv("PROBE_URLS", " ".join(urls))
+    out = tmp_path / "run"
+    asyncio.run(execute(RunSpec(suite=[str(PACKAGE)], agents=["hostile_agents:NetProbe"], trials=1, **spec), out,
+                        progress=False))
+    return json.loads(load_trials(out).answer[0])
+
+
+@needs_bwrap
+def test_strict_reaches_only_the_allowed_endpoints(tmp_path, monkeypatch, two_servers):
+    allowed, other = two_servers
+    urls = [f"http://127.0.0.1:{allowed}/", f"http://localhost:{allowed}/", f"http://127.0.0.1:{other}/",
+            "http://192.0.2.1/"]
+    seen = probe(tmp_path, monkeypatch, urls, sandbox="strict", endpoints=[f"127.0.0.1:{allowed}"])
+    assert seen[urls[0]] == seen[urls[1]] == f"hello from {allowed}"
+    assert seen[urls[2]].startswith("unreachable") and seen[urls[3]].startswith("unreachable")
+
+
+@needs_bwrap
+def test_the_namespace_sandbox_keeps_the_network(tmp_path, monkeypatch, two_servers):
+    allowed, other = two_servers
+    urls = [f"http://127.0.0.1:{allowed}/", f"http://127.0.0.1:{other}/"]
+    seen = probe(tmp_path, monkeypatch, urls)
+    assert seen == {urls[0]: f"hello from {allowed}", urls[1]: f"hello from {other}"}
+
+
+def test_an_endpoint_outside_strict_mode_is_one_line(tmp_path):
+    with pytest.raises(SpecError) as err:
+        asyncio.run(execute(RunSpec(suite=[str(PACKAGE)], agents=["scripted"], trials=1,
+                                    endpoints=["127.0.0.1:1"]), tmp_path / "run", progress=False))
+    assert (err.value.file, err.value.field) == ("--sandbox", "namespace")
+    assert not (tmp_path / "run").exists()
+
+
+# --- pids -----------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("mode", ["process", pytest.param("namespace", marks=needs_bwrap)])
+def test_a_pid_the_zygote_reports_is_killed_only_inside_its_sandbox(mode, monkeypatch):
+    monkeypatch.syspath_prepend(str(HOSTILE_DIR))
+
+    async def check():
+        agent = await IsolatedAgent.start("hostile_agents:Hanger", Sandbox(mode))
+        try:
+            zygote = agent._zygote.process.pid
+            assert sandbox_pid(os.getpid(), zygote, mode) is None  # the harness itself
+            assert sandbox_pid(99_999_999, zygote, mode) is None
+        finally:
+            await agent.aclose()
+
+    asyncio.run(check())
