@@ -1,0 +1,88 @@
+"""Amounts with units, as doses and answers write them: "20mg", "20 mg", "0.5 g", "5毫克", "140 mmHg", "8.2 mmol/L".
+
+Read with pint and compared within a dimension (0.5 g is 500 mg; mg and mL never compare). UCUM codes and
+Chinese unit words pint does not know (``/min``, ``10*9/L``, ``毫克``) are mapped first; a unit that still
+cannot be read compares only by its normalised text. Parsing is cached: a grading reads the same strings often.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from functools import cache, lru_cache
+
+UNIT_WORDS = {
+    "毫克": "mg", "克": "g", "微克": "ug", "千克": "kg", "公斤": "kg", "毫升": "mL", "升": "L", "毫摩尔/升": "mmol/L",
+    "毫米汞柱": "mmHg", "次/分": "1/min", "次/分钟": "1/min", "mcg": "ug", "μg": "ug", "µg": "ug", "cc": "mL",
+    "ml": "mL", "Cel": "degC", "℃": "degC", "°C": "degC", "bpm": "1/min", "/min": "1/min", "mm[Hg]": "mmHg",
+    "10*9/L": "1e9/L", "10^9/L": "1e9/L", "×10^9/L": "1e9/L", "×10*9/L": "1e9/L", "10*12/L": "1e12/L",
+    "10^12/L": "1e12/L", "×10^12/L": "1e12/L", "%": "percent",
+}
+"""Unit words and UCUM codes -> what pint reads."""
+CJK_UNITS = sorted((w for w in UNIT_WORDS if re.match(r"[\u4e00-\u9fff]", w)), key=len, reverse=True)
+UNIT = (r"(?:×?10[*^]\d+/L|℃|°C|%|(?!/\d)/?[A-Za-zµμ][A-Za-z0-9µμ/%^*.\[\]]*|"
+        + "|".join(map(re.escape, CJK_UNITS)) + ")")
+NUMBER_UNIT = re.compile(rf"(?<![A-Za-z0-9.\-])(\d+(?:\.\d+)?)(?:\s*({UNIT}))?")
+"""A number, and the unit written right after it (with or without a space), if any."""
+DATE_LIKE = re.compile(r"\d{4}[-/]\d{1,2}[-/]\d{1,2}(?:[T ]\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:[+-]\d{2}:?\d{2}|Z)?)?"
+                       r"|\d{1,2}:\d{2}(?::\d{2})?|\d{4}年\d{1,2}月(?:\d{1,2}日)?|\d{1,2}月\d{1,2}日")
+"""Dates and times, whose digits are not amounts."""
+
+
+@cache
+def registry():
+    import pint  # imported here: loading its unit registry takes a third of a second
+
+    return pint.UnitRegistry()
+
+
+def normal_unit(unit: str | None) -> str:
+    text = (unit or "").strip().replace(" ", "")
+    return UNIT_WORDS.get(text, UNIT_WORDS.get(text.lower(), text))
+
+
+@lru_cache(maxsize=4096)
+def _quantity(value: float, unit: str):
+    try:
+        return registry().Quantity(value, unit or "dimensionless")
+    except Exception:  # pint raises several kinds for what it cannot read; such a unit compares by its text
+        return None
+
+
+@dataclass(frozen=True)
+class Amount:
+    """A number with its unit (normalised; "" for a bare number)."""
+
+    value: float
+    unit: str = ""
+
+    @property
+    def quantity(self):
+        """As pint reads it, or None where it cannot."""
+        return _quantity(self.value, self.unit)
+
+    def same(self, other: "Amount", rel_tol: float = 1e-6, abs_tol: float = 0.0) -> bool:
+        """The same amount: equal once ``other`` is converted into this unit (same dimension only), or, where
+        pint cannot read a unit, the same number with the same unit text."""
+        mine, theirs = self.quantity, other.quantity
+        if mine is not None and theirs is not None:
+            if mine.dimensionality != theirs.dimensionality:
+                return False
+            converted = theirs.to(mine.units).magnitude
+            return math.isclose(mine.magnitude, converted, rel_tol=rel_tol, abs_tol=abs_tol)
+        return self.unit == other.unit and math.isclose(self.value, other.value, rel_tol=rel_tol, abs_tol=abs_tol)
+
+
+def amounts(text: str) -> list[Amount]:
+    """Every number in the text, with the unit written after it (the digits of dates and times are not amounts)."""
+    return [Amount(float(m.group(1)), normal_unit(m.group(2))) for m in NUMBER_UNIT.finditer(DATE_LIKE.sub(" ", text))]
+
+
+def amount(value: str | float | int | None, unit: str | None = None) -> Amount | None:
+    """One amount: a number with a unit, or text that holds exactly one amount (e.g. "0.5 g"); else None."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return Amount(float(value), normal_unit(unit))
+    found = amounts(str(value or ""))
+    if len(found) != 1:
+        return None
+    return found[0] if unit is None else Amount(found[0].value, normal_unit(unit))
