@@ -7,7 +7,7 @@ from importlib import import_module
 
 _HOMES = {
     "agents": ("AGENTS", "Agent", "AgentTask", "Features", "Planner", "ReplayAgent", "ToolClient", "agent_factory"),
-    "ehr": ("EHRImage", "EHRView", "state_diff"),
+    "ehr": ("EHRImage", "EHRView", "Timeline"),
     "engine": ("RunSpec", "execute", "load_suite", "run_trial"),
     "engine.grading": ("grade_trajectory", "regrade"),
     "spec": ("AgentResult", "Event", "HiddenHalf", "Package", "SpecError", "TaskPackage", "ToolCall", "TrajectoryFile",

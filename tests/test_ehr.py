@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from forge_kernel.ehr import EHRImage, EHRView, fhir, resource_at, state_diff
+from forge_kernel.ehr import EHRImage, EHRView, Timeline, fhir
 from forge_kernel.ehr.patch import apply_op, escape, resource_key, revert_op
 
 TZ8 = timezone(timedelta(hours=8))
@@ -234,7 +234,7 @@ def test_search_after_update_uses_the_updated_code_and_time(image):
     assert ids(EHRView(image).search("p1", "Observation", code="8480-6")) == ["o-early", "o-late"]
 
 
-# --- diffs, resource_at, replay -----------------------------------------------------------------------------------
+# --- the timeline: state at a step, diffs; replay -----------------------------------------------------------------------------------
 
 def scripted_writes(image: EHRImage) -> EHRView:
     """Step 1 creates s1; step 2 changes o-late's value; step 3 changes s1's status; step 4 drops o-late's category."""
@@ -260,25 +260,29 @@ def by_key(diffs) -> dict:
     return {(d.rtype, d.rid): d for d in diffs}
 
 
+def timeline(image: EHRImage, view: EHRView) -> Timeline:
+    return Timeline.of(view.changes, image.resources.get)
+
+
 def test_resource_at_each_step(image):
     view = scripted_writes(image)
     key_s, key_o = ("ServiceRequest", "s1"), ("Observation", "o-late")
-    assert resource_at(image, view.changes, key_s, 0) is None
-    assert resource_at(image, view.changes, key_s, 1)["status"] == "active"
-    assert resource_at(image, view.changes, key_s, 2)["status"] == "active"
-    assert resource_at(image, view.changes, key_s, 3)["status"] == "revoked"
-    assert resource_at(image, view.changes, key_o, 0) == image.resources[key_o]
-    assert resource_at(image, view.changes, key_o, 1)["valueQuantity"]["value"] == 150
-    assert resource_at(image, view.changes, key_o, 2)["valueQuantity"]["value"] == 155
-    assert "category" in resource_at(image, view.changes, key_o, 3)
-    assert resource_at(image, view.changes, key_o, 4) == view.get(*key_o)
-    assert resource_at(image, view.changes, ("Condition", "c1"), 4) == image.resources[("Condition", "c1")]
-    assert image.resources[key_o]["valueQuantity"]["value"] == 150  # resource_at must not mutate the image
+    assert timeline(image, view).resource(key_s, 0) is None
+    assert timeline(image, view).resource(key_s, 1)["status"] == "active"
+    assert timeline(image, view).resource(key_s, 2)["status"] == "active"
+    assert timeline(image, view).resource(key_s, 3)["status"] == "revoked"
+    assert timeline(image, view).resource(key_o, 0) == image.resources[key_o]
+    assert timeline(image, view).resource(key_o, 1)["valueQuantity"]["value"] == 150
+    assert timeline(image, view).resource(key_o, 2)["valueQuantity"]["value"] == 155
+    assert "category" in timeline(image, view).resource(key_o, 3)
+    assert timeline(image, view).resource(key_o, 4) == view.get(*key_o)
+    assert timeline(image, view).resource(("Condition", "c1"), 4) == image.resources[("Condition", "c1")]
+    assert image.resources[key_o]["valueQuantity"]["value"] == 150  # the timeline must not mutate the image
 
 
 def test_state_diff_from_start_to_end(image):
     view = scripted_writes(image)
-    diffs = by_key(state_diff(image, view.changes, 0, 4))
+    diffs = by_key(timeline(image, view).diff(0, 4))
     assert set(diffs) == {("ServiceRequest", "s1"), ("Observation", "o-late")}
     added = diffs[("ServiceRequest", "s1")]
     assert added.status == "added"
@@ -293,21 +297,21 @@ def test_state_diff_from_start_to_end(image):
 
 def test_state_diff_between_middle_steps(image):
     view = scripted_writes(image)
-    diffs = by_key(state_diff(image, view.changes, 1, 3))
+    diffs = by_key(timeline(image, view).diff(1, 3))
     s1 = diffs[("ServiceRequest", "s1")]
     assert s1.status == "changed"
     assert [(f.path, f.before, f.after) for f in s1.fields] == [("/status", "active", "revoked")]
     assert [(f.path, f.before, f.after) for f in diffs[("Observation", "o-late")].fields] == [
         ("/valueQuantity/value", 150, 155)]
-    only_last = by_key(state_diff(image, view.changes, 3, 4))
+    only_last = by_key(timeline(image, view).diff(3, 4))
     assert list(only_last) == [("Observation", "o-late")]
     assert [f.path for f in only_last[("Observation", "o-late")].fields] == ["/category"]
-    assert state_diff(image, view.changes, 2, 2) == []
+    assert timeline(image, view).diff(2, 2) == []
 
 
 def test_state_diff_backwards_reverses_the_change(image):
     view = scripted_writes(image)
-    diffs = by_key(state_diff(image, view.changes, 4, 0))
+    diffs = by_key(timeline(image, view).diff(4, 0))
     assert diffs[("ServiceRequest", "s1")].status == "removed"
     fields = {f.path: (f.before, f.after) for f in diffs[("Observation", "o-late")].fields}
     assert fields["/valueQuantity/value"] == (155, 150)
@@ -321,8 +325,8 @@ def test_state_diff_skips_a_resource_changed_and_changed_back(image):
         changed = copy.deepcopy(original)
         changed["clinicalStatus"]["text"] = status
         view.update(changed)
-    assert state_diff(image, view.changes, 0, 2) == []
-    assert len(state_diff(image, view.changes, 0, 1)) == 1
+    assert timeline(image, view).diff(0, 2) == []
+    assert len(timeline(image, view).diff(0, 1)) == 1
 
 
 def test_replay_rebuilds_the_same_final_state(image):
@@ -370,3 +374,17 @@ def test_create_after_replay_does_not_reuse_a_replayed_id():
     again = rebuilt.create(fhir.task(None, "p1", "follow-up", "second", NOW.isoformat()))
     assert again["id"] != made["id"]
     assert len(rebuilt.search("p1", "Task")) == 2
+
+
+def test_the_state_at_a_step_shows_what_the_trial_wrote_and_falls_through_to_the_rest(image):
+    view = scripted_writes(image)
+    line = timeline(image, view)
+    assert line.touched == [("ServiceRequest", "s1"), ("Observation", "o-late")]
+    assert line.last_step == 4
+    at_1 = line.state(1)
+    assert set(at_1.touched()) == {("ServiceRequest", "s1")}
+    assert at_1[("Observation", "o-late")] == image.resources[("Observation", "o-late")]
+    assert at_1.get(("Condition", "nope")) is None
+    with pytest.raises(KeyError):
+        line.state(0)[("ServiceRequest", "s1")]
+    assert line.state(4).touched()[("Observation", "o-late")] == view.get("Observation", "o-late")

@@ -1,6 +1,6 @@
 """Virtual EHR: FHIR R4 resources, indexes, frozen clock, copy-on-write views, JSON-Patch changes, diffs."""
-from .diff import FieldChange, ResourceDiff, resource_at, state_diff
 from .image import EHRImage, patient_of
+from .timeline import Change, FieldChange, ResourceDiff, StateAt, Timeline
 from .view import EHRView
 
-__all__ = ["EHRImage", "EHRView", "FieldChange", "ResourceDiff", "patient_of", "resource_at", "state_diff"]
+__all__ = ["Change", "EHRImage", "EHRView", "FieldChange", "ResourceDiff", "StateAt", "Timeline", "patient_of"]
