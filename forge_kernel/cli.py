@@ -31,7 +31,10 @@ def user_errors():
 def isolation_line(run_dir: Path) -> str:
     """How each agent of a run ran: in process (trusted) or in which sandbox."""
     with RunStore.open(run_dir, readonly=True) as store:
-        return "agents: " + " · ".join(f"{name} {how}" for name, how in store.isolation().items())
+        ways: dict[str, list[str]] = {}
+        for name, how in store.isolation().items():
+            ways.setdefault(how, []).append(name)
+    return "agents " + " · ".join(f"{how}: {', '.join(names)}" for how, names in ways.items())
 
 
 def usage_line(exc: click.UsageError) -> str:
