@@ -22,7 +22,7 @@ def records(df):
     return df.astype(object).where(df.notna(), None).to_dict("records")
 
 
-TIMINGS = ["duration_s", "queued_s", "finished_at", "latency_ms"]
+TIMINGS = ["duration_s", "queued_s", "finished_at", "latency_ms", "started_ms"]
 """Columns that differ between two runs of the same thing."""
 
 

@@ -26,7 +26,7 @@ from pydantic import BaseModel
 
 from ..engine.grading import grade_trajectory
 from ..spec import Package, SpecError, ToolCall, TrajectoryFile, load_package
-from ..store import RunStore, StoredTrial, read_trial, run_packages
+from ..store import RunStore, StoredTrial, read_trial, run_packages, stored_files
 
 COMMAND = "forge grade --package package --trajectory trajectory.json"
 """Run from the bundle folder."""
@@ -58,7 +58,8 @@ def verdict_key(v: dict) -> tuple:
 
 
 def graded_package(store: RunStore, stored: StoredTrial) -> Package:
-    """The trial's package from its folder, refused if either half changed since the trial was graded."""
+    """The trial's package as the store keeps it, refused if its hidden half is not the one of the latest grading
+    (only a store of schema 1, which reloads packages from disk, can be out of step)."""
     task_id = stored.row["task_id"]
     package = run_packages(store, {task_id})[task_id]
     if package.hidden_hash != stored.scores["hidden_hash"]:
@@ -67,20 +68,16 @@ def graded_package(store: RunStore, stored: StoredTrial) -> Package:
     return package
 
 
-def copy_halves(package: Package, folder: Path) -> Path:
-    """Copy package.yaml, its fixtures, the hidden half and its plugins under folder; the package folder."""
-    target = folder / "package"
-    for name in ["package.yaml", *package.public.environment.fixtures]:
-        (target / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(package.path / name, target / name)
-    verifiers = folder / "verifiers"
-    (verifiers / package.public.suite).mkdir(parents=True)
-    shutil.copy2(package.hidden_path, verifiers / package.public.suite / package.hidden_path.name)
-    for kind in {use.kind for use in package.hidden.verifiers}:
-        plugin = package.hidden_path.parent.parent / "plugins" / f"{kind}.py"
-        if plugin.is_file():
-            (verifiers / "plugins").mkdir(exist_ok=True)
-            shutil.copy2(plugin, verifiers / "plugins" / plugin.name)
+def copy_halves(store: RunStore, package: Package, folder: Path) -> Path:
+    """Write package.yaml, its fixtures, the hidden half and its plugins under folder, as the store keeps them (or
+    as they are on disk, for a store of schema 1); the package folder."""
+    target, verifiers = folder / "package", folder / "verifiers"
+    places = {"public": lambda name: target / name, "hidden": lambda name: verifiers / package.public.suite /
+              f"{package.id}.yaml", "plugin": lambda kind: verifiers / "plugins" / f"{kind}.py"}
+    for role, name, content in stored_files(store, package):
+        place = places[role](name)
+        place.parent.mkdir(parents=True, exist_ok=True)
+        place.write_bytes(content)
     return target
 
 
@@ -117,7 +114,7 @@ def write_bundle(store: RunStore, row, out_dir: Path) -> ReproBundle:
     folder = bundle_folder(out_dir, row)
     if folder.exists():
         shutil.rmtree(folder)
-    bundled = load_package(copy_halves(package, folder))
+    bundled = load_package(copy_halves(store, package, folder))
     trajectory = TrajectoryFile(**stored.result.model_dump(), task_id=row.task_id, agent=row.agent,
                                 calls=[ToolCall(tool=e.tool, args=e.args) for e in stored.events])
     (folder / "trajectory.json").write_text(trajectory.model_dump_json(indent=2), encoding="utf-8")

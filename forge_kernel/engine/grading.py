@@ -29,9 +29,10 @@ class RegradeOutcome:
 
 
 def regrade(run_dir: Path) -> RegradeOutcome:
-    """Re-run the verifiers of the current hidden halves on every stored trajectory, as a new grading."""
+    """Re-run the verifiers of the current hidden halves (those on disk beside the run's packages, else the ones
+    the store holds) on every stored trajectory, as a new grading; the store keeps the hidden halves it used."""
     with RunStore.open(run_dir) as store:
-        packages = run_packages(store)
+        packages = run_packages(store, hidden="current")
         images = Images()
         trials = list(iter_trials(store))
         gradings = []
@@ -46,7 +47,7 @@ def regrade(run_dir: Path) -> RegradeOutcome:
             changed += result.scores.passed != bool(stored.scores["passed"])
             gradings.append((stored.row["trial_id"], result))
         grading_id = store.new_grading()
-        store.write_gradings(grading_id, gradings)
+        store.write_gradings(grading_id, gradings, [p for p in packages.values() if p.hidden_source is None])
         return RegradeOutcome(grading_id, len(trials), changed, {k: p.hidden.version for k, p in packages.items()})
 
 

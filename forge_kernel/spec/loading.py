@@ -101,7 +101,11 @@ def shallow(parse: Callable[[], Any], path: Path, field_name: str = "(file)") ->
 
 def read_yaml(path: Path) -> Any:
     """Parse a YAML file; a missing file, a syntax error, an alias or too deep a nesting is a SpecError."""
-    text = read_text(path)
+    return parse_yaml(read_text(path), path)
+
+
+def parse_yaml(text: str, path: Path) -> Any:
+    """Parse YAML text read from ``path`` (named in errors), as ``read_yaml`` does."""
     try:
         return shallow(lambda: yaml.load(text, Loader=UniqueKeyLoader), path)
     except yaml.YAMLError as exc:
@@ -113,7 +117,11 @@ def read_yaml(path: Path) -> Any:
 
 def read_json(path: Path, field_name: str = "(file)") -> Any:
     """Parse a JSON file; a missing file, bad JSON or too deep a nesting is a SpecError."""
-    text = read_text(path, field_name)
+    return parse_json(read_text(path, field_name), path, field_name)
+
+
+def parse_json(text: str, path: Path, field_name: str = "(file)") -> Any:
+    """Parse JSON text read from ``path`` (named in errors), as ``read_json`` does."""
     try:
         return shallow(lambda: json.loads(text), path, field_name)
     except json.JSONDecodeError as exc:
@@ -139,6 +147,8 @@ class Package:
     """The package folder."""
     fixture_hashes: dict[str, str]
     resources: list[dict] = field(repr=False)
+    hidden_source: tuple[Path, str] | None = field(default=None, repr=False)
+    """(where it was, its YAML text) for a package rebuilt from a run store's snapshot; None: read from disk."""
     _hidden_facts: tuple[str, str] | None = field(default=None, repr=False)
     """(version, hash) of the hidden half as last read."""
 
@@ -154,6 +164,8 @@ class Package:
     @cached_property
     def hidden_path(self) -> Path:
         """``verifiers/<suite>/<id>.yaml`` in the nearest folder above the package that has it."""
+        if self.hidden_source is not None:
+            return self.hidden_source[0]
         relative = Path("verifiers") / self.public.suite / f"{self.public.id}.yaml"
         for parent in self.path.resolve().parents:
             if (parent / relative).is_file():
@@ -163,7 +175,8 @@ class Package:
     def read_hidden(self) -> HiddenHalf:
         """The hidden half, parsed afresh and not kept (checks before a run read it so); records its version and
         hash."""
-        hidden = parse_model(HiddenHalf, read_yaml(self.hidden_path), self.hidden_path)
+        text = self.hidden_source[1] if self.hidden_source is not None else read_text(self.hidden_path)
+        hidden = parse_model(HiddenHalf, parse_yaml(text, self.hidden_path), self.hidden_path)
         if hidden.id != self.public.id:
             raise SpecError(self.hidden_path, "id", f"is {hidden.id!r}, the package is {self.public.id!r}")
         self._hidden_facts = (hidden.version, content_hash("hidden", hidden.model_dump(mode="json")))
@@ -196,23 +209,54 @@ def load_package(path: str | Path) -> Package:
     """Load one package from its folder or its package.yaml."""
     path = Path(path)
     folder = path.parent if path.name == PACKAGE_FILE else path
+    return assemble(folder, lambda name: (folder / name).read_bytes(), resolved=folder.resolve())
+
+
+def package_from_files(folder: Path, files: dict[str, bytes], hidden: tuple[Path, str]) -> Package:
+    """A package rebuilt from its files (package.yaml and fixtures, by name) and its hidden half's text, as a run
+    store keeps them; ``folder`` and the hidden half's path are where they were, for messages."""
+
+    def read(name: str) -> bytes:
+        if name not in files:
+            raise FileNotFoundError(name)
+        return files[name]
+
+    package = assemble(folder, read)
+    package.hidden_source = hidden
+    return package
+
+
+def assemble(folder: Path, read: Callable[[str], bytes], resolved: Path | None = None) -> Package:
+    """A package from ``read(name)`` of its files; with ``resolved`` (a real folder), fixtures must stay inside it."""
     manifest = folder / PACKAGE_FILE
-    public = parse_model(TaskPackage, read_yaml(manifest), manifest)
+    try:
+        manifest_text = read(PACKAGE_FILE).decode("utf-8")
+    except FileNotFoundError:
+        raise SpecError(manifest, "(file)", "file not found") from None
+    except UnicodeDecodeError as exc:
+        raise SpecError(manifest, "(file)", f"not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise SpecError(manifest, "(file)", exc.strerror or str(exc)) from None
+    public = parse_model(TaskPackage, parse_yaml(manifest_text, manifest), manifest)
     resources: list[dict] = []
     hashes: dict[str, str] = {}
     seen: set[tuple[str, str]] = set()
     for i, name in enumerate(public.environment.fixtures):
         fixture = folder / name
-        if not fixture.resolve().is_relative_to(folder.resolve()):
+        if resolved is not None and not (resolved / name).resolve().is_relative_to(resolved):
             raise SpecError(manifest, f"environment.fixtures.{i}", f"must stay inside the package folder: {name}")
         try:
-            raw = fixture.read_bytes()
+            raw = read(name)
         except FileNotFoundError:
             raise SpecError(manifest, f"environment.fixtures.{i}", f"file not found: {name}") from None
         except OSError as exc:
             raise SpecError(manifest, f"environment.fixtures.{i}", f"{exc.strerror or exc}: {name}") from None
         hashes[name] = "sha256:" + hashlib.sha256(raw).hexdigest()
-        resources.extend(bundle_resources(read_json(fixture), fixture, seen))
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise SpecError(fixture, "(file)", f"not UTF-8 text (byte {exc.start})") from None
+        resources.extend(bundle_resources(parse_json(text, fixture), fixture, seen))
     return Package(public=public, path=folder, fixture_hashes=hashes, resources=resources)
 
 

@@ -67,6 +67,8 @@ class Event(BaseModel):
     fault: str | None = None
     """Injected fault kind, if one fired."""
     latency_ms: float = 0.0
+    started_ms: float | None = None
+    """When the call began, in ms after the trial began (measured by the harness)."""
     changes: list[dict[str, Any]] = Field(default_factory=list)
     """JSON-Patch operations (with ``replaced``) this call made to the EHR."""
 

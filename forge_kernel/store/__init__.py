@@ -10,8 +10,9 @@ from .loaders import (
 from .packages import run_packages
 from .records import TrialRecord
 from .run_store import DB_NAME, SCHEMA_VERSION, RunLock, RunStore
+from .snapshots import stored_files
 
 __all__ = [
     "DB_NAME", "RunLock", "RunStore", "SCHEMA_VERSION", "StoredTrial", "TrialRecord", "iter_trials", "load_events",
-    "load_trials", "load_verdicts", "read_trial", "run_packages",
+    "load_trials", "load_verdicts", "read_trial", "run_packages", "stored_files",
 ]

@@ -79,7 +79,7 @@ def trial_from_row(store: RunStore, row) -> StoredTrial:
                     result=json.loads(e["result"]) if e["result"] else None,
                     error=json.loads(e["error"]) if e["error"] else None, denied=e["denied"],
                     flags=json.loads(e["flags"]), fault=e["fault"], latency_ms=e["latency_ms"],
-                    changes=json.loads(e["changes"]))
+                    started_ms=e["started_ms"] if "started_ms" in e.keys() else None, changes=json.loads(e["changes"]))
               for e in db.execute("SELECT * FROM events WHERE trial_id = ? ORDER BY step", (tid,))]
     scores = db.execute("SELECT * FROM scores WHERE trial_id = ? ORDER BY grading_id DESC LIMIT 1", (tid,)).fetchone()
     verdicts = db.execute("SELECT * FROM verdicts WHERE trial_id = ? AND grading_id = ?",

@@ -7,14 +7,14 @@ import os
 import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable
 
 from ..spec import Package, SpecError
 from ..spec.trajectory import compact_json
 from ..verify import Grading
 from .records import TrialRecord
+from .snapshots import keep_hidden, write_snapshots
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DB_NAME = "run.sqlite"
 LOCK_NAME = "run.lock"
 SCHEMA = Path(__file__).with_name("schema.sql")
@@ -62,6 +62,8 @@ class RunStore:
         self.path = db
         self.db = connect(db, readonly)
         self.db.row_factory = sqlite3.Row
+        self.version = SCHEMA_VERSION
+        """The schema version read (a version 1 store opened read-only stays version 1)."""
 
     @classmethod
     def create(cls, run_dir: Path) -> "RunStore":
@@ -92,9 +94,13 @@ class RunStore:
             locked = (exc.sqlite_errorname or "").startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN"))
             raise SpecError(db, "(run store)", f"cannot be written ({exc})" if locked and not readonly
                             else f"not a readable run store ({exc})") from None
-        if row is None or row[0] != str(SCHEMA_VERSION):
+        version = row and row[0]
+        if version == "1" and not readonly:
+            migrate_from_1(store.db)
+        elif version not in (str(SCHEMA_VERSION), "1"):
             store.close()
-            raise SpecError(db, "meta.schema_version", f"is {row and row[0]}, this code reads {SCHEMA_VERSION}")
+            raise SpecError(db, "meta.schema_version", f"is {version}, this code reads {SCHEMA_VERSION}")
+        store.version = int(version)
         return store
 
     def set_up_writes(self) -> None:
@@ -113,8 +119,8 @@ class RunStore:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def start(self, run_id: str, spec: dict, manifest: dict, packages: Iterable[Package]) -> None:
-        """Record the manifest, the packages and grading 1 (the run's own)."""
+    def start(self, run_id: str, spec: dict, manifest: dict, packages: list[Package]) -> None:
+        """Record the manifest, the packages (and their files) and grading 1 (the run's own)."""
         with self.transaction():
             self.db.execute("INSERT INTO meta VALUES ('run_id', ?)", (run_id,))
             self.db.execute("INSERT INTO manifest VALUES (1, ?, ?, ?, ?, NULL)",
@@ -124,6 +130,8 @@ class RunStore:
                  dumps(stored_slices(p)), str(p.path.resolve()), p.package_hash, p.public_hash, p.hidden_version,
                  p.hidden_hash)
                 for p in packages])
+            for package in packages:
+                write_snapshots(self.db, package)
             self.db.execute("INSERT INTO gradings VALUES (1, 'run', ?)", (manifest["started_at"],))
 
     def spec(self) -> dict | None:
@@ -169,10 +177,10 @@ class RunStore:
                      dumps(r.output), r.confidence, r.status, len(rec.events), rec.duration_s, rec.queued_s, rec.cost,
                      utc_now()))
                 trial_id = cur.lastrowid
-                self.db.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", [
+                self.db.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", [
                     (trial_id, e.step, e.tool, e.kind, dumps(e.args), e.ok, dumps(e.result),
-                     e.error and dumps(e.error), e.denied, dumps(e.flags), e.fault, e.latency_ms, dumps(e.changes))
-                    for e in rec.events])
+                     e.error and dumps(e.error), e.denied, dumps(e.flags), e.fault, e.latency_ms, dumps(e.changes),
+                     e.started_ms) for e in rec.events])
                 self._write_grading(trial_id, 1, rec.grading)
                 ids.append(trial_id)
         return ids
@@ -182,20 +190,44 @@ class RunStore:
             cur = self.db.execute("INSERT INTO gradings VALUES (NULL, 'regrade', ?)", (utc_now(),))
         return cur.lastrowid
 
-    def write_gradings(self, grading_id: int, gradings: list[tuple[int, Grading]]) -> None:
-        """Store a regrade's (trial id, grading) pairs in one transaction."""
+    def write_gradings(self, grading_id: int, gradings: list[tuple[int, Grading]],
+                       hidden_from_disk: list[Package] = ()) -> None:
+        """Store a regrade's (trial id, grading) pairs and the hidden halves read from disk for it, in one
+        transaction."""
         with self.transaction():
             for trial_id, grading in gradings:
                 self._write_grading(trial_id, grading_id, grading)
+            for package in hidden_from_disk:
+                keep_hidden(self.db, package)
 
     def _write_grading(self, trial_id: int, grading_id: int, g: Grading) -> None:
         s = g.scores
         self.db.execute("INSERT INTO scores VALUES (?,?,?,?,?,?,?,?,?,?)",
                         (trial_id, grading_id, s.passed, s.accuracy, s.completion, s.safety_gate,
                          dumps(s.missing), dumps(s.extra), g.hidden_version, g.hidden_hash))
-        self.db.executemany("INSERT INTO verdicts VALUES (?,?,?,?,?,?,?,?,?)", [
-            (trial_id, grading_id, v.verifier_id, v.kind, v.category, v.severity, v.passed, v.reason, dumps(v.steps))
-            for v in g.verdicts])
+        self.db.executemany("INSERT INTO verdicts VALUES (?,?,?,?,?,?,?,?,?,?)", [
+            (trial_id, grading_id, v.verifier_id, v.kind, v.category, v.severity, v.passed, v.reason, dumps(v.steps),
+             v.error) for v in g.verdicts])
+
+
+def migrate_from_1(db: sqlite3.Connection) -> None:
+    """Bring a version 1 store to version 2 in place: the new columns, and the package files from the folders the
+    run named, where they are still there and unchanged (their public hash still matches)."""
+    from ..spec import load_package  # the loader, only for this once-per-store step
+
+    db.executescript(SCHEMA.read_text())  # every statement is CREATE ... IF NOT EXISTS: only the new tables
+    with _Transaction(db):  # a migration cut short is taken up again: each step is skipped once done
+        for table, column in (("events", "started_ms REAL"), ("verdicts", "error INTEGER NOT NULL DEFAULT 0")):
+            if column.split()[0] not in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
+                db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
+        for task_id, path, public_hash in db.execute("SELECT task_id, path, public_hash FROM packages").fetchall():
+            try:
+                package = load_package(path)
+                if package.public_hash == public_hash:
+                    write_snapshots(db, package)
+            except (SpecError, OSError):
+                pass  # gone or changed: the run can still be read here, and replayed where its packages are
+        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
 
 
 class RunLock:

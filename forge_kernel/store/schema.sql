@@ -1,7 +1,11 @@
--- MedAgent Forge run store, schema version 1 (stored in meta.schema_version).
--- One SQLite file (WAL) per run directory: RUN_DIR/run.sqlite.
+-- MedAgent Forge run store, schema version 2 (stored in meta.schema_version).
+-- One SQLite file (WAL) per run directory: RUN_DIR/run.sqlite. Self-contained: it keeps the files of every package
+-- it used (both halves, fixtures, custom verifier kinds) by content hash, so a copy of the file alone can be
+-- replayed, regraded and reported on elsewhere.
 -- Each trial, with its events, verdicts and scores, is written in one transaction.
--- JSON columns hold canonical JSON text.
+-- JSON columns hold compact JSON text.
+-- Version 1 lacked package_files, snapshots, events.started_ms and verdicts.error; opening a version 1 store for
+-- writing migrates it (the snapshots come from the package folders it names, where they still match).
 
 CREATE TABLE IF NOT EXISTS meta (
   key   TEXT PRIMARY KEY,           -- schema_version, run_id
@@ -27,7 +31,7 @@ CREATE TABLE IF NOT EXISTS packages (
   purpose        TEXT NOT NULL,      -- capability | regression
   risk           TEXT NOT NULL,
   slices         TEXT NOT NULL,      -- JSON object; site and period default to the EHR image and the clock's month
-  path           TEXT NOT NULL,      -- the package folder, absolute (regrade reloads it)
+  path           TEXT NOT NULL,      -- the package folder, absolute, where the run found it
   package_hash   TEXT NOT NULL,      -- both halves and fixtures
   public_hash    TEXT NOT NULL,
   hidden_version TEXT NOT NULL,
@@ -71,6 +75,7 @@ CREATE TABLE IF NOT EXISTS events (
   fault      TEXT,
   latency_ms REAL NOT NULL,
   changes    TEXT NOT NULL,          -- JSON list of JSON-Patch operations
+  started_ms REAL,                   -- when the call began, in ms after the trial began (NULL before version 2)
   PRIMARY KEY (trial_id, step)
 ) WITHOUT ROWID;
 
@@ -105,5 +110,22 @@ CREATE TABLE IF NOT EXISTS verdicts (
   passed      INTEGER NOT NULL,
   reason      TEXT NOT NULL,
   steps       TEXT NOT NULL,         -- JSON list of step numbers
+  error       INTEGER NOT NULL DEFAULT 0, -- the verifier raised (reason says what); never passed
   PRIMARY KEY (trial_id, grading_id, verifier_id)
+) WITHOUT ROWID;
+
+-- File contents by hash: package.yaml texts, fixtures, hidden halves, custom verifier kinds.
+CREATE TABLE IF NOT EXISTS snapshots (
+  hash    TEXT PRIMARY KEY,          -- sha256:<hex> of content
+  content BLOB NOT NULL
+) WITHOUT ROWID;
+
+-- Which files make up each package the run used.
+CREATE TABLE IF NOT EXISTS package_files (
+  task_id TEXT NOT NULL REFERENCES packages(task_id),
+  role    TEXT NOT NULL,             -- public (package.yaml and fixtures, by name in the package folder) | hidden |
+                                     -- plugin (verifiers/plugins/<kind>.py)
+  name    TEXT NOT NULL,
+  hash    TEXT NOT NULL REFERENCES snapshots(hash),
+  PRIMARY KEY (task_id, role, name)
 ) WITHOUT ROWID;

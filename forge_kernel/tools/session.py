@@ -25,6 +25,8 @@ class ToolSession:
         self.cost = 0.0
         self.exceeded: str | None = None
         """Which budget ran out, once one has (kept even if the agent swallows BudgetExceeded)."""
+        self.opened = perf_counter()
+        """When the trial's session began: calls are timed from here."""
         self._faults = FaultPlan(package.faults)
         self._done_keys: dict[tuple[str, str], Any] = {}
         self._ctx = ToolContext(view, package.environment.patient_id)
@@ -72,7 +74,8 @@ class ToolSession:
         self.events.append(Event.model_construct(
             step=step, tool=tool, args=args, kind=spec.kind if spec else "unknown", ok=error is None, result=result,
             error=error, denied=facts.get("denied"), flags=facts["flags"], fault=facts.get("fault"),
-            changes=[op for _, op in self.view.changes[first_change:]], latency_ms=(perf_counter() - started) * 1000))
+            changes=[op for _, op in self.view.changes[first_change:]], latency_ms=(perf_counter() - started) * 1000,
+            started_ms=(started - self.opened) * 1000))
         return text
 
     def _run(self, tool: str, raw_args: dict, facts: dict) -> Any:

@@ -1,8 +1,9 @@
 """Verifiers (a registry of kinds) and scoring: tool-call accuracy, task completion, the safety gate."""
 from . import kinds  # noqa: F401  (registers the built-in kinds)
 from .grade import Grading, grade
-from .registry import VERIFIERS, Outcome, bind, verifier
+from .registry import VERIFIERS, Outcome, bind, plugin_path, register_plugin, verifier
 from .scoring import Scores, score
 from .verdict import GradeContext, Verdict
 
-__all__ = ["GradeContext", "Grading", "Outcome", "Scores", "VERIFIERS", "Verdict", "bind", "grade", "score", "verifier"]
+__all__ = ["GradeContext", "Grading", "Outcome", "Scores", "VERIFIERS", "Verdict", "bind", "grade", "plugin_path",
+           "register_plugin", "score", "verifier"]

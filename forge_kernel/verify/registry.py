@@ -1,7 +1,6 @@
 """The registry of verifier kinds: each is a function of (context, validated params)."""
 from __future__ import annotations
 
-import importlib.util
 import inspect
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,7 +48,7 @@ def verifier(name: str):
 
 def bind(use: VerifierUse, file: object = "hidden half") -> tuple[VerifierKind, Strict]:
     """The kind and validated params of one verifier use; bad ones are SpecErrors."""
-    kind = VERIFIERS.get(use.kind) or load_plugin(use.kind, Path(str(file)).parent.parent / "plugins")
+    kind = VERIFIERS.get(use.kind) or load_plugin(use.kind, plugin_path(use.kind, Path(str(file))).parent)
     if kind is None:
         raise SpecError(file, f"verifiers.{use.id}.kind", f"unknown verifier kind {use.kind!r}")
     try:
@@ -59,14 +58,24 @@ def bind(use: VerifierUse, file: object = "hidden half") -> tuple[VerifierKind, 
         raise SpecError(file, f"verifiers.{use.id}.params.{inner.field}", inner.message) from None
 
 
+def plugin_path(kind: str, hidden_path: Path) -> Path:
+    """Where a custom verifier kind lives for a hidden half: ``verifiers/plugins/<kind>.py`` beside its suite."""
+    return Path(hidden_path).parent.parent / "plugins" / f"{kind}.py"
+
+
 def load_plugin(name: str, folder: Path) -> VerifierKind | None:
     """Import ``verifiers/plugins/<name>.py`` (which registers kind ``name`` with @verifier), if it exists."""
     path = folder / f"{name}.py"
     if not path.is_file():
         return None
-    spec = importlib.util.spec_from_file_location(f"forge_verifier_plugin_{name.replace('.', '_')}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    return register_plugin(name, path.read_text(encoding="utf-8"), path)
+
+
+def register_plugin(name: str, source: str, path: Path) -> VerifierKind | None:
+    """Run a custom verifier kind's source (as kept in a run store, or read from ``path``) unless it is known."""
+    if name not in VERIFIERS:
+        code = compile(source, str(path), "exec")
+        exec(code, {"__name__": f"forge_verifier_plugin_{name.replace('.', '_')}", "__file__": str(path)})
     return VERIFIERS.get(name)
 
 

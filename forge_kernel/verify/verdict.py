@@ -22,6 +22,8 @@ class Verdict:
     reason: str
     steps: tuple[int, ...] = ()
     """The trajectory steps it points at."""
+    error: bool = False
+    """The verifier raised instead of judging (the reason says what): never a pass."""
 
 
 @dataclass
