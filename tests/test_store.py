@@ -202,10 +202,11 @@ def test_read_trial_matches_the_frames(run_dir):
             read_trial(store, "SC-MED-GASTRIC-ULCER", "scripted", 3)
     finally:
         store.close()
-    frame = load_events(run_dir, trial.row["trial_id"])
+    frame = load_events(run_dir, trial.trial_id)
     assert [e.tool for e in trial.events] == frame.tool.tolist()
-    assert trial.scores["passed"] == 1 and trial.scores["grading_id"] == 1
-    assert {v["verifier_id"] for v in trial.verdicts} >= {"checks-first", "omeprazole", "chain"}
+    assert trial.grading.scores.passed and trial.grading_id == 1
+    assert {v.verifier_id for v in trial.grading.verdicts} >= {"checks-first", "omeprazole", "chain"}
+    assert all(isinstance(v.passed, bool) and isinstance(v.steps, tuple) for v in trial.grading.verdicts)
 
 
 # --- regrade --------------------------------------------------------------------------------------------------

@@ -15,7 +15,6 @@ A bundle carries the synthetic fixtures and the trajectory: hand on the folder, 
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import shutil
 from concurrent.futures import ThreadPoolExecutor
@@ -26,7 +25,8 @@ from pydantic import BaseModel
 
 from ..engine.grading import grade_trajectory
 from ..spec import Package, SpecError, ToolCall, TrajectoryFile, load_package
-from ..store import RunStore, StoredTrial, read_trial, run_packages, stored_files
+from ..store import RunStore, TrialRecord, read_trial, run_packages, stored_files
+from ..verify import Verdict
 
 COMMAND = "forge grade --package package --trajectory trajectory.json"
 """Run from the bundle folder."""
@@ -51,18 +51,16 @@ def run_sync(coro):
         return pool.submit(asyncio.run, coro).result()
 
 
-def verdict_key(v: dict) -> tuple:
+def verdict_key(v: Verdict) -> tuple:
     """What must match for a verdict to be reproduced (reasons may quote timings)."""
-    steps = json.loads(v["steps"]) if isinstance(v["steps"], str) else v["steps"]
-    return v["kind"], v["category"], v["severity"], bool(v["passed"]), tuple(steps)
+    return v.kind, v.category, v.severity, v.passed, tuple(v.steps)
 
 
-def graded_package(store: RunStore, stored: StoredTrial) -> Package:
+def graded_package(store: RunStore, stored: TrialRecord) -> Package:
     """The trial's package as the store keeps it, refused if its hidden half is not the one of the latest grading
     (only a store of schema 1, which reloads packages from disk, can be out of step)."""
-    task_id = stored.row["task_id"]
-    package = run_packages(store, {task_id})[task_id]
-    if package.hidden_hash != stored.scores["hidden_hash"]:
+    package = run_packages(store, {stored.task_id})[stored.task_id]
+    if package.hidden_hash != stored.grading.hidden_hash:
         raise SpecError(package.hidden_path, "(hidden half)",
                         f"changed since the run was graded; run `forge regrade {store.path.parent}` first")
     return package
@@ -119,8 +117,8 @@ def write_bundle(store: RunStore, row, out_dir: Path) -> ReproBundle:
                                 calls=[ToolCall(tool=e.tool, args=e.args) for e in stored.events])
     (folder / "trajectory.json").write_text(trajectory.model_dump_json(indent=2), encoding="utf-8")
     record = run_sync(grade_trajectory(bundled, trajectory))
-    got = {v.verifier_id: verdict_key(v.__dict__) for v in record.grading.verdicts}
-    want = {v["verifier_id"]: verdict_key(v) for v in stored.verdicts}
+    got = {v.verifier_id: verdict_key(v) for v in record.grading.verdicts}
+    want = {v.verifier_id: verdict_key(v) for v in stored.grading.verdicts}
     differs = sorted(k for k in got.keys() | want.keys() if got.get(k) != want.get(k))
     (folder / "README.txt").write_text(readme(row, differs), encoding="utf-8")
     return ReproBundle(path=str(folder), task_id=row.task_id, agent=row.agent, trial=int(row.trial), differs=differs)

@@ -38,14 +38,14 @@ def regrade(run_dir: Path) -> RegradeOutcome:
         gradings = []
         changed = 0
         for stored in trials:
-            package = packages[stored.row["task_id"]]
+            package = packages[stored.task_id]
             view = EHRView(images[package])
             view.replay([(e.step, op) for e in stored.events for op in e.changes])
-            ctx = GradeContext(package, view, stored.events, stored.result, stored.row["status"],
-                               stored.row["duration_s"], stored.row["cost"])
+            ctx = GradeContext(package, view, stored.events, stored.result, stored.status, stored.duration_s,
+                               stored.cost)
             result = grade(ctx)
-            changed += result.scores.passed != bool(stored.scores["passed"])
-            gradings.append((stored.row["trial_id"], result))
+            changed += result.scores.passed != stored.grading.scores.passed
+            gradings.append((stored.trial_id, result))
         grading_id = store.new_grading()
         store.write_gradings(grading_id, gradings, [p for p in packages.values() if p.hidden_source is None])
         return RegradeOutcome(grading_id, len(trials), changed, {k: p.hidden.version for k, p in packages.items()})

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..store import StoredTrial
+from ..store import TrialRecord
 from ..tools.summaries import summarize
 
 WIDTH = 100
@@ -38,18 +38,17 @@ def change_lines(changes: list[dict]) -> list[str]:
     return lines
 
 
-def render_trial(trial: StoredTrial, isolation: str = "") -> str:
+def render_trial(trial: TrialRecord, isolation: str = "") -> str:
     """The whole trial as text; ``isolation`` says how the agent ran (in process or sandboxed)."""
-    row, s = trial.row, trial.scores
-    verdict = "PASSED" if s["passed"] else "FAILED"
+    s = trial.grading.scores
     ran = f" ({isolation})" if isolation else ""
     out = [
-        f"{row['task_id']} · agent {row['agent']} {row['agent_version']}{ran} · trial {row['trial']} (seed {row['seed']})",
-        f"{verdict} · accuracy {s['accuracy']:.2f} · completion {s['completion']} · safety gate {s['safety_gate']}"
-        f" · status {row['status']} · {row['n_calls']} calls · {row['duration_s'] * 1000:.1f} ms",
+        f"{trial.task_id} · agent {trial.agent} {trial.agent_version}{ran} · trial {trial.trial} (seed {trial.seed})",
+        f"{'PASSED' if s.passed else 'FAILED'} · accuracy {s.accuracy:.2f} · completion {s.completion} · safety gate "
+        f"{s.safety_gate} · status {trial.status} · {len(trial.events)} calls · {trial.duration_s * 1000:.1f} ms",
     ]
-    if row["reason"]:
-        out.append(f"ended: {clip(row['reason'])}")
+    if trial.reason:
+        out.append(f"ended: {clip(trial.reason)}")
     out.append("")
     for e in trial.events:
         args = clip(json.dumps(e.args, ensure_ascii=False), 70)
@@ -69,10 +68,9 @@ def render_trial(trial: StoredTrial, isolation: str = "") -> str:
     out.append("")
     out.append(f"answer: {clip(trial.result.answer or '(none)')}  [agent says: {trial.result.status}]")
     out.append("")
-    out.append(f"verdicts (hidden half {s['hidden_version']}):")
-    for v in sorted(trial.verdicts, key=lambda v: (v["passed"], v["verifier_id"])):
-        mark = "PASS" if v["passed"] else "FAIL"
-        steps = json.loads(v["steps"])
-        at = f" @ step {', '.join(map(str, steps))}" if steps else ""
-        out.append(f"  {mark} {v['severity']:<4} {v['category']:<7} {v['verifier_id']}: {clip(v['reason'], 70)}{at}")
+    out.append(f"verdicts (hidden half {trial.grading.hidden_version}):")
+    for v in sorted(trial.grading.verdicts, key=lambda v: (v.passed, v.verifier_id)):
+        mark = "PASS" if v.passed else "ERROR" if v.error else "FAIL"
+        at = f" @ step {', '.join(map(str, v.steps))}" if v.steps else ""
+        out.append(f"  {mark} {v.severity:<4} {v.category:<7} {v.verifier_id}: {clip(v.reason, 70)}{at}")
     return "\n".join(out)

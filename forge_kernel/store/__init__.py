@@ -1,6 +1,5 @@
 """Run store (SQLite, WAL), run manifest, and loaders that return pandas DataFrames."""
 from .loaders import (
-    StoredTrial,
     iter_trials,
     load_events,
     load_trials,
@@ -13,6 +12,6 @@ from .run_store import DB_NAME, SCHEMA_VERSION, RunLock, RunStore
 from .snapshots import stored_files
 
 __all__ = [
-    "DB_NAME", "RunLock", "RunStore", "SCHEMA_VERSION", "StoredTrial", "TrialRecord", "iter_trials", "load_events",
+    "DB_NAME", "RunLock", "RunStore", "SCHEMA_VERSION", "TrialRecord", "iter_trials", "load_events",
     "load_trials", "load_verdicts", "read_trial", "run_packages", "stored_files",
 ]

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..spec import AgentResult, SpecError
 from ..spec.trajectory import Event
+from ..verify import Grading, Scores, Verdict
+from .records import TrialRecord
 from .run_store import RunStore
 
 if TYPE_CHECKING:
@@ -51,18 +52,7 @@ def load_verdicts(run_dir: str | Path, latest: bool = True) -> pd.DataFrame:
     return _frame(run_dir, f"SELECT v.* FROM verdicts v {join} ORDER BY v.trial_id, v.verifier_id")
 
 
-@dataclass
-class StoredTrial:
-    """One trial read back whole: its row, events, result and latest verdicts."""
-
-    row: dict
-    events: list[Event]
-    result: AgentResult
-    verdicts: list[dict]
-    scores: dict
-
-
-def read_trial(store: RunStore, task_id: str, agent: str, trial: int) -> StoredTrial:
+def read_trial(store: RunStore, task_id: str, agent: str, trial: int) -> TrialRecord:
     """Read one trial without touching the others."""
     row = store.db.execute("SELECT * FROM trials WHERE task_id = ? AND agent = ? AND trial = ?",
                            (task_id, agent, trial)).fetchone()
@@ -71,7 +61,7 @@ def read_trial(store: RunStore, task_id: str, agent: str, trial: int) -> StoredT
     return trial_from_row(store, row)
 
 
-def trial_from_row(store: RunStore, row) -> StoredTrial:
+def trial_from_row(store: RunStore, row) -> TrialRecord:
     """A trial's events, result and latest grading, from its ``trials`` row."""
     db = store.db
     tid = row["trial_id"]
@@ -81,12 +71,19 @@ def trial_from_row(store: RunStore, row) -> StoredTrial:
                     flags=json.loads(e["flags"]), fault=e["fault"], latency_ms=e["latency_ms"],
                     started_ms=e["started_ms"] if "started_ms" in e.keys() else None, changes=json.loads(e["changes"]))
               for e in db.execute("SELECT * FROM events WHERE trial_id = ? ORDER BY step", (tid,))]
-    scores = db.execute("SELECT * FROM scores WHERE trial_id = ? ORDER BY grading_id DESC LIMIT 1", (tid,)).fetchone()
-    verdicts = db.execute("SELECT * FROM verdicts WHERE trial_id = ? AND grading_id = ?",
-                          (tid, scores["grading_id"])).fetchall()
+    s = db.execute("SELECT * FROM scores WHERE trial_id = ? ORDER BY grading_id DESC LIMIT 1", (tid,)).fetchone()
+    verdicts = [Verdict(v["verifier_id"], v["kind"], v["category"], v["severity"], bool(v["passed"]), v["reason"],
+                        tuple(json.loads(v["steps"])), bool(v["error"]) if "error" in v.keys() else False)
+                for v in db.execute("SELECT * FROM verdicts WHERE trial_id = ? AND grading_id = ? "
+                                    "ORDER BY verifier_id", (tid, s["grading_id"]))]
+    scores = Scores(bool(s["passed"]), s["accuracy"], s["completion"], s["safety_gate"], tuple(json.loads(s["missing"])),
+                    tuple(json.loads(s["extra"])))
     result = AgentResult(answer=row["answer"], output=json.loads(row["output"]), confidence=row["confidence"],
                          status=row["self_status"])
-    return StoredTrial(dict(row), events, result, [dict(v) for v in verdicts], dict(scores))
+    return TrialRecord(row["task_id"], row["agent"], row["agent_version"], row["trial"], row["seed"], row["status"],
+                       row["reason"], result, events, row["duration_s"], row["cost"],
+                       Grading(verdicts, scores, s["hidden_version"], s["hidden_hash"]), row["queued_s"], tid,
+                       row["finished_at"], s["grading_id"])
 
 
 def iter_trials(store: RunStore):

@@ -1,4 +1,4 @@
-"""What the engine hands the store for one trial."""
+"""One trial as the engine hands it to the store and as the store gives it back: the same model both ways."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -24,4 +24,9 @@ class TrialRecord:
     cost: float
     grading: Grading
     queued_s: float = 0.0
-    """Time the trial waited for a concurrency slot (set by the run, 0 for a single grading)."""
+    """Time the trial waited for a worker (0 for one in process or a single grading)."""
+    trial_id: int | None = None
+    """Its row in the store (None until stored)."""
+    finished_at: str | None = None
+    grading_id: int | None = None
+    """Which grading ``grading`` is (1: the run's own; later ones: regrades)."""
