@@ -12,7 +12,7 @@ _HOMES = {
     "engine.grading": ("grade_trajectory", "regrade"),
     "spec": ("AgentResult", "Event", "HiddenHalf", "Package", "SpecError", "TaskPackage", "ToolCall", "TrajectoryFile",
              "find_packages", "load_package", "load_trajectory"),
-    "store": ("RunStore", "load_events", "load_trials", "load_verdicts", "read_trial"),
+    "store": ("Run", "RunStore", "load_events", "load_trials", "load_verdicts", "open_run", "read_trial"),
     "tools": ("TOOLS", "ToolSession"),
     "verify": ("VERIFIERS", "Verdict", "grade"),
     "workers": ("InProcess", "IsolatedAgent", "Sandbox"),

@@ -261,11 +261,10 @@ def regrade(run_dir) -> None:
 def replay(run_dir, task, agent, trial) -> None:
     """Show one stored trajectory as text, with state changes and verdicts."""
     from .report import render_trial
-    from .store import read_trial
+    from .store import open_run
 
-    with RunStore.open(run_dir, readonly=True) as store:
-        stored = read_trial(store, task, agent, trial)
-        click.echo(render_trial(stored, store.isolation().get(agent, "")))
+    with open_run(run_dir) as run:
+        click.echo(render_trial(run.trial(task, agent, trial), run.isolation.get(agent, "")))
 
 
 @main.command()

@@ -93,6 +93,11 @@ class Timeline:
         """Every resource the trial wrote, in the order it first wrote them."""
         return list(self._versions)
 
+    def history(self, key: Key) -> tuple[dict | None, list[tuple[int, dict | None]]]:
+        """A written resource as the trial found it, then (step, version) after each step that changed it."""
+        steps, versions = self._versions[key]
+        return versions[0], list(zip(steps[1:], versions[1:]))
+
     def written_by(self, step: int) -> list[Key]:
         """The resources the trial had written at or before ``step``."""
         return [key for key, (steps, _) in self._versions.items() if steps[1] <= step]

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .compact import CompactTrajectory
 from .gate_policy import GatePolicy
 from .hidden import HiddenHalf
 from .package import TaskPackage
@@ -15,6 +16,7 @@ MODELS = {
     "hidden.schema.json": HiddenHalf,
     "trajectory.schema.json": TrajectoryFile,
     "gate-policy.schema.json": GatePolicy,
+    "compact-trajectory.schema.json": CompactTrajectory,
 }
 
 

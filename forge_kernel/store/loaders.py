@@ -28,16 +28,29 @@ def _frame(run_dir: str | Path, sql: str, params: tuple = ()) -> pd.DataFrame:
         return pd.read_sql_query(sql, store.db, params=params)
 
 
-def load_trials(run_dir: str | Path) -> pd.DataFrame:
-    """One row per trial with its package facts and its latest scores."""
-    df = _frame(run_dir, f"""
-        SELECT t.*, p.version AS task_version, p.suite, p.category, p.purpose, p.risk, p.slices,
-               s.grading_id, s.passed, s.accuracy, s.completion, s.safety_gate, s.missing, s.extra,
-               s.hidden_version, s.hidden_hash
-        FROM trials t JOIN packages p USING (task_id) JOIN ({LATEST}) s USING (trial_id)
-        ORDER BY t.task_id, t.agent, t.trial""")
+TRIAL_ROWS = f"""
+SELECT t.*, p.version AS task_version, p.suite, p.category, p.purpose, p.risk, p.slices,
+       s.grading_id, s.passed, s.accuracy, s.completion, s.safety_gate, s.missing, s.extra,
+       s.hidden_version, s.hidden_hash
+FROM trials t JOIN packages p USING (task_id) JOIN ({LATEST}) s USING (trial_id)
+ORDER BY t.task_id, t.agent, t.trial
+"""
+"""One row per trial with its package facts and its latest scores."""
+
+
+def trial_frame(db) -> pd.DataFrame:
+    """TRIAL_ROWS as a DataFrame (``passed`` as bool)."""
+    import pandas as pd  # imported here: the CLI starts without it
+
+    df = pd.read_sql_query(TRIAL_ROWS, db)
     df["passed"] = df["passed"].astype(bool)
     return df
+
+
+def load_trials(run_dir: str | Path) -> pd.DataFrame:
+    """One row per trial with its package facts and its latest scores."""
+    with RunStore.open(Path(run_dir), readonly=True) as store:
+        return trial_frame(store.db)
 
 
 def load_events(run_dir: str | Path, trial_id: int | None = None) -> pd.DataFrame:

@@ -1,0 +1,83 @@
+"""The compact trajectory: one trial as a front end receives it (the replay player, a static report page).
+
+Everything needed to step through the trial without asking the kernel again: each call, the verdicts pointing at
+steps, and for every resource the trial wrote its version before the first call and after each step that changed
+it (so "since the start", "this step only" and "the resource whole" are all a lookup).
+"""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+SYNTHETIC_BANNER = ("SYNTHETIC DATA: every patient and record here is synthetic; figures come from agent trials on a "
+                    "virtual EHR, not from care.")
+"""What every rendering of a run says first."""
+COMPACT_FORMAT = "forge-compact-trajectory/1"
+
+
+class CompactStep(BaseModel):
+    step: int
+    tool: str
+    kind: str
+    args: dict[str, Any]
+    ok: bool
+    result: Any = None
+    error: dict[str, str] | None = None
+    denied: str | None = None
+    flags: list[str] = Field(default_factory=list)
+    fault: str | None = None
+    started_ms: float | None = None
+    """When the call began, in ms after the trial began (None in runs recorded before this was kept)."""
+    latency_ms: float
+    changes: list[dict[str, Any]] = Field(default_factory=list)
+    """JSON-Patch operations, each with the value it replaced."""
+
+
+class CompactVerdict(BaseModel):
+    id: str
+    kind: str
+    category: str
+    severity: str
+    passed: bool
+    error: bool = False
+    reason: str
+    steps: list[int]
+
+
+class CompactResource(BaseModel):
+    """One resource the trial wrote: as it was before the first call (None: it did not exist), then after each step
+    that changed it (None: removed)."""
+
+    initial: dict[str, Any] | None
+    versions: list[tuple[int, dict[str, Any] | None]]
+
+
+class CompactTrajectory(BaseModel):
+    format: Literal["forge-compact-trajectory/1"] = COMPACT_FORMAT
+    banner: str = SYNTHETIC_BANNER
+    run_id: str
+    task_id: str
+    task_version: str
+    title: str
+    instruction: str
+    agent: str
+    agent_version: str
+    isolation: str
+    """How the agent ran: trusted, in process, or which sandbox."""
+    trial: int
+    seed: int
+    status: str
+    reason: str | None
+    passed: bool
+    scores: dict[str, Any]
+    hidden_version: str
+    duration_ms: float
+    answer: str
+    output: dict[str, Any]
+    confidence: float | None
+    self_status: str
+    steps: list[CompactStep]
+    verdicts: list[CompactVerdict]
+    resources: dict[str, CompactResource]
+    """``Type/id`` -> the resource's versions."""
