@@ -8,30 +8,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
+
+from .trajectory import Event
 
 SYNTHETIC_BANNER = ("SYNTHETIC DATA: every patient and record here is synthetic; figures come from agent trials on a "
                     "virtual EHR, not from care.")
 """What every rendering of a run says first."""
 COMPACT_FORMAT = "forge-compact-trajectory/1"
-
-
-class CompactStep(BaseModel):
-    step: int
-    tool: str
-    kind: str
-    args: dict[str, Any]
-    ok: bool
-    result: Any = None
-    error: dict[str, str] | None = None
-    denied: str | None = None
-    flags: list[str] = Field(default_factory=list)
-    fault: str | None = None
-    started_ms: float | None = None
-    """When the call began, in ms after the trial began (None in runs recorded before this was kept)."""
-    latency_ms: float
-    changes: list[dict[str, Any]] = Field(default_factory=list)
-    """JSON-Patch operations, each with the value it replaced."""
 
 
 class CompactVerdict(BaseModel):
@@ -77,7 +61,8 @@ class CompactTrajectory(BaseModel):
     output: dict[str, Any]
     confidence: float | None
     self_status: str
-    steps: list[CompactStep]
+    steps: list[Event]
+    """Each call as the harness recorded it (JSON-Patch changes with the values they replaced)."""
     verdicts: list[CompactVerdict]
     resources: dict[str, CompactResource]
     """``Type/id`` -> the resource's versions."""

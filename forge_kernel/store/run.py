@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable
 from ..ehr import EHRImage, Timeline
 from ..ehr.image import Key
 from ..spec import Package
-from ..spec.compact import SYNTHETIC_BANNER, CompactResource, CompactStep, CompactTrajectory, CompactVerdict
+from ..spec.compact import SYNTHETIC_BANNER, CompactResource, CompactTrajectory, CompactVerdict
 from .loaders import read_trial, trial_frame
 from .packages import run_packages
 from .records import TrialRecord
@@ -49,8 +49,7 @@ class Trial(TrialRecord):
             status=self.status, reason=self.reason, passed=g.scores.passed, scores=vars(g.scores),
             hidden_version=g.hidden_version, duration_ms=self.duration_s * 1000, answer=self.result.answer,
             output=self.result.output, confidence=self.result.confidence, self_status=self.result.status,
-            steps=[CompactStep(**{k: v for k, v in vars(e).items() if k in CompactStep.model_fields})
-                   for e in self.events],
+            steps=self.events,
             verdicts=[CompactVerdict(id=v.verifier_id, kind=v.kind, category=v.category, severity=v.severity,
                                      passed=v.passed, error=v.error, reason=v.reason, steps=list(v.steps))
                       for v in g.verdicts],
