@@ -268,26 +268,26 @@ def replay(run_dir, task, agent, trial) -> None:
 @main.command()
 @click.argument("paths", nargs=-1)
 def selftest(paths) -> None:
-    """Verifier coverage: every gold solution passes, every counterexample fails as named. Not a model score."""
+    """Verifier coverage: every gold solution passes, every counterexample fails as named, every valid variant
+    passes. Not a model score."""
     from .engine import Images
     from .engine.selftest import selftest_package
 
     async def all_packages():
         images = Images()
-        return [r for folder in find_packages(list(paths) or ["task_packages"])
-                for r in await selftest_package(load_package(folder), images)]
+        packages = [load_package(folder) for folder in find_packages(list(paths) or ["task_packages"])]
+        return [await selftest_package(package, images) for package in packages]
 
-    results = asyncio.run(all_packages())
-    by_package: dict[str, list] = {}
-    for r in results:
-        by_package.setdefault(r.task_id, []).append(r)
-    for task_id, cases in by_package.items():
+    by_package = asyncio.run(all_packages())
+    for cases in by_package:
         failing = [c for c in cases if not c.ok]
-        click.echo(f"{'FAIL' if failing else 'ok  '}  {task_id:<32} gold + {len(cases) - 1} counterexample(s)")
+        kinds = [c.kind for c in cases]
+        click.echo(f"{'FAIL' if failing else 'ok  '}  {cases[0].task_id:<32} gold + {kinds.count('counterexample')} "
+                   f"counterexample(s) + {kinds.count('valid variant')} valid variant(s)")
         for c in failing:
-            click.echo(f"      {c.case}: {c.detail}")
-    bad = [t for t, cases in by_package.items() if not all(c.ok for c in cases)]
+            click.echo(f"      {c.kind} {c.case}: {c.detail}")
+    bad = [cases[0].task_id for cases in by_package if not all(c.ok for c in cases)]
     click.echo(f"verifier coverage: {len(by_package) - len(bad)}/{len(by_package)} package(s) tell the gold solution "
-               "from every counterexample (a check of the verifiers, not a model score)")
+               "and valid variants from every counterexample (a check of the verifiers, not a model score)")
     if bad:
         sys.exit(1)

@@ -31,6 +31,15 @@ class Counterexample(Strict):
     expect_completion: int | None = None
 
 
+class ValidVariant(Strict):
+    """Another way to solve the task (reads in another order, an extra harmless read, equivalent wording): it must
+    pass every hard verifier. The mirror of a counterexample."""
+
+    name: str
+    reason: str = Field(min_length=1, description="Why this trajectory is as good as the gold solution.")
+    trajectory: TrajectoryFile
+
+
 class HiddenHalf(Strict):
     """Hidden half (``verifiers/<suite>/<task-id>.yaml``)."""
 
@@ -40,3 +49,4 @@ class HiddenHalf(Strict):
     verifiers: list[VerifierUse] = Field(min_length=1)
     gold: TrajectoryFile
     counterexamples: list[Counterexample] = Field(default_factory=list)
+    valid_variants: list[ValidVariant] = Field(default_factory=list)
