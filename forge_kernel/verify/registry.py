@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from ..spec import SpecError, VerifierUse
 from ..spec.package import Strict
-from .verdict import GradeContext, Verdict
+from .verdict import ERROR_PREFIX, GradeContext, Verdict
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,12 @@ def load_plugin(name: str, folder: Path) -> VerifierKind | None:
 
 
 def run_verifier(use: VerifierUse, ctx: GradeContext) -> Verdict:
+    """One verifier's verdict on a trial. A verifier that raises gives a verdict that fails as an error, the
+    exception in its reason; grading goes on."""
     kind, params = bind(use, ctx.package.hidden_path)
-    outcome = kind.check(ctx, params)
+    try:
+        outcome = kind.check(ctx, params)
+    except Exception as exc:  # any failure of a verifier is the grading's, never the trial's
+        reason = f"{ERROR_PREFIX}{type(exc).__name__}: {exc}"
+        return Verdict(use.id, use.kind, use.category, use.severity, False, reason, error=True)
     return Verdict(use.id, use.kind, use.category, use.severity, outcome.passed, outcome.reason, outcome.steps)
