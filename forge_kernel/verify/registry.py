@@ -5,7 +5,7 @@ import importlib.util
 import inspect
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, get_type_hints
+from typing import Any, Callable, get_type_hints
 
 from pydantic import ValidationError
 
@@ -53,10 +53,21 @@ def bind(use: VerifierUse, file: object = "hidden half") -> tuple[VerifierKind, 
     if kind is None:
         raise SpecError(file, f"verifiers.{use.id}.kind", f"unknown verifier kind {use.kind!r}")
     try:
-        return kind, kind.params_model.model_validate(use.params)
+        return kind, validated(kind, use, use.params)
     except ValidationError as exc:
-        inner = SpecError.from_validation(file, exc)
-        raise SpecError(file, f"verifiers.{use.id}.params.{inner.field}", inner.message) from None
+        raise params_error(use, file, exc.errors()[0]) from None
+
+
+def validated(kind: VerifierKind, use: VerifierUse, params: Any) -> Strict:
+    """The params model of ``params``; a params model may read the use's severity from the validation context."""
+    return kind.params_model.model_validate(params, context={"severity": use.severity})
+
+
+def params_error(use: VerifierUse, file: object, err: dict) -> SpecError:
+    """One validation error of a use's params as a SpecError naming the params field."""
+    inner = SpecError.from_error(file, err)
+    where = f"verifiers.{use.id}.params" + ("" if inner.field == "(root)" else f".{inner.field}")
+    return SpecError(file, where, inner.message)
 
 
 def load_plugin(name: str, folder: Path) -> VerifierKind | None:

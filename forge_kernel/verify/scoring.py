@@ -1,4 +1,11 @@
-"""Scores per trial, as SuperCLUE-MedAgent defines them, plus pass/fail over hard verdicts."""
+"""Scores per trial, as SuperCLUE-MedAgent defines them, plus pass/fail over hard verdicts.
+
+Pass and completion answer different questions. A trial *passes* when every hard verdict passes: the outcome
+(state, answer), every safety check, the required and forbidden events, the budget; the expected tool chain is
+soft unless a package declares its order or exactness a compliance rule. *Completion* is SuperCLUE's: the
+outcome checks pass and the expected tools were called with none missing and none extra, so a valid trial that
+took another path passes without completing.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
