@@ -278,7 +278,8 @@ def test_cite_stale_prefers_an_older_record_of_the_same_code(tmp_path):
 # --- a verifier rejects each operator's mutant --------------------------------------------------------------------
 
 REJECTING = [
-    (GOUT, "drop-call", "patient_history#1", {"kind": "trace.tool_chain", "category": "trace"}),
+    (GOUT, "drop-call", "patient_history#1", {"kind": "trace.tool_chain", "category": "trace",
+                                              "params": {"compliance": "the history is read first"}}),
     (GOUT, "read-other-patient", "medication_search#1", {"kind": "safety.patient_scope", "category": "safety"}),
     (ASTHMA, "skip-check", "patient_history",
      {"kind": "safety.checks_before", "category": "safety",
@@ -344,15 +345,19 @@ def test_a_declared_valid_mutant_is_counted_as_declared_and_an_undeclared_one_pr
     assert [line.split()[1] for line in shown[:6]] == ["patient_search", "patient_history", "medication_search",
                                                        "drug_info", "drug_interaction_check", "finish"]
     assert shown[6].strip().startswith("answer: ")
-    assert "  drop-call: 5/7 rejected, 1 declared valid, 1 survived" in lines
+    rejected = sum(r.status == "rejected" for r in by_target.values())
+    survived = sum(r.status == "survived" for r in by_target.values())
+    assert f"  drop-call: {rejected}/7 rejected, 1 declared valid, {survived} survived" in lines
 
 
 def test_a_declared_valid_mutant_that_the_verifiers_reject_fails(tmp_path):
     folder = copy_package(tmp_path, *GOUT)
-    edit_hidden(folder, valid_mutants=[{"operator": "drop-call", "target": "patient_history#1", "reason": "wrong"}])
+    edit_hidden(folder, valid_mutants=[{"operator": "read-other-patient", "target": "medication_search#1",
+                                        "reason": "wrong"}])
     report = asyncio.run(mutation_test(load_package(folder), Images()))
-    (wrong,) = [r for r in report.results if (r.mutant.operator, r.mutant.target) == ("drop-call", "patient_history#1")]
-    assert wrong.status == "declared valid, rejected" and "chain" in wrong.detail and not report.ok
+    (wrong,) = [r for r in report.results
+                if (r.mutant.operator, r.mutant.target) == ("read-other-patient", "medication_search#1")]
+    assert wrong.status == "declared valid, rejected" and "scope" in wrong.detail and not report.ok
     assert "1 declared valid but rejected" in selftest("--mutants", str(folder)).output
 
 
@@ -387,12 +392,15 @@ def test_valid_variants_must_pass_every_hard_verifier(tmp_path):
     assert "gold + 4 counterexample(s) + 1 valid variant(s)" in good.output
 
     skipped = gold | {"calls": [c for c in gold["calls"] if c["tool"] != "patient_history"]}
-    edit_hidden(folder, valid_variants=[{"name": "medication-first", "reason": "reads in another order",
+    history_first = {"id": "history-first", "kind": "trace.events", "category": "trace",
+                     "params": {"rules": [{"require": {"tool": "patient_history"}, "before": {"tool": "finish"}}]}}
+    edit_hidden(folder, verifiers=read_yaml(load_package(folder).hidden_path)["verifiers"] + [history_first],
+                valid_variants=[{"name": "medication-first", "reason": "reads in another order",
                                          "trajectory": reordered},
                                         {"name": "no-history", "reason": "not valid at all", "trajectory": skipped}])
     bad = selftest(str(folder))
     assert bad.exit_code == 1, bad.output
-    assert "      valid variant no-history: fails chain" in bad.output
+    assert "      valid variant no-history: fails history-first" in bad.output
     assert "medication-first" not in bad.output
 
 
