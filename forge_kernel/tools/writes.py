@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 from pydantic import BeforeValidator, Field
 
 from ..ehr import fhir
-from .base import Args, ToolContext, ToolError, tool
+from .base import Args, Refers, ToolContext, ToolError, tool
 from .knowledge import dose_code
 from .reads import PatientArgs, require_patient
 
@@ -87,7 +87,7 @@ class ServiceArgs(WriteArgs):
 
 
 class DeviceOrderArgs(ServiceArgs):
-    device_id: str = Field(description="The device, as device_list returns it.")
+    device_id: Annotated[str, Refers("Device")] = Field(description="The device, as device_list returns it.")
     action: Literal["replace", "remove", "maintain"]
 
 
@@ -149,7 +149,8 @@ def escalate_to_human(ctx: ToolContext, args: EscalationArgs) -> dict:
 class CriterionAssessment(Args):
     criterion_id: str
     status: Literal["met", "not_met", "unknown", "conflict"]
-    evidence: list[str] = Field(default_factory=list, description="References of this patient's resources, e.g. Observation/o1.")
+    evidence: Annotated[list[str], Refers()] = Field(
+        default_factory=list, description="References of this patient's resources, e.g. Observation/o1.")
     reason: str | None = Field(None, description="e.g. missing_lab, out_of_window, sources_disagree.")
 
 
