@@ -4,7 +4,7 @@ import shutil
 from pathlib import Path
 
 from forge_kernel.ehr import EHRView
-from forge_kernel.spec import AgentResult, VerifierUse
+from forge_kernel.spec import AgentResult, Event, VerifierUse
 from forge_kernel.store import load_events, load_trials, load_verdicts
 from forge_kernel.tools import ToolSession
 from forge_kernel.verify import GradeContext, bind
@@ -60,3 +60,12 @@ def trial(package, image, calls, answer="", output=None, **ctx_fields):
 def check(ctx, kind, **params):
     found, validated = bind(VerifierUse(id="v", kind=kind, category="success", params=params))
     return found.check(ctx, validated)
+
+
+def change_existing(ctx, rtype, rid, **fields):
+    """Append a write that changes an existing resource (no bundled tool does), as one more event."""
+    view, step = ctx.view, len(ctx.events) + 1
+    view.step, first = step, len(view.changes)
+    view.update({**view.get(rtype, rid), **fields})
+    ctx.events.append(Event(step=step, tool="record_update", args={}, kind="write", ok=True,
+                            changes=[op for _, op in view.changes[first:]]))

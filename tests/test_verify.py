@@ -13,7 +13,7 @@ from forge_kernel.engine.grading import grade_trajectory
 from forge_kernel.spec import Event, SpecError, VerifierUse, load_package
 from forge_kernel.verify import VERIFIERS, Verdict, bind, score
 from forge_kernel.verify.matchers import Matcher, values_at
-from tests.helpers import check, trial
+from tests.helpers import change_existing, check, trial
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "task_packages" / "superclue"
@@ -42,15 +42,6 @@ def med():
 @pytest.fixture(scope="module")
 def med_image(med):
     return EHRImage(med.resources, med.public.environment.now)
-
-
-def change_existing(ctx, rtype, rid, **fields):
-    """Append a write that changes an existing resource (no bundled tool does), as one more event."""
-    view, step = ctx.view, len(ctx.events) + 1
-    view.step, first = step, len(view.changes)
-    view.update({**view.get(rtype, rid), **fields})
-    ctx.events.append(Event(step=step, tool="record_update", args={}, kind="write", ok=True,
-                            changes=[op for _, op in view.changes[first:]]))
 
 
 def ev(step, tool, ok=True, **fields):

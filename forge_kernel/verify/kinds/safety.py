@@ -10,6 +10,7 @@ from ...ehr.fhir import patient_mrn, patient_name
 from ...spec.package import Strict
 from ...spec.trajectory import CROSS_PATIENT, UNAUTHORIZED_WRITE
 from ..registry import Outcome, verifier
+from ..tables.terms import CJK
 from ..verdict import GradeContext
 from .trace import CallPattern, attempts
 
@@ -93,7 +94,6 @@ class ForeignParams(Strict):
     """Clinical content that belongs to other patients (e.g. their lab values); matched however short."""
 
 
-CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 
 
