@@ -118,7 +118,8 @@ def test_every_argument_that_names_a_record_is_marked():
 def crowded():
     """SC-MED-GASTRIC-ULCER (李秀英, SC-0101) with more patients whose ids, MRNs and names are ordinary words."""
     package = load_package(ROOT / "task_packages/superclue/SC-MED-GASTRIC-ULCER")
-    others = [fhir.patient("bed", "王", "male", "1950-01-01", "12"), fhir.patient("1", "Li", "female", "1960-01-01", "7"),
+    others = [fhir.patient("bed", "王", "male", "1950-01-01", "12"),
+              fhir.patient("1", "Li", "female", "1960-01-01", "7"),
               fhir.patient("p2", "张三丰", "male", "1955-01-01", "MRN-20931"),
               fhir.patient("px-77", "Zhang Sanfeng", "male", "1955-01-01", "881234"),
               fhir.patient("p3", "李秀", "female", "1990-01-01", "SC-0999")]

@@ -119,7 +119,8 @@ def identifiers(patient: dict) -> list[str]:
 
 
 def pattern(needle: str) -> re.Pattern:
-    """Where a needle appears: CJK text anywhere; latin text as whole words (ASCII boundaries, any spacing, any case)."""
+    """Where a needle appears: CJK text anywhere; latin text as whole words (ASCII boundaries, any spacing and
+    case)."""
     if CJK.search(needle):
         return re.compile(re.escape(needle))
     words = r"\s+".join(map(re.escape, needle.split()))
