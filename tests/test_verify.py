@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from forge_kernel.ehr import EHRImage, EHRView
+from forge_kernel.ehr import EHRImage
 from forge_kernel.engine.grading import grade_trajectory
-from forge_kernel.spec import AgentResult, Event, SpecError, VerifierUse, load_package
-from forge_kernel.tools import ToolSession
-from forge_kernel.verify import VERIFIERS, GradeContext, Verdict, bind, score
+from forge_kernel.spec import Event, SpecError, VerifierUse, load_package
+from forge_kernel.verify import VERIFIERS, Verdict, bind, score
 from forge_kernel.verify.matchers import Matcher, values_at
+from tests.helpers import change_existing, check, trial
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "task_packages" / "superclue"
@@ -42,33 +42,6 @@ def med():
 @pytest.fixture(scope="module")
 def med_image(med):
     return EHRImage(med.resources, med.public.environment.now)
-
-
-def trial(package, image, calls, answer="", output=None, **ctx_fields):
-    """A context to grade: the calls run through a real tool session on a fresh view."""
-    view = EHRView(image)
-    session = ToolSession(package.public, view)
-
-    async def play():
-        for tool, args in calls:
-            await session.call(tool, **args)
-
-    asyncio.run(play())
-    return GradeContext(package, view, session.events, AgentResult(answer=answer, output=output or {}), **ctx_fields)
-
-
-def change_existing(ctx, rtype, rid, **fields):
-    """Append a write that changes an existing resource (no bundled tool does), as one more event."""
-    view, step = ctx.view, len(ctx.events) + 1
-    view.step, first = step, len(view.changes)
-    view.update({**view.get(rtype, rid), **fields})
-    ctx.events.append(Event(step=step, tool="record_update", args={}, kind="write", ok=True,
-                            changes=[op for _, op in view.changes[first:]]))
-
-
-def check(ctx, kind, **params):
-    found, validated = bind(VerifierUse(id="v", kind=kind, category="success", severity="soft", params=params))
-    return found.check(ctx, validated)
 
 
 def ev(step, tool, ok=True, **fields):

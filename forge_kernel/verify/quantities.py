@@ -73,14 +73,22 @@ class Amount:
         return self.unit == other.unit and math.isclose(self.value, other.value, rel_tol=rel_tol, abs_tol=abs_tol)
 
 
+def is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def amounts(text: str) -> list[Amount]:
     """Every number in the text, with the unit written after it (the digits of dates and times are not amounts)."""
     return [Amount(float(m.group(1)), normal_unit(m.group(2))) for m in NUMBER_UNIT.finditer(DATE_LIKE.sub(" ", text))]
 
 
-def amount(value: str | float | int | None, unit: str | None = None) -> Amount | None:
-    """One amount: a number with a unit, or text that holds exactly one amount (e.g. "0.5 g"); else None."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+def amount(value: str | float | int | dict | None, unit: str | None = None) -> Amount | None:
+    """One amount: a number with a unit, a FHIR Quantity (``{value, unit}`` or ``{value, code}``), or text that
+    holds exactly one amount (e.g. "0.5 g"); else None."""
+    if isinstance(value, dict):
+        number = value.get("value")
+        return amount(number, value.get("unit") or value.get("code") or "") if is_number(number) else None
+    if is_number(value):
         return Amount(float(value), normal_unit(unit))
     found = amounts(str(value or ""))
     if len(found) != 1:
