@@ -94,3 +94,60 @@ def amount(value: str | float | int | dict | None, unit: str | None = None) -> A
     if len(found) != 1:
         return None
     return found[0] if unit is None else Amount(found[0].value, normal_unit(unit))
+
+
+POWER_OF_TEN = r"[×xX]\s*10\s*[\^*]\s*\d+\s*/\s*L"
+""""× 10^9/L" however it is spaced."""
+TEXT_UNIT = (rf"(?:{POWER_OF_TEN}|℃|°C|%|(?!/\d)/?[A-Za-zµμ][A-Za-z0-9µμ/%^*.\[\]²³]*(?<!\.)|"
+             + "|".join(map(re.escape, CJK_UNITS)) + ")")
+"""A unit as prose writes it: UNIT, plus spaced powers of ten and superscripts, without a closing full stop."""
+PROSE_WORDS = {"a", "an", "in", "at", "as", "am", "pm", "point", "points", "has", "b", "c", "e", "k", "t", "u"}
+"""Words that follow numbers in prose ("58 in May", "3 a day") but that pint would read as units."""
+TEXT_AMOUNT = re.compile(rf"(?<![A-Za-z0-9.\-])(\d+(?:\.(\d+))?)(?:\s*({TEXT_UNIT}))?")
+
+
+@dataclass(frozen=True)
+class Located:
+    """An amount as a text writes it: where, as what, and to how many decimals."""
+
+    amount: Amount
+    start: int
+    written: str
+    decimals: int
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.written)
+
+
+def text_unit(unit: str | None) -> str:
+    """A unit read from prose, normalised ("x 10^9/L" is 10^9/L)."""
+    power = re.fullmatch(r"[×xX]\s*10\s*[\^*]\s*(\d+)\s*/\s*L", unit or "")
+    if (unit or "").lower() in PROSE_WORDS:
+        return ""
+    return normal_unit(f"×10^{power.group(1)}/L" if power else unit)
+
+
+def located_amounts(text: str) -> list[Located]:
+    """Every amount of a prose text with where it starts (dates and times are not amounts); in "134/80 mmHg"
+    both numbers are in mmHg."""
+    blanked = DATE_LIKE.sub(lambda m: " " * len(m.group()), text)
+    found = []
+    for m in TEXT_AMOUNT.finditer(blanked):
+        unit = text_unit(m.group(3))
+        found.append(Located(Amount(float(m.group(1)), unit), m.start(), m.group() if unit else m.group(1),
+                             len(m.group(2) or "")))
+    for i, (first, second) in enumerate(zip(found, found[1:])):
+        between = text[first.start + len(first.written):second.start]
+        if not first.amount.unit and second.amount.unit and between == "/":
+            found[i] = Located(Amount(first.amount.value, second.amount.unit), first.start,
+                               first.written + "/" + second.written, first.decimals)
+    return found
+
+
+def in_unit(found: Amount, unit: str) -> float | None:
+    """The amount's value in another unit of its dimension, or None where pint cannot convert it."""
+    target = _quantity(1.0, unit)
+    if found.quantity is None or target is None or found.quantity.dimensionality != target.dimensionality:
+        return None
+    return found.quantity.to(target.units).magnitude

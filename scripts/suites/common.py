@@ -79,13 +79,18 @@ def unchanged(vid: str, rtype: str, label: str, where: dict | None = None, categ
 
 
 def answer_text(vid: str, all_: list[str] | None = None, any_: list[str] | None = None,
-                none: list[str] | None = None) -> dict:
+                none: list[str] | None = None, negation: bool = True) -> dict:
+    """Keywords the answer affirms (``negation=False``: writes at all, denied or not) and phrases it must not."""
     return {"id": vid, "kind": "answer.text", "category": "answer",
-            "params": {"all": all_ or [], "any": any_ or [], "none": none or []}}
+            "params": {"all": all_ or [], "any": any_ or [], "none": none or [],
+                       **({} if negation else {"negation": False})}}
 
 
-def answer_number(vid: str, value: float, tol: float, pattern: str | None = None) -> dict:
-    params = {"value": value, "tol": tol, **({"pattern": pattern} if pattern else {})}
+def answer_number(vid: str, value: float, tol: float, pattern: str | None = None, unit: str | None = None) -> dict:
+    """The answer gives this one value (within ``tol``): where the ``pattern``'s first group stands, else among the
+    amounts written in ``unit``, else among all its numbers."""
+    params = {"value": value, "tol": tol, **({"pattern": pattern} if pattern else {}),
+              **({"unit": unit} if unit else {})}
     return {"id": vid, "kind": "answer.number", "category": "answer", "params": params}
 
 
