@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..spec import Package, SpecError
 from ..spec.trajectory import compact_json
-from ..verify import Grading
+from ..spec.grading import Grading
 from .records import TrialRecord
 from .snapshots import keep_hidden, write_snapshots
 
