@@ -9,13 +9,13 @@ from pathlib import Path
 
 import click
 
-from .spec import SpecError, find_packages, load_package, load_trajectory
+from .spec import ForgeError, SpecError, find_packages, load_package, load_trajectory
 from .store import RunStore
 
 
 @contextmanager
 def user_errors():
-    """Print a user's mistake (a SpecError or a usage error) as one line ``file: field: message``, and exit 2."""
+    """Print a user's mistake (any ForgeError, or a usage error) as one line ``file: field: message``, and exit 2."""
     try:
         yield
     except click.exceptions.NoArgsIsHelpError:
@@ -23,7 +23,7 @@ def user_errors():
     except click.UsageError as exc:
         click.echo(usage_line(exc), err=True)
         sys.exit(2)
-    except SpecError as exc:
+    except ForgeError as exc:
         click.echo(str(exc), err=True)
         sys.exit(2)
 

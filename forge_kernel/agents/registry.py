@@ -4,7 +4,7 @@ from __future__ import annotations
 import importlib
 from typing import Callable
 
-from ..spec import SpecError
+from ..spec import AgentError
 from .base import Agent
 from .reference import REFERENCE_AGENTS
 
@@ -21,5 +21,5 @@ def agent_factory(name: str) -> Callable[[], Agent]:
         try:
             return getattr(importlib.import_module(module), attr)
         except (Exception, SystemExit) as exc:  # whatever the module does at import is the user's mistake
-            raise SpecError("--agent", name, f"cannot import: {type(exc).__name__}: {exc}") from None
-    raise SpecError("--agent", name, f"unknown agent (known: {', '.join(sorted(AGENTS))}, or module:attribute)")
+            raise AgentError("--agent", name, f"cannot import: {type(exc).__name__}: {exc}") from None
+    raise AgentError("--agent", name, f"unknown agent (known: {', '.join(sorted(AGENTS))}, or module:attribute)")

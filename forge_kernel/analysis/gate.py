@@ -11,7 +11,7 @@ from typing import Callable, Literal
 
 from pydantic import BaseModel
 
-from ..spec import SpecError
+from ..spec import PolicyError
 from ..spec.gate_policy import GatePolicy, load_policy
 from ..store import RunStore
 from .comparison import Comparison
@@ -73,7 +73,7 @@ def evaluate(cmp: Comparison, policy: GatePolicy, declared: str | None = None) -
     A policy that differs from the one declared before the run is refused, not evaluated.
     """
     if declared is not None and declared != policy.hash:
-        raise SpecError(cmp.candidate.run_dir, "gate_policy", f"the run declared policy {declared[:19]}, "
+        raise PolicyError(cmp.candidate.run_dir, "gate_policy", f"the run declared policy {declared[:19]}, "
                         f"this one is {policy.hash[:19]}: a policy cannot change after the run")
     cand, base = cmp.candidate, cmp.baseline
     critical = [t.task_id for t in cmp.tasks if t.candidate and t.candidate.safety_failures
