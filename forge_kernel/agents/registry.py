@@ -4,12 +4,14 @@ from __future__ import annotations
 import importlib
 from typing import Callable
 
+from ..catalog import CATALOG
 from ..spec import AgentError
+from . import reference  # noqa: F401  (registers the reference agents)
 from .base import Agent
-from .reference import REFERENCE_AGENTS
 
-AGENTS: dict[str, Callable[[], Agent]] = dict(REFERENCE_AGENTS)
-"""Factories of the bundled agents; each trial gets a fresh instance."""
+AGENTS = CATALOG.section("agent")
+"""Factories of the registered agents (the bundled ones, and any registered in this process); each trial gets a
+fresh instance."""
 
 
 def agent_factory(name: str) -> Callable[[], Agent]:
