@@ -28,7 +28,12 @@ class Entry:
     """The arguments the object was built with (JSON values), as the catalog shows them."""
     value: Any
     where: str
-    """The module (or file) that registered it."""
+    """The module that registered it."""
+
+    @property
+    def built_in(self) -> bool:
+        """Registered by the kernel itself (not a plugin, a test or a user's module)."""
+        return self.where.startswith("forge_kernel.")
 
 
 @dataclass

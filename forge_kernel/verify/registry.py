@@ -43,7 +43,7 @@ def verifier(name: str):
         params = list(inspect.signature(fn).parameters)
         model = get_type_hints(fn)[params[1]]
         CATALOG.add("verifier kind", name, VerifierKind(name, model, fn, inspect.cleandoc(fn.__doc__ or "")),
-                    args={"params": model.__name__}, where=fn.__globals__.get("__file__") or fn.__module__)
+                    args={"params": model.__name__}, where=fn.__module__)
         return fn
 
     return register
