@@ -6,10 +6,11 @@ registrations; ``forge catalog`` prints what it holds.
 """
 from __future__ import annotations
 
+from types import UnionType
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import import_module
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from .spec.errors import CatalogError
 
@@ -88,3 +89,47 @@ def load() -> Catalog:
     for module in BUILT_IN:
         import_module(module)
     return CATALOG
+
+
+def model_of(entry: Entry) -> Any:
+    """The pydantic model of a tool's arguments or a verifier kind's params, if the entry has one."""
+    return getattr(entry.value, "args_model", None) or getattr(entry.value, "params_model", None)
+
+
+def as_json(entry: Entry) -> dict[str, Any]:
+    """An entry as JSON: kind, name, version, built-with arguments, description and its model's JSON Schema."""
+    model = model_of(entry)
+    return {"kind": entry.kind, "name": entry.name, "version": entry.version, "args": entry.args,
+            "description": getattr(entry.value, "description", ""),
+            **({"schema": model.model_json_schema()} if model is not None else {})}
+
+
+def type_text(annotation: Any) -> str:
+    """An annotation as it reads in code, without module paths or metadata: ``list[Check] | None``."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Annotated:
+        return type_text(args[0])
+    if origin in (Union, UnionType):
+        return " | ".join(map(type_text, args))
+    if origin is Literal:
+        return f"Literal[{', '.join(map(repr, args))}]"
+    if origin is not None:
+        return f"{getattr(origin, '__name__', origin)}[{', '.join(map(type_text, args))}]"
+    return "None" if annotation is type(None) else getattr(annotation, "__name__", str(annotation))
+
+
+def fields_text(model: Any) -> str:
+    """A model's fields as ``name: type`` (``= default`` when optional), comma-separated."""
+    return ", ".join(f"{name}: {type_text(info.annotation)}"
+                     + ("" if info.is_required() else f" = {info.get_default(call_default_factory=True)!r}")
+                     for name, info in model.model_fields.items()) or "(none)"
+
+
+def entry_line(entry: Entry) -> str:
+    """One line of ``forge catalog``."""
+    model = model_of(entry)
+    built = " ".join(f"{k}={v}" for k, v in entry.args.items() if v is not None and k != "params")
+    summary = getattr(entry.value, "description", "").split("\n")[0]
+    parts = [entry.name, f"v{entry.version}", built, f"params: {fields_text(model)}" if entry.kind == "verifier kind"
+             else "", summary if entry.kind == "tool" else ""]
+    return "  ".join(p for p in parts if p)

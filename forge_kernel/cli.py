@@ -267,6 +267,23 @@ def replay(run_dir, task, agent, trial) -> None:
         click.echo(render_trial(run.trial(task, agent, trial), run.isolation.get(agent, "")))
 
 
+@main.command(name="catalog")
+@click.option("--json", "as_json", is_flag=True, help="Print every entry as JSON, with its model's JSON Schema.")
+def show_catalog(as_json) -> None:
+    """Everything registered by name: tools, verifier kinds (with params), agents, gate checks."""
+    from . import catalog
+
+    entries = catalog.load()
+    if as_json:
+        click.echo(json.dumps({kind: [catalog.as_json(e) for e in entries.of(kind)] for kind in catalog.KINDS},
+                              ensure_ascii=False, indent=1, default=str))
+        return
+    for kind in catalog.KINDS:
+        click.echo(f"{kind}s ({len(entries.of(kind))})")
+        for entry in entries.of(kind):
+            click.echo(f"  {catalog.entry_line(entry)}")
+
+
 @main.command()
 @click.argument("paths", nargs=-1)
 @click.option("--mutants", "with_mutants", is_flag=True,

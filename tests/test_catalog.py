@@ -1,4 +1,6 @@
 """The one catalog: every tool, verifier kind, agent and gate check by name, each name taken once."""
+import json
+
 import pytest
 
 from forge_kernel.agents import AGENTS
@@ -70,3 +72,25 @@ def test_a_gate_check_is_one_registered_function_run_by_the_gate_and_waivable_by
     assert evaluate(cmp, waived).green
     with pytest.raises(ValueError, match="only soft checks can be waived"):
         GatePolicy.model_validate({**policy.model_dump(), "waive": ["max_unauthorized_writes"]})
+
+
+def test_forge_catalog_lists_every_registered_entry_with_verifier_params():
+    from click.testing import CliRunner
+
+    from forge_kernel.cli import main
+
+    text = CliRunner().invoke(main, ["catalog"])
+    assert text.exit_code == 0, text.output
+    lines = text.output.splitlines()
+    catalog = load()
+    for kind in KINDS:
+        header = lines.index(f"{kind}s ({len(catalog.of(kind))})")
+        names = [line.split()[0] for line in lines[header + 1:header + 1 + len(catalog.of(kind))]]
+        assert names == [e.name for e in catalog.of(kind)]
+    chain = next(line for line in lines if line.startswith("  trace.tool_chain "))
+    assert "params: tools: list[str] | None = None, ordered: bool = False" in chain
+    doc = json.loads(CliRunner().invoke(main, ["catalog", "--json"]).output)
+    assert {kind: [e["name"] for e in doc[kind]] for kind in KINDS} == {
+        kind: [e.name for e in catalog.of(kind)] for kind in KINDS}
+    chain_json = next(e for e in doc["verifier kind"] if e["name"] == "trace.tool_chain")
+    assert set(chain_json["schema"]["properties"]) == {"tools", "ordered", "exact", "compliance"}
