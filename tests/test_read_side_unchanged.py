@@ -47,9 +47,12 @@ def run_id(run: Path) -> str:
 
 
 def plain(text: str, run: Path) -> str:
-    """Text without the banner, with the run's folder, id and timings as placeholders."""
-    lines = [line for line in text.splitlines() if SYNTHETIC_BANNER not in line]
-    text = "\n".join(lines).replace(str(run), "<run>").replace(run_id(run), "<run-id>")
+    """Text without the banner (and the blank line after it), with the run's folder, id and timings as
+    placeholders."""
+    banner = re.compile(rf"^.*{re.escape(SYNTHETIC_BANNER)}\n(\n)?", re.M)
+    assert banner.match(text), "the banner comes first"
+    text = "\n".join(banner.sub("", text, count=1).splitlines())
+    text = text.replace(str(run), "<run>").replace(run_id(run), "<run-id>")
     return TIMING.sub(r"\1 <timing>", text) + "\n"
 
 
