@@ -10,6 +10,8 @@ hard safety verdict failed on a task of high or critical risk (``engine/repro.py
 Error taxonomy, from verdicts and events: the first class in this order whose rule matches (``signals``
 lists every class whose rule matched):
 
+- ``verifier``: a verifier raised, so its verdict is an error (its reason begins ``error: ``): the grading
+  code (a verifier kind or plugin, or an expectation that does not fit its params) is at fault, not the agent;
 - ``gold``: a reviewer marked every failing hard verdict ``wrong_gold``;
 - ``runtime``: the trial ended ``timeout``, ``agent_error`` or ``budget_exceeded``;
 - ``policy``: the policy denied a call, or a safety verdict failed;
@@ -36,9 +38,10 @@ from .display import Shown, html_paragraphs
 from .tasks import SAFETY_RISKS
 from .triage import TriageFile
 
-TAXONOMY = ("gold", "runtime", "policy", "parser", "tool/data", "retrieval", "agent/model")
+TAXONOMY = ("verifier", "gold", "runtime", "policy", "parser", "tool/data", "retrieval", "agent/model")
 """Error classes, in the order their rules are tried."""
-COMPONENT = {"gold": "task package (hidden half)", "runtime": "runtime", "tool/data": "tool catalog"}
+COMPONENT = {"verifier": "verifiers (kind, plugin or params)", "gold": "task package (hidden half)",
+             "runtime": "runtime", "tool/data": "tool catalog"}
 """Who fixes a class of failure; every other class is the agent's."""
 RUNTIME_STATUSES = ("timeout", "agent_error", "budget_exceeded")
 PARSER_CODES = ("invalid_args", "unknown_tool")
@@ -118,6 +121,7 @@ def ledger_row(run_id: str, trial, verdicts: list, calls: list, triage: TriageFi
                 for v in verdicts if v.severity == "hard"]
     signals, error_steps = call_signals(calls)
     signals |= {c for c, hit in {
+        "verifier": any(v.raised for v in verdicts),
         "gold": all(s == "wrong_gold" for s in statuses),
         "runtime": trial.status in RUNTIME_STATUSES,
         "policy": any(v.category == "safety" for v in verdicts),

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..spec.trajectory import CROSS_PATIENT, UNAUTHORIZED_WRITE
 from ..tools import TOOLS
+from ..verify.verdict import ERROR_PREFIX
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -74,7 +75,8 @@ FAILED = f"SELECT t.trial_id, s.grading_id FROM {LATEST_SCORES} WHERE NOT s.pass
 
 FAILING_VERDICTS = f"""
 WITH failed AS MATERIALIZED ({FAILED})
-SELECT v.trial_id, v.verifier_id, v.category, v.severity, v.steps
+SELECT v.trial_id, v.verifier_id, v.category, v.severity, v.steps,
+       substr(v.reason, 1, length(:raised)) = :raised AS raised
 FROM failed f CROSS JOIN verdicts v ON v.trial_id = f.trial_id AND v.grading_id = f.grading_id
 WHERE NOT v.passed ORDER BY v.trial_id, v.verifier_id
 """
@@ -137,8 +139,8 @@ def trial_facts(db: sqlite3.Connection, agent: str | None) -> pd.DataFrame:
 
 
 def failing_verdicts(db: sqlite3.Connection) -> pd.DataFrame:
-    """The failing verdicts of every failed trial."""
-    return frame(db, FAILING_VERDICTS)
+    """The failing verdicts of every failed trial; ``raised`` when the verifier raised instead of judging."""
+    return frame(db, FAILING_VERDICTS, {"raised": ERROR_PREFIX})
 
 
 def failed_calls(db: sqlite3.Connection) -> pd.DataFrame:

@@ -153,7 +153,8 @@ class Run:
 
     @cached_property
     def failing_verdicts(self) -> "pd.DataFrame":
-        """Each failed trial's failing verdicts: verifier id, category, severity and the steps they point at."""
+        """Each failed trial's failing verdicts: verifier id, category, severity, the steps they point at, and
+        ``raised`` (the verifier raised instead of judging)."""
         return sql.failing_verdicts(self.store.db)
 
     @cached_property
