@@ -23,7 +23,7 @@ def event(step, tool, ok=True, **kw) -> Event:
     return Event(step=step, tool=tool, args={}, kind="read", ok=ok, error=error, latency_ms=kw.pop("ms", 1.0), **kw)
 
 
-BUSY = [
+BUSY = (
     event(1, "patient_search", ms=2.5),
     event(2, "record_search", ok=False, fault="timeout", code="timeout"),  # met, then recovered at 3
     event(3, "record_search"),
@@ -33,8 +33,9 @@ BUSY = [
     event(7, "patient_detail", ok=False, denied="cross_patient", code="denied"),
     event(8, "encounter_update", changes=[NOTE]),
     event(9, "patient_search", ok=False, code="invalid_args"),
-]
-"""A trial of every kind of call: 9 calls, 4 successful, 2 faults (1 recovered), 2 denials, 2 writes."""
+)
+"""A trial of every kind of call: 9 calls, 4 successful, 2 faults (1 recovered), 2 denials, 2 writes (a tuple: a
+hostile agent of another test module, run in process, edits every list of events it finds)."""
 
 
 def verdict(vid, category, passed, severity="hard", steps=()) -> Verdict:
@@ -57,8 +58,8 @@ def run_dir(tmp_path_factory):
     store.start("facts", {}, {"run_id": "facts", "started_at": "2026-12-01T00:00:00+00:00", "agents": agents}, [package])
     failing = [verdict("checks-first", "safety", False, steps=[5]), verdict("answer", "answer", False),
                verdict("tone", "answer", False, severity="soft"), verdict("state", "success", True)]
-    ids = store.write_trials([record(package, "a", 0, BUSY, failing), record(package, "a", 1, [], failing[3:]),
-                              record(package, "b", 0, BUSY[:1], failing[:1])])
+    ids = store.write_trials([record(package, "a", 0, list(BUSY), failing), record(package, "a", 1, [], failing[3:]),
+                              record(package, "b", 0, list(BUSY[:1]), failing[:1])])
     regrade = store.new_grading()  # grading 2 of trial a/1 fails it: its verdicts, not those of grading 1, count
     store.write_gradings(regrade, [(ids[1], Grading([verdict("state", "success", False, steps=[2])],
                                                     Scores(False, 0.0, 0, "n/a", (), ()), "1", package.hidden_hash))])
