@@ -44,7 +44,7 @@ def verdict(vid, category, passed, severity="hard", steps=()) -> Verdict:
 
 def record(package, agent, k, events, verdicts) -> TrialRecord:
     passed = all(v.passed for v in verdicts if v.severity == "hard")
-    scores = Scores(passed, 0.5, int(passed), "n/a", ("lab_search",), ())
+    scores = Scores(passed, 0.5, int(passed), "n/a", ("record_search", "no_such_tool"), ())
     return TrialRecord(package.id, agent, "1", k, k, "completed", None, AgentResult(answer=f"answer {k}"), events,
                        0.002 * (k + 1), 0.0, Grading(verdicts, scores, package.hidden.version, package.hidden_hash))
 
@@ -112,6 +112,7 @@ def test_an_agent_is_read_once_and_alone(run):
     assert run.facts("b")["agent"].tolist() == ["b"] and len(run.facts()) == 3
     assert run.agents_with_trials == ["a", "b"]
     assert run.outcomes["passed"].tolist() == [False, False, False]
+    assert run.failed_outcomes["missing_reads"].tolist() == [1, 0, 1]  # record_search, a read, is missing but in the regrade
 
 
 def test_a_trial_opens_by_its_id(run):

@@ -159,7 +159,7 @@ def failure_ledger(run: Run, triage: TriageFile | None = None) -> Ledger:
     """Every failed trial of a run's latest grading, with the triage file's decisions applied."""
     triage = triage or TriageFile()
     tasks = run.tasks[["task_id", "version", "suite", "risk"]].rename(columns={"version": "task_version"})
-    failed = run.outcomes[~run.outcomes["passed"]].merge(tasks, on="task_id", how="left")
+    failed = run.failed_outcomes.merge(tasks, on="task_id", how="left")
     verdicts, calls = by_trial(run.failing_verdicts), by_trial(run.failed_calls)
     rows = [ledger_row(run.run_id, t, verdicts[t.trial_id], calls[t.trial_id], triage)
             for t in failed.itertuples(index=False)]

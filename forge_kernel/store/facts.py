@@ -2,8 +2,8 @@
 columns used, and never a whole events or verdicts table.
 
 - ``tasks``: one row per package (its facts and slices);
-- ``outcomes``: one row per trial, its keys, status and scores, and how many read tools of its expected chain never
-  ran successfully (``missing_reads``);
+- ``outcomes``: one row per trial, its keys, status and scores (``failed_outcomes``: those of the failed trials, with
+  how many read tools of the expected chain never ran successfully, ``missing_reads``);
 - ``trial_facts``: one row per trial of an agent with what a comparison needs: its outcome, answer and output,
   tool time and counts, tool success, faults met and recovered, idempotent replays, cross-patient and
   unauthorized-write attempts, the fingerprint of its writes, and its failing hard safety and answer verdicts;
@@ -17,8 +17,7 @@ import sqlite3
 from typing import TYPE_CHECKING
 
 from ..spec.trajectory import CROSS_PATIENT, UNAUTHORIZED_WRITE
-from ..tools import TOOLS
-from ..verify.verdict import ERROR_PREFIX
+from ..spec.grading import ERROR_PREFIX
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -34,11 +33,15 @@ LATEST_SCORES = f"trials t JOIN scores s ON s.trial_id = t.trial_id AND s.gradin
 
 TASKS = "SELECT task_id, version, suite, category, purpose, risk, slices FROM packages ORDER BY task_id"
 
-OUTCOMES = f"""
-SELECT t.trial_id, t.task_id, t.agent, t.agent_version, t.trial, t.status, s.passed, s.accuracy, s.completion,
-       s.missing, s.hidden_version, s.hidden_hash,
+OUTCOME_COLUMNS = """t.trial_id, t.task_id, t.agent, t.agent_version, t.trial, t.status, s.passed, s.accuracy,
+       s.completion, s.missing, s.hidden_version, s.hidden_hash"""
+
+OUTCOMES = f"SELECT {OUTCOME_COLUMNS} FROM {LATEST_SCORES} ORDER BY t.task_id, t.agent, t.trial"
+
+FAILED_OUTCOMES = f"""
+SELECT {OUTCOME_COLUMNS},
        (SELECT COUNT(*) FROM json_each(s.missing) WHERE value IN (SELECT value FROM json_each(:reads))) AS missing_reads
-FROM {LATEST_SCORES}
+FROM {LATEST_SCORES} WHERE NOT s.passed
 ORDER BY t.task_id, t.agent, t.trial
 """
 
@@ -127,8 +130,15 @@ def tasks(db: sqlite3.Connection) -> pd.DataFrame:
 
 
 def outcomes(db: sqlite3.Connection) -> pd.DataFrame:
+    return frame(db, OUTCOMES)
+
+
+def failed_outcomes(db: sqlite3.Connection) -> pd.DataFrame:
+    """The outcomes of the failed trials, with ``missing_reads``."""
+    from ..tools import TOOLS  # the tool catalog's kinds, only for this (a replay or a summary needs no tool)
+
     reads = sorted(name for name, tool in TOOLS.items() if tool.kind == "read")
-    return frame(db, OUTCOMES, {"reads": json.dumps(reads)})
+    return frame(db, FAILED_OUTCOMES, {"reads": json.dumps(reads)})
 
 
 def trial_facts(db: sqlite3.Connection, agent: str | None) -> pd.DataFrame:

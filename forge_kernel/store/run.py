@@ -3,8 +3,9 @@
 ``open_run(path)`` opens the store read-only; the trial tables, the packages (rebuilt from the store's own copies
 of their files) and their EHR images are read when first asked for and kept. ``run.trial(task, agent, k)`` (or
 ``run.trial_by_id(id)``) gives one trial with its ``timeline`` and its ``compact()`` form for front ends. The frames
-analysis reads (``tasks``, ``outcomes``, ``facts(agent)``, ``failing_verdicts``, ``failed_calls``) are filtered and
-aggregated in SQL (``facts.py``), read once, and shared: do not change them in place.
+analysis reads (``tasks``, ``outcomes``, ``failed_outcomes``, ``facts(agent)``, ``failing_verdicts``,
+``failed_calls``) are filtered and aggregated in SQL (``facts.py``), read once, and shared: do not change them in
+place.
 """
 from __future__ import annotations
 
@@ -133,9 +134,14 @@ class Run:
 
     @cached_property
     def outcomes(self) -> "pd.DataFrame":
-        """One row per trial: its keys, status and latest scores (with ``missing_reads``), without answers or
-        events."""
+        """One row per trial: its keys, status and latest scores, without answers or events."""
         return sql.outcomes(self.store.db)
+
+    @cached_property
+    def failed_outcomes(self) -> "pd.DataFrame":
+        """The outcomes of the failed trials, with how many read tools of the expected chain never ran successfully
+        (``missing_reads``)."""
+        return sql.failed_outcomes(self.store.db)
 
     @cached_property
     def agents_with_trials(self) -> list[str]:
