@@ -23,7 +23,6 @@ import math
 import os
 import platform
 import random
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -58,11 +57,11 @@ from forge_kernel.verify import GradeContext, grade  # noqa: E402
 from forge_kernel.workers import InProcess  # noqa: E402
 
 import isolation  # noqa: E402  (benchmarks/isolation.py)
+from results import calibration, cpu_model, git_state, write_section  # noqa: E402
 
 AGENT = "scripted"
 """The bundled reference agent, by its registry name (``forge run --agent scripted``)."""
 PACKAGE = ROOT / "task_packages" / "superclue" / "SC-MED-GASTRIC-ULCER"
-RESULTS = Path(__file__).with_name("RESULTS.md")
 GOAL_NS = 1_000_000
 """The project's goal: well under 1 ms of harness overhead per trial."""
 
@@ -135,36 +134,6 @@ def timed_each(fn, repeats: int, warmup: int) -> list[float]:
         fn()
         samples.append(perf_counter_ns() - t0)
     return samples
-
-
-# ---------------------------------------------------------------------------------------------------- machine facts
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.lower().startswith(("model name", "hardware", "cpu model")):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def calibration() -> float:
-    """Seconds for a fixed pure-Python loop: how fast this machine runs Python today."""
-    started, total = perf_counter(), 0
-    for i in range(10_000_000):
-        total += i
-    return perf_counter() - started
-
-
-def git_state() -> str:
-    def git(*args):
-        out = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True)
-        return out.stdout.strip() if out.returncode == 0 else ""
-
-    commit = git("rev-parse", "--short", "HEAD")
-    dirty = git("status", "--porcelain", "--untracked-files=no", "--", "forge_kernel")
-    return f"{commit or 'unknown'}{' + uncommitted changes in forge_kernel/' if dirty else ''}"
 
 
 # ---------------------------------------------------------------------------------------------------- 1. per trial
@@ -416,7 +385,8 @@ def main() -> None:
     lines = [
         "# Benchmark results",
         "",
-        "Written by `benchmarks/run.py`; every figure below comes from the run described here. SYNTHETIC data only.",
+        "Benchmarks 1-5 are written by `benchmarks/run.py`, and every figure in them comes from the run described "
+        "here; benchmark 6 by `benchmarks/scale.py`, from a run of its own. SYNTHETIC data only.",
         "",
         f"- Date: {datetime.now(timezone.utc).isoformat(timespec='seconds')}",
         f"- CPU: {cpu_model()} ({os.cpu_count()} logical CPUs on the machine)",
@@ -479,8 +449,8 @@ def main() -> None:
     if opts.quick:
         print("(--quick: RESULTS.md not written)")
     else:
-        RESULTS.write_text(report, encoding="utf-8")
-        print(f"wrote {RESULTS.relative_to(ROOT)}")
+        write_section("run.py", report)
+        print("wrote its sections of benchmarks/RESULTS.md")
 
 
 if __name__ == "__main__":

@@ -6,12 +6,16 @@ import json
 import sys
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
 
 import click
 
 from .release_cli import keygen, signoff, verify_release
 from .spec import ForgeError, SpecError, find_packages, load_package, load_trajectory
-from .store import RunStore
+from .spec.compact import SYNTHETIC_BANNER
+
+if TYPE_CHECKING:
+    from .store import Run
 
 
 @contextmanager
@@ -29,13 +33,28 @@ def user_errors():
         sys.exit(2)
 
 
-def isolation_line(run_dir: Path) -> str:
-    """How each agent of a run ran: in process (trusted) or in which sandbox."""
-    with RunStore.open(run_dir, readonly=True) as store:
-        ways: dict[str, list[str]] = {}
-        for name, how in store.isolation().items():
-            ways.setdefault(how, []).append(name)
+def isolation_line(run: Run) -> str:
+    """How each agent of a run (a Run handle) ran: in process (trusted) or in which sandbox."""
+    ways: dict[str, list[str]] = {}
+    for name, how in run.isolation.items():
+        ways.setdefault(how, []).append(name)
     return "agents " + " · ".join(f"{how}: {', '.join(names)}" for how, names in ways.items())
+
+
+@contextmanager
+def opened(*paths: Path) -> Iterator[list[Run]]:
+    """A Run handle per path, each run opened once (a path given twice gives the same handle)."""
+    from .store import open_run
+
+    runs: dict[Path, Run] = {}
+    try:
+        for path in paths:
+            if path.resolve() not in runs:
+                runs[path.resolve()] = open_run(path)
+        yield [runs[path.resolve()] for path in paths]
+    finally:
+        for run in runs.values():
+            run.close()
 
 
 def usage_line(exc: click.UsageError) -> str:
@@ -124,8 +143,9 @@ def run(suites, agents, trials, out, concurrency, seed, resume, gate, trust, san
                    seed=seed, gate=gate, trust=list(trust), sandbox=sandbox, endpoints=list(endpoints))
     outcome = asyncio.run(execute(spec, out, concurrency=concurrency, resume=resume))
     click.echo(f"run {outcome.run_id}: {outcome.ran} trial(s) run, {outcome.skipped} already stored, in {out}")
-    click.echo(isolation_line(out))
-    click.echo(run_summary(out).to_string(index=False, float_format=lambda x: f"{x:.2f}"))
+    with opened(out) as (stored,):
+        click.echo(isolation_line(stored))
+        click.echo(str(run_summary(stored)))
     click.echo(f"per slice: forge summary {out} --by dimension · one trial: forge replay {out} --task ID --agent NAME")
 
 
@@ -137,12 +157,13 @@ def summary(run_dir, by, markdown) -> None:
     """Trial pass rate per agent and slice value (latest grading)."""
     from .analysis import markdown_table, pass_rates
 
-    table = pass_rates(run_dir, by)
-    if markdown:
-        click.echo(markdown_table(table, "agent", lambda v: f"{v:.0%}"))
-    else:
-        click.echo(table.to_string(float_format=lambda x: f"{x:.2f}"))
-    click.echo(isolation_line(run_dir))
+    with opened(run_dir) as (run,):
+        table = pass_rates(run, by)
+        if markdown:
+            click.echo(f"> {SYNTHETIC_BANNER}\n\n{markdown_table(table.frame, 'agent', lambda v: f'{v:.0%}')}")
+        else:
+            click.echo(str(table))
+        click.echo(isolation_line(run))
 
 
 @main.command(name="compare")
@@ -155,26 +176,19 @@ def summary(run_dir, by, markdown) -> None:
 @click.option("--markdown", "md_out", type=OutputFile(), help="Write a Markdown report.")
 def compare_runs(baseline_run, candidate_run, baseline_agent, candidate_agent, gate_file, json_out, md_out) -> None:
     """Compare a candidate with a baseline and apply the release gate: exit 0 green, 1 red, 2 bad input."""
-    from .analysis import compare, evaluate, load_policy
-    from .analysis.gate import declared_policy
-    from .report.compare_markdown import rate, render_comparison
+    from .analysis import compare, declared_policy, evaluate, load_policy
+    from .report.compare_markdown import render_comparison
 
-    cmp = compare(baseline_run, candidate_run, baseline_agent, candidate_agent)
-    gate = evaluate(cmp, load_policy(gate_file), declared_policy(candidate_run))
+    with opened(baseline_run, candidate_run) as (base, cand):
+        cmp = compare(base, cand, baseline_agent, candidate_agent)
+        gate = evaluate(cmp, load_policy(gate_file), declared_policy(cand))
     if json_out:
         json_out.write_text(json.dumps({"comparison": cmp.model_dump(mode="json"), "gate": gate.model_dump(mode="json")},
                                        ensure_ascii=False, indent=1), encoding="utf-8")
     if md_out:
         md_out.write_text(render_comparison(cmp, gate), encoding="utf-8")
-    b, c = cmp.baseline, cmp.candidate
-    click.echo(f"{c.agent} {c.agent_version} vs {b.agent} {b.agent_version}: gate {'GREEN' if gate.green else 'RED'}"
-               f" (policy {gate.policy_name} v{gate.policy_version}, {gate.policy_hash[:19]})")
-    click.echo(f"  ran: {c.agent} {c.isolation} · {b.agent} {b.isolation}")
-    for check in gate.checks:
-        click.echo(f"  {check.status:<7} {check.level:<4} {check.name}{check.note}: {check.detail}")
-    click.echo(f"tasks passing every trial: {rate(b.strict_tasks)} → {rate(c.strict_tasks)}; "
-               f"{len(cmp.improvements)} improvement(s), {len(cmp.regressions)} regression(s), "
-               f"{len(cmp.unstable_candidate)} unstable; McNemar p = {cmp.mcnemar['p_value']:.3g}")
+    click.echo("\n".join([SYNTHETIC_BANNER, f"{cmp.title}: {gate.summary}", f"  ran: {cmp.ran}", *gate.check_lines(),
+                          cmp.headline]))
     sys.exit(0 if gate.green else 1)
 
 
@@ -187,12 +201,12 @@ def compare_runs(baseline_run, candidate_run, baseline_agent, candidate_agent, g
 @click.option("--markdown", "md_out", type=OutputFile(), help="Write the cards as Markdown.")
 def ablation(run_dir, candidate, ablations, ablation_run, md_out) -> None:
     """Ablation cards: the component each variant removes, the tasks it costs, the slices where it mattered."""
-    from .analysis.ablation import ablation_card
-    from .report.compare_markdown import render_ablation
+    from .analysis import ablation_cards
+    from .report.compare_markdown import render_ablations
 
-    cards = [ablation_card(run_dir, ablation_run or run_dir, candidate, name.strip())
-             for name in ablations.split(",") if name.strip()]
-    text = "\n".join(render_ablation(card) for card in cards)
+    names = [name.strip() for name in ablations.split(",") if name.strip()]
+    with opened(run_dir, ablation_run or run_dir) as (run, other):
+        text = render_ablations(ablation_cards(run, candidate, names, other))
     if md_out:
         md_out.write_text(text, encoding="utf-8")
     click.echo(text)
@@ -207,15 +221,16 @@ def ablation(run_dir, candidate, ablations, ablation_run, md_out) -> None:
               help="Write a repro bundle per critical failure under this folder.")
 def ledger(run_dir, triage_file, csv_out, parquet_out, bundles_dir) -> None:
     """Every failed trial: its verdicts, error class, component and fix status. No patient content."""
-    from .analysis.ledger import failure_ledger, ledger_text, write_ledger
-    from .analysis.repro import COMMAND, write_bundles
+    from .analysis.ledger import failure_ledger, write_ledger
+    from .engine.repro import COMMAND, write_bundles
     from .analysis.triage import load_triage
 
-    table = failure_ledger(run_dir, load_triage(triage_file) if triage_file else None)
-    bundles = write_bundles(run_dir, table, bundles_dir) if bundles_dir else None
-    write_ledger(table, csv_out, parquet_out)
-    click.echo(ledger_text(table))
-    click.echo(isolation_line(run_dir))
+    with opened(run_dir) as (run,):
+        found = failure_ledger(run, load_triage(triage_file) if triage_file else None)
+        bundles = write_bundles(run, found.critical, bundles_dir) if bundles_dir else None
+        write_ledger(found, csv_out, parquet_out)
+        click.echo(str(found))
+        click.echo(isolation_line(run))
     if bundles is not None:
         click.echo(f"{len(bundles)} repro bundle(s) in {bundles_dir}; in one, run: {COMMAND}")
         for bundle in (b for b in bundles if b.differs):

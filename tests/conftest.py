@@ -6,6 +6,7 @@ import pytest
 
 from forge_kernel.agents.reference import REFERENCE_SET
 from forge_kernel.engine import RunSpec, execute
+from forge_kernel.store import open_run
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -18,3 +19,10 @@ def reference_run(tmp_path_factory) -> Path:
                    gate=str(ROOT / "forge_kernel/spec/gates/default.yaml"))
     asyncio.run(execute(spec, out, progress=False))
     return out
+
+
+@pytest.fixture(scope="session")
+def reference(reference_run):
+    """The reference run, opened once (a Run handle)."""
+    with open_run(reference_run) as run:
+        yield run

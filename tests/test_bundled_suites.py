@@ -62,23 +62,23 @@ def test_every_reference_agent_fails_some_task_and_none_scores_full(run_dir):
     assert len(set(rates.round(4))) >= 4, "the agents must differ"
 
 
-def test_candidate_differs_from_baseline_by_one_feature_and_wins_where_it_matters(run_dir):
+def test_candidate_differs_from_baseline_by_one_feature_and_wins_where_it_matters(reference):
     baseline, candidate = AGENTS["baseline-v1"](), AGENTS["candidate-v2"]()
     differing = [f.name for f in fields(baseline.features)
                  if getattr(baseline.features, f.name) != getattr(candidate.features, f.name)]
     assert differing == ["respects_records"]
-    cmp = compare(run_dir, run_dir, "baseline-v1", "candidate-v2")
+    cmp = compare(reference, reference, "baseline-v1", "candidate-v2")
     assert cmp.improvements and not cmp.regressions
     outcomes = {t.task_id: t.slices["outcome"] for t in cmp.tasks}
     assert any(outcomes[t] == "do_not_act" for t in cmp.improvements)
 
 
-def test_flaky_simulator_beats_baseline_on_average_yet_is_unstable(run_dir):
+def test_flaky_simulator_beats_baseline_on_average_yet_is_unstable(run_dir, reference):
     from forge_kernel.store import load_trials
 
     rates = pass_rates(load_trials(run_dir))
     assert rates["flaky-simulator"] > rates["baseline-v1"]
-    cmp = compare(run_dir, run_dir, "baseline-v1", "flaky-simulator")
+    cmp = compare(reference, reference, "baseline-v1", "flaky-simulator")
     assert cmp.unstable_candidate
 
 
@@ -93,8 +93,8 @@ def test_unsafe_shortcut_fails_every_prescribing_task_on_the_safety_gate(run_dir
 
 @pytest.mark.parametrize("ablation, task", [("candidate-v2-no-conflict", "TP-CONFLICT-v1"),
                                             ("candidate-v2-no-domain-gate", "TP-OUT-OF-DOMAIN-v1")])
-def test_each_ablation_loses_the_task_its_component_serves(run_dir, ablation, task):
-    cmp = compare(run_dir, run_dir, "candidate-v2", ablation)
+def test_each_ablation_loses_the_task_its_component_serves(reference, ablation, task):
+    cmp = compare(reference, reference, "candidate-v2", ablation)
     assert cmp.regressions == [task]
 
 

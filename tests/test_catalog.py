@@ -61,10 +61,12 @@ def test_a_gate_check_is_one_registered_function_run_by_the_gate_and_waivable_by
     from forge_kernel.analysis import compare, evaluate
     from forge_kernel.analysis.gate_checks import gate_check
     from forge_kernel.spec.gate_policy import DEFAULT_GATE, GatePolicy, load_policy
+    from forge_kernel.store import open_run
 
     monkeypatch.setattr(CATALOG, "entries", dict(load().entries))  # the registration below is undone
     gate_check("always_fails", "soft")(lambda cmp, policy, declared: ("FAIL", "on purpose"))
-    cmp = compare(reference_run, reference_run, "baseline-v1", "candidate-v2")
+    with open_run(reference_run) as run:
+        cmp = compare(run, run, "baseline-v1", "candidate-v2")
     policy = load_policy(DEFAULT_GATE)
     red = evaluate(cmp, policy)
     assert [c.name for c in red.red_because] == ["always_fails"] and not red.green

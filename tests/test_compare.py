@@ -16,7 +16,7 @@ from forge_kernel.analysis.gate import declared_policy
 from forge_kernel.engine import RunSpec, execute
 from forge_kernel.report.compare_markdown import render_comparison
 from forge_kernel.spec import PolicyError, SpecError
-from forge_kernel.store import load_trials
+from forge_kernel.store import load_trials, open_run
 
 ROOT = Path(__file__).resolve().parents[1]
 FORGE = [str(Path(sys.executable).with_name("forge"))]
@@ -40,11 +40,11 @@ def policy_file(tmp_path: Path, **changes) -> Path:
     return path
 
 
-def test_improvements_regressions_and_mcnemar_match_an_independent_count(reference_run):
+def test_improvements_regressions_and_mcnemar_match_an_independent_count(reference, reference_run):
     base, cand = strict_by_task(reference_run, "baseline-v1"), strict_by_task(reference_run, "unsafe-shortcut")
     improvements = sorted(t for t in base if cand[t] and not base[t])
     regressions = sorted(t for t in base if base[t] and not cand[t])
-    cmp = compare(reference_run, reference_run, "baseline-v1", "unsafe-shortcut")
+    cmp = compare(reference, reference, "baseline-v1", "unsafe-shortcut")
     assert cmp.improvements == improvements and cmp.regressions == regressions
     assert cmp.mcnemar["p_value"] == pytest.approx(mcnemar_exact(len(regressions), len(improvements)))
     k, n = sum(cand.values()), len(cand)
@@ -52,8 +52,8 @@ def test_improvements_regressions_and_mcnemar_match_an_independent_count(referen
     assert cmp.candidate.strict_tasks["ci95"] == pytest.approx(list(wilson(k, n)))
 
 
-def test_pass_hat_k_and_instability_of_a_flaky_task(reference_run):
-    cmp = compare(reference_run, reference_run, "baseline-v1", "flaky-simulator")
+def test_pass_hat_k_and_instability_of_a_flaky_task(reference, reference_run):
+    cmp = compare(reference, reference, "baseline-v1", "flaky-simulator")
     trials = load_trials(reference_run)
     flaky = trials[trials.agent == "flaky-simulator"]
     for task in cmp.tasks:
@@ -66,37 +66,37 @@ def test_pass_hat_k_and_instability_of_a_flaky_task(reference_run):
     assert any(0 < t.candidate.passes < 3 for t in cmp.tasks)
 
 
-def test_baseline_to_candidate_is_green_and_lists_its_improvements(reference_run):
-    cmp = compare(reference_run, reference_run, "baseline-v1", "candidate-v2")
-    gate = evaluate(cmp, load_policy(), declared_policy(reference_run))
+def test_baseline_to_candidate_is_green_and_lists_its_improvements(reference):
+    cmp = compare(reference, reference, "baseline-v1", "candidate-v2")
+    gate = evaluate(cmp, load_policy(), declared_policy(reference))
     assert gate.green, [c for c in gate.red_because]
     assert len(cmp.improvements) >= 5 and not cmp.regressions
     assert {c.name: c.status for c in gate.checks}["declared_before_run"] == "PASS"
 
 
-def test_flaky_simulator_is_red_for_instability_despite_a_higher_mean(reference_run):
-    cmp = compare(reference_run, reference_run, "baseline-v1", "flaky-simulator")
+def test_flaky_simulator_is_red_for_instability_despite_a_higher_mean(reference):
+    cmp = compare(reference, reference, "baseline-v1", "flaky-simulator")
     assert cmp.candidate.trials["rate"] > cmp.baseline.trials["rate"]
     gate = evaluate(cmp, load_policy())
     assert not gate.green
     assert [c.name for c in gate.red_because] == ["candidate_stable"]
 
 
-def test_unsafe_shortcut_is_red_on_the_hard_gates(reference_run):
-    gate = evaluate(compare(reference_run, reference_run, "baseline-v1", "unsafe-shortcut"), load_policy())
+def test_unsafe_shortcut_is_red_on_the_hard_gates(reference):
+    gate = evaluate(compare(reference, reference, "baseline-v1", "unsafe-shortcut"), load_policy())
     hard_fails = {c.name for c in gate.checks if c.level == "hard" and c.status == "FAIL"}
     assert {"no_critical_safety_violation", "no_safety_regression"} <= hard_fails
 
 
-def test_a_waived_soft_check_no_longer_turns_the_gate_red(reference_run, tmp_path):
-    cmp = compare(reference_run, reference_run, "baseline-v1", "flaky-simulator")
+def test_a_waived_soft_check_no_longer_turns_the_gate_red(reference, tmp_path):
+    cmp = compare(reference, reference, "baseline-v1", "flaky-simulator")
     gate = evaluate(cmp, load_policy(policy_file(tmp_path, waive=["candidate_stable"])))
     stable = next(c for c in gate.checks if c.name == "candidate_stable")
     assert stable.status == "FAIL" and stable.waived and gate.green
 
 
-def test_a_hard_gate_that_is_not_run_is_never_a_pass(reference_run, tmp_path):
-    cmp = compare(reference_run, reference_run, "baseline-v1", "candidate-v2")
+def test_a_hard_gate_that_is_not_run_is_never_a_pass(reference, tmp_path):
+    cmp = compare(reference, reference, "baseline-v1", "candidate-v2")
     gate = evaluate(cmp, load_policy(policy_file(tmp_path, hard__no_safety_regression=False)))
     check = next(c for c in gate.checks if c.name == "no_safety_regression")
     assert check.status == "NOT RUN" and not gate.green
@@ -105,9 +105,8 @@ def test_a_hard_gate_that_is_not_run_is_never_a_pass(reference_run, tmp_path):
 @pytest.mark.parametrize("change, check", [({"soft__max_cost_per_task": None}, "max_cost_per_task"),
                                            ({"soft__candidate_stable": False}, "candidate_stable"),
                                            ({}, "declared_before_run")])
-def test_a_check_not_run_turns_the_gate_red_unless_the_policy_lists_it_optional(reference_run, tmp_path, change,
-                                                                                   check):
-    cmp = compare(reference_run, reference_run, "baseline-v1", "candidate-v2")
+def test_a_check_not_run_turns_the_gate_red_unless_the_policy_lists_it_optional(reference, tmp_path, change, check):
+    cmp = compare(reference, reference, "baseline-v1", "candidate-v2")
     others = [name for name in ["declared_before_run"] if name != check]  # no policy was declared for these runs
     red = evaluate(cmp, load_policy(policy_file(tmp_path, **change, optional=others)))
     assert next(c for c in red.checks if c.name == check).status == "NOT RUN"
@@ -115,8 +114,8 @@ def test_a_check_not_run_turns_the_gate_red_unless_the_policy_lists_it_optional(
     assert evaluate(cmp, load_policy(policy_file(tmp_path, **change, optional=[*others, check]))).green
 
 
-def test_a_latency_budget_can_fail_the_gate(reference_run, tmp_path):
-    cmp = compare(reference_run, reference_run, "baseline-v1", "candidate-v2")
+def test_a_latency_budget_can_fail_the_gate(reference, tmp_path):
+    cmp = compare(reference, reference, "baseline-v1", "candidate-v2")
     gate = evaluate(cmp, load_policy(policy_file(tmp_path, soft__max_p95_latency_s=1e-9)))
     assert [c.name for c in gate.red_because] == ["max_p95_latency_s"]
 
@@ -128,11 +127,11 @@ def test_hard_gates_can_be_neither_waived_nor_optional(tmp_path, field, what):
     assert err.value.field == field and f"only soft checks can be {what}" in err.value.message
 
 
-def test_a_policy_changed_after_the_run_is_refused(reference_run, tmp_path):
-    cmp = compare(reference_run, reference_run, "baseline-v1", "candidate-v2")
+def test_a_policy_changed_after_the_run_is_refused(reference, tmp_path):
+    cmp = compare(reference, reference, "baseline-v1", "candidate-v2")
     edited = load_policy(policy_file(tmp_path, soft__min_improvements=0))
     with pytest.raises(PolicyError) as err:
-        evaluate(cmp, edited, declared_policy(reference_run))
+        evaluate(cmp, edited, declared_policy(reference))
     assert "cannot change after the run" in str(err.value)
 
 
@@ -172,21 +171,21 @@ def test_runs_graded_with_different_hidden_halves_are_not_compared(tmp_path):
     doc["version"] = "1.0.1"
     hidden.write_text(yaml.safe_dump(doc, allow_unicode=True))
     second = run("b")
-    with pytest.raises(SpecError) as err:
-        compare(first, second)
+    with open_run(first) as a, open_run(second) as b, pytest.raises(SpecError) as err:
+        compare(a, b)
     assert "forge regrade" in str(err.value)
 
 
-def test_ablation_cards_name_the_removed_component_and_the_tasks_it_costs(reference_run):
-    card = ablation_card(reference_run, reference_run, "candidate-v2", "candidate-v2-no-conflict")
+def test_ablation_cards_name_the_removed_component_and_the_tasks_it_costs(reference):
+    card = ablation_card(reference, reference, "candidate-v2", "candidate-v2-no-conflict")
     assert card.removed == {"conflict_retention": {"candidate": True, "ablation": False}}
     assert card.regressions == ["TP-CONFLICT-v1"] and card.overall_delta < 0
     nsclc = next(s for s in card.slices if s.slice == "suite")
     assert nsclc.value == "forge-nsclc" and nsclc.delta == pytest.approx(-1 / 12)
 
 
-def test_markdown_report_reads_on_its_own(reference_run):
-    cmp = compare(reference_run, reference_run, "candidate-v2", "candidate-v2-no-domain-gate")
+def test_markdown_report_reads_on_its_own(reference):
+    cmp = compare(reference, reference, "candidate-v2", "candidate-v2-no-domain-gate")
     text = render_comparison(cmp, evaluate(cmp, load_policy()))
     assert "Release gate: RED" in text and "TP-OUT-OF-DOMAIN-v1" in text
     assert "## By slice" in text and "| dimension |" in text
@@ -197,7 +196,8 @@ def test_calibration_of_an_agent_that_states_its_confidence(tmp_path, monkeypatc
     worked = [str(ROOT / "task_packages/superclue" / t) for t in ("SC-OPS-ADMISSION", "SC-MED-GASTRIC-ULCER")]
     spec = RunSpec(suite=worked, agents=["scripted", "tests.agents_for_tests:Confident"], trials=2)
     asyncio.run(execute(spec, tmp_path / "run", progress=False))
-    cmp = compare(tmp_path / "run", tmp_path / "run", "scripted", "confident")
+    with open_run(tmp_path / "run") as run:
+        cmp = compare(run, run, "scripted", "confident")
     assert cmp.baseline.calibration is None
     trials = load_trials(tmp_path / "run")
     mine = trials[trials.agent == "confident"]

@@ -11,7 +11,6 @@ from forge_kernel.analysis.criteria import (
     criterion_confusion,
     gold_criteria,
 )
-from forge_kernel.analysis.trials import trial_table
 from forge_kernel.report.compare_markdown import criteria, render_comparison
 from forge_kernel.spec import SpecError, load_package
 
@@ -70,8 +69,8 @@ def test_exclusions_come_from_the_protocol_tree(packages):
     assert not any(g.critical for g in gold_criteria(packages[CONFLICT]).values())  # exclusions not_met
 
 
-def test_confusion_matrix_recall_and_critical_exclusions(constructed, packages):
-    c = criterion_confusion(constructed, packages)
+def test_confusion_matrix_recall_and_critical_exclusions(constructed, reference):
+    c = criterion_confusion(constructed, reference)
     # rows: gold. EXCLUSION gold: I1-I4b and E2 met, E1 not_met; CONFLICT gold: I1-I4a met, I4b conflict, E1-E2 not_met
     assert c.matrix == {
         "met": {"met": 3 + 6 + 4, "not_met": 1, "unknown": 1, "conflict": 0, "missing": 1},
@@ -94,8 +93,8 @@ def test_confusion_matrix_recall_and_critical_exclusions(constructed, packages):
     assert dumped["recall"]["unknown"] == {"k": 0, "n": 0, "rate": None, "ci95": None, "too_few_samples": True}
 
 
-def test_citation_rates(constructed, packages):
-    c = citation_checks(constructed, packages)
+def test_citation_rates(constructed, reference):
+    c = citation_checks(constructed, reference)
     # cited: trial 0 five (dx, note, egfr, the neighbour's egfr, exc-anc-404), trial 1 six (the gold's), trial 2 five
     assert (c.exists.k, c.exists.n) == (15, 16)  # exc-anc-404 is not in the EHR
     assert (c.patient.k, c.patient.n) == (14, 16)  # nor is exc-x-egfr this patient's
@@ -105,45 +104,45 @@ def test_citation_rates(constructed, packages):
     assert str(c.complete) == "13/17 = 76% [53%, 90%]"
 
 
-def test_no_trial_matching_tasks_is_no_samples(packages, constructed):
+def test_no_trial_matching_tasks_is_no_samples(reference, constructed):
     other = constructed.assign(category="diagnosis")
-    assert criterion_confusion(other, "/no/such/run") is None  # the run is not even opened
-    assert citation_checks(other, packages) is None
+    assert criterion_confusion(other, reference) is None
+    assert citation_checks(other, reference) is None
 
 
-def test_a_changed_hidden_half_is_refused(packages, constructed):
+def test_a_changed_hidden_half_is_refused(reference, constructed):
     with pytest.raises(SpecError, match="forge regrade"):
-        criterion_confusion(constructed.assign(hidden_hash="sha256:another"), packages)
+        criterion_confusion(constructed.assign(hidden_hash="sha256:another"), reference)
 
 
 @pytest.fixture(scope="module")
-def run(reference_run) -> pd.DataFrame:
-    return trial_table(reference_run)
+def run(reference) -> pd.DataFrame:
+    return reference.facts()
 
 
 def of(run: pd.DataFrame, agent: str, task: str | None = None) -> pd.DataFrame:
     return run[(run.agent == agent) & ((run.task_id == task) if task else True)]
 
 
-def test_real_run_conflict_kept_only_with_conflict_retention(run, reference_run):
-    kept = criterion_confusion(of(run, "candidate-v2", CONFLICT), reference_run)
-    lost = criterion_confusion(of(run, "candidate-v2-no-conflict", CONFLICT), reference_run)
+def test_real_run_conflict_kept_only_with_conflict_retention(run, reference):
+    kept = criterion_confusion(of(run, "candidate-v2", CONFLICT), reference)
+    lost = criterion_confusion(of(run, "candidate-v2-no-conflict", CONFLICT), reference)
     assert kept.matrix["conflict"] == {"met": 0, "not_met": 0, "unknown": 0, "conflict": 3, "missing": 0}
     assert lost.matrix["conflict"] == {"met": 3, "not_met": 0, "unknown": 0, "conflict": 0, "missing": 0}
     assert (lost.recall["conflict"].k, lost.recall["conflict"].n) == (0, 3)
 
 
-def test_real_run_citations_and_critical_exclusions(run, reference_run):
-    cited = citation_checks(of(run, "candidate-v2"), reference_run)
+def test_real_run_citations_and_critical_exclusions(run, reference):
+    cited = citation_checks(of(run, "candidate-v2"), reference)
     assert cited.exists.n > 100 and cited.exists.k == cited.patient.k == cited.exists.n
-    caught = criterion_confusion(of(run, "candidate-v2"), reference_run).critical_exclusions
+    caught = criterion_confusion(of(run, "candidate-v2"), reference).critical_exclusions
     assert (caught.caught.k, caught.caught.n, caught.missed) == (3, 3, [])
-    unsafe = criterion_confusion(of(run, "unsafe-shortcut"), reference_run).critical_exclusions
+    unsafe = criterion_confusion(of(run, "unsafe-shortcut"), reference).critical_exclusions
     assert unsafe.caught.k == 0 and {(m.task_id, m.criterion_id) for m in unsafe.missed} == {(EXCLUSION, "E2")}
 
 
-def test_comparison_carries_and_renders_both(reference_run):
-    cmp = compare(reference_run, reference_run, "candidate-v2", "candidate-v2-no-conflict")
+def test_comparison_carries_and_renders_both(reference):
+    cmp = compare(reference, reference, "candidate-v2", "candidate-v2-no-conflict")
     assert cmp.candidate.criteria.matrix["conflict"]["met"] == 3
     text = render_comparison(cmp)
     assert "## Trial-matching criteria" in text and "Critical exclusions caught: 3/3 (too few samples)" in text

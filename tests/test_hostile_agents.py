@@ -20,7 +20,7 @@ import pytest
 from forge_kernel.analysis import compare, evaluate, load_policy
 from forge_kernel.engine import RunSpec, execute
 from forge_kernel.spec import StoreError
-from forge_kernel.store import RunLock, load_events, load_trials, load_verdicts
+from forge_kernel.store import RunLock, load_events, load_trials, load_verdicts, open_run
 from forge_kernel.workers import bwrap_problem
 from tests.helpers import ROOT, copy_worked_examples, snapshot
 
@@ -165,7 +165,8 @@ def test_the_hidden_halves_are_out_of_reach_and_the_gold_is_never_replayed(runs)
 @sandboxed
 def test_the_gold_reader_cannot_turn_the_gate_green(runs):
     _, attacked, _ = runs
-    cmp = compare(attacked, attacked, "candidate-v2", "gold-reader")
+    with open_run(attacked) as run:
+        cmp = compare(run, run, "candidate-v2", "gold-reader")
     assert not evaluate(cmp, load_policy()).green
     assert cmp.candidate.isolation == "namespace sandbox"
 

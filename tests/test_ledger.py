@@ -20,12 +20,13 @@ from click.testing import CliRunner
 from forge_kernel.agents import AGENTS
 from forge_kernel.catalog import CATALOG, Entry
 from forge_kernel.analysis.ledger import failure_ledger, read_ledger
-from forge_kernel.analysis.repro import COMMAND, write_bundles
 from forge_kernel.analysis.triage import load_triage
 from forge_kernel.cli import main
 from forge_kernel.engine import RunSpec, execute
+from forge_kernel.engine.repro import COMMAND, write_bundles
 from forge_kernel.spec import AgentResult
-from forge_kernel.store import load_events, load_trials, load_verdicts
+from forge_kernel.spec.compact import SYNTHETIC_BANNER
+from forge_kernel.store import load_events, load_trials, load_verdicts, open_run
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "task_packages" / "superclue"
@@ -152,6 +153,12 @@ def edit(path: Path, replace: dict[str, str]) -> None:
     path.write_text(text, encoding="utf-8")
 
 
+def ledger_of(run_dir: Path, triage=None) -> pd.DataFrame:
+    """The ledger's table of a run."""
+    with open_run(run_dir) as opened:
+        return failure_ledger(opened, triage).table
+
+
 def run(suite: Path, agents: list[str], out: Path, trials: int = 1) -> Path:
     spec = RunSpec(suite=[str(suite)], agents=agents, trials=trials, seed=0)
     asyncio.run(execute(spec, out, progress=False))
@@ -211,7 +218,7 @@ def mixed(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def ledger(mixed) -> pd.DataFrame:
-    return failure_ledger(mixed)
+    return ledger_of(mixed)
 
 
 def test_rows_are_the_failed_trials(mixed, ledger):
@@ -276,7 +283,7 @@ def test_a_medium_risk_task_has_no_critical_failure_and_no_bundle(tmp_path):
     edit(suite / ULCER / "package.yaml", {"risk: high": "risk: medium"})
     out = run(suite / ULCER, ["unsafe-shortcut"], tmp_path / "run")
     result = invoke("ledger", out, "--bundles", tmp_path / "bundles")
-    rows = failure_ledger(out)
+    rows = ledger_of(out)
     assert rows["taxonomy"].tolist() == ["policy"] and not rows["critical"].any()
     assert "0 repro bundle(s)" in result.stdout and not any((tmp_path / "bundles").iterdir())
 
@@ -300,7 +307,8 @@ def test_csv_and_parquet_round_trip(mixed, ledger, exported):
 
 
 def test_cli_prints_counts_by_class_and_agent_then_the_rows(ledger, exported):
-    lines = exported[1].stdout.splitlines()
+    banner, *lines = exported[1].stdout.splitlines()
+    assert banner == SYNTHETIC_BANNER
     assert lines[0].startswith(f"failure ledger · run {ledger['run_id'][0]} · {len(ledger)} failed trial(s)")
     total = next(line for line in lines if line.startswith("total"))
     assert total.split()[-1] == str(len(ledger))
@@ -328,7 +336,8 @@ def test_a_bundle_per_critical_failure_regrades_to_the_stored_verdicts(mixed, le
 
 def test_bundles_can_be_written_from_inside_an_event_loop(mixed, ledger, tmp_path):
     async def in_a_notebook():
-        return write_bundles(mixed, ledger, tmp_path)
+        with open_run(mixed) as opened:
+            return write_bundles(opened, ledger[ledger["critical"]], tmp_path)
 
     bundles = asyncio.run(in_a_notebook())
     assert len(bundles) == ledger["critical"].sum() and not any(b.differs for b in bundles)
@@ -382,7 +391,7 @@ def triage_file(tmp_path) -> Path:
 
 @pytest.mark.parametrize("run_name", ["first", "later"])
 def test_decisions_apply_to_every_run_of_the_same_task_version(triage_runs, triage_file, run_name):
-    rows = failure_ledger(triage_runs[run_name], load_triage(triage_file))
+    rows = ledger_of(triage_runs[run_name], load_triage(triage_file))
     ulcer = rows[rows["task_id"] == ULCER].groupby("agent")
     unsafe, silent = ulcer.get_group("unsafe-shortcut"), ulcer.get_group("silent")
     assert len(unsafe) == len(silent) == 2
@@ -398,7 +407,7 @@ def test_decisions_apply_to_every_run_of_the_same_task_version(triage_runs, tria
 
 
 def test_decisions_do_not_apply_to_a_changed_task_version(triage_runs, triage_file):
-    rows = failure_ledger(triage_runs["bumped"], load_triage(triage_file))
+    rows = ledger_of(triage_runs["bumped"], load_triage(triage_file))
     ulcer = rows[rows["task_id"] == ULCER]
     assert set(ulcer["task_version"]) == {"1.0.1"} and len(ulcer) == 4
     assert set(ulcer["fix_status"]) == {"open"} and set(ulcer["decisions"]) == {""}
@@ -461,7 +470,7 @@ def test_a_bundle_carries_the_hidden_half_the_trial_was_graded_with(tmp_path):
 def test_a_bundle_that_a_replay_cannot_reproduce_says_so(tmp_path, monkeypatch):
     register_agent(monkeypatch, UnsafeCrasher)
     out = run(copy_suite(tmp_path) / ULCER, [UnsafeCrasher.name], tmp_path / "run")
-    row = failure_ledger(out).iloc[0]
+    row = ledger_of(out).iloc[0]
     assert (row["taxonomy"], row["status"], row["critical"]) == ("runtime", "agent_error", True)
     assert row["signals"].split(",") == ["runtime", "policy", "retrieval"]
     result = invoke("ledger", out, "--bundles", tmp_path / "bundles")
@@ -486,7 +495,7 @@ def test_an_agent_name_that_climbs_out_still_writes_its_bundle_inside_the_folder
 
 def test_a_bundle_folder_that_resolves_outside_the_folder_is_refused(tmp_path):
     out = run(copy_suite(tmp_path) / ULCER, ["unsafe-shortcut"], tmp_path / "run")
-    row = failure_ledger(out).iloc[0]
+    row = ledger_of(out).iloc[0]
     bundles, elsewhere = tmp_path / "bundles", tmp_path / "elsewhere"
     bundles.mkdir()
     link = bundles / f"{row.run_id}_{row.task_id}_{row.agent}_t{row.trial}"

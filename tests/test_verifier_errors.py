@@ -13,7 +13,7 @@ from forge_kernel.analysis.ledger import COMPONENT, failure_ledger
 from forge_kernel.engine import RunSpec, execute
 from forge_kernel.engine.grading import grade_trajectory
 from forge_kernel.spec import load_package
-from forge_kernel.store import load_trials, load_verdicts
+from forge_kernel.store import load_trials, load_verdicts, open_run
 from forge_kernel.verify import Verdict, score
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,7 +90,8 @@ def test_the_run_goes_on_and_the_ledger_blames_the_verifier(tmp_path):
     assert wordy["reason"].str.startswith("error: ZeroDivisionError").all()
     assert (stored["verifier_id"] == "chain").sum() == 4  # every other verifier of every trial ran
 
-    ledger = failure_ledger(out).set_index(["task_id", "agent"])
+    with open_run(out) as run:
+        ledger = failure_ledger(run).table.set_index(["task_id", "agent"])
     for agent in ("candidate-v2", "unsafe-shortcut"):
         row = ledger.loc[(BROKEN, agent)]
         assert row["taxonomy"] == "verifier" and row["component"] == COMPONENT["verifier"]

@@ -1,27 +1,24 @@
-"""Compare a candidate agent's run with a baseline's: per task, overall, per slice, latency, cost, tools, calibration."""
+"""Compare a candidate agent's trials with a baseline's: per task, overall, per slice, latency, cost, tools,
+calibration. Each side is one agent of one Run (its trials read once, in SQL); a comparison carries the trial ids
+behind each task, so that any task it names opens with ``run.trial_by_id``."""
 from __future__ import annotations
 
-from pathlib import Path
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 import pandas as pd
 from pydantic import BaseModel
 
-from ..spec import Package, SpecError
-from ..store import RunStore
-from .criteria import (
-    CitationChecks,
-    CriterionConfusion,
-    citation_checks,
-    criterion_confusion,
-    trial_matching_packages,
-)
+from ..spec import SpecError
+from ..store import Run
+from .criteria import CitationChecks, CriterionConfusion, citation_checks, criterion_confusion
+from .display import Shown, html_heading, html_paragraphs, html_table, some_ids
+from .slices import SLICE_COLUMNS, task_slices
 from .stats import Rate, brier, ece, mcnemar_exact, percentile, reliability
 from .tasks import SAFETY_RISKS, TaskSide, task_sides
-from .trials import SLICE_NAMES, trial_table
 
 Change = Literal["improvement", "regression", "both_pass", "both_fail", "not_compared"]
-SLICE_COLUMNS = ("suite", "category", "purpose", *SLICE_NAMES)
 
 
 class TaskComparison(BaseModel):
@@ -86,7 +83,7 @@ class SideSummary(BaseModel):
     citations: CitationChecks | None = None
 
 
-class Comparison(BaseModel):
+class Comparison(Shown, BaseModel):
     """Everything ``forge compare`` reports; gates read it."""
 
     baseline: SideSummary
@@ -100,33 +97,82 @@ class Comparison(BaseModel):
     mcnemar: dict
     slices: list[SliceRow]
 
+    def task(self, task_id: str) -> TaskComparison:
+        """One task's comparison, with the trial ids of both sides."""
+        return next(t for t in self.tasks if t.task_id == task_id)
 
-def pick_agent(trials: pd.DataFrame, run_dir: Path, agent: str | None, flag: str) -> pd.DataFrame:
-    """The trials of one agent; with several agents in a run the flag must name one."""
-    agents = sorted(trials["agent"].unique())
+    @property
+    def title(self) -> str:
+        b, c = self.baseline, self.candidate
+        return f"{c.agent} {c.agent_version} vs {b.agent} {b.agent_version}"
+
+    @property
+    def ran(self) -> str:
+        return f"{self.candidate.agent} {self.candidate.isolation} · {self.baseline.agent} {self.baseline.isolation}"
+
+    @property
+    def headline(self) -> str:
+        b, c = self.baseline, self.candidate
+        return (f"tasks passing every trial: {Rate.of(b.strict_tasks)} → {Rate.of(c.strict_tasks)}; "
+                f"{len(self.improvements)} improvement(s), {len(self.regressions)} regression(s), "
+                f"{len(self.unstable_candidate)} unstable; McNemar p = {self.mcnemar['p_value']:.3g}")
+
+    def highlights(self) -> list[list[str]]:
+        """Improvements, regressions, safety regressions and unstable tasks: what, task, passes and trial ids of
+        each side."""
+        rows = []
+        for what, ids in (("improvement", self.improvements), ("regression", self.regressions),
+                          ("safety regression", self.safety_regressions), ("unstable", self.unstable_candidate)):
+            for t in map(self.task, ids):
+                rows.append([what, t.task_id, *(f"{s.passes}/{s.n} (trials {some_ids(s.trial_ids)})" if s else "—"
+                                                for s in (t.baseline, t.candidate))])
+        return rows
+
+    def text(self) -> str:
+        lines = [self.title, f"  ran: {self.ran}", self.headline]
+        return "\n".join(lines + [f"  {what} {task}: {b} → {c}" for what, task, b, c in self.highlights()])
+
+    def html(self) -> str:
+        return (html_heading(self.title) + html_paragraphs(f"Ran: {self.ran}.", self.headline)
+                + html_table(["", "task", "baseline", "candidate"], self.highlights()))
+
+
+@dataclass(eq=False)
+class AgentSide:
+    """One agent of one run: its trials (``Run.facts``), its per-task sides, and its summary when first asked for."""
+
+    run: Run
+    agent: str
+    trials: pd.DataFrame
+    tasks: dict[str, TaskSide]
+
+    @cached_property
+    def summary(self) -> SideSummary:
+        return side_summary(self)
+
+
+def agent_side(run: Run, agent: str | None, flag: str) -> AgentSide:
+    """The side of one agent; with several agents in a run ``agent`` must name one (``flag`` says how)."""
+    agents = run.agents_with_trials
     if agent is None:
         if len(agents) != 1:
-            raise SpecError(run_dir, flag, f"the run holds {len(agents)} agents ({', '.join(agents)}); name one")
+            raise SpecError(run.path, flag, f"the run holds {len(agents)} agents ({', '.join(agents)}); name one")
         agent = agents[0]
     if agent not in agents:
-        raise SpecError(run_dir, flag, f"no agent {agent!r} in this run ({', '.join(agents)})")
-    return trials[trials["agent"] == agent]
+        raise SpecError(run.path, flag, f"no agent {agent!r} in this run ({', '.join(agents)})")
+    trials = run.facts(agent)
+    return AgentSide(run, agent, trials, task_sides(trials))
 
 
-def check_same_grading(a: pd.DataFrame, b: pd.DataFrame, b_dir: Path) -> None:
+def check_same_grading(a: AgentSide, b: AgentSide) -> None:
     """Refuse to compare tasks graded with different hidden halves."""
-    ha = a.groupby("task_id")["hidden_hash"].first()
-    hb = b.groupby("task_id")["hidden_hash"].first()
+    ha = a.trials.groupby("task_id")["hidden_hash"].first()
+    hb = b.trials.groupby("task_id")["hidden_hash"].first()
     common = ha.index.intersection(hb.index)
     differ = [t for t in common if ha[t] != hb[t]]
     if differ:
-        raise SpecError(b_dir, "hidden_hash", f"{len(differ)} task(s) graded with another hidden half than the "
+        raise SpecError(b.run.path, "hidden_hash", f"{len(differ)} task(s) graded with another hidden half than the "
                         f"baseline (e.g. {differ[0]}); run `forge regrade` on both runs first")
-
-
-def run_isolation(run_dir: Path) -> dict[str, str]:
-    with RunStore.open(run_dir, readonly=True) as store:
-        return store.isolation()
 
 
 def latency(trials: pd.DataFrame) -> Latency:
@@ -147,25 +193,25 @@ def calibration(trials: pd.DataFrame) -> Calibration | None:
     return Calibration(n=len(rated), brier=brier(conf, out), ece=ece(conf, out), bins=bins)
 
 
-def side_summary(run_dir: Path, trials: pd.DataFrame, sides: dict[str, TaskSide],
-                 packages: dict[str, Package]) -> SideSummary:
-    """One agent's figures; ``packages`` are the run's trial-matching packages (for criteria and citations)."""
+def side_summary(side: AgentSide) -> SideSummary:
+    """One agent's figures."""
+    trials, sides = side.trials, side.tasks.values()
     return SideSummary(
-        run_dir=str(run_dir), agent=trials["agent"].iloc[0], agent_version=trials["agent_version"].iloc[0],
-        isolation=run_isolation(run_dir).get(trials["agent"].iloc[0], "unknown"),
+        run_dir=str(side.run.path), agent=side.agent, agent_version=trials["agent_version"].iloc[0],
+        isolation=side.run.isolation.get(side.agent, "unknown"),
         trials=Rate(int(trials["passed"].sum()), len(trials)).as_dict(),
-        strict_tasks=Rate(sum(s.strict for s in sides.values()), len(sides)).as_dict(),
+        strict_tasks=Rate(sum(s.strict for s in sides), len(sides)).as_dict(),
         latency=latency(trials), cost_per_task=float(trials.groupby("task_id")["cost"].mean().mean()),
         tool_success=Rate(int(trials["tool_ok"].sum()), int(trials["tool_calls"].sum())).as_dict(),
         fault_recovery=Rate(int(trials["recovered"].sum()), int(trials["faults"].sum())).as_dict(),
         idempotent_replays=int(trials["idempotent_replays"].sum()),
-        unstable_tasks=sum(s.unstable for s in sides.values()),
-        safety_failures=sum(s.safety_failures for s in sides.values()),
-        cross_patient=sum(s.cross_patient for s in sides.values()),
-        unauthorized_writes=sum(s.unauthorized_writes for s in sides.values()),
-        false_answers=sum(s.false_answers for s in sides.values()),
+        unstable_tasks=sum(s.unstable for s in sides),
+        safety_failures=sum(s.safety_failures for s in sides),
+        cross_patient=sum(s.cross_patient for s in sides),
+        unauthorized_writes=sum(s.unauthorized_writes for s in sides),
+        false_answers=sum(s.false_answers for s in sides),
         calibration=calibration(trials),
-        criteria=criterion_confusion(trials, packages), citations=citation_checks(trials, packages),
+        criteria=criterion_confusion(trials, side.run), citations=citation_checks(trials, side.run),
     )
 
 
@@ -193,34 +239,36 @@ def slice_rows(tasks: list[TaskComparison]) -> list[SliceRow]:
     return rows
 
 
-def compare(baseline_dir: str | Path, candidate_dir: str | Path, baseline_agent: str | None = None,
-            candidate_agent: str | None = None) -> Comparison:
-    """Compare two runs (or two agents of one run) task by task."""
-    baseline_dir, candidate_dir = Path(baseline_dir), Path(candidate_dir)
-    same_run = candidate_dir.resolve() == baseline_dir.resolve()
-    a_table = trial_table(baseline_dir)
-    b_table = a_table if same_run else trial_table(candidate_dir)
-    a = pick_agent(a_table, baseline_dir, baseline_agent, "--baseline-agent")
-    b = pick_agent(b_table, candidate_dir, candidate_agent, "--candidate-agent")
-    check_same_grading(a, b, candidate_dir)
-    sa, sb = task_sides(a), task_sides(b)
-    facts = pd.concat([a, b]).groupby("task_id").first()
+def task_facts(a: AgentSide, b: AgentSide) -> dict[str, tuple[str, dict[str, str | None]]]:
+    """Task id -> (risk, slices) of every task either side ran: the baseline's package's, with the slices it does
+    not declare taken from the candidate's."""
+    facts: dict[str, tuple[str, dict[str, str | None]]] = {}
+    for side in (b, a):  # the baseline last: its values win
+        risks = dict(zip(side.run.tasks["task_id"], side.run.tasks["risk"]))
+        for task_id, slices in task_slices(side.run).items():
+            if task_id in side.tasks:
+                known = facts.get(task_id, ("", {}))[1]
+                facts[task_id] = risks[task_id], {n: known.get(n) if v is None else v for n, v in slices.items()}
+    return facts
+
+
+def compare_sides(a: AgentSide, b: AgentSide) -> Comparison:
+    """Compare two agent sides task by task."""
+    check_same_grading(a, b)
+    facts = task_facts(a, b)
     tasks = []
-    for task_id in sorted(sa.keys() | sb.keys()):
-        row = facts.loc[task_id]
-        change = task_change(sa.get(task_id), sb.get(task_id))
-        new_violation = change != "not_compared" and sb[task_id].safety_failures > 0 and sa[task_id].safety_failures == 0
+    for task_id in sorted(facts):
+        risk, slices = facts[task_id]
+        sa, sb = a.tasks.get(task_id), b.tasks.get(task_id)
+        change = task_change(sa, sb)
+        new_violation = change != "not_compared" and sb.safety_failures > 0 and sa.safety_failures == 0
         tasks.append(TaskComparison(
-            task_id=task_id, risk=row["risk"], slices={name: row[name] for name in SLICE_COLUMNS},
-            baseline=sa.get(task_id), candidate=sb.get(task_id), change=change,
-            safety_regression=(change == "regression" and row["risk"] in SAFETY_RISKS) or new_violation))
-    a_packages = trial_matching_packages(baseline_dir, a_table)
-    b_packages = a_packages if same_run else trial_matching_packages(candidate_dir, b_table)
+            task_id=task_id, risk=risk, slices=slices, baseline=sa, candidate=sb, change=change,
+            safety_regression=(change == "regression" and risk in SAFETY_RISKS) or new_violation))
     discordant_b = sum(t.change == "regression" for t in tasks)
     discordant_c = sum(t.change == "improvement" for t in tasks)
     return Comparison(
-        baseline=side_summary(baseline_dir, a, sa, a_packages), candidate=side_summary(candidate_dir, b, sb, b_packages),
-        tasks=tasks,
+        baseline=a.summary, candidate=b.summary, tasks=tasks,
         improvements=[t.task_id for t in tasks if t.change == "improvement"],
         regressions=[t.task_id for t in tasks if t.change == "regression"],
         safety_regressions=[t.task_id for t in tasks if t.safety_regression],
@@ -230,3 +278,10 @@ def compare(baseline_dir: str | Path, candidate_dir: str | Path, baseline_agent:
                  "p_value": mcnemar_exact(discordant_b, discordant_c)},
         slices=slice_rows(tasks),
     )
+
+
+def compare(baseline: Run, candidate: Run, baseline_agent: str | None = None,
+            candidate_agent: str | None = None) -> Comparison:
+    """Compare two runs (or two agents of one run) task by task."""
+    return compare_sides(agent_side(baseline, baseline_agent, "--baseline-agent"),
+                         agent_side(candidate, candidate_agent, "--candidate-agent"))

@@ -27,18 +27,15 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Annotated, Any, Iterator
 
 import pandas as pd
 from pydantic import BaseModel, PlainSerializer
 
 from ..ehr.image import patient_of
-from ..engine.trial import Images
 from ..spec import Package, SpecError
-from ..store import RunStore, run_packages
+from ..store import Run
 from ..tools.knowledge import table
 from ..tools.protocols import criterion_leaves
 from ..verify.kinds.evidence import resolve
@@ -156,41 +153,25 @@ def reported_criteria(output: Any) -> dict[Key, dict]:
     return found
 
 
-def trial_matching_packages(run_dir: str | Path, trials: pd.DataFrame) -> dict[str, Package]:
-    """The packages of the trial-matching tasks among ``trials``, as on disk now (a changed public half is refused)."""
-    tasks = set(trials.loc[trials["category"] == CATEGORY, "task_id"])
-    if not tasks:
-        return {}
-    with RunStore.open(Path(run_dir), readonly=True) as store:
-        return run_packages(store, tasks)
-
-
-def graded_trials(trials: pd.DataFrame, packages: Mapping[str, Package] | str | Path) -> list[Graded]:
-    """The trial-matching trials, each with its gold; a hidden half other than the one that graded it is refused."""
+def graded_trials(trials: pd.DataFrame, run: Run) -> list[Graded]:
+    """The trial-matching trials, each with its gold from the run's package; a hidden half other than the one that
+    graded the trial is refused."""
     rows = trials[trials["category"] == CATEGORY]
-    if rows.empty:
-        return []
-    if not isinstance(packages, Mapping):
-        packages = trial_matching_packages(packages, rows)
     gold = {}
     for task_id, hidden_hash in rows.groupby("task_id")["hidden_hash"].first().items():
-        if task_id not in packages:
-            raise SpecError("packages", task_id, "no package given for this trial-matching task")
-        if packages[task_id].hidden_hash != hidden_hash:
-            raise SpecError(packages[task_id].hidden_path, "(hidden half)",
+        package = run.package(task_id)
+        if package.hidden_hash != hidden_hash:
+            raise SpecError(package.hidden_path, "(hidden half)",
                             "differs from the one that graded the run; run `forge regrade` first")
-        gold[task_id] = gold_criteria(packages[task_id])
-    return [Graded(row, packages[row.task_id], gold[row.task_id], reported_criteria(json.loads(row.output)))
+        gold[task_id] = gold_criteria(package)
+    return [Graded(row, run.package(row.task_id), gold[row.task_id], reported_criteria(json.loads(row.output)))
             for row in rows.itertuples()]
 
 
-def criterion_confusion(trials: pd.DataFrame, packages: Mapping[str, Package] | str | Path
-                        ) -> CriterionConfusion | None:
-    """Gold status x reported status over every gold criterion of every trial; None without trial-matching trials.
-
-    ``packages`` maps task id to Package, or is the run directory whose stored package paths are reloaded.
-    """
-    graded = graded_trials(trials, packages)
+def criterion_confusion(trials: pd.DataFrame, run: Run) -> CriterionConfusion | None:
+    """Gold status x reported status over every gold criterion of every trial (rows of ``run.facts``, or any frame
+    with task_id, agent, trial, category, hidden_hash and output); None without trial-matching trials."""
+    graded = graded_trials(trials, run)
     if not graded:
         return None
     matrix = {gold: dict.fromkeys(COLUMNS, 0) for gold in STATES}
@@ -211,19 +192,15 @@ def criterion_confusion(trials: pd.DataFrame, packages: Mapping[str, Package] | 
         critical_exclusions=CriticalExclusions(caught=Rate(caught, caught + len(missed)), missed=missed))
 
 
-def citation_checks(trials: pd.DataFrame, packages: Mapping[str, Package] | str | Path,
-                    images: Images | None = None) -> CitationChecks | None:
-    """Rates of cited resources that exist, are this patient's, support the claim; of complete lists.
-
-    None without trial-matching trials. ``images`` shares initial EHR images with other callers.
-    """
-    graded = graded_trials(trials, packages)
+def citation_checks(trials: pd.DataFrame, run: Run) -> CitationChecks | None:
+    """Rates of cited resources that exist (in the run's initial EHR of the task), are this patient's, support the
+    claim; of complete lists. None without trial-matching trials."""
+    graded = graded_trials(trials, run)
     if not graded:
         return None
-    images = images or Images()
     n = Counter()
     for g in graded:
-        image, patient = images[g.package], g.package.public.environment.patient_id
+        image, patient = run.image(g.row.task_id), g.package.public.environment.patient_id
         for key, item in g.reported.items():
             gold = g.gold.get(key)
             for ref in evidence_of(item):

@@ -6,7 +6,6 @@ gate red: NOT RUN is never a pass.
 """
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel
@@ -14,9 +13,10 @@ from pydantic import BaseModel
 from ..catalog import CATALOG
 from ..spec import PolicyError
 from ..spec.gate_policy import GatePolicy, load_policy
-from ..store import RunStore
+from ..store import Run
 from .comparison import Comparison
 from .gate_checks import Status
+from .display import Shown, html_heading, html_paragraphs, html_table
 
 __all__ = ["Check", "GatePolicy", "GateResult", "declared_policy", "evaluate", "load_policy"]
 
@@ -35,7 +35,7 @@ class Check(BaseModel):
         return " (waived)" if self.waived else " (optional)" if self.optional else ""
 
 
-class GateResult(BaseModel):
+class GateResult(Shown, BaseModel):
     policy_name: str
     policy_version: str
     policy_hash: str
@@ -46,6 +46,23 @@ class GateResult(BaseModel):
     def red_because(self) -> list[Check]:
         return [c for c in self.checks if counts_against(c)]
 
+    @property
+    def summary(self) -> str:
+        return (f"gate {'GREEN' if self.green else 'RED'} (policy {self.policy_name} v{self.policy_version}, "
+                f"{self.policy_hash[:19]})")
+
+    def check_lines(self) -> list[str]:
+        return [f"  {c.status:<7} {c.level:<4} {c.name}{c.note}: {c.detail}" for c in self.checks]
+
+    def text(self) -> str:
+        return "\n".join([f"Release {self.summary}", *self.check_lines()])
+
+    def html(self) -> str:
+        return (html_heading(f"Release gate: {'GREEN' if self.green else 'RED'}")
+                + html_paragraphs(f"Policy {self.policy_name} v{self.policy_version}, hash {self.policy_hash}.")
+                + html_table(["check", "level", "status", "detail"],
+                             [[c.name, c.level, c.status + c.note, c.detail] for c in self.checks]))
+
 
 def counts_against(check: Check) -> bool:
     """A hard check that did not PASS; a soft FAIL that is not waived, or a soft NOT RUN that is not optional."""
@@ -54,10 +71,9 @@ def counts_against(check: Check) -> bool:
     return check.status == "FAIL" and not check.waived or check.status == "NOT RUN" and not check.optional
 
 
-def declared_policy(run_dir: str | Path) -> str | None:
+def declared_policy(run: Run) -> str | None:
     """The hash of the gate policy a run declared before it started (None if it declared none)."""
-    with RunStore.open(Path(run_dir), readonly=True) as store:
-        return (store.manifest().get("gate_policy") or {}).get("hash")
+    return (run.manifest.get("gate_policy") or {}).get("hash")
 
 
 def evaluate(cmp: Comparison, policy: GatePolicy, declared: str | None = None) -> GateResult:

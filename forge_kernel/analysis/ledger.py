@@ -5,7 +5,7 @@ the failing verdicts (ids, categories, severities), a reference into the traject
 numbers), a suggested error class, the responsible component and the fix status. It never holds an answer,
 a tool argument or result, a verdict reason, an error message or a reviewer comment: no patient content.
 ``steps`` are those the failing verdicts point at plus those of failed calls. A row is ``critical`` when a
-hard safety verdict failed on a task of high or critical risk (``repro.py`` writes a bundle for each).
+hard safety verdict failed on a task of high or critical risk (``engine/repro.py`` writes a bundle for each).
 
 Error taxonomy, from verdicts and events: the first class in this order whose rule matches (``signals``
 lists every class whose rule matched):
@@ -27,13 +27,14 @@ The fix status is the most pressing status among the failing hard verdicts: ``op
 from __future__ import annotations
 
 import json
+from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from ..store import RunStore, load_events, load_trials, load_verdicts
-from ..tools import TOOLS
-from ..verify.verdict import ERROR_PREFIX
+from ..store import Run
+from .display import Shown, html_paragraphs
 from .tasks import SAFETY_RISKS
 from .triage import TriageFile
 
@@ -56,52 +57,88 @@ COLUMNS = {
 """Ledger columns and dtypes; list-valued cells are comma-joined, aligned across the ``failed_*`` columns."""
 TEXT_COLUMNS = ["task_id", "task_version", "agent", "trial", "status", "taxonomy", "component", "fix_status",
                 "failed_verifiers", "steps", "critical"]
+HTML_ROWS = 100
+"""Rows a notebook shows (the table holds them all)."""
 
 
-def run_id(run_dir: str | Path) -> str:
-    with RunStore.open(Path(run_dir), readonly=True) as store:
-        return store.db.execute("SELECT value FROM meta WHERE key = 'run_id'").fetchone()[0]
+@dataclass(repr=False, eq=False)
+class Ledger(Shown):
+    """A run's failure ledger: ``table`` holds one row per failed trial (``COLUMNS``)."""
+
+    run_id: str
+    table: pd.DataFrame
+
+    @property
+    def head(self) -> str:
+        return (f"failure ledger · run {self.run_id} · {len(self.table)} failed trial(s) · "
+                f"{int(self.table['critical'].sum())} critical · ids, versions, verdict ids and step numbers only")
+
+    @property
+    def critical(self) -> pd.DataFrame:
+        """The rows of critical failures."""
+        return self.table[self.table["critical"]]
+
+    def counts(self) -> pd.DataFrame:
+        """Failed trials by agent (rows) and error class (columns), with totals."""
+        counts = pd.crosstab(self.table["agent"], self.table["taxonomy"], margins=True, margins_name="total")
+        return counts[[c for c in (*TAXONOMY, "total") if c in counts.columns]]
+
+    def rows(self) -> pd.DataFrame:
+        return self.table[TEXT_COLUMNS].assign(critical=self.table["critical"].map({True: "CRITICAL", False: ""}))
+
+    def text(self) -> str:
+        """Counts by error class and agent, then one line per failed trial (critical ones marked)."""
+        if self.table.empty:
+            return self.head
+        return "\n".join([self.head, "", self.counts().to_string(), "", self.rows().to_string(index=False)])
+
+    def html(self) -> str:
+        if self.table.empty:
+            return html_paragraphs(self.head)
+        more = len(self.table) - HTML_ROWS
+        return (html_paragraphs(self.head) + self.counts().to_html() + self.rows().head(HTML_ROWS).to_html(index=False)
+                + (html_paragraphs(f"… and {more} more row(s) in .table") if more > 0 else ""))
 
 
-def call_signals(events: pd.DataFrame) -> tuple[set[str], list[int]]:
-    """Classes suggested by a trial's failed calls, and the steps of those calls."""
-    signals, steps = set(), []
-    ok = events["ok"].astype(bool)
-    for e in events[~ok].itertuples():
-        steps.append(e.step)
-        if isinstance(e.denied, str):
+def call_signals(calls: list) -> tuple[set[str], list[int]]:
+    """Classes suggested by a trial's failed calls (rows of ``Run.failed_calls``), and the steps of those calls."""
+    signals = set()
+    for call in calls:
+        if isinstance(call.denied, str):
             signals.add("policy")
-        elif json.loads(e.error)["code"] in PARSER_CODES:
+        elif call.code in PARSER_CODES:
             signals.add("parser")
-        elif not (ok & (events["tool"] == e.tool) & (events["step"] > e.step)).any():
+        elif not call.retried:
             signals.add("tool/data")
-    return signals, steps
+    return signals, [call.step for call in calls]
 
 
-def ledger_row(run: str, trial, verdicts: pd.DataFrame, events: pd.DataFrame, triage: TriageFile) -> dict:
-    """The ledger row of one failed trial, from its failing verdicts and its events."""
-    decisions = {v: triage.lookup(trial.task_id, trial.task_version, trial.agent, v) for v in verdicts["verifier_id"]}
-    hard = verdicts.loc[verdicts["severity"] == "hard", "verifier_id"]
-    statuses = [decisions[v].decision if decisions[v] else "open" for v in hard]
-    signals, error_steps = call_signals(events)
+def ledger_row(run_id: str, trial, verdicts: list, calls: list, triage: TriageFile) -> dict:
+    """The ledger row of one failed trial, from its failing verdicts and its failed calls."""
+    decisions = {v.verifier_id: triage.lookup(trial.task_id, trial.task_version, trial.agent, v.verifier_id)
+                 for v in verdicts}
+    statuses = [decisions[v.verifier_id].decision if decisions[v.verifier_id] else "open"
+                for v in verdicts if v.severity == "hard"]
+    signals, error_steps = call_signals(calls)
     signals |= {c for c, hit in {
-        "verifier": verdicts["reason"].str.startswith(ERROR_PREFIX).any(),
+        "verifier": any(v.raised for v in verdicts),
         "gold": all(s == "wrong_gold" for s in statuses),
         "runtime": trial.status in RUNTIME_STATUSES,
-        "policy": (verdicts["category"] == "safety").any(),
-        "retrieval": any(t in TOOLS and TOOLS[t].kind == "read" for t in json.loads(trial.missing)),
+        "policy": any(v.category == "safety" for v in verdicts),
+        "retrieval": trial.missing_reads > 0,
     }.items() if hit}
     signals = signals or {"agent/model"}
     taxonomy = next(c for c in TAXONOMY if c in signals)
-    steps = sorted({s for v in verdicts["steps"] for s in json.loads(v)} | set(error_steps))
-    hard_safety = ((verdicts["category"] == "safety") & (verdicts["severity"] == "hard")).any()
+    steps = sorted({s for v in verdicts for s in json.loads(v.steps)} | set(error_steps))
+    hard_safety = any(v.category == "safety" and v.severity == "hard" for v in verdicts)
     decided = {v: d for v, d in decisions.items() if d}
     return {
-        "run_id": run, "trial_id": trial.trial_id, "task_id": trial.task_id, "task_version": trial.task_version,
+        "run_id": run_id, "trial_id": trial.trial_id, "task_id": trial.task_id, "task_version": trial.task_version,
         "hidden_version": trial.hidden_version, "suite": trial.suite, "risk": trial.risk, "agent": trial.agent,
         "agent_version": trial.agent_version, "trial": trial.trial, "status": trial.status,
-        "failed_verifiers": ",".join(verdicts["verifier_id"]), "failed_categories": ",".join(verdicts["category"]),
-        "failed_severities": ",".join(verdicts["severity"]), "steps": ",".join(map(str, steps)),
+        "failed_verifiers": ",".join(v.verifier_id for v in verdicts),
+        "failed_categories": ",".join(v.category for v in verdicts),
+        "failed_severities": ",".join(v.severity for v in verdicts), "steps": ",".join(map(str, steps)),
         "taxonomy": taxonomy, "signals": ",".join(c for c in TAXONOMY if c in signals),
         "component": COMPONENT.get(taxonomy, "agent"), "fix_status": min(statuses, key=FIX_ORDER.index),
         "decisions": ",".join(f"{v}={d.decision}" for v, d in decided.items()),
@@ -110,29 +147,31 @@ def ledger_row(run: str, trial, verdicts: pd.DataFrame, events: pd.DataFrame, tr
     }
 
 
-def failure_ledger(run_dir: str | Path, triage: TriageFile | None = None) -> pd.DataFrame:
+def by_trial(frame: pd.DataFrame) -> dict[int, list]:
+    """A frame's rows (named tuples), grouped by trial id, in order."""
+    groups = defaultdict(list)
+    for row in frame.itertuples(index=False):
+        groups[row.trial_id].append(row)
+    return groups
+
+
+def failure_ledger(run: Run, triage: TriageFile | None = None) -> Ledger:
     """Every failed trial of a run's latest grading, with the triage file's decisions applied."""
     triage = triage or TriageFile()
-    trials = load_trials(run_dir)
-    failed = trials[~trials["passed"]]
-    verdicts = load_verdicts(run_dir)
-    verdicts = dict(tuple(verdicts[(verdicts["passed"] == 0) & verdicts["trial_id"].isin(failed["trial_id"])]
-                          .groupby("trial_id")))
-    events = load_events(run_dir)
-    no_events = events.iloc[:0]
-    events = dict(tuple(events[events["trial_id"].isin(failed["trial_id"])].groupby("trial_id")))
-    run = run_id(run_dir)
-    rows = [ledger_row(run, t, verdicts[t.trial_id], events.get(t.trial_id, no_events), triage)
-            for t in failed.itertuples()]
-    return pd.DataFrame(rows, columns=list(COLUMNS)).astype(COLUMNS)
+    tasks = run.tasks[["task_id", "version", "suite", "risk"]].rename(columns={"version": "task_version"})
+    failed = run.failed_outcomes.merge(tasks, on="task_id", how="left")
+    verdicts, calls = by_trial(run.failing_verdicts), by_trial(run.failed_calls)
+    rows = [ledger_row(run.run_id, t, verdicts[t.trial_id], calls[t.trial_id], triage)
+            for t in failed.itertuples(index=False)]
+    return Ledger(run.run_id, pd.DataFrame(rows, columns=list(COLUMNS)).astype(COLUMNS))
 
 
-def write_ledger(ledger: pd.DataFrame, csv: str | Path | None = None, parquet: str | Path | None = None) -> None:
-    """Export the ledger to CSV and/or Parquet."""
+def write_ledger(ledger: Ledger, csv: str | Path | None = None, parquet: str | Path | None = None) -> None:
+    """Export the ledger's table to CSV and/or Parquet."""
     if csv:
-        ledger.to_csv(csv, index=False)
+        ledger.table.to_csv(csv, index=False)
     if parquet:
-        ledger.to_parquet(parquet, index=False)
+        ledger.table.to_parquet(parquet, index=False)
 
 
 def read_ledger(path: str | Path) -> pd.DataFrame:
@@ -141,16 +180,3 @@ def read_ledger(path: str | Path) -> pd.DataFrame:
     if path.suffix == ".parquet":
         return pd.read_parquet(path)
     return pd.read_csv(path, dtype=COLUMNS, keep_default_na=False)
-
-
-def ledger_text(ledger: pd.DataFrame) -> str:
-    """Counts by error class and agent, then one line per failed trial (critical ones marked)."""
-    run = ledger["run_id"].iloc[0] if len(ledger) else "-"
-    head = (f"failure ledger · run {run} · {len(ledger)} failed trial(s) · "
-            f"{int(ledger['critical'].sum())} critical · ids, versions, verdict ids and step numbers only")
-    if ledger.empty:
-        return head
-    counts = pd.crosstab(ledger["agent"], ledger["taxonomy"], margins=True, margins_name="total")
-    counts = counts[[c for c in (*TAXONOMY, "total") if c in counts.columns]]
-    rows = ledger[TEXT_COLUMNS].assign(critical=ledger["critical"].map({True: "CRITICAL", False: ""}))
-    return "\n".join([head, "", counts.to_string(), "", rows.to_string(index=False)])

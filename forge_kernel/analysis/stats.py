@@ -42,6 +42,11 @@ class Rate:
         lo, hi = self.interval
         return f"{self.k}/{self.n} = {self.value:.0%} [{lo:.0%}, {hi:.0%}]"
 
+    @classmethod
+    def of(cls, d: dict) -> "Rate":
+        """The Rate of an ``as_dict`` form."""
+        return cls(d["k"], d["n"])
+
     def as_dict(self) -> dict:
         interval = self.interval
         return {"k": self.k, "n": self.n, "rate": self.value, "ci95": list(interval) if interval else None,

@@ -1,4 +1,4 @@
-"""A comparison (and its gate) as Markdown that reads on its own."""
+"""A comparison (and its gate), and ablation cards, as Markdown that reads on its own."""
 from __future__ import annotations
 
 from collections import Counter
@@ -6,24 +6,21 @@ from collections import Counter
 from ..analysis.ablation import AblationCard
 from ..analysis.comparison import Comparison, SideSummary
 from ..analysis.criteria import COLUMNS, STATES
+from ..analysis.display import markdown_lines as table
 from ..analysis.gate import GateResult
 from ..analysis.stats import Rate
+from ..spec.compact import SYNTHETIC_BANNER
 
-BANNER = "> All patients and records are synthetic. Figures are from agent trials on a virtual EHR, not from care."
+BANNER = f"> {SYNTHETIC_BANNER}"
 
 
 def rate(d: dict) -> str:
-    return str(Rate(d["k"], d["n"]))
+    return str(Rate.of(d))
 
 
 def percentiles(values: dict[str, float | None]) -> str:
     """P50 / P95 / P99 in ms; a dash where there are too few samples."""
     return " / ".join("—" if v is None else f"{v * 1000:.1f}" for v in values.values()) + " ms"
-
-
-def table(header: list[str], rows: list[list[str]]) -> list[str]:
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
-            *("| " + " | ".join(r) + " |" for r in rows)]
 
 
 def overview(b: SideSummary, c: SideSummary) -> list[str]:
@@ -78,8 +75,7 @@ def criteria(b: SideSummary, c: SideSummary) -> list[str]:
 
 def render_comparison(cmp: Comparison, gate: GateResult | None = None) -> str:
     b, c = cmp.baseline, cmp.candidate
-    out = [f"# {c.agent} {c.agent_version} vs {b.agent} {b.agent_version}", "", BANNER, "",
-           f"Ran: {c.agent} {c.isolation}; {b.agent} {b.isolation}.", ""]
+    out = [f"# {cmp.title}", "", BANNER, "", f"Ran: {c.agent} {c.isolation}; {b.agent} {b.isolation}.", ""]
     if gate:
         out += [f"## Release gate: {'GREEN' if gate.green else 'RED'}", "",
                 f"Policy `{gate.policy_name}` v{gate.policy_version}, hash `{gate.policy_hash}`.", ""]
@@ -108,15 +104,6 @@ def render_comparison(cmp: Comparison, gate: GateResult | None = None) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_ablation(card: AblationCard) -> str:
-    """An ablation card: the component removed, the tasks it cost, and the slices where it mattered."""
-    removed = ", ".join(f"`{k}` {v['candidate']} → {v['ablation']}" for k, v in card.removed.items()) or \
-        "no configuration difference recorded"
-    delta = "—" if card.overall_delta is None else f"{card.overall_delta:+.1%}"
-    out = [f"## Ablation: {card.ablation} (from {card.candidate})", "", f"Removed: {removed}.",
-           f"Strict task pass change: {delta}. Tasks that regress: {', '.join(card.regressions) or 'none'}."
-           f" Tasks that improve: {', '.join(card.improvements) or 'none'}.", ""]
-    out += table(["slice", "value", "tasks", "candidate", "ablation", "delta"],
-                 [[s.slice, s.value, str(s.tasks), f"{s.candidate:.0%}", f"{s.ablation:.0%}", f"{s.delta:+.0%}"]
-                  for s in card.slices])
-    return "\n".join(out) + "\n"
+def render_ablations(cards: list[AblationCard]) -> str:
+    """Ablation cards, each with the component removed, the tasks it cost, and the slices where it mattered."""
+    return "\n".join([BANNER, "", *(card.text() for card in cards)])

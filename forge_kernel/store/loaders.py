@@ -74,6 +74,14 @@ def read_trial(store: RunStore, task_id: str, agent: str, trial: int) -> TrialRe
     return trial_from_row(store, row)
 
 
+def read_trial_by_id(store: RunStore, trial_id: int) -> TrialRecord:
+    """Read one trial by its row id."""
+    row = store.db.execute("SELECT * FROM trials WHERE trial_id = ?", (trial_id,)).fetchone()
+    if row is None:
+        raise StoreError(store.path.parent, "trial_id", f"no trial with id {trial_id}")
+    return trial_from_row(store, row)
+
+
 def trial_from_row(store: RunStore, row) -> TrialRecord:
     """A trial's events, result and latest grading, from its ``trials`` row."""
     db = store.db

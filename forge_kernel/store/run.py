@@ -1,8 +1,11 @@
 """The Run handle: a run read once, for notebooks, the CLI and reports alike.
 
-``open_run(path)`` opens the store read-only; the trial table, the packages (rebuilt from the store's own copies
-of their files) and their EHR images are read when first asked for and kept. ``run.trial(task, agent, k)`` gives
-one trial with its ``timeline`` and its ``compact()`` form for front ends.
+``open_run(path)`` opens the store read-only; the trial tables, the packages (rebuilt from the store's own copies
+of their files) and their EHR images are read when first asked for and kept. ``run.trial(task, agent, k)`` (or
+``run.trial_by_id(id)``) gives one trial with its ``timeline`` and its ``compact()`` form for front ends. The frames
+analysis reads (``tasks``, ``outcomes``, ``failed_outcomes``, ``facts(agent)``, ``failing_verdicts``,
+``failed_calls``) are filtered and aggregated in SQL (``facts.py``), read once, and shared: do not change them in
+place.
 """
 from __future__ import annotations
 
@@ -15,10 +18,12 @@ from ..ehr import EHRImage, Timeline
 from ..ehr.image import Key
 from ..spec import Package
 from ..spec.compact import SYNTHETIC_BANNER, CompactResource, CompactTrajectory, CompactVerdict
-from .loaders import read_trial, trial_frame
+from . import facts as sql
+from .loaders import read_trial, read_trial_by_id, trial_frame
 from .packages import run_packages
 from .records import TrialRecord
 from .run_store import RunStore
+from .snapshots import stored_files
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -64,6 +69,7 @@ class Run:
         self.store = RunStore.open(self.path, readonly=True)
         self._packages: dict[str, Package] = {}
         self._images: dict[str, EHRImage] = {}
+        self._facts: dict[str | None, pd.DataFrame] = {}
 
     def close(self) -> None:
         self.store.close()
@@ -104,15 +110,64 @@ class Run:
             self._images[task_id] = EHRImage(package.resources, package.public.environment.now)
         return self._images[task_id]
 
+    def files(self, task_id: str) -> list[tuple[str, str, bytes]]:
+        """(role, name, content) of every file of a package, as the run keeps them."""
+        return stored_files(self.store, self.package(task_id))
+
     def trial(self, task_id: str, agent: str, trial: int = 0) -> Trial:
         """One trial, read alone."""
-        record = read_trial(self.store, task_id, agent, trial)
-        return Trial(**vars(record), run=self)
+        return Trial(**vars(read_trial(self.store, task_id, agent, trial)), run=self)
+
+    def trial_by_id(self, trial_id: int) -> Trial:
+        """One trial by its id (as a comparison or the ledger names it), read alone."""
+        return Trial(**vars(read_trial_by_id(self.store, trial_id)), run=self)
 
     @cached_property
     def trials(self) -> "pd.DataFrame":
-        """One row per trial with its package facts and latest scores (read once)."""
+        """One row per trial with its package facts and latest scores, every column (read once)."""
         return trial_frame(self.store.db)
+
+    @cached_property
+    def tasks(self) -> "pd.DataFrame":
+        """One row per package the run used: version, suite, category, purpose, risk and slices (a dict)."""
+        return sql.tasks(self.store.db)
+
+    @cached_property
+    def outcomes(self) -> "pd.DataFrame":
+        """One row per trial: its keys, status and latest scores, without answers or events."""
+        return sql.outcomes(self.store.db)
+
+    @cached_property
+    def failed_outcomes(self) -> "pd.DataFrame":
+        """The outcomes of the failed trials, with how many read tools of the expected chain never ran successfully
+        (``missing_reads``)."""
+        return sql.failed_outcomes(self.store.db)
+
+    @cached_property
+    def agents_with_trials(self) -> list[str]:
+        """The agents that have trials in the store, sorted."""
+        return [r[0] for r in self.store.db.execute("SELECT DISTINCT agent FROM trials ORDER BY agent")]
+
+    def facts(self, agent: str | None = None) -> "pd.DataFrame":
+        """One row per trial of an agent (None: of every agent) with what a comparison needs (read once per agent):
+        its outcome, answer and output, tool time (``tool_s``; ``agent_s`` is the rest of its duration), calls,
+        successful calls, faults met and recovered, idempotent replays, cross-patient and unauthorized-write
+        attempts, the fingerprint of its writes, failing hard safety and answer verdicts, and the ids that failed."""
+        if agent not in self._facts:
+            self._facts[agent] = sql.trial_facts(self.store.db, agent)
+        return self._facts[agent]
+
+    @cached_property
+    def failing_verdicts(self) -> "pd.DataFrame":
+        """Each failed trial's failing verdicts: verifier id, category, severity, the steps they point at, and
+        ``raised`` (the verifier raised instead of judging)."""
+        return sql.failing_verdicts(self.store.db)
+
+    @cached_property
+    def failed_calls(self) -> "pd.DataFrame":
+        """Each failed trial's failed calls: step, tool, policy denial, error code, and ``retried`` when a later call
+        of the same tool succeeded."""
+        return sql.failed_calls(self.store.db)
 
     def __repr__(self) -> str:
         started, ended = self.manifest.get("started_at"), self.manifest.get("ended_at") or "unfinished"

@@ -19,14 +19,17 @@ import re
 import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
 from pydantic import BaseModel
 
-from ..engine.grading import grade_trajectory
 from ..spec import Package, SpecError, ToolCall, TrajectoryFile, load_package
-from ..store import RunStore, TrialRecord, read_trial, run_packages, stored_files
+from ..store import Run, TrialRecord
 from ..verify import Verdict
+from .grading import grade_trajectory
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 COMMAND = "forge grade --package package --trajectory trajectory.json"
 """Run from the bundle folder."""
@@ -56,23 +59,23 @@ def verdict_key(v: Verdict) -> tuple:
     return v.kind, v.category, v.severity, v.passed, tuple(v.steps)
 
 
-def graded_package(store: RunStore, stored: TrialRecord) -> Package:
+def graded_package(run: Run, stored: TrialRecord) -> Package:
     """The trial's package as the store keeps it, refused if its hidden half is not the one of the latest grading
     (only a store of schema 1, which reloads packages from disk, can be out of step)."""
-    package = run_packages(store, {stored.task_id})[stored.task_id]
+    package = run.package(stored.task_id)
     if package.hidden_hash != stored.grading.hidden_hash:
         raise SpecError(package.hidden_path, "(hidden half)",
-                        f"changed since the run was graded; run `forge regrade {store.path.parent}` first")
+                        f"changed since the run was graded; run `forge regrade {run.path}` first")
     return package
 
 
-def copy_halves(store: RunStore, package: Package, folder: Path) -> Path:
+def copy_halves(run: Run, package: Package, folder: Path) -> Path:
     """Write package.yaml, its fixtures, the hidden half and its plugins under folder, as the store keeps them (or
     as they are on disk, for a store of schema 1); the package folder."""
     target, verifiers = folder / "package", folder / "verifiers"
     places = {"public": lambda name: target / name, "hidden": lambda name: verifiers / package.public.suite /
               f"{package.id}.yaml", "plugin": lambda kind: verifiers / "plugins" / f"{kind}.py"}
-    for role, name, content in stored_files(store, package):
+    for role, name, content in run.files(package.id):
         place = places[role](name)
         place.parent.mkdir(parents=True, exist_ok=True)
         place.write_bytes(content)
@@ -105,14 +108,14 @@ def bundle_folder(out_dir: Path, row) -> Path:
     return folder
 
 
-def write_bundle(store: RunStore, row, out_dir: Path) -> ReproBundle:
+def write_bundle(run: Run, row, out_dir: Path) -> ReproBundle:
     """Write one ledger row's bundle and check that a replay reproduces its verdicts."""
-    stored = read_trial(store, row.task_id, row.agent, int(row.trial))
-    package = graded_package(store, stored)
+    stored = run.trial_by_id(int(row.trial_id))
+    package = graded_package(run, stored)
     folder = bundle_folder(out_dir, row)
     if folder.exists():
         shutil.rmtree(folder)
-    bundled = load_package(copy_halves(store, package, folder))
+    bundled = load_package(copy_halves(run, package, folder))
     trajectory = TrajectoryFile(**stored.result.model_dump(), task_id=row.task_id, agent=row.agent,
                                 calls=[ToolCall(tool=e.tool, args=e.args) for e in stored.events])
     (folder / "trajectory.json").write_text(trajectory.model_dump_json(indent=2), encoding="utf-8")
@@ -124,9 +127,8 @@ def write_bundle(store: RunStore, row, out_dir: Path) -> ReproBundle:
     return ReproBundle(path=str(folder), task_id=row.task_id, agent=row.agent, trial=int(row.trial), differs=differs)
 
 
-def write_bundles(run_dir: str | Path, ledger: pd.DataFrame, out_dir: str | Path) -> list[ReproBundle]:
-    """A repro bundle for every critical row of the run's ledger."""
+def write_bundles(run: Run, rows: pd.DataFrame, out_dir: str | Path) -> list[ReproBundle]:
+    """A repro bundle for every row (run_id, trial_id, task_id, agent, trial: a ledger's ``critical`` rows)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    with RunStore.open(Path(run_dir), readonly=True) as store:
-        return [write_bundle(store, row, out_dir) for row in ledger[ledger["critical"]].itertuples()]
+    return [write_bundle(run, row, out_dir) for row in rows.itertuples()]

@@ -1,0 +1,159 @@
+"""What analysis reads of a run, filtered and aggregated in SQL: only the latest grading of each trial, only the
+columns used, and never a whole events or verdicts table.
+
+- ``tasks``: one row per package (its facts and slices);
+- ``outcomes``: one row per trial, its keys, status and scores (``failed_outcomes``: those of the failed trials, with
+  how many read tools of the expected chain never ran successfully, ``missing_reads``);
+- ``trial_facts``: one row per trial of an agent with what a comparison needs: its outcome, answer and output,
+  tool time and counts, tool success, faults met and recovered, idempotent replays, cross-patient and
+  unauthorized-write attempts, the fingerprint of its writes, and its failing hard safety and answer verdicts;
+- ``failing_verdicts`` and ``failed_calls`` of the failed trials, for the failure ledger.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from typing import TYPE_CHECKING
+
+from ..spec.trajectory import CROSS_PATIENT, UNAUTHORIZED_WRITE
+from ..spec.grading import ERROR_PREFIX
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+LATEST = "(SELECT MAX(grading_id) FROM scores WHERE trial_id = t.trial_id)"
+"""The latest grading of trial ``t``."""
+RETRIED = ("EXISTS (SELECT 1 FROM events l WHERE l.trial_id = e.trial_id AND l.step > e.step AND l.tool = e.tool "
+           "AND l.ok)")
+"""Event ``e`` is followed by a successful call of the same tool."""
+
+LATEST_SCORES = f"trials t JOIN scores s ON s.trial_id = t.trial_id AND s.grading_id = {LATEST}"
+"""Each trial with the scores of its latest grading."""
+
+TASKS = "SELECT task_id, version, suite, category, purpose, risk, slices FROM packages ORDER BY task_id"
+
+OUTCOME_COLUMNS = """t.trial_id, t.task_id, t.agent, t.agent_version, t.trial, t.status, s.passed, s.accuracy,
+       s.completion, s.missing, s.hidden_version, s.hidden_hash"""
+
+OUTCOMES = f"SELECT {OUTCOME_COLUMNS} FROM {LATEST_SCORES} ORDER BY t.task_id, t.agent, t.trial"
+
+FAILED_OUTCOMES = f"""
+SELECT {OUTCOME_COLUMNS},
+       (SELECT COUNT(*) FROM json_each(s.missing) WHERE value IN (SELECT value FROM json_each(:reads))) AS missing_reads
+FROM {LATEST_SCORES} WHERE NOT s.passed
+ORDER BY t.task_id, t.agent, t.trial
+"""
+
+TRIAL_FACTS = f"""
+WITH picked AS MATERIALIZED (
+  SELECT t.trial_id, {LATEST} AS grading_id FROM trials t WHERE :agent IS NULL OR t.agent = :agent
+), calls AS (
+  SELECT e.trial_id, SUM(e.latency_ms) / 1000.0 AS tool_s, COUNT(*) AS tool_calls, SUM(e.ok) AS tool_ok,
+         SUM(e.fault IS NOT NULL) AS faults, SUM(CASE WHEN e.fault IS NOT NULL THEN {RETRIED} ELSE 0 END) AS recovered,
+         SUM(instr(e.flags, '"idempotent_replay"') > 0) AS idempotent_replays,
+         SUM(e.denied IS :cross) AS cross_patient, SUM(e.denied IS :unauthorized) AS unauthorized_writes,
+         forge_fingerprint(e.changes) AS fingerprint
+  FROM events e WHERE e.trial_id IN (SELECT trial_id FROM picked) GROUP BY e.trial_id
+), failing AS (
+  SELECT v.trial_id, SUM(v.category = 'safety' AND v.severity = 'hard') AS safety_failures,
+         SUM(v.category = 'answer') AS answer_failures, group_concat(v.verifier_id, ',') AS failed_verifiers
+  FROM picked k CROSS JOIN verdicts v ON v.trial_id = k.trial_id AND v.grading_id = k.grading_id
+  WHERE v.passed = 0 GROUP BY v.trial_id
+)
+SELECT t.trial_id, t.task_id, t.agent, t.agent_version, t.trial, t.status, t.answer, t.output, t.confidence,
+       t.self_status, t.duration_s, t.queued_s, t.cost, p.category, p.risk, s.passed, s.hidden_hash,
+       COALESCE(c.tool_s, 0.0) AS tool_s, MAX(t.duration_s - COALESCE(c.tool_s, 0.0), 0.0) AS agent_s,
+       COALESCE(c.tool_calls, 0) AS tool_calls, COALESCE(c.tool_ok, 0) AS tool_ok, COALESCE(c.faults, 0) AS faults,
+       COALESCE(c.recovered, 0) AS recovered, COALESCE(c.idempotent_replays, 0) AS idempotent_replays,
+       COALESCE(c.cross_patient, 0) AS cross_patient, COALESCE(c.unauthorized_writes, 0) AS unauthorized_writes,
+       COALESCE(c.fingerprint, :no_writes) AS fingerprint, COALESCE(f.safety_failures, 0) AS safety_failures,
+       COALESCE(f.answer_failures, 0) AS answer_failures, COALESCE(f.failed_verifiers, '') AS failed_verifiers
+FROM picked k JOIN trials t USING (trial_id) JOIN scores s USING (trial_id, grading_id) JOIN packages p USING (task_id)
+LEFT JOIN calls c USING (trial_id) LEFT JOIN failing f USING (trial_id)
+ORDER BY t.task_id, t.agent, t.trial
+"""
+
+FAILED = f"SELECT t.trial_id, s.grading_id FROM {LATEST_SCORES} WHERE NOT s.passed"
+
+FAILING_VERDICTS = f"""
+WITH failed AS MATERIALIZED ({FAILED})
+SELECT v.trial_id, v.verifier_id, v.category, v.severity, v.steps,
+       substr(v.reason, 1, length(:raised)) = :raised AS raised
+FROM failed f CROSS JOIN verdicts v ON v.trial_id = f.trial_id AND v.grading_id = f.grading_id
+WHERE NOT v.passed ORDER BY v.trial_id, v.verifier_id
+"""
+
+FAILED_CALLS = f"""
+WITH failed AS MATERIALIZED ({FAILED})
+SELECT e.trial_id, e.step, e.tool, e.denied, json_extract(e.error, '$.code') AS code, {RETRIED} AS retried
+FROM failed f CROSS JOIN events e ON e.trial_id = f.trial_id
+WHERE NOT e.ok ORDER BY e.trial_id, e.step
+"""
+
+
+class Fingerprint:
+    """SQLite aggregate: a short hash of a trial's writes, its events' non-empty ``changes`` joined by newlines in
+    the order the rows arrive (a scan of ``events`` by its key gives them in step order)."""
+
+    def __init__(self):
+        self.hash, self.first = hashlib.sha256(), True
+
+    def step(self, changes: str) -> None:
+        if changes != "[]":
+            self.hash.update(changes.encode() if self.first else b"\n" + changes.encode())
+            self.first = False
+
+    def finalize(self) -> str:
+        return self.hash.hexdigest()[:16]
+
+
+NO_WRITES = Fingerprint().finalize()
+"""The fingerprint of a trial that wrote nothing."""
+
+
+def frame(db: sqlite3.Connection, sql: str, params: dict | tuple = ()) -> pd.DataFrame:
+    """A query's rows as a DataFrame; ``passed`` (where read) as bool."""
+    import pandas as pd  # imported here: the CLI starts without it
+
+    df = pd.read_sql_query(sql, db, params=params)
+    if "passed" in df.columns:
+        df["passed"] = df["passed"].astype(bool)
+    return df
+
+
+def tasks(db: sqlite3.Connection) -> pd.DataFrame:
+    """One row per package the run used; ``slices`` as a dict."""
+    df = frame(db, TASKS)
+    df["slices"] = df["slices"].map(json.loads)
+    return df
+
+
+def outcomes(db: sqlite3.Connection) -> pd.DataFrame:
+    return frame(db, OUTCOMES)
+
+
+def failed_outcomes(db: sqlite3.Connection) -> pd.DataFrame:
+    """The outcomes of the failed trials, with ``missing_reads``."""
+    from ..tools import TOOLS  # the tool catalog's kinds, only for this (a replay or a summary needs no tool)
+
+    reads = sorted(name for name, tool in TOOLS.items() if tool.kind == "read")
+    return frame(db, FAILED_OUTCOMES, {"reads": json.dumps(reads)})
+
+
+def trial_facts(db: sqlite3.Connection, agent: str | None) -> pd.DataFrame:
+    """One row per trial of ``agent`` (None: of every agent) with what a comparison needs."""
+    db.create_aggregate("forge_fingerprint", 1, Fingerprint)
+    return frame(db, TRIAL_FACTS, {"agent": agent, "cross": CROSS_PATIENT, "unauthorized": UNAUTHORIZED_WRITE,
+                                   "no_writes": NO_WRITES})
+
+
+def failing_verdicts(db: sqlite3.Connection) -> pd.DataFrame:
+    """The failing verdicts of every failed trial; ``raised`` when the verifier raised instead of judging."""
+    return frame(db, FAILING_VERDICTS, {"raised": ERROR_PREFIX})
+
+
+def failed_calls(db: sqlite3.Connection) -> pd.DataFrame:
+    """The failed calls of every failed trial: step, tool, policy denial, error code, and whether a later call of
+    the same tool succeeded (``retried``)."""
+    return frame(db, FAILED_CALLS)

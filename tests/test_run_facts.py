@@ -1,0 +1,124 @@
+"""What the Run handle reads for analysis, filtered and aggregated in SQL, against trials written by hand: tool
+time and counts, faults met and recovered, replays, denials, the fingerprint of the writes, failing verdicts of
+the latest grading only, and the ledger's failed calls."""
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from forge_kernel.spec import AgentResult, SpecError, StoreError, load_package
+from forge_kernel.spec.trajectory import Event, compact_json
+from forge_kernel.store import RunStore, TrialRecord, open_run
+from forge_kernel.verify import Grading, Scores, Verdict
+from tests.helpers import ROOT
+
+PACKAGE = ROOT / "task_packages/superclue/SC-OPS-ADMISSION"
+ORDER = {"op": "add", "path": "/MedicationRequest/m1", "value": {"resourceType": "MedicationRequest", "id": "m1"}}
+NOTE = {"op": "replace", "path": "/Encounter/e1/status", "value": "finished", "replaced": "in-progress"}
+
+
+def event(step, tool, ok=True, **kw) -> Event:
+    error = None if ok else {"code": kw.pop("code", "tool_error"), "message": "synthetic"}
+    return Event(step=step, tool=tool, args={}, kind="read", ok=ok, error=error, latency_ms=kw.pop("ms", 1.0), **kw)
+
+
+BUSY = (
+    event(1, "patient_search", ms=2.5),
+    event(2, "record_search", ok=False, fault="timeout", code="timeout"),  # met, then recovered at 3
+    event(3, "record_search"),
+    event(4, "lab_search", ok=False, fault="error"),  # met, never recovered
+    event(5, "medication_request_create", flags=["idempotent_replay"], changes=[ORDER]),
+    event(6, "vital_sign_create", ok=False, denied="unauthorized_write", code="denied"),
+    event(7, "patient_detail", ok=False, denied="cross_patient", code="denied"),
+    event(8, "encounter_update", changes=[NOTE]),
+    event(9, "patient_search", ok=False, code="invalid_args"),
+)
+"""A trial of every kind of call: 9 calls, 4 successful, 2 faults (1 recovered), 2 denials, 2 writes (a tuple: a
+hostile agent of another test module, run in process, edits every list of events it finds)."""
+
+
+def verdict(vid, category, passed, severity="hard", steps=()) -> Verdict:
+    return Verdict(vid, vid, category, severity, passed, "synthetic", tuple(steps))
+
+
+def record(package, agent, k, events, verdicts) -> TrialRecord:
+    passed = all(v.passed for v in verdicts if v.severity == "hard")
+    scores = Scores(passed, 0.5, int(passed), "n/a", ("record_search", "no_such_tool"), ())
+    return TrialRecord(package.id, agent, "1", k, k, "completed", None, AgentResult(answer=f"answer {k}"), events,
+                       0.002 * (k + 1), 0.0, Grading(verdicts, scores, package.hidden.version, package.hidden_hash))
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    package = load_package(PACKAGE)
+    out = tmp_path_factory.mktemp("facts") / "run"
+    store = RunStore.create(out)
+    agents = [{"name": name, "version": "1"} for name in ("a", "b")]
+    store.start("facts", {}, {"run_id": "facts", "started_at": "2026-12-01T00:00:00+00:00", "agents": agents}, [package])
+    failing = [verdict("checks-first", "safety", False, steps=[5]), verdict("answer", "answer", False),
+               verdict("tone", "answer", False, severity="soft"), verdict("state", "success", True)]
+    ids = store.write_trials([record(package, "a", 0, list(BUSY), failing), record(package, "a", 1, [], failing[3:]),
+                              record(package, "b", 0, list(BUSY[:1]), failing[:1])])
+    regrade = store.new_grading()  # grading 2 of trial a/1 fails it: its verdicts, not those of grading 1, count
+    store.write_gradings(regrade, [(ids[1], Grading([verdict("state", "success", False, steps=[2])],
+                                                    Scores(False, 0.0, 0, "n/a", (), ()), "1", package.hidden_hash))])
+    store.close()
+    return out
+
+
+@pytest.fixture(scope="module")
+def run(run_dir):
+    with open_run(run_dir) as handle:
+        yield handle
+
+
+def test_tool_time_counts_faults_replays_and_denials_per_trial(run):
+    busy, idle = run.facts("a").to_dict("records")
+    assert (busy["tool_calls"], busy["tool_ok"], busy["faults"], busy["recovered"]) == (9, 4, 2, 1)
+    assert (busy["idempotent_replays"], busy["cross_patient"], busy["unauthorized_writes"]) == (1, 1, 1)
+    assert busy["tool_s"] == pytest.approx(10.5 / 1000) and busy["agent_s"] == 0.0  # 2 ms of trial, 10.5 of calls
+    assert (idle["tool_calls"], idle["tool_s"], idle["agent_s"]) == (0, 0.0, pytest.approx(0.004))
+    assert busy["answer"] == "answer 0" and busy["category"] == "clinical_operations"
+
+
+def test_the_fingerprint_hashes_the_writes_in_step_order(run):
+    busy, idle = run.facts("a")["fingerprint"]
+    writes = "\n".join(compact_json(changes) for changes in ([ORDER], [NOTE]))
+    assert busy == hashlib.sha256(writes.encode()).hexdigest()[:16]
+    assert idle == hashlib.sha256(b"").hexdigest()[:16]
+
+
+def test_failing_verdicts_are_those_of_the_latest_grading(run):
+    busy, regraded = run.facts("a").to_dict("records")
+    assert (busy["safety_failures"], busy["answer_failures"], busy["failed_verifiers"]) == (1, 2, "answer,checks-first,tone")
+    assert (regraded["passed"], regraded["failed_verifiers"], regraded["safety_failures"]) == (False, "state", 0)
+    failing = run.failing_verdicts
+    assert failing[["trial_id", "verifier_id"]].values.tolist() == [
+        [1, "answer"], [1, "checks-first"], [1, "tone"], [2, "state"], [3, "checks-first"]]
+    assert failing.loc[failing["trial_id"] == 2, "steps"].tolist() == ["[2]"]
+
+
+def test_failed_calls_say_whether_the_tool_later_succeeded(run):
+    calls = run.failed_calls[run.failed_calls["trial_id"] == 1]
+    assert calls[["step", "tool", "code", "retried"]].values.tolist() == [
+        [2, "record_search", "timeout", 1], [4, "lab_search", "tool_error", 0], [6, "vital_sign_create", "denied", 0],
+        [7, "patient_detail", "denied", 0], [9, "patient_search", "invalid_args", 0]]
+    assert calls["denied"].tolist()[2:4] == ["unauthorized_write", "cross_patient"]
+
+
+def test_an_agent_is_read_once_and_alone(run):
+    assert run.facts("a") is run.facts("a")
+    assert run.facts("b")["agent"].tolist() == ["b"] and len(run.facts()) == 3
+    assert run.agents_with_trials == ["a", "b"]
+    assert run.outcomes["passed"].tolist() == [False, False, False]
+    assert run.failed_outcomes["missing_reads"].tolist() == [1, 0, 1]  # record_search, a read, is missing but in the regrade
+
+
+def test_a_trial_opens_by_its_id(run):
+    for row in run.facts().itertuples():
+        trial = run.trial_by_id(row.trial_id)
+        assert (trial.task_id, trial.agent, trial.trial, len(trial.events)) == (row.task_id, row.agent, row.trial,
+                                                                                 row.tool_calls)
+    with pytest.raises(StoreError, match="no trial with id 99"):
+        run.trial_by_id(99)
