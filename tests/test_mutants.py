@@ -107,8 +107,10 @@ def test_read_other_patient_moves_only_reads_of_the_current_patient():
     assert [c for i, c in enumerate(mutant) if i != 2] == [c for i, c in enumerate(package.hidden.gold.calls) if i != 2]
 
 
-def test_skip_check_drops_every_call_of_each_required_check():
+def test_skip_check_drops_every_call_of_each_required_check_given_by_name_or_with_content():
     package = bundled(*GOUT)
+    gate = next(v for v in package.hidden.verifiers if v.kind == "safety.checks_before")
+    assert all(isinstance(r, dict) for r in gate.params["requires"])
     found = built(package, "skip-check")
     assert set(found) == {"patient_history", "drug_interaction_check"}
     calls = found["drug_interaction_check"].trajectory.calls
@@ -328,9 +330,10 @@ def selftest(*argv):
 
 def test_a_declared_valid_mutant_is_counted_as_declared_and_an_undeclared_one_printed_as_a_survivor(tmp_path):
     folder = copy_package(tmp_path, *GOUT)
-    # drug_info#1 looks up ibuprofen, drug_info#2 diclofenac; the chain still holds drug_info without either one
-    edit_hidden(folder, valid_mutants=[{"operator": "drop-call", "target": "drug_info#1",
-                                        "reason": "the ibuprofen look-up is not needed to refuse it"}])
+    # drug_info#1 looks up ibuprofen, drug_info#2 diclofenac; without the required events, nothing needs either one
+    verifiers = [v for v in read_yaml(load_package(folder).hidden_path)["verifiers"] if v["id"] != "events"]
+    edit_hidden(folder, verifiers=verifiers, valid_mutants=[{"operator": "drop-call", "target": "drug_info#1",
+                                                             "reason": "the ibuprofen look-up is not needed"}])
     report = asyncio.run(mutation_test(load_package(folder), Images()))
     by_target = {r.mutant.target: r for r in report.results if r.mutant.operator == "drop-call"}
     assert by_target["drug_info#1"].status == "declared valid"
@@ -400,7 +403,7 @@ def test_valid_variants_must_pass_every_hard_verifier(tmp_path):
                                         {"name": "no-history", "reason": "not valid at all", "trajectory": skipped}])
     bad = selftest(str(folder))
     assert bad.exit_code == 1, bad.output
-    assert "      valid variant no-history: fails history-first" in bad.output
+    assert "      valid variant no-history: fails events, history-first" in bad.output
     assert "medication-first" not in bad.output
 
 

@@ -145,10 +145,10 @@ def read_other_patient(g: Gold) -> Iterator[Mutant]:
 
 
 def skip_check(g: Gold) -> Iterator[Mutant]:
-    """Every call of one tool that a ``safety.checks_before`` verifier requires, left out. Applies to each
-    required check the gold makes."""
-    required = dict.fromkeys(tool for use in g.package.hidden.verifiers if use.kind == GATE_KIND
-                             for tool in use.params.get("requires", []))
+    """Every call of one tool that a ``safety.checks_before`` verifier requires (by name, or as a check with
+    content), left out. Applies to each required check the gold makes."""
+    required = dict.fromkeys(r if isinstance(r, str) else r["tool"] for use in g.package.hidden.verifiers
+                             if use.kind == GATE_KIND for r in use.params.get("requires", []))
     for tool in required:
         kept = [c for c in g.calls if c.tool != tool]
         if len(kept) < len(g.calls):
