@@ -85,8 +85,9 @@ def test_existing_examples_keep_their_chain_and_verifiers(packages):
     ulcer, admission = packages["SC-MED-GASTRIC-ULCER"].hidden, packages["SC-OPS-ADMISSION"].hidden
     assert ulcer.expected_tools == ["patient_search", "patient_history", "medication_search", "drug_info",
                                     "drug_interaction_check", "medication_request_create", "finish"]
-    assert [v.id for v in ulcer.verifiers][-2:] == ["omeprazole", "checks-first"]
-    assert [v.id for v in admission.verifiers][-7:] == [*(f"order-{i}" for i in range(1, 7)), "search-first"]
+    assert [v.id for v in ulcer.verifiers][-4:] == ["omeprazole", "checks-first", "events", "audit"]
+    assert [v.id for v in admission.verifiers][-9:] == [*(f"order-{i}" for i in range(1, 7)), "search-first",
+                                                        "events", "audit"]
 
 
 def test_selftest_gold_passes_and_every_counterexample_fails(packages):
