@@ -16,11 +16,9 @@ from forge_kernel.spec import find_packages, load_package
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITES = ("superclue", "forge-nsclc")
-PENDING = {"cite-unread", "cite-other-patient", "cite-stale", "several-values"}
+PENDING = {"cite-unread", "cite-other-patient", "cite-stale"}
 """PENDING: operators not yet covered by the bundled verifiers; remove each from this set as it is, so that its
-survivors fail this test again. The cite-* operators wait for the evidence provenance and grounding kinds;
-several-values hedges an answer's first stated number (often a year or a test's name, or not the value a package
-checks) and needs a decision on how packages assert the numbers they state."""
+survivors fail this test again. The cite-* operators wait for the evidence provenance and grounding kinds."""
 
 
 @pytest.fixture(scope="module")

@@ -71,6 +71,10 @@ ELIGIBLE = ("forge-nsclc", "TP-ELIGIBLE-v1")
 """Three assessments with cited evidence in the structured output; protocol windows of 14 and 28 days."""
 ANC = ("forge-nsclc", "TP-ANC-UNKNOWN-v1")
 """Reads labs only: the diagnosis is never returned to the agent."""
+BLOOD_GAS = ("superclue", "SC-DA-BLOOD-GAS")
+"""Checks the anion gap, not the first number of the answer (the pH)."""
+CALCIUM = ("superclue", "SC-MED-OSTEOPOROSIS-CALCIUM")
+"""Checks a spacing of 30 minutes that the answer states as a threshold."""
 
 
 def test_every_operator_has_a_builder():
@@ -198,30 +202,30 @@ def test_text_only_drops_the_output_and_applies_only_where_there_is_one():
     assert built(bundled(*GOUT), "text-only") == {}
 
 
-def test_several_values_appends_other_values_in_the_unit_of_the_first_amount():
-    package = bundled(*ASTHMA)  # "Salbutamol 2.5 mg nebulised now (... every 20 minutes ...)"
-    mutant = built(package, "several-values")["2.5 mg"]
-    assert mutant.trajectory.answer == package.hidden.gold.answer + " (or 1.9 mg, or 3.1 mg)"
+def test_several_values_hedges_the_number_the_package_checks_not_the_first_one():
+    package = bundled(*BLOOD_GAS)  # "pH 7.22，PaCO2 23 mmHg，...；阴离子间隙 28.5 mmol/L 升高，..."; checks the gap
+    (target, mutant), = built(package, "several-values").items()
+    gold = package.hidden.gold.answer
+    assert target == "28.5 mmol/L" and gold.startswith("pH 7.22")
+    assert mutant.trajectory.answer == gold.replace("28.5 mmol/L", "28.5 mmol/L 或 35.6 mmol/L", 1)
     assert mutant.trajectory.calls == package.hidden.gold.calls
 
 
-@pytest.mark.parametrize("answer, target, added", [
-    ("评分 3 分，收缩压 150 mmHg。", "150 mmHg", " (or 112 mmHg, or 188 mmHg)"),
-    ("评分 3 分，体温 38.4 ℃。", "38.4 ℃", " (or 28.8 ℃, or 48.0 ℃)"),  # an offset unit
+@pytest.mark.parametrize("verifier, added", [
+    ({"kind": "answer.text", "params": {"all": ["2.5 mg"]}}, "2.5 mg or 3.1 mg"),
+    ({"kind": "answer.number", "params": {"value": 20, "pattern": r"every (\d+)"}}, "20 minutes or 25 minutes"),
+    ({"kind": "answer.number", "params": {"value": 2.5, "tol": 1, "unit": "mg"}}, "2.5 mg or 3.8 mg"),  # past tol
 ])
-def test_several_values_prefers_an_amount_with_a_unit(tmp_path, answer, target, added):
-    folder = copy_package(tmp_path, *ASTHMA)
-    gold = read_yaml(load_package(folder).hidden_path)["gold"]
-    edit_hidden(folder, gold=gold | {"answer": answer})
-    (found, mutant), = built(load_package(folder), "several-values").items()
-    assert found == target and mutant.trajectory.answer == answer + added
+def test_several_values_offers_a_wrong_value_beside_the_checked_one(tmp_path, verifier, added):
+    folder = copy_package(tmp_path, *ASTHMA)  # "Salbutamol 2.5 mg nebulised now (may repeat every 20 minutes, ...)"
+    edit_hidden(folder, verifiers=BUDGET_ONLY + [{"id": "value", "category": "answer", **verifier}])
+    (target, mutant), = built(load_package(folder), "several-values").items()
+    assert target == added.split(" or ")[0] and added in mutant.trajectory.answer
 
 
-def test_several_values_needs_a_number_in_the_answer(tmp_path):
-    folder = copy_package(tmp_path, *ASTHMA)
-    gold = read_yaml(load_package(folder).hidden_path)["gold"]
-    edit_hidden(folder, gold=gold | {"answer": "已于 2026-11-30 09:00 开具沙丁胺醇雾化。"})  # dates are no numbers
-    assert built(load_package(folder), "several-values") == {}
+def test_several_values_applies_only_where_a_number_is_checked_as_a_value():
+    assert built(bundled(*ASTHMA), "several-values") == {}  # states doses, checks none of them as a number
+    assert built(bundled(*CALCIUM), "several-values") == {}  # checks "30 分钟", stated as a threshold (至少)
 
 
 def test_cite_unread_adds_a_record_of_the_patient_no_call_returned():
@@ -297,7 +301,8 @@ REJECTING = [
     (ELIGIBLE, "text-only", "output",
      {"kind": "answer.field", "category": "answer",
       "params": {"path": "recommended", "match": {"equals": "LUNG-EGFR-202"}}}),
-    (ASTHMA, "several-values", "2.5 mg", {"kind": "answer.text", "category": "answer", "params": {"none": ["1.9 mg"]}}),
+    (ASTHMA, "several-values", "2.5 mg",
+     {"kind": "answer.number", "category": "answer", "params": {"value": 2.5, "unit": "mg"}}),
     (ANC, "cite-unread", "Condition/anc-dx", {"kind": "answer.evidence", "category": "answer"}),
     (ELIGIBLE, "cite-other-patient", None, {"kind": "answer.evidence", "category": "answer"}),
     (ELIGIBLE, "cite-stale", "Observation/elg-kras", {"kind": "answer.evidence", "category": "answer"}),

@@ -88,11 +88,12 @@ def answer_text(vid: str, all_: list[str] | None = None, any_: list[str] | None 
                        **({} if negation else {"negation": False})}}
 
 
-def answer_number(vid: str, value: float, tol: float, pattern: str | None = None, unit: str | None = None) -> dict:
+def answer_number(vid: str, value: float, tol: float, pattern: str | None = None, unit: str | None = None,
+                  convertible: bool = False) -> dict:
     """The answer gives this one value (within ``tol``): where the ``pattern``'s first group stands, else among the
-    amounts written in ``unit``, else among all its numbers."""
+    amounts written in ``unit`` (``convertible``: or in another unit of its dimension), else among all its numbers."""
     params = {"value": value, "tol": tol, **({"pattern": pattern} if pattern else {}),
-              **({"unit": unit} if unit else {})}
+              **({"unit": unit} if unit else {}), **({"convertible": True} if convertible else {})}
     return {"id": vid, "kind": "answer.number", "category": "answer", "params": params}
 
 

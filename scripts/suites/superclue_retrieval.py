@@ -240,7 +240,7 @@ def abnormal_labs() -> Scenario:
         checks=[
             answer_text("flagged", all_=["白细胞", "C反应蛋白", "血糖"]),
             # Potassium 5.9 mmol/L from an outside hospital carries no flag; it is abnormal all the same.
-            answer_text("potassium", all_=["血钾", "5.9"]),
+            magnitude("potassium", 5.9, 0.05, "血钾", "potassium"),
             answer_text("window", none=["156"]),
         ],
         wrong=[
@@ -438,7 +438,8 @@ def current_medications() -> Scenario:
         context={"mrn": "SC-1117", "query": "current_medications"}, calls=calls, answer=answer,
         checks=[
             answer_text("current", all_=["氨氯地平", "二甲双胍", "阿托伐他汀", "阿卡波糖"]),
-            answer_any("metformin-dose", "0.5 g", "0.5g", "500 mg", "500mg"),
+            answer_number("metformin-dose", 500, 0, pattern=r"(?:二甲双胍|metformin)[^0-9；;。]{0,12}?(\d+(?:\.\d+)?)",
+                          unit="mg", convertible=True),
             # A stopped or finished drug may be mentioned as stopped, not listed with its dose as if current.
             answer_text("not-current", none=["格列美脲 2 mg", "格列美脲 2mg", "阿莫西林 0.5 g", "阿莫西林 0.5g", "华法林"]),
         ],
