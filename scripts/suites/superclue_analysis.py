@@ -11,7 +11,7 @@ import re
 from forge_kernel.ehr import fhir
 
 from .common import Scenario, answer_number, answer_text, call, counterexample
-from .superclue_retrieval import answer_any, build, chain, magnitude, ts, vitals
+from .superclue_retrieval import answer_any, build, chain, highest_temperature, magnitude, ts, vitals
 
 LOINC = {"肌酐": "14682-9", "空腹血糖": "14771-0", "总胆红素": "14631-6", "白蛋白": "61151-7", "INR": "6301-6",
          "pH": "2744-1", "PaCO2": "2019-8", "HCO3-": "1960-4", "钠": "2951-2", "氯": "2075-0", "PaO2": "2703-7"}
@@ -130,9 +130,9 @@ ARROW = r"\s*(?:→|->)\s*"
 
 
 def trend_ends(vid: str, first: float, last: float, unit: str, *labels: str) -> list[dict]:
-    """The first and the last value of a trend, written "first → last" (after one of the labels, within 8 other
-    characters, when there are labels): ``<vid>-first`` and ``<vid>-last``."""
-    lead = rf"(?:{'|'.join(map(re.escape, labels))})[^0-9]{{0,8}}?" if labels else ""
+    """The first and the last value of a trend, written "first → last" (the first arrow after one of the labels in
+    its sentence, when there are labels): ``<vid>-first`` and ``<vid>-last``."""
+    lead = rf"(?:{'|'.join(map(re.escape, labels))})[^；;。]*?" if labels else ""
     number, arrow = r"(\d+(?:\.\d+)?)", rf"(?:\s*{re.escape(unit)})?{ARROW}"
     return [answer_number(f"{vid}-first", first, 0.05, pattern=lead + number + arrow),
             answer_number(f"{vid}-last", last, 0.05, pattern=lead + r"\d+(?:\.\d+)?" + arrow + number)]
@@ -302,7 +302,7 @@ def fever_trend() -> Scenario:
         context={"mrn": "SC-1211", "calculation": "trend", "observations": ["体温"], "days": 7},
         calls=calls, answer=answer,
         checks=[
-            magnitude("peak", 39.4, 0.05, "最高", "peak", "highest", "max"),
+            highest_temperature("peak", 39.4, 0.05),
             answer_number("latest", 36.8, 0.05, pattern=rf"(?:(?:末次|最后一次|latest|last)[^0-9]{{0,8}}?|{ARROW})(\d+(?:\.\d+)?)"),
             answer_any("settled", "热退", "退热", "恢复正常", "降至正常", "体温正常", "settled", "resolved", "afebrile"),
         ],

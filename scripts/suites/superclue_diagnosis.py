@@ -117,12 +117,12 @@ def workup(sid: str, title: str, patient: Person, other: Person, records: list[d
     ]
     wrong = [*review(patient, symptoms, red_flags), *orders(patient, wrong_exams), finish("已申请")]
     counterexamples = [
-        counterexample("tool-missing", without(calls, "differential_diagnosis"), answer, ["chain"],
+        counterexample("tool-missing", without(calls, "differential_diagnosis"), answer, ["chain", "events"],
                        expect_accuracy=(len(expected) - 1) / len(expected), expect_completion=0),
         counterexample("tool-extra", before_finish(calls, call("medication_search", patient_id=patient.pid)), answer,
                        ["chain"], expect_accuracy=1.0, expect_completion=0),
         counterexample("wrong-state", wrong, f"已申请{'、'.join(wrong_exams)}。",
-                       [*(vid for vid, name in exams.items() if name not in wrong_exams), "diagnosis"],
+                       [*(vid for vid, name in exams.items() if name not in wrong_exams), "diagnosis", "audit"],
                        expect_accuracy=1.0, expect_completion=0),
         counterexample("other-patient", [calls[0], call("patient_detail", patient_id=other.pid), *calls[1:]], answer,
                        ["scope"]),
