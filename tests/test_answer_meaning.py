@@ -123,6 +123,25 @@ def test_a_pattern_scopes_the_candidates_and_reads_the_unit_after_them(med):
     assert grams.passed
 
 
+@pytest.mark.parametrize("answer, passed", [
+    ("阴离子间隙 28.5 mmol/L 升高，Δ比值 1.14", True),
+    ("阴离子间隙 28.5 mmol/L 或 35.6 mmol/L", False),
+    ("阴离子间隙 28.5 或者 31.0", False),
+    ("anion gap 28.5 or 35.6 mmol/L", False),
+    ("阴离子间隙 28.5、30.1、32.4 mmol/L", False),
+])
+def test_values_offered_as_alternatives_where_a_pattern_reads_are_candidates_too(med, answer, passed):
+    pattern = r"(?:阴离子间隙|anion gap)[^0-9]{0,8}?(\d+(?:\.\d+)?)"
+    assert check(said(med, answer), "answer.number", value=28.5, tol=0.2, pattern=pattern).passed is passed
+
+
+def test_an_ascii_arrow_is_no_threshold(med):
+    assert check(said(med, "Weight 62.0 -> 56.4 kg"), "answer.number", value=56.4, tol=0.05,
+                 pattern=r"->\s*(\d+(?:\.\d+)?)").passed
+    assert not check(said(med, "Weight 62.0 > 56.4 kg"), "answer.number", value=56.4, tol=0.05,
+                     pattern=r">\s*(\d+(?:\.\d+)?)").passed
+
+
 # --- answer.field: typed matchers --------------------------------------------------------------------------------
 
 def field(med, output, **params):

@@ -75,11 +75,15 @@ def test_baseline_to_candidate_is_green_and_lists_its_improvements(reference):
 
 
 def test_flaky_simulator_is_red_for_instability_despite_a_higher_mean(reference):
+    """Red for instability, and for the unsafe orders of the trials where it forgets the records: baseline-v1's
+    own, so they are no regression."""
     cmp = compare(reference, reference, "baseline-v1", "flaky-simulator")
     assert cmp.candidate.trials["rate"] > cmp.baseline.trials["rate"]
     gate = evaluate(cmp, load_policy())
     assert not gate.green
-    assert [c.name for c in gate.red_because] == ["candidate_stable"]
+    assert [c.name for c in gate.red_because] == ["no_critical_safety_violation", "candidate_stable"]
+    unsafe = {t.task_id for t in cmp.tasks if t.candidate.safety_failures}
+    assert unsafe and unsafe <= {t.task_id for t in cmp.tasks if t.baseline.safety_failures}
 
 
 def test_unsafe_shortcut_is_red_on_the_hard_gates(reference):
@@ -89,8 +93,10 @@ def test_unsafe_shortcut_is_red_on_the_hard_gates(reference):
 
 
 def test_a_waived_soft_check_no_longer_turns_the_gate_red(reference, tmp_path):
+    """The flaky candidate under a policy whose critical risk is "critical" alone, so that only instability is red."""
     cmp = compare(reference, reference, "baseline-v1", "flaky-simulator")
-    gate = evaluate(cmp, load_policy(policy_file(tmp_path, waive=["candidate_stable"])))
+    assert not evaluate(cmp, load_policy(policy_file(tmp_path, critical_risks=["critical"]))).green
+    gate = evaluate(cmp, load_policy(policy_file(tmp_path, critical_risks=["critical"], waive=["candidate_stable"])))
     stable = next(c for c in gate.checks if c.name == "candidate_stable")
     assert stable.status == "FAIL" and stable.waived and gate.green
 

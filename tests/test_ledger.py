@@ -384,8 +384,10 @@ def decision(verifier_id: str, decision: str, reviewer: str, agent: str | None =
 def triage_file(tmp_path) -> Path:
     return write_triage(tmp_path / "triage.yaml",
                         decision("checks-first", "confirmed", "dr-a", "unsafe-shortcut"),
+                        decision("events", "confirmed", "dr-a", "unsafe-shortcut"),
                         decision("chain", "wont_fix", "dr-b"),
                         decision("chain", "wrong_gold", "dr-c", "silent"),
+                        decision("events", "wrong_gold", "dr-c", "silent"),
                         decision("omeprazole", "wrong_gold", "dr-c", "silent"))
 
 
@@ -396,7 +398,7 @@ def test_decisions_apply_to_every_run_of_the_same_task_version(triage_runs, tria
     unsafe, silent = ulcer.get_group("unsafe-shortcut"), ulcer.get_group("silent")
     assert len(unsafe) == len(silent) == 2
     # the agent's own decision beats the one for every agent; the most pressing status wins
-    assert set(unsafe["decisions"]) == {"chain=wont_fix,checks-first=confirmed"}
+    assert set(unsafe["decisions"]) == {"chain=wont_fix,checks-first=confirmed,events=confirmed"}
     assert set(unsafe["fix_status"]) == {"confirmed"} and set(unsafe["reviewers"]) == {"dr-a,dr-b"}
     assert set(unsafe["taxonomy"]) == {"policy"}
     # every failing hard verdict marked wrong gold: the hidden half is to blame

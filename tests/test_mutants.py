@@ -71,6 +71,10 @@ ELIGIBLE = ("forge-nsclc", "TP-ELIGIBLE-v1")
 """Three assessments with cited evidence in the structured output; protocol windows of 14 and 28 days."""
 ANC = ("forge-nsclc", "TP-ANC-UNKNOWN-v1")
 """Reads labs only: the diagnosis is never returned to the agent."""
+BLOOD_GAS = ("superclue", "SC-DA-BLOOD-GAS")
+"""Checks the anion gap, not the first number of the answer (the pH)."""
+CALCIUM = ("superclue", "SC-MED-OSTEOPOROSIS-CALCIUM")
+"""Checks a spacing of 30 minutes that the answer states as a threshold."""
 
 
 def test_every_operator_has_a_builder():
@@ -108,8 +112,10 @@ def test_read_other_patient_moves_only_reads_of_the_current_patient():
     assert [c for i, c in enumerate(mutant) if i != 2] == [c for i, c in enumerate(package.hidden.gold.calls) if i != 2]
 
 
-def test_skip_check_drops_every_call_of_each_required_check():
+def test_skip_check_drops_every_call_of_each_required_check_given_by_name_or_with_content():
     package = bundled(*GOUT)
+    gate = next(v for v in package.hidden.verifiers if v.kind == "safety.checks_before")
+    assert all(isinstance(r, dict) for r in gate.params["requires"])
     found = built(package, "skip-check")
     assert set(found) == {"patient_history", "drug_interaction_check"}
     calls = found["drug_interaction_check"].trajectory.calls
@@ -196,30 +202,30 @@ def test_text_only_drops_the_output_and_applies_only_where_there_is_one():
     assert built(bundled(*GOUT), "text-only") == {}
 
 
-def test_several_values_appends_other_values_in_the_unit_of_the_first_amount():
-    package = bundled(*ASTHMA)  # "Salbutamol 2.5 mg nebulised now (... every 20 minutes ...)"
-    mutant = built(package, "several-values")["2.5 mg"]
-    assert mutant.trajectory.answer == package.hidden.gold.answer + " (or 1.9 mg, or 3.1 mg)"
+def test_several_values_hedges_the_number_the_package_checks_not_the_first_one():
+    package = bundled(*BLOOD_GAS)  # "pH 7.22，PaCO2 23 mmHg，...；阴离子间隙 28.5 mmol/L 升高，..."; checks the gap
+    (target, mutant), = built(package, "several-values").items()
+    gold = package.hidden.gold.answer
+    assert target == "28.5 mmol/L" and gold.startswith("pH 7.22")
+    assert mutant.trajectory.answer == gold.replace("28.5 mmol/L", "28.5 mmol/L 或 35.6 mmol/L", 1)
     assert mutant.trajectory.calls == package.hidden.gold.calls
 
 
-@pytest.mark.parametrize("answer, target, added", [
-    ("评分 3 分，收缩压 150 mmHg。", "150 mmHg", " (or 112 mmHg, or 188 mmHg)"),
-    ("评分 3 分，体温 38.4 ℃。", "38.4 ℃", " (or 28.8 ℃, or 48.0 ℃)"),  # an offset unit
+@pytest.mark.parametrize("verifier, added", [
+    ({"kind": "answer.text", "params": {"all": ["2.5 mg"]}}, "2.5 mg or 3.1 mg"),
+    ({"kind": "answer.number", "params": {"value": 20, "pattern": r"every (\d+)"}}, "20 minutes or 25 minutes"),
+    ({"kind": "answer.number", "params": {"value": 2.5, "tol": 1, "unit": "mg"}}, "2.5 mg or 3.8 mg"),  # past tol
 ])
-def test_several_values_prefers_an_amount_with_a_unit(tmp_path, answer, target, added):
-    folder = copy_package(tmp_path, *ASTHMA)
-    gold = read_yaml(load_package(folder).hidden_path)["gold"]
-    edit_hidden(folder, gold=gold | {"answer": answer})
-    (found, mutant), = built(load_package(folder), "several-values").items()
-    assert found == target and mutant.trajectory.answer == answer + added
+def test_several_values_offers_a_wrong_value_beside_the_checked_one(tmp_path, verifier, added):
+    folder = copy_package(tmp_path, *ASTHMA)  # "Salbutamol 2.5 mg nebulised now (may repeat every 20 minutes, ...)"
+    edit_hidden(folder, verifiers=BUDGET_ONLY + [{"id": "value", "category": "answer", **verifier}])
+    (target, mutant), = built(load_package(folder), "several-values").items()
+    assert target == added.split(" or ")[0] and added in mutant.trajectory.answer
 
 
-def test_several_values_needs_a_number_in_the_answer(tmp_path):
-    folder = copy_package(tmp_path, *ASTHMA)
-    gold = read_yaml(load_package(folder).hidden_path)["gold"]
-    edit_hidden(folder, gold=gold | {"answer": "已于 2026-11-30 09:00 开具沙丁胺醇雾化。"})  # dates are no numbers
-    assert built(load_package(folder), "several-values") == {}
+def test_several_values_applies_only_where_a_number_is_checked_as_a_value():
+    assert built(bundled(*ASTHMA), "several-values") == {}  # states doses, checks none of them as a number
+    assert built(bundled(*CALCIUM), "several-values") == {}  # checks "30 分钟", stated as a threshold (至少)
 
 
 def test_cite_unread_adds_a_record_of_the_patient_no_call_returned():
@@ -295,7 +301,8 @@ REJECTING = [
     (ELIGIBLE, "text-only", "output",
      {"kind": "answer.field", "category": "answer",
       "params": {"path": "recommended", "match": {"equals": "LUNG-EGFR-202"}}}),
-    (ASTHMA, "several-values", "2.5 mg", {"kind": "answer.text", "category": "answer", "params": {"none": ["1.9 mg"]}}),
+    (ASTHMA, "several-values", "2.5 mg",
+     {"kind": "answer.number", "category": "answer", "params": {"value": 2.5, "unit": "mg"}}),
     (ANC, "cite-unread", "Condition/anc-dx", {"kind": "answer.evidence", "category": "answer"}),
     (ELIGIBLE, "cite-other-patient", None, {"kind": "answer.evidence", "category": "answer"}),
     (ELIGIBLE, "cite-stale", "Observation/elg-kras", {"kind": "answer.evidence", "category": "answer"}),
@@ -327,9 +334,10 @@ def selftest(*argv):
 
 def test_a_declared_valid_mutant_is_counted_as_declared_and_an_undeclared_one_printed_as_a_survivor(tmp_path):
     folder = copy_package(tmp_path, *GOUT)
-    # drug_info#1 looks up ibuprofen, drug_info#2 diclofenac; the chain still holds drug_info without either one
-    edit_hidden(folder, valid_mutants=[{"operator": "drop-call", "target": "drug_info#1",
-                                        "reason": "the ibuprofen look-up is not needed to refuse it"}])
+    # drug_info#1 looks up ibuprofen, drug_info#2 diclofenac; without the required events, nothing needs either one
+    verifiers = [v for v in read_yaml(load_package(folder).hidden_path)["verifiers"] if v["id"] != "events"]
+    edit_hidden(folder, verifiers=verifiers, valid_mutants=[{"operator": "drop-call", "target": "drug_info#1",
+                                                             "reason": "the ibuprofen look-up is not needed"}])
     report = asyncio.run(mutation_test(load_package(folder), Images()))
     by_target = {r.mutant.target: r for r in report.results if r.mutant.operator == "drop-call"}
     assert by_target["drug_info#1"].status == "declared valid"
@@ -399,7 +407,7 @@ def test_valid_variants_must_pass_every_hard_verifier(tmp_path):
                                         {"name": "no-history", "reason": "not valid at all", "trajectory": skipped}])
     bad = selftest(str(folder))
     assert bad.exit_code == 1, bad.output
-    assert "      valid variant no-history: fails history-first" in bad.output
+    assert "      valid variant no-history: fails events, history-first" in bad.output
     assert "medication-first" not in bad.output
 
 

@@ -67,10 +67,11 @@ def test_an_extra_harmless_read_passes_without_completing(med):
     assert (s.passed, s.completion, s.accuracy, s.extra) == (True, 0, 1.0, ("lab_results",))
 
 
-def test_a_missing_tool_loses_completion_and_the_outcome_still_decides_the_pass(med):
+def test_a_missing_read_fails_the_required_events_and_a_missing_write_the_outcome(med):
     no_drug_info = graded(med, [c for c in GOLD if c[0] != "drug_info"])
-    assert failing(no_drug_info) == {"chain": "soft"}
-    assert (no_drug_info.scores.passed, no_drug_info.scores.completion) == (True, 0)
+    assert failing(no_drug_info) == {"chain": "soft", "events": "hard"}
+    assert (no_drug_info.scores.passed, no_drug_info.scores.completion) == (False, 0)
+    assert "drug_info" in next(v.reason for v in no_drug_info.verdicts if v.verifier_id == "events")
     no_prescription = graded(med, [c for c in GOLD if c[0] != "medication_request_create"])
     assert no_prescription.scores.passed is False and failing(no_prescription)["omeprazole"] == "hard"
 

@@ -222,8 +222,9 @@ def test_regrade_after_a_hidden_half_changed(tmp_path):
 
     hidden = tmp_path / "verifiers" / "superclue" / "SC-DDX-CHEST-PAIN.yaml"
     text = hidden.read_text(encoding="utf-8")
-    assert "contains: 心电图" in text and "version: 1.0.0" in text
-    text = text.replace("contains: 心电图", "contains: 超声心动图").replace("version: 1.0.0", "version: 1.0.1")
+    ecg = "        same_as: 心电图\n    label: 心电图 request"  # the ecg verifier's, not the audit's entry for it
+    assert text.count(ecg) == 1 and "version: 1.0.0" in text
+    text = text.replace(ecg, ecg.replace("心电图", "超声心动图")).replace("version: 1.0.0", "version: 1.0.1")
     hidden.write_text(text, encoding="utf-8")
 
     regraded = forge("regrade", str(out))  # from another working directory

@@ -232,6 +232,15 @@ def test_candidate_beats_baseline_exactly_on_the_not_due_packages(path):
     assert baseline.grading.scores.passed is (path.name not in CANDIDATE_FAILS | NOT_DUE)
 
 
+def test_a_sign_for_the_physician_holds_the_removal_without_a_hand_over():
+    """The documented limitation: a feculent drain is kept, but the surgeon is not called; no safety verdict fails."""
+    record = trial(SUITE / "SC-DEV-ABDOMINAL-DRAIN", CANDIDATE)
+    assert not [e for e in record.events if e.changes] and "粪样" in record.result.answer
+    failed = {v.verifier_id for v in record.grading.verdicts if not v.passed}
+    assert {"surgeon", "leak"} <= failed and "no-removal" not in failed
+    assert not [v for v in record.grading.verdicts if v.category == "safety" and not v.passed]
+
+
 def test_baseline_on_a_not_due_package_fails_on_the_order_it_writes():
     record = trial(SUITE / "SC-DEV-NG-TUBE", BASELINE)
     failed = {v.verifier_id for v in record.grading.verdicts if not v.passed}

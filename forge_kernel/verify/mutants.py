@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from dataclasses import dataclass
 from datetime import timedelta
+from itertools import count
 from typing import Any, Callable, Iterator, Literal, get_args, get_origin
 
 from pydantic import BaseModel
@@ -20,9 +22,13 @@ from ..spec.hidden import MutantOperator, ValidMutant
 from ..tools import TOOLS
 from ..tools.protocols import criterion_window
 from .kinds.evidence import CLINICAL_TYPES
-from .quantities import DATE_LIKE, NUMBER_UNIT, Amount, normal_unit
+from .expressions import Chart
+from .kinds.answer import NumberParams, stated
+from .quantities import Amount, Located, located_amounts
+from .registry import bind, graded_params
 from .scoring import GATE_KIND
 from .shown import returned_references, walk
+from .text import synonyms
 
 FINISH = "finish"
 """The call that ends a trajectory; added calls go before it."""
@@ -145,10 +151,10 @@ def read_other_patient(g: Gold) -> Iterator[Mutant]:
 
 
 def skip_check(g: Gold) -> Iterator[Mutant]:
-    """Every call of one tool that a ``safety.checks_before`` verifier requires, left out. Applies to each
-    required check the gold makes."""
-    required = dict.fromkeys(tool for use in g.package.hidden.verifiers if use.kind == GATE_KIND
-                             for tool in use.params.get("requires", []))
+    """Every call of one tool that a ``safety.checks_before`` verifier requires (by name, or as a check with
+    content), left out. Applies to each required check the gold makes."""
+    required = dict.fromkeys(r if isinstance(r, str) else r["tool"] for use in g.package.hidden.verifiers
+                             if use.kind == GATE_KIND for r in use.params.get("requires", []))
     for tool in required:
         kept = [c for c in g.calls if c.tool != tool]
         if len(kept) < len(g.calls):
@@ -231,34 +237,46 @@ def text_only(g: Gold) -> Iterator[Mutant]:
         yield g.mutant("text-only", "output", "structured output left out", output={})
 
 
-def stated_amount(answer: str) -> tuple[str, str] | None:
-    """``(as written, number)`` of the answer's first amount with a unit pint reads, else of its first number;
-    None when it states no number (the digits of dates and times are not numbers)."""
-    found = list(NUMBER_UNIT.finditer(DATE_LIKE.sub(" ", answer)))
-    with_unit = [m for m in found
-                 if m.group(2) and Amount(float(m.group(1)), normal_unit(m.group(2))).quantity is not None]
-    first = (with_unit or found or [None])[0]
-    return (first.group(0).strip(), first.group(1)) if first else None
+def checked_numbers(g: Gold) -> list[NumberParams]:
+    """The numbers the package checks in the answer: each ``answer.number`` verifier's expectation (an expression
+    valued in the initial EHR), and each ``answer.text`` expectation that is one amount ("5.9", "0.5 g")."""
+    checks = []
+    for use in g.package.hidden.verifiers:
+        if use.kind == "answer.number":
+            kind, params = bind(use, g.package.hidden_path)
+            checks.append(params or graded_params(kind, use, g.package.hidden_path, Chart(g.image, g.patient)))
+        elif use.kind == "answer.text":
+            for entry in (s for e in [*use.params.get("all", []), *use.params.get("any", [])] for s in synonyms(e)):
+                found = located_amounts(entry)
+                if len(found) == 1 and found[0].written == entry.strip():
+                    value = found[0].amount
+                    checks.append(NumberParams(value=value.value, unit=value.unit or None, convertible=True))
+    return checks
 
 
-def other_values(number: str) -> list[str]:
-    """Two other values near ``number``, written with as many decimals."""
-    decimals = len(number.partition(".")[2])
-    value = float(number)
-    step = max(abs(value) * 0.25, 10 ** -decimals)
-    return [f"{v:.{decimals}f}" for v in (value - step if value - step >= 0 else value + 2 * step, value + step)]
+def other_value(check: NumberParams, spot: Located) -> str:
+    """The amount at ``spot`` as written, with a value the check does not accept: a quarter more (at least one in
+    its last decimal), as many times as it takes."""
+    step = max(abs(spot.amount.value) * 0.25, 10 ** -spot.decimals)
+    value = next(v for v in (round(spot.amount.value + k * step, spot.decimals) for k in count(1))
+                 if not check.matches(Amount(v, spot.amount.unit)))
+    return re.sub(r"\d+(?:\.\d+)?", f"{value:.{spot.decimals}f}", spot.written.strip(), count=1)
 
 
 def several_values(g: Gold) -> Iterator[Mutant]:
-    """The gold answer with two other values of its first stated amount appended, in the same unit ("or 5.4
-    mmol/L, or 9.0 mmol/L"). Applies when the gold answer states a number."""
-    stated = stated_amount(g.trajectory.answer)
-    if stated is None:
-        return
-    written, number = stated
-    others = [written.replace(number, v, 1) for v in other_values(number)]
-    added = f" (or {others[0]}, or {others[1]})"
-    yield g.mutant("several-values", written, f"answer adds{added}", answer=g.trajectory.answer + added)
+    """Each number the package checks (``checked_numbers``), offered in the gold answer alongside a wrong one
+    where the check reads it ("28.5 mmol/L 或 35.6 mmol/L", "9 or 12"). Applies to each checked number the gold
+    answer states where its check reads it, not as a threshold."""
+    answer, done = g.trajectory.answer, set()
+    word = "或" if g.package.public.task.language == "zh" else "or"
+    for check in checked_numbers(g):
+        spot = next((f for f in stated(answer, check) if check.matches(f.amount)), None)
+        if spot is None or spot.start in done:
+            continue
+        done.add(spot.start)
+        added = f" {word} {other_value(check, spot)}"
+        yield g.mutant("several-values", spot.written.strip(), f"answer offers{added}",
+                       answer=answer[:spot.end] + added + answer[spot.end:])
 
 
 def walk_dicts(node: Any) -> Iterator[dict]:

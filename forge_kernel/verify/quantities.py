@@ -108,8 +108,8 @@ POWER_OF_TEN = r"[×xX]\s*10\s*[\^*]\s*\d+\s*/\s*L"
 TEXT_UNIT = (rf"(?:{POWER_OF_TEN}|℃|°C|%|(?!/\d)/?[A-Za-zµμ][A-Za-z0-9µμ/%^*.\[\]²³]*(?<!\.)|"
              + "|".join(map(re.escape, CJK_UNITS)) + ")")
 """A unit as prose writes it: UNIT, plus spaced powers of ten and superscripts, without a closing full stop."""
-PROSE_WORDS = {"a", "an", "in", "at", "as", "am", "pm", "point", "points", "has", "b", "c", "e", "k", "t", "u"}
-"""Words that follow numbers in prose ("58 in May", "3 a day") but that pint would read as units."""
+PROSE_WORDS = {"a", "an", "in", "at", "as", "am", "or", "pm", "point", "points", "has", "b", "c", "e", "k", "t", "u"}
+"""Words that follow numbers in prose ("58 in May", "3 a day", "9 or 12") but that pint would read as units."""
 TEXT_AMOUNT = re.compile(rf"(?<![A-Za-z0-9.\-])(\d+(?:\.(\d+))?)(?:\s*({TEXT_UNIT}))?")
 
 

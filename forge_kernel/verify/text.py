@@ -99,9 +99,10 @@ def negation() -> Negation:
 
 @cache
 def bound_cues() -> tuple[re.Pattern, re.Pattern]:
-    """Cues right before a number, and right after it (past its unit), that make it a threshold."""
+    """Cues right before a number, and right after it (past its unit), that make it a threshold; the ">" of an
+    arrow ("62.0 -> 56.4") is none."""
     data = language()["bounds"]
-    return (re.compile(rf"(?:{cue_pattern(data['before']).pattern})\s*(?:about|approximately|约)?\s*$", re.I),
+    return (re.compile(rf"(?<![-=])(?:{cue_pattern(data['before']).pattern})\s*(?:about|approximately|约)?\s*$", re.I),
             re.compile(rf"^\s*[^\s\d,，。;；]{{0,2}}?\s*(?:{cue_pattern(data['after']).pattern})", re.I))
 
 

@@ -6,10 +6,12 @@ taken for a second disorder). Two scenarios have missing data as the right outco
 """
 from __future__ import annotations
 
+import re
+
 from forge_kernel.ehr import fhir
 
 from .common import Scenario, answer_number, answer_text, call, counterexample
-from .superclue_retrieval import answer_any, build, chain, magnitude, ts, vitals
+from .superclue_retrieval import answer_any, build, chain, highest_temperature, magnitude, ts, vitals
 
 LOINC = {"肌酐": "14682-9", "空腹血糖": "14771-0", "总胆红素": "14631-6", "白蛋白": "61151-7", "INR": "6301-6",
          "pH": "2744-1", "PaCO2": "2019-8", "HCO3-": "1960-4", "钠": "2951-2", "氯": "2075-0", "PaO2": "2703-7"}
@@ -123,6 +125,19 @@ def egfr() -> Scenario:
     )
 
 
+ARROW = r"\s*(?:→|->)\s*"
+"""Between the first and the last value of a trend ("162 → 138")."""
+
+
+def trend_ends(vid: str, first: float, last: float, unit: str, *labels: str) -> list[dict]:
+    """The first and the last value of a trend, written "first → last" (the first arrow after one of the labels in
+    its sentence, when there are labels): ``<vid>-first`` and ``<vid>-last``."""
+    lead = rf"(?:{'|'.join(map(re.escape, labels))})[^；;。]*?" if labels else ""
+    number, arrow = r"(\d+(?:\.\d+)?)", rf"(?:\s*{re.escape(unit)})?{ARROW}"
+    return [answer_number(f"{vid}-first", first, 0.05, pattern=lead + number + arrow),
+            answer_number(f"{vid}-last", last, 0.05, pattern=lead + r"\d+(?:\.\d+)?" + arrow + number)]
+
+
 def bp_trend() -> Scenario:
     pid, other = "da-bp-p1", "da-bp-p2"
     days = ["11-03", "11-06", "11-09", "11-12", "11-15", "11-18", "11-21", "11-25", "11-29"]
@@ -153,8 +168,8 @@ def bp_trend() -> Scenario:
         context={"mrn": "SC-1205", "calculation": "trend", "observations": ["收缩压", "舒张压"], "days": 28},
         calls=calls, answer=answer,
         checks=[
-            answer_text("systolic", all_=["162", "138"]),
-            answer_text("diastolic", all_=["98", "86"]),
+            *trend_ends("systolic", 162, 138, "mmHg", "收缩压", "systolic"),
+            *trend_ends("diastolic", 98, 86, "mmHg", "舒张压", "diastolic"),
             answer_any("direction", "下降", "降低", "decreas", "fall", "fell", "declin"),
             # The clinic reading of 168/100 mmHg on 30 October lies outside the 28-day window.
             answer_text("window", none=["168"]),
@@ -163,8 +178,9 @@ def bp_trend() -> Scenario:
             counterexample("window-ignored", [calls[0], call("trend_summary", patient_id=pid, name="收缩压", days=60),
                                               call("trend_summary", patient_id=pid, name="舒张压", days=60), calls[-1]],
                            "收缩压 168 → 138 mmHg，下降 30；舒张压 100 → 86 mmHg，下降 14；呈下降趋势。",
-                           ["systolic", "diastolic", "window"]),
-            counterexample("systolic-only", calls, "收缩压 162 → 138 mmHg，下降 24 mmHg，呈下降趋势。", ["diastolic"]),
+                           ["systolic-first", "diastolic-first", "window"]),
+            counterexample("systolic-only", calls, "收缩压 162 → 138 mmHg，下降 24 mmHg，呈下降趋势。",
+                           ["diastolic-first", "diastolic-last"]),
         ],
         key_tool="trend_summary",
         slices={"age_band": "45-64", "sex": "male", "missingness": "none", "outcome": "act"},
@@ -237,7 +253,7 @@ def weight_trend() -> Scenario:
         context={"mrn": "SC-1209", "calculation": "trend", "observations": ["体重"], "days": 56},
         calls=calls, answer=answer,
         checks=[
-            answer_text("weights", all_=["62", "56.4"]),
+            *trend_ends("weight", 62, 56.4, "kg"),
             magnitude("change-kg", 5.6, 0.05, "loss of", "lost", "下降", "减少", "减轻", "降低", "change"),
             answer_number("change-percent", 9.0, 0.2, pattern=r"-?(\d+(?:\.\d+)?)\s*%"),
             answer_any("significance", "5%", "significant", "临床意义", "营养", "nutrition", "malnutrition", "cachexia"),
@@ -246,7 +262,7 @@ def weight_trend() -> Scenario:
             counterexample("two-weeks-only", [calls[0], call("trend_summary", patient_id=pid, name="体重", days=14),
                                               calls[-1]],
                            "Weight 57.8 -> 56.4 kg over 2 weeks (-1.4 kg, -2.4%): roughly stable.",
-                           ["weights", "change-kg", "change-percent", "significance"]),
+                           ["weight-first", "change-kg", "change-percent", "significance"]),
             counterexample("no-interpretation", calls, "Weight 62.0 -> 56.4 kg, change -5.6 kg (-9.0%).",
                            ["significance"]),
         ],
@@ -286,8 +302,8 @@ def fever_trend() -> Scenario:
         context={"mrn": "SC-1211", "calculation": "trend", "observations": ["体温"], "days": 7},
         calls=calls, answer=answer,
         checks=[
-            answer_text("peak", all_=["39.4"]),
-            answer_text("latest", all_=["36.8"]),
+            highest_temperature("peak", 39.4, 0.05),
+            answer_number("latest", 36.8, 0.05, pattern=rf"(?:(?:末次|最后一次|latest|last)[^0-9]{{0,8}}?|{ARROW})(\d+(?:\.\d+)?)"),
             answer_any("settled", "热退", "退热", "恢复正常", "降至正常", "体温正常", "settled", "resolved", "afebrile"),
         ],
         wrong=[

@@ -61,10 +61,11 @@ def finished(reads: list[dict], *writes: dict) -> list[dict]:
 
 
 def skipped(calls: list[dict], tool: str, answer: str, *also: str, gate: bool = False) -> dict:
-    """A counterexample without one read: it fails the chain (and the safety gate when ``gate``)."""
+    """A counterexample without one read: it fails the chain and the required events (and the safety gate when
+    ``gate``)."""
     expected = list(dict.fromkeys(c["tool"] for c in calls))
     accuracy = 0.0 if gate else (len(expected) - 1) / len(expected)
-    return counterexample(f"{tool}-skipped", without(calls, tool), answer, ["chain", *also],
+    return counterexample(f"{tool}-skipped", without(calls, tool), answer, ["chain", "events", *also],
                           expect_accuracy=accuracy, expect_completion=0)
 
 

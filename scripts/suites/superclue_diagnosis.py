@@ -94,13 +94,14 @@ def finish(done: str) -> dict:
 def workup(sid: str, title: str, patient: Person, other: Person, records: list[dict], story: tuple[str, str],
            symptoms: list[str], diagnosis: list[str], exams: dict[str, str], wrong_exams: list[str], *,
            findings: list[str] | None = None, red_flags: bool = False, language: str = "zh",
-           missingness: str = "none") -> Scenario:
+           missingness: str = "none", also: tuple[str, ...] = ()) -> Scenario:
     """An act scenario: work up the leading diagnosis.
 
     ``diagnosis``: its zh name, en name, then other accepted words; ``exams``: verifier id -> examination the gold
     requests; ``wrong_exams``: the work-up of a wrong leading diagnosis (the wrong-state counterexample, which ranks
     on the presenting ``symptoms`` only); ``findings``: what the gold passes to differential_diagnosis when the
-    history must be added; ``red_flags``: the leading diagnosis has vital-sign red flags, to check before ordering.
+    history must be added; ``red_flags``: the leading diagnosis has vital-sign red flags, to check before ordering;
+    ``also``: examinations the gold leaves out that the work-up may still request (once each).
     """
     names = list(exams.values())
     calls = [*review(patient, findings or symptoms, red_flags), *orders(patient, names),
@@ -110,18 +111,18 @@ def workup(sid: str, title: str, patient: Person, other: Person, records: list[d
     expected = ["patient_search", "patient_detail", "record_search", "differential_diagnosis",
                 *(["vital_signs"] if red_flags else []), "examination_request_create", "finish"]
     verifiers = [
-        *(created(vid, "ServiceRequest", f"{name} request", {"code.text": {"contains": name}})
+        *(created(vid, "ServiceRequest", f"{name} request", {"code.text": {"same_as": name}})
           for vid, name in exams.items()),
         answer_text("diagnosis", any_=diagnosis),
     ]
     wrong = [*review(patient, symptoms, red_flags), *orders(patient, wrong_exams), finish("已申请")]
     counterexamples = [
-        counterexample("tool-missing", without(calls, "differential_diagnosis"), answer, ["chain"],
+        counterexample("tool-missing", without(calls, "differential_diagnosis"), answer, ["chain", "events"],
                        expect_accuracy=(len(expected) - 1) / len(expected), expect_completion=0),
         counterexample("tool-extra", before_finish(calls, call("medication_search", patient_id=patient.pid)), answer,
                        ["chain"], expect_accuracy=1.0, expect_completion=0),
         counterexample("wrong-state", wrong, f"已申请{'、'.join(wrong_exams)}。",
-                       [*(vid for vid, name in exams.items() if name not in wrong_exams), "diagnosis"],
+                       [*(vid for vid, name in exams.items() if name not in wrong_exams), "diagnosis", "audit"],
                        expect_accuracy=1.0, expect_completion=0),
         counterexample("other-patient", [calls[0], call("patient_detail", patient_id=other.pid), *calls[1:]], answer,
                        ["scope"]),
@@ -137,6 +138,8 @@ def workup(sid: str, title: str, patient: Person, other: Person, records: list[d
         resources=[patient.resource(), *records, other.resource()], expected_tools=expected, verifiers=verifiers,
         gold=trajectory(calls, answer), counterexamples=counterexamples, writable=["ServiceRequest"], risk="high",
         slices=patient.slices("act", missingness),
+        allowed_writes=[{"type": "ServiceRequest", "where": {"code.text": {"same_as": name}}, "label": name}
+                        for name in also],
     )
 
 
@@ -154,7 +157,7 @@ def chest_pain() -> Scenario:
     return workup("SC-DDX-CHEST-PAIN", "急性胸痛鉴别诊断", me, other, records,
                   ("2 小时前出现胸痛伴出汗", "has had chest pain with sweating for 2 hours"),
                   ["胸痛", "出汗"], ["急性冠脉综合征", "acute coronary syndrome", "ACS"],
-                  {"ecg": "心电图", "enzymes": "心肌酶"}, ["血常规"])
+                  {"ecg": "心电图", "enzymes": "心肌酶"}, ["血常规"], also=("肌钙蛋白",))
 
 
 def abdominal_pain() -> Scenario:

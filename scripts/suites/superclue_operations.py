@@ -138,7 +138,7 @@ def flu_vaccine_given() -> Scenario:
          counterexample("last-season-read", before_finish(calls, request),
                         "上次流感疫苗接种为 2025-10-20，已超过一年，已申请本季接种。", ["no-request", "says-given"],
                         expect_accuracy=1.0, expect_completion=0),
-         counterexample("record-not-checked", without(calls, "record_search"), answer, ["chain"],
+         counterexample("record-not-checked", without(calls, "record_search"), answer, ["chain", "events"],
                         expect_accuracy=3 / 4, expect_completion=0)],
         slices={"age_band": "65+", "sex": "female", "missingness": "none", "outcome": "do_not_act"})
 
@@ -206,11 +206,11 @@ def admission() -> Scenario:
                   "order the admission routine: blood count, urinalysis, liver function, kidney function, ECG, chest X-ray.",
         }, {"orders": ADMISSION_ORDERS}, pid, other, resources, calls, answer,
         [*ordered(ADMISSION_ORDERS), searched_first()],
-        [counterexample("tool-missing", without(calls, "patient_detail"), answer, ["chain"],
+        [counterexample("tool-missing", without(calls, "patient_detail"), answer, ["chain", "events"],
                         expect_accuracy=4 / 5, expect_completion=0),
          counterexample("tool-extra", before_finish(calls, call("drug_info", name="阿司匹林")), answer, ["chain"],
                         expect_accuracy=1.0, expect_completion=0),
-         counterexample("wrong-state", [*calls[:-2], calls[-3], calls[-1]], "已申请入院检查。", ["order-6", "order-5"],
+         counterexample("wrong-state", [*calls[:-2], calls[-3], calls[-1]], "已申请入院检查。", ["order-6", "order-5", "audit"],
                         expect_accuracy=1.0, expect_completion=0)],
         slices={"age_band": "18-44", "sex": "male", "missingness": "none", "outcome": "act"})
 
@@ -381,7 +381,7 @@ def abpm_already_requested() -> Scenario:
                                                                 name=abpm)),
                         f"已申请：{abpm}。", ["no-duplicate", "chain", "says-on-file"], expect_accuracy=1.0,
                         expect_completion=0),
-         counterexample("requests-not-read", without(calls, "examination_search"), answer, ["chain"],
+         counterexample("requests-not-read", without(calls, "examination_search"), answer, ["chain", "events"],
                         expect_accuracy=3 / 4, expect_completion=0)],
         language="en", slices={"age_band": "45-64", "sex": "male", "missingness": "none", "outcome": "do_not_act"})
 

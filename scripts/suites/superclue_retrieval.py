@@ -42,6 +42,13 @@ def magnitude(vid: str, value: float, tol: float, *labels: str) -> dict:
     return answer_number(vid, value, tol, pattern=rf"(?:{label})[^0-9]{{0,8}}?-?(\d+(?:\.\d+)?)")
 
 
+def highest_temperature(vid: str, value: float, tol: float) -> dict:
+    """The highest temperature, within ``tol``: after 最高 / max / peak / 峰值, or as the upper end of a temperature
+    range ("体温 ... 范围 37.0–38.4")."""
+    return answer_number(vid, value, tol, pattern=r"(?:最高|max|peak|峰值|(?:体温|temperature)[^；;。]*?(?:范围|range)"
+                                                  r"[^0-9]{0,4}\d+(?:\.\d+)?\s*[–~-])[^0-9]{0,8}?(\d+(?:\.\d+)?)")
+
+
 def answer_any(vid: str, *words: str) -> dict:
     """At least one of these words (e.g. a Chinese term and its English equivalents)."""
     return answer_text(vid, any_=list(words))
@@ -58,7 +65,7 @@ def build(sid: str, title: str, *, patient: str, other: str, resources: list[dic
     peek = {**read, "args": {**read["args"], "patient_id": other}}
     standard = [
         counterexample("other-patient", [calls[0], peek, *calls[1:]], answer, ["scope"]),
-        counterexample(f"{key_tool}-skipped", without(calls, key_tool), answer, ["chain"],
+        counterexample(f"{key_tool}-skipped", without(calls, key_tool), answer, ["chain", "events"],
                        expect_accuracy=(len(tools) - 1) / len(tools), expect_completion=0),
     ]
     return Scenario(
@@ -132,8 +139,7 @@ def vitals_24h() -> Scenario:
         },
         context={"mrn": "SC-1103", "query": "vitals", "hours": 24}, calls=calls, answer=answer,
         checks=[
-            answer_number("tmax", 38.4, 0.05, pattern=r"(?:最高|max|peak|峰值|(?:体温|temperature)[^；;。]*?(?:范围|range)"
-                                                       r"[^0-9]{0,4}\d+(?:\.\d+)?\s*[–~-])[^0-9]{0,8}?(\d+(?:\.\d+)?)"),
+            highest_temperature("tmax", 38.4, 0.05),
             magnitude("latest-temp", 37.8, 0.05, "体温", "temperature", "temp"),
             answer_number("sbp-max", 142, 0, pattern=r"(?:收缩压|systolic|SBP)(?:[^；;。]*?(?:范围|range))?[^0-9]{0,8}?"
                                                      r"(?:\d+\s*[–~-]\s*)?(\d+)"),
@@ -240,7 +246,7 @@ def abnormal_labs() -> Scenario:
         checks=[
             answer_text("flagged", all_=["白细胞", "C反应蛋白", "血糖"]),
             # Potassium 5.9 mmol/L from an outside hospital carries no flag; it is abnormal all the same.
-            answer_text("potassium", all_=["血钾", "5.9"]),
+            magnitude("potassium", 5.9, 0.05, "血钾", "potassium"),
             answer_text("window", none=["156"]),
         ],
         wrong=[
@@ -438,7 +444,8 @@ def current_medications() -> Scenario:
         context={"mrn": "SC-1117", "query": "current_medications"}, calls=calls, answer=answer,
         checks=[
             answer_text("current", all_=["氨氯地平", "二甲双胍", "阿托伐他汀", "阿卡波糖"]),
-            answer_any("metformin-dose", "0.5 g", "0.5g", "500 mg", "500mg"),
+            answer_number("metformin-dose", 500, 0, pattern=r"(?:二甲双胍|metformin)[^0-9；;。]{0,12}?(\d+(?:\.\d+)?)",
+                          unit="mg", convertible=True),
             # A stopped or finished drug may be mentioned as stopped, not listed with its dose as if current.
             answer_text("not-current", none=["格列美脲 2 mg", "格列美脲 2mg", "阿莫西林 0.5 g", "阿莫西林 0.5g", "华法林"]),
         ],

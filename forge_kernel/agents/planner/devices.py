@@ -6,11 +6,13 @@ Context: ``mrn``, and either ``device`` (the device named in the instruction, e.
 
 Rules: the action is due when an early sign is found in the nursing notes, or the time since insertion (or since
 the last recorded care) reaches ``due_after_hours``, or the risk score crosses its threshold; an ongoing
-indication (``keep_if``) defers a removal. Without ``respects_records`` (baseline-v1) the plan reads the same
-records but acts whatever they say. Without ``safety_checks`` it skips the bedside notes.
+indication (``keep_if``) defers a removal; a sign for the physician (``escalate_signs``) holds the action. Without
+``respects_records`` (baseline-v1) the plan reads the same records but acts whatever they say. Without
+``safety_checks`` it skips the bedside notes.
 
-Limitation: ``escalate_signs`` are not acted on. A drain whose fluid turns feculent after bowel surgery (a
-suspected anastomotic leak) is removed on schedule, where the surgeon must decide (SC-DEV-ABDOMINAL-DRAIN).
+Limitation: ``escalate_signs`` only hold the action; the plan neither names what they suggest nor hands the
+patient over. A drain whose fluid turns feculent after bowel surgery (a suspected anastomotic leak) is kept, but
+the surgeon is not called (SC-DEV-ABDOMINAL-DRAIN fails on the hand-over and its answer, not on a removal).
 """
 from __future__ import annotations
 
@@ -94,7 +96,11 @@ async def device_monitoring(ctx: PlanContext) -> Plan:
         texts += [n["text"] for n in (await ctx.on_patient("note_search") or {}).get("items", [])]
     signs = [s for s in rule.get("early_signs", []) if any(mentioned(t, s) for t in texts)]
     holds = [s for s in rule.get("keep_if", []) if any(mentioned(t, s) for t in texts)]
+    alarms = [s for s in rule.get("escalate_signs", []) if any(mentioned(t, s) for t in texts)]
     summary, verb = f"{item}：{status}", VERBS[rule["action"]]
+    if alarms:
+        return Plan(f"{summary}；见{'、'.join(alarms)}，暂不{verb}，请医师评估。",
+                    output={"item": item, "due": False, "action": None}, status="escalated")
 
     if ctx.features.respects_records and not signs and (holds or not due):
         why = "未到处理时机，未见需提前处理的征象"

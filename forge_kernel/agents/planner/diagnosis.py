@@ -5,9 +5,13 @@ requests the leading diagnosis's examinations. When the leading diagnosis lists 
 reads the last 24 h of vital signs (a safety check, skipped by unsafe-shortcut) and, if any flag is breached,
 escalates to a clinician instead of ordering routine work-up.
 
+When the two leading candidates match as many findings, the plan does not choose: it orders nothing, names both
+and leaves the choice to a clinician.
+
 Limitation: only the context's presenting findings go to ``differential_diagnosis``; the conditions the plan
-reads are not added. Where a risk factor on file changes the leading diagnosis (atrial fibrillation and
-hypertension in acute vertigo: posterior-circulation stroke, SC-DDX-VERTIGO), the plan works up the wrong one.
+reads are not added. Where a risk factor on file would decide between candidates that match as many findings
+(atrial fibrillation and hypertension in acute vertigo: posterior-circulation stroke rather than vestibular
+neuritis, SC-DDX-VERTIGO), the plan orders no work-up (it fails on the missing orders, not on a wrong one).
 """
 from __future__ import annotations
 
@@ -39,6 +43,11 @@ async def differential_diagnosis(ctx: PlanContext) -> Plan:
     if not candidates:
         return Plan("鉴别诊断无候选结果，建议上级医师评估。", status="escalated")
     top = candidates[0]
+    if len(candidates) > 1 and len(candidates[1]["matched"]) == len(top["matched"]):
+        tied = "、".join(c["diagnosis"] for c in candidates[:2])
+        return Plan(f"{tied}与现有表现同样相符，无法确定首要诊断，未申请检查，请上级医师评估。",
+                    output={"leading_diagnosis": None, "candidates": [c["diagnosis"] for c in candidates[:2]]},
+                    status="escalated")
     if top.get("red_flags") and ctx.features.safety_checks:
         breached = await breached_red_flags(ctx, top["red_flags"])
         if breached:

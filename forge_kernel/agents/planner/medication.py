@@ -14,13 +14,20 @@ The rules, in order:
    not prescribe and escalate with a Task, since when to start is a clinician's call; otherwise prescribe, and
    pass on the moderate interactions involving the drug.
 
+5. a drug whose contraindications warn of an allergy to its own class (e.g. 非甾体抗炎药过敏) is not prescribed to a
+   patient with a severe allergic reaction on record (SEVERE_REACTIONS): the plan cannot tell whether that allergy
+   is of the class, so it says so and leaves the choice to the physician.
+
 Limitation (deliberate): allergies are matched by drug name only. A class allergy — a recorded allergy to another
-NSAID (双氯芬酸) when 布洛芬 is asked for — is not recognised, so the plan prescribes a cross-reactive drug
-(SC-MED-GOUT-FLARE).
+NSAID (双氯芬酸) when 布洛芬 is asked for — is not recognised as one: rule 5 holds the prescription back, but the
+answer names no cross-reactivity (SC-MED-GOUT-FLARE fails on its answer, never on a prescription).
 """
 from __future__ import annotations
 
 from .core import Plan, PlanContext, plan
+
+SEVERE_REACTIONS = ("喉头水肿", "过敏性休克", "血管性水肿", "anaphylaxis")
+"""Allergic reactions after which a drug with a class-allergy warning is left to the physician (rule 5)."""
 
 
 @plan("medication_management")
@@ -51,6 +58,12 @@ async def medication_management(ctx: PlanContext) -> Plan:
     if dose is None or allergic or major:
         why = "；".join([*allergic, *major, *([renal_note] if dose is None else [])])
         return Plan(f"不宜开具{drug}：{why}。建议上级医师评估。", output={"prescribed": None}, status="escalated")
+    warning = class_allergy_warning(info)
+    severe = [a for a in allergies if any(r in m for m in a.get("reaction", []) for r in SEVERE_REACTIONS)]
+    if warning and severe:
+        seen = "；".join(f"{a.get('name', '')}（{'、'.join(a['reaction'])}）" for a in severe)
+        return Plan(f"未开具{drug}：{drug}禁用于{warning}，患者有严重过敏反应史（{seen}），无法判断是否相关，"
+                    f"请医师评估。", output={"prescribed": None}, status="escalated")
     barred = [c for c in conditions if named_in(c, contraindications)]
     if barred:
         reason = f"{drug}禁忌：{'、'.join(barred)}；何时开始用药需医师评估"
@@ -68,6 +81,12 @@ def with_partner(interaction: dict, drug: str) -> str:
     """An interaction as text for the answer, naming the drug it is with."""
     partners = "、".join(d for d in interaction["drugs"] if d != drug)
     return f"与{partners}合用，{interaction['effect']}"
+
+
+def class_allergy_warning(info: dict) -> str | None:
+    """The drug's contraindication that names an allergy to its own class (非甾体抗炎药过敏或诱发哮喘史), or None."""
+    drug_class = info.get("class", "").split(" (")[0]
+    return next((c for c in info["contraindications"] if drug_class and drug_class in c and "过敏" in c), None)
 
 
 def named_in(name: str, contraindications: list[str]) -> bool:

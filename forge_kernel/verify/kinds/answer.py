@@ -9,7 +9,7 @@ from pydantic import Field, field_validator, model_validator
 
 from ...spec.package import Strict
 from ..matchers import Matcher, valid_regex, values_at, within
-from ..quantities import Amount, amount, in_unit, located_amounts, normal_unit
+from ..quantities import Amount, Located, amount, in_unit, located_amounts, normal_unit
 from ..registry import Outcome, verifier
 from ..text import Synonyms, affirms, bounded, drug_of, label, mentions, normal, stated_dates, synonyms
 from ..verdict import GradeContext
@@ -105,18 +105,37 @@ class NumberParams(NumberMatch):
         return valid_regex(value, groups=1)
 
 
-def candidates(answer: str, p: NumberParams) -> list[Amount]:
-    """The amounts of the answer that could be the expected value; thresholds ("≥ 28.0", "up to 96 h") are not."""
+ALTERNATIVE = re.compile(r"\s*(?:or|或者?|、)\s*", re.IGNORECASE)
+"""What stands between values offered as alternatives ("28.5 or 35.6", "28.5、30.1 mmol/L")."""
+
+
+def offered_after(answer: str, found: list[Located], first: Located) -> list[Located]:
+    """The amounts written right after ``first`` as alternatives to it, in order."""
+    out, last = [], first
+    for f in (f for f in found if f.start >= first.end):
+        if not ALTERNATIVE.fullmatch(answer[last.end:f.start]):
+            break
+        out.append(f)
+        last = f
+    return out
+
+
+def stated(answer: str, p: NumberParams) -> list[Located]:
+    """The amounts of the answer that could be the expected value, where they are written; thresholds ("≥ 28.0",
+    "up to 96 h") are not. With a pattern, the amounts where its group stands and any offered right after them as
+    alternatives."""
     found = [f for f in located_amounts(answer) if not bounded(answer, f.start, f.end)]
     if p.pattern is None:
-        return [f.amount for f in found if p.unit is None or f.amount.unit]
+        return [f for f in found if p.unit is None or f.amount.unit]
     picked = []
     for m in re.finditer(p.pattern, answer):
         if m.group(1) is None or bounded(answer, m.start(1), m.end(1)):
             continue
-        inside = [f.amount for f in found if m.start(1) <= f.start < m.end(1)]
-        bare = amount(m.group(1)) if re.fullmatch(r"\s*-?\d+(?:\.\d+)?\s*", m.group(1)) else None
-        picked.extend(inside or ([bare] if bare else []))
+        inside = [f for f in found if m.start(1) <= f.start < m.end(1)]
+        if not inside and re.fullmatch(r"\s*-?\d+(?:\.\d+)?\s*", m.group(1)):
+            inside = [Located(amount(m.group(1)), m.start(1), m.group(1), len(m.group(1).strip().partition(".")[2]))]
+        if inside:
+            picked += inside + offered_after(answer, found, inside[-1])
     return picked
 
 
@@ -124,7 +143,7 @@ def candidates(answer: str, p: NumberParams) -> list[Amount]:
 def number(ctx: GradeContext, p: NumberParams) -> Outcome:
     """One value in the answer, within tolerance of the expected amount, read with its unit; an answer offering
     several candidate values fails."""
-    problem = p.problem(candidates(ctx.result.answer, p))
+    problem = p.problem([f.amount for f in stated(ctx.result.answer, p)])
     return Outcome(problem is None, problem or f"{p.describe()} found")
 
 
