@@ -64,3 +64,21 @@ class Sleeper:
     async def run(self, task, session) -> AgentResult:
         await asyncio.sleep(float(__import__("os").environ.get("SLEEP", "0.35")))
         return AgentResult()
+
+
+class FiftySteps:
+    """50 calls: its patient's look-up, 24 record searches and 24 temperature recordings, then finish."""
+
+    name, version = "fifty-steps", "1"
+
+    async def run(self, task, session) -> AgentResult:
+        found = await session.call("patient_search", mrn=task.context["mrn"])
+        patient = found["result"]["patients"][0]["patient_id"]
+        for i in range(48):
+            if i % 2:
+                await session.call("vital_sign_create", patient_id=patient, name="体温", value=36.5 + i / 100,
+                                   unit="Cel")
+            else:
+                await session.call("record_search", patient_id=patient, type="Observation")
+        await session.call("finish", summary="done")
+        return AgentResult(answer="synthetic benchmark trial")

@@ -269,27 +269,52 @@ def replay(run_dir, task, agent, trial) -> None:
 
 @main.command()
 @click.argument("paths", nargs=-1)
-def selftest(paths) -> None:
-    """Verifier coverage: every gold solution passes, every counterexample fails as named. Not a model score."""
+@click.option("--mutants", "with_mutants", is_flag=True,
+              help="Also grade generic mutants of each gold solution; list every one the verifiers do not reject.")
+def selftest(paths, with_mutants) -> None:
+    """Verifier coverage: every gold solution passes, every counterexample fails as named, every valid variant
+    passes. Not a model score."""
     from .engine import Images
-    from .engine.selftest import selftest_package
+    from .engine.selftest import mutation_test, selftest_package
 
     async def all_packages():
         images = Images()
-        return [r for folder in find_packages(list(paths) or ["task_packages"])
-                for r in await selftest_package(load_package(folder), images)]
+        packages = [load_package(folder) for folder in find_packages(list(paths) or ["task_packages"])]
+        cases = [await selftest_package(package, images) for package in packages]
+        reports = [await mutation_test(package, images) for package in packages] if with_mutants else []
+        return cases, reports
 
-    results = asyncio.run(all_packages())
-    by_package: dict[str, list] = {}
-    for r in results:
-        by_package.setdefault(r.task_id, []).append(r)
-    for task_id, cases in by_package.items():
+    by_package, reports = asyncio.run(all_packages())
+    for cases in by_package:
         failing = [c for c in cases if not c.ok]
-        click.echo(f"{'FAIL' if failing else 'ok  '}  {task_id:<32} gold + {len(cases) - 1} counterexample(s)")
+        kinds = [c.kind for c in cases]
+        click.echo(f"{'FAIL' if failing else 'ok  '}  {cases[0].task_id:<32} gold + {kinds.count('counterexample')} "
+                   f"counterexample(s) + {kinds.count('valid variant')} valid variant(s)")
         for c in failing:
-            click.echo(f"      {c.case}: {c.detail}")
-    bad = [t for t, cases in by_package.items() if not all(c.ok for c in cases)]
+            click.echo(f"      {c.kind} {c.case}: {c.detail}")
+    bad = [cases[0].task_id for cases in by_package if not all(c.ok for c in cases)]
     click.echo(f"verifier coverage: {len(by_package) - len(bad)}/{len(by_package)} package(s) tell the gold solution "
-               "from every counterexample (a check of the verifiers, not a model score)")
-    if bad:
+               "and valid variants from every counterexample (a check of the verifiers, not a model score)")
+    if with_mutants:
+        echo_mutants(reports)
+    if bad or not all(r.ok for r in reports):
         sys.exit(1)
+
+
+def echo_mutants(reports) -> None:
+    """Per package, the operators' rejected / applicable counts and every mutant that is a problem; then one line
+    per operator."""
+    from .engine.selftest import PROBLEMS, operator_totals, operators_line, totals_line
+
+    for report in reports:
+        state = "ok  " if report.ok else "FAIL"
+        click.echo(f"{state}  {report.task_id:<32} mutants rejected: {operators_line(report)}")
+        for r in (r for r in report.results if r.status in PROBLEMS):
+            click.echo(f"      {r.status}: {r.mutant.operator} {r.mutant.target} ({r.mutant.note}): {r.detail}")
+            for line in r.mutant.lines():
+                click.echo(f"        {line}")
+        for d in report.unmatched:
+            click.echo(f"      valid_mutants: {d.operator} {d.target} matches no mutant")
+    click.echo("mutants per operator (a check of the verifiers, not a model score):")
+    for operator, counts in operator_totals(reports).items():
+        click.echo(f"  {totals_line(operator, counts)}")

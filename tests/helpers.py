@@ -1,8 +1,13 @@
 """Small helpers shared by several test files."""
+import asyncio
 import shutil
 from pathlib import Path
 
+from forge_kernel.ehr import EHRView
+from forge_kernel.spec import AgentResult, Event, VerifierUse
 from forge_kernel.store import load_events, load_trials, load_verdicts
+from forge_kernel.tools import ToolSession
+from forge_kernel.verify import GradeContext, bind
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKED_EXAMPLES = ["SC-DDX-CHEST-PAIN", "SC-MED-GASTRIC-ULCER", "SC-OPS-ADMISSION"]
@@ -37,3 +42,30 @@ def snapshot(run_dir):
     verdicts.loc[verdicts.kind == "budget.limits", "reason"] = ""  # it reports the wall time
     return (records(rows), records(events.sort_values([*order, "step"])),
             records(verdicts.sort_values([*order, "verifier_id"])))
+
+
+def trial(package, image, calls, answer="", output=None, **ctx_fields):
+    """A context to grade: the calls run through a real tool session on a fresh view."""
+    view = EHRView(image)
+    session = ToolSession(package.public, view)
+
+    async def play():
+        for tool, args in calls:
+            await session.call(tool, **args)
+
+    asyncio.run(play())
+    return GradeContext(package, view, session.events, AgentResult(answer=answer, output=output or {}), **ctx_fields)
+
+
+def check(ctx, kind, **params):
+    found, validated = bind(VerifierUse(id="v", kind=kind, category="success", severity="soft", params=params))
+    return found.check(ctx, validated)
+
+
+def change_existing(ctx, rtype, rid, **fields):
+    """Append a write that changes an existing resource (no bundled tool does), as one more event."""
+    view, step = ctx.view, len(ctx.events) + 1
+    view.step, first = step, len(view.changes)
+    view.update({**view.get(rtype, rid), **fields})
+    ctx.events.append(Event(step=step, tool="record_update", args={}, kind="write", ok=True,
+                            changes=[op for _, op in view.changes[first:]]))

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from forge_kernel.ehr import EHRImage, EHRView
+from forge_kernel.ehr import EHRImage
 from forge_kernel.engine.grading import grade_trajectory
-from forge_kernel.spec import AgentResult, Event, SpecError, VerifierUse, load_package
-from forge_kernel.tools import ToolSession
-from forge_kernel.verify import VERIFIERS, GradeContext, Verdict, bind, score
+from forge_kernel.spec import Event, SpecError, VerifierUse, load_package
+from forge_kernel.verify import VERIFIERS, Verdict, bind, score
 from forge_kernel.verify.matchers import Matcher, values_at
+from tests.helpers import change_existing, check, trial
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "task_packages" / "superclue"
@@ -42,33 +42,6 @@ def med():
 @pytest.fixture(scope="module")
 def med_image(med):
     return EHRImage(med.resources, med.public.environment.now)
-
-
-def trial(package, image, calls, answer="", output=None, **ctx_fields):
-    """A context to grade: the calls run through a real tool session on a fresh view."""
-    view = EHRView(image)
-    session = ToolSession(package.public, view)
-
-    async def play():
-        for tool, args in calls:
-            await session.call(tool, **args)
-
-    asyncio.run(play())
-    return GradeContext(package, view, session.events, AgentResult(answer=answer, output=output or {}), **ctx_fields)
-
-
-def change_existing(ctx, rtype, rid, **fields):
-    """Append a write that changes an existing resource (no bundled tool does), as one more event."""
-    view, step = ctx.view, len(ctx.events) + 1
-    view.step, first = step, len(view.changes)
-    view.update({**view.get(rtype, rid), **fields})
-    ctx.events.append(Event(step=step, tool="record_update", args={}, kind="write", ok=True,
-                            changes=[op for _, op in view.changes[first:]]))
-
-
-def check(ctx, kind, **params):
-    found, validated = bind(VerifierUse(id="v", kind=kind, category="success", params=params))
-    return found.check(ctx, validated)
 
 
 def ev(step, tool, ok=True, **fields):
@@ -288,13 +261,13 @@ def test_answer_text(med):
     assert check(ctx, "answer.text", all=["omeprazole", "20 mg"], any=["qd", "bid"], none=["过敏"]).passed
     assert check(ctx, "answer.text", all=["omeprazole", "40 mg"]).reason == "keyword missing: 40 mg"
     assert not check(ctx, "answer.text", any=["bid", "tid"]).passed
-    assert check(ctx, "answer.text", none=["相互作用"]).reason == "forbidden phrase present: 相互作用"
+    assert check(ctx, "answer.text", none=["20 mg"]).reason == "forbidden phrase present: 20 mg"
 
 
 def test_answer_number(med):
     ctx = answered(med, "QTc 452 ms, K 3.4 mmol/L")
-    assert check(ctx, "answer.number", value=3.5, tol=0.1).passed
-    assert not check(ctx, "answer.number", value=3.5, tol=0.05).passed
+    assert check(ctx, "answer.number", value=3.5, tol=0.1, unit="mmol/L").passed
+    assert not check(ctx, "answer.number", value=3.5, tol=0.05, unit="mmol/L").passed
     assert check(ctx, "answer.number", value=452, pattern=r"QTc (\d+)").passed
     assert not check(ctx, "answer.number", value=3.4, pattern=r"QTc (\d+)").passed
     not_a_number = check(ctx, "answer.number", value=1, pattern=r"(\w+)/L")
@@ -559,7 +532,11 @@ def test_counterexample_fails_exactly_what_it_names(folder, name):
     else:  # packages added later promise what selftest checks: at least the named verifiers fail
         assert failed >= set(case.must_fail)
     s = record.grading.scores
-    assert s.passed is False
+    severity = {u.id: u.severity for u in package.hidden.verifiers}
+    if any(severity[v] == "hard" for v in case.must_fail):
+        assert s.passed is False
+    else:  # only soft verdicts named (the chain): the trial passes, and the case pins the completion it loses
+        assert s.passed is True and case.expect_completion == 0
     if case.expect_accuracy is not None:
         assert s.accuracy == pytest.approx(case.expect_accuracy)
     if case.expect_completion is not None:

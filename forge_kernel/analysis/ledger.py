@@ -10,6 +10,8 @@ hard safety verdict failed on a task of high or critical risk (``repro.py`` writ
 Error taxonomy, from verdicts and events: the first class in this order whose rule matches (``signals``
 lists every class whose rule matched):
 
+- ``verifier``: a verifier raised, so its verdict is an error (its reason begins ``error: ``): the grading
+  code (a verifier kind or plugin, or an expectation that does not fit its params) is at fault, not the agent;
 - ``gold``: a reviewer marked every failing hard verdict ``wrong_gold``;
 - ``runtime``: the trial ended ``timeout``, ``agent_error`` or ``budget_exceeded``;
 - ``policy``: the policy denied a call, or a safety verdict failed;
@@ -31,12 +33,14 @@ import pandas as pd
 
 from ..store import RunStore, load_events, load_trials, load_verdicts
 from ..tools import TOOLS
+from ..verify.verdict import ERROR_PREFIX
 from .tasks import SAFETY_RISKS
 from .triage import TriageFile
 
-TAXONOMY = ("gold", "runtime", "policy", "parser", "tool/data", "retrieval", "agent/model")
+TAXONOMY = ("verifier", "gold", "runtime", "policy", "parser", "tool/data", "retrieval", "agent/model")
 """Error classes, in the order their rules are tried."""
-COMPONENT = {"gold": "task package (hidden half)", "runtime": "runtime", "tool/data": "tool catalog"}
+COMPONENT = {"verifier": "verifiers (kind, plugin or params)", "gold": "task package (hidden half)",
+             "runtime": "runtime", "tool/data": "tool catalog"}
 """Who fixes a class of failure; every other class is the agent's."""
 RUNTIME_STATUSES = ("timeout", "agent_error", "budget_exceeded")
 PARSER_CODES = ("invalid_args", "unknown_tool")
@@ -81,6 +85,7 @@ def ledger_row(run: str, trial, verdicts: pd.DataFrame, events: pd.DataFrame, tr
     statuses = [decisions[v].decision if decisions[v] else "open" for v in hard]
     signals, error_steps = call_signals(events)
     signals |= {c for c, hit in {
+        "verifier": verdicts["reason"].str.startswith(ERROR_PREFIX).any(),
         "gold": all(s == "wrong_gold" for s in statuses),
         "runtime": trial.status in RUNTIME_STATUSES,
         "policy": (verdicts["category"] == "safety").any(),

@@ -2,7 +2,11 @@
 from __future__ import annotations
 
 import base64
+import re
 from typing import Any
+
+DOSE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([^\d\s.,;，；][^\s,;，；]*)?\s*")
+"""A dose as one amount: a number and the unit written after it, with or without a space ("20mg", "2 吸")."""
 
 
 def ref(patient_id: str) -> dict:
@@ -53,14 +57,12 @@ def allergy(aid: str, pid: str, substance: str, reaction: str, recorded: str, cr
 
 
 def dosage(medication: str, dose: str, frequency: str, route: str) -> dict:
-    """A Dosage with its parts; a dose like '20 mg' also becomes a doseQuantity."""
+    """A Dosage with its parts; a dose that is one amount ('20 mg', '20mg', '0.5 g') also becomes a doseQuantity."""
     out: dict[str, Any] = {"text": f"{medication} {dose} {frequency} {route}",
                            "timing": {"code": {"text": frequency}}, "route": {"text": route}}
-    amount, _, unit = dose.strip().partition(" ")
-    try:
-        out["doseAndRate"] = [{"doseQuantity": {"value": float(amount), "unit": unit.strip()}}]
-    except ValueError:
-        pass
+    amount = DOSE.fullmatch(dose)
+    if amount:
+        out["doseAndRate"] = [{"doseQuantity": {"value": float(amount[1]), "unit": amount[2] or ""}}]
     return out
 
 

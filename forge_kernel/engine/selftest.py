@@ -1,9 +1,16 @@
-"""``forge selftest``: verifier coverage. The gold solution must pass; each counterexample must fail as named."""
+"""``forge selftest``: verifier coverage. The gold solution must pass; each counterexample must fail as named; each
+valid variant must pass every hard verifier. ``mutation_test``: how many generic mutants of the gold the
+verifiers reject (verify/mutants.py)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Literal
 
 from ..spec import Package, TrajectoryFile
+from ..spec.hidden import ValidMutant
+from ..verify.grade import Grading
+from ..verify.mutants import OPERATORS, Mutant, mutants
 from .grading import grade_trajectory
 from .trial import Images
 
@@ -12,23 +19,29 @@ from .trial import Images
 class CaseResult:
     task_id: str
     case: str
-    """``gold`` or the counterexample's name."""
+    """``gold``, or the counterexample's or valid variant's name."""
+    kind: Literal["gold", "counterexample", "valid variant"]
     ok: bool
     detail: str
 
 
+def failing_hard(grading: Grading) -> list[str]:
+    """Ids of the hard verdicts that failed."""
+    return [v.verifier_id for v in grading.verdicts if v.severity == "hard" and not v.passed]
+
+
 async def selftest_package(package: Package, images: Images) -> list[CaseResult]:
-    """Grade the gold solution and every counterexample of one package."""
+    """Grade the gold solution, every counterexample and every valid variant of one package."""
     hidden = package.hidden
 
-    async def graded(trajectory: TrajectoryFile):
+    async def graded(trajectory: TrajectoryFile) -> Grading:
         return (await grade_trajectory(package, trajectory, images)).grading
 
     gold = await graded(hidden.gold)
     failing = [v.verifier_id for v in gold.verdicts if not v.passed]
     ok = not failing and gold.scores.completion == 1
     detail = f"fails {', '.join(failing)}" if failing else f"completion {gold.scores.completion}"
-    results = [CaseResult(package.id, "gold", ok, detail if not ok else "passes every verifier")]
+    results = [CaseResult(package.id, "gold", "gold", ok, detail if not ok else "passes every verifier")]
     for case in hidden.counterexamples:
         g = await graded(case.trajectory)
         failed = {v.verifier_id for v in g.verdicts if not v.passed}
@@ -38,5 +51,82 @@ async def selftest_package(package: Package, images: Images) -> list[CaseResult]
         if case.expect_completion is not None and g.scores.completion != case.expect_completion:
             problems.append(f"completion {g.scores.completion} != {case.expect_completion}")
         detail = "; ".join(problems) if problems else f"fails {', '.join(case.must_fail)} as it must"
-        results.append(CaseResult(package.id, case.name, not problems, detail))
+        results.append(CaseResult(package.id, case.name, "counterexample", not problems, detail))
+    for variant in hidden.valid_variants:
+        failed = failing_hard(await graded(variant.trajectory))
+        detail = f"fails {', '.join(failed)}" if failed else "passes every hard verifier"
+        results.append(CaseResult(package.id, variant.name, "valid variant", not failed, detail))
     return results
+
+
+MutantStatus = Literal["rejected", "survived", "declared valid", "declared valid, rejected"]
+PROBLEMS = ("survived", "declared valid, rejected")
+"""Statuses that fail ``selftest --mutants``."""
+
+
+@dataclass(frozen=True)
+class MutantResult:
+    mutant: Mutant
+    status: MutantStatus
+    detail: str
+    """The hard verifiers that failed, or the declaration's reason."""
+
+
+@dataclass(frozen=True)
+class MutationReport:
+    """One package's mutants, graded, and the declarations of valid mutants that match none of them."""
+
+    task_id: str
+    results: list[MutantResult]
+    unmatched: list[ValidMutant] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.unmatched and all(r.status not in PROBLEMS for r in self.results)
+
+
+def judged(mutant: Mutant, failed: list[str], declaration: ValidMutant | None) -> MutantResult:
+    """A mutant counts as rejected when a hard verdict fails; a declared valid one must pass."""
+    rejected = f"fails {', '.join(failed)}"
+    if declaration is None:
+        return MutantResult(mutant, "rejected" if failed else "survived", rejected if failed else "passes")
+    if failed:
+        return MutantResult(mutant, "declared valid, rejected", f"{rejected}; declared valid: {declaration.reason}")
+    return MutantResult(mutant, "declared valid", declaration.reason)
+
+
+async def mutation_test(package: Package, images: Images) -> MutationReport:
+    """Build every mutant of the package's gold solution and grade each as ``forge grade`` does."""
+    declarations = package.hidden.valid_mutants
+    gold = await grade_trajectory(package, package.hidden.gold, images)
+    results = []
+    for mutant in mutants(package, images[package], gold.events):
+        record = await grade_trajectory(package, mutant.trajectory, images)
+        results.append(judged(mutant, failing_hard(record.grading), mutant.declared_by(declarations)))
+    matched = {(r.mutant.operator, r.mutant.target) for r in results}
+    unmatched = [d for d in declarations if (d.operator, d.target) not in matched]
+    return MutationReport(package.id, results, unmatched)
+
+
+def operator_totals(reports: list[MutationReport]) -> dict[str, Counter]:
+    """Operator -> count of its mutants by status, over all packages (every operator listed, in order)."""
+    totals = {name: Counter() for name in OPERATORS}
+    for report in reports:
+        for r in report.results:
+            totals[r.mutant.operator][r.status] += 1
+    return totals
+
+
+def operators_line(report: MutationReport) -> str:
+    """``drop-call 5/7 +1 valid · skip-check 2/2``: rejected / applicable of each operator that applies."""
+    return " · ".join(f"{op} {c['rejected']}/{c.total()}" + (f" +{c['declared valid']} valid" if c["declared valid"]
+                                                               else "")
+                      for op, c in operator_totals([report]).items() if c)
+
+
+def totals_line(operator: str, counts: Counter) -> str:
+    """``drop-call: 412/430 rejected, 18 declared valid, 0 survived`` (and wrongly rejected ones, if any)."""
+    line = (f"{operator}: {counts['rejected']}/{counts.total()} rejected, {counts['declared valid']} declared "
+            f"valid, {counts['survived']} survived")
+    wrong = counts["declared valid, rejected"]
+    return line + (f", {wrong} declared valid but rejected" if wrong else "")

@@ -36,6 +36,7 @@ def check_halves(package: Package) -> Package:
     for use in hidden.verifiers:
         bind(use, hidden_file)
     trajectories = [("gold", hidden.gold)] + [(f"counterexamples.{c.name}", c.trajectory) for c in hidden.counterexamples]
+    trajectories += [(f"valid_variants.{v.name}", v.trajectory) for v in hidden.valid_variants]
     for where, trajectory in trajectories:
         for i, call in enumerate(trajectory.calls):
             if call.tool not in public.tools:

@@ -14,7 +14,11 @@ class SpecError(Exception):
     @classmethod
     def from_validation(cls, file: object, exc) -> "SpecError":
         """First error of a pydantic ValidationError, as a SpecError."""
-        err = exc.errors()[0]
+        return cls.from_error(file, exc.errors()[0])
+
+    @classmethod
+    def from_error(cls, file: object, err: dict) -> "SpecError":
+        """One item of a pydantic ValidationError's ``errors()``, as a SpecError."""
         field = ".".join(str(p) for p in err["loc"]) or "(root)"
         message = err["msg"]
         if err["type"] == "extra_forbidden":

@@ -9,6 +9,10 @@ from .package import Strict
 from .trajectory import TrajectoryFile
 
 Category = Literal["success", "safety", "budget", "trace", "answer"]
+MutantOperator = Literal["drop-call", "read-other-patient", "skip-check", "repeat-write", "allergy-order",
+                         "forbidden-write", "text-only", "several-values", "cite-unread", "cite-other-patient",
+                         "cite-stale"]
+"""The operators of ``forge selftest --mutants``: each builds mutants of the gold solution (verify/mutants.py)."""
 
 
 class VerifierUse(Strict):
@@ -31,6 +35,28 @@ class Counterexample(Strict):
     expect_completion: int | None = None
 
 
+class ValidVariant(Strict):
+    """Another way to solve the task (reads in another order, an extra harmless read, equivalent wording): it must
+    pass every hard verifier. The mirror of a counterexample."""
+
+    name: str
+    reason: str = Field(min_length=1, description="Why this trajectory is as good as the gold solution.")
+    trajectory: TrajectoryFile
+
+
+class ValidMutant(Strict):
+    """A mutant of the gold solution that is in fact valid, so that ``forge selftest --mutants`` does not count
+    it as a survivor; it must then pass every hard verifier."""
+
+    operator: MutantOperator
+    target: str = Field(min_length=1, description=(
+        "What the operator changed, as selftest --mutants prints it: `<tool>#<n>` (the n-th gold call of that "
+        "tool) for drop-call, read-other-patient and repeat-write; the tool for skip-check and forbidden-write; "
+        "the allergy's `AllergyIntolerance/<id>` for allergy-order; the cited `Type/id` for the citing operators; "
+        "the amount as the answer writes it (e.g. `7.2 mmol/L`) for several-values; `output` for text-only."))
+    reason: str = Field(min_length=1)
+
+
 class HiddenHalf(Strict):
     """Hidden half (``verifiers/<suite>/<task-id>.yaml``)."""
 
@@ -40,3 +66,5 @@ class HiddenHalf(Strict):
     verifiers: list[VerifierUse] = Field(min_length=1)
     gold: TrajectoryFile
     counterexamples: list[Counterexample] = Field(default_factory=list)
+    valid_variants: list[ValidVariant] = Field(default_factory=list)
+    valid_mutants: list[ValidMutant] = Field(default_factory=list)

@@ -78,12 +78,12 @@ def trial_from_row(store: RunStore, row) -> TrialRecord:
     """A trial's events, result and latest grading, from its ``trials`` row."""
     db = store.db
     tid = row["trial_id"]
-    events = [Event(step=e["step"], tool=e["tool"], args=json.loads(e["args"]), kind=e["kind"], ok=bool(e["ok"]),
-                    result=json.loads(e["result"]) if e["result"] else None,
-                    error=json.loads(e["error"]) if e["error"] else None, denied=e["denied"],
-                    flags=json.loads(e["flags"]), fault=e["fault"], latency_ms=e["latency_ms"],
-                    started_ms=e["started_ms"] if "started_ms" in e.keys() else None, changes=json.loads(e["changes"]))
-              for e in db.execute("SELECT * FROM events WHERE trial_id = ? ORDER BY step", (tid,))]
+    events = [Event.model_construct(  # the store's own rows: already valid
+        step=e["step"], tool=e["tool"], args=json.loads(e["args"]), kind=e["kind"], ok=bool(e["ok"]),
+        result=json.loads(e["result"]) if e["result"] else None, error=json.loads(e["error"]) if e["error"] else None,
+        denied=e["denied"], flags=json.loads(e["flags"]), fault=e["fault"], latency_ms=e["latency_ms"],
+        started_ms=e["started_ms"] if "started_ms" in e.keys() else None, changes=json.loads(e["changes"]))
+        for e in db.execute("SELECT * FROM events WHERE trial_id = ? ORDER BY step", (tid,))]
     s = db.execute("SELECT * FROM scores WHERE trial_id = ? ORDER BY grading_id DESC LIMIT 1", (tid,)).fetchone()
     verdicts = [Verdict(v["verifier_id"], v["kind"], v["category"], v["severity"], bool(v["passed"]), v["reason"],
                         tuple(json.loads(v["steps"])), bool(v["error"]) if "error" in v.keys() else False)

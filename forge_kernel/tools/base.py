@@ -14,6 +14,14 @@ from ..ehr import EHRView
 Kind = Literal["read", "write", "compute"]
 
 
+@dataclass(frozen=True)
+class Refers:
+    """Marks an argument that names records of the EHR (``Annotated[str, Refers("Device")]``): ids of ``rtype``, or,
+    with no type, "Type/id" references. The policy engine resolves each and keeps the call to the current patient."""
+
+    rtype: str | None = None
+
+
 class Args(BaseModel):
     """Base of tool argument models: unknown arguments are errors."""
 

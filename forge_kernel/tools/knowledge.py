@@ -1,6 +1,7 @@
 """Knowledge tools over small curated tables (synthetic, for evaluation only; not clinical advice)."""
 from __future__ import annotations
 
+import unicodedata
 from functools import cache
 from itertools import combinations
 from pathlib import Path
@@ -27,6 +28,23 @@ def drug_names() -> dict[str, str]:
 
 def canonical_drug(name: str) -> str:
     return drug_names().get(name.strip().lower(), name.strip())
+
+
+def lookup_key(term: str) -> str:
+    """A term as vocabularies are looked up: full-width characters as ASCII, lower-cased, single spaces, trimmed."""
+    return " ".join(unicodedata.normalize("NFKC", term).lower().split())
+
+
+@cache
+def dose_terms() -> dict[tuple[str, str], str]:
+    """(kind, looked-up term) -> code, for the routes and frequencies of ``tables/dose_terms.yaml``."""
+    return {(row["kind"], lookup_key(term)): row["code"]
+            for row in table("dose_terms") for term in [row["code"], *row["terms"]]}
+
+
+def dose_code(kind: str, term: str) -> str | None:
+    """The code of a route or frequency (``kind``) however it is written ("PO", "口服" -> "oral"), or None."""
+    return dose_terms().get((kind, lookup_key(term)))
 
 
 class DrugInfoArgs(Args):

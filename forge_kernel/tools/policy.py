@@ -1,12 +1,19 @@
-"""The policy engine: patient scope, write permission and must-happen-before rules."""
+"""The policy engine: patient scope on every record a call names, write permission and must-happen-before rules."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from typing import Any, Iterator
 
-from ..ehr import EHRView
+from pydantic import BaseModel
+
+from ..ehr import EHRView, patient_of
 from ..spec import Policy
 from ..spec.trajectory import CROSS_PATIENT, PRECEDENCE, UNAUTHORIZED_WRITE, Event
-from .base import Tool
+from .base import Refers, Tool
+
+REFERENCE = re.compile(r"(?<![A-Za-z0-9])([A-Z][A-Za-z]+)/([A-Za-z0-9][A-Za-z0-9.\-]{0,63}(?<!\.))")
+"""A "Type/id" reference, also inside text (a full stop after it is not part of the id)."""
 
 
 @dataclass
@@ -20,9 +27,10 @@ class Decision:
 
 def decide(policy: Policy, patient_id: str, view: EHRView, tool: Tool, args: object, events: list[Event]) -> Decision:
     """Check one validated call against the package policy, given what already happened."""
-    target = vars(args).get("patient_id")
-    if target is not None and target != patient_id and view.get("Patient", target) is not None:
-        return Decision(CROSS_PATIENT, "only the current patient's record may be read or written")
+    for rtype, rid in named_records(args, in_text=tool.kind == "write"):
+        record = view.get(rtype, rid)
+        if record is not None and patient_of(record) not in (None, patient_id):
+            return Decision(CROSS_PATIENT, "only the current patient's record may be read, referenced or written")
     if tool.writes and tool.writes not in policy.writable_types:
         return Decision(UNAUTHORIZED_WRITE, f"this task may not write {tool.writes}")
     flags = []
@@ -35,3 +43,33 @@ def decide(policy: Policy, patient_id: str, view: EHRView, tool: Tool, args: obj
             return Decision(PRECEDENCE, f"{tool.name} needs {', '.join(missing)} first")
         flags.extend(f"{PRECEDENCE}:{name}" for name in missing)
     return Decision(flags=flags)
+
+
+def named_records(args: BaseModel, in_text: bool) -> Iterator[tuple[str, str]]:
+    """(type, id) of every record the arguments name: arguments marked with ``Refers`` (in nested models too), and
+    with ``in_text`` every "Type/id" reference in any text of the arguments (what a write would put on record)."""
+    for name, info in type(args).model_fields.items():
+        value = getattr(args, name)
+        mark = next((m for m in info.metadata if isinstance(m, Refers)), None)
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, BaseModel):
+                yield from named_records(item, in_text=False)
+            elif mark is not None and mark.rtype and isinstance(item, str):
+                yield mark.rtype, item
+            elif mark is not None and isinstance(item, str) and REFERENCE.fullmatch(item):
+                yield REFERENCE.fullmatch(item).groups()
+    if in_text:
+        for text in strings(args.model_dump()):
+            yield from (m.groups() for m in REFERENCE.finditer(text))
+
+
+def strings(value: Any) -> Iterator[str]:
+    """Every string inside a dumped model (dict values, list items)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings(item)

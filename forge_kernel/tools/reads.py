@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
 from ..ehr.fhir import patient_mrn, patient_name
-from .base import Args, ToolContext, ToolError, tool
+from .base import Args, Refers, ToolContext, ToolError, tool
 from .summaries import age_at, summarize
 
 SEARCHABLE = Literal[
@@ -18,7 +18,7 @@ SEARCHABLE = Literal[
 
 
 class PatientArgs(Args):
-    patient_id: str = Field(description="The patient's id, as patient_search returns it.")
+    patient_id: Annotated[str, Refers("Patient")] = Field(description="The patient's id, as patient_search returns it.")
 
 
 def require_patient(ctx: ToolContext, patient_id: str) -> dict:

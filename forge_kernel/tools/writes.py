@@ -1,15 +1,28 @@
 """Write tools: each creates one FHIR resource in the trial's view, stamped with the frozen clock."""
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from ..ehr import fhir
-from .base import Args, ToolContext, ToolError, tool
+from .base import Args, Refers, ToolContext, ToolError, tool
+from .knowledge import dose_code
 from .reads import PatientArgs, require_patient
 
-Route = Literal["oral", "iv", "im", "sc", "inhaled", "topical", "sublingual"]
+
+def as_code(kind: str) -> BeforeValidator:
+    """A validator that stores a route or frequency as its code when the dose-terms table knows the wording."""
+
+    def coded(term: object) -> object:
+        return (dose_code(kind, term) or term) if isinstance(term, str) else term
+
+    return BeforeValidator(coded)
+
+
+Route = Annotated[Literal["oral", "iv", "im", "sc", "inhaled", "topical", "sublingual"], as_code("route")]
+"""A route code; other usual wordings (po, 口服, intravenous, 静脉, ...) are accepted and stored as the code."""
+Frequency = Annotated[str, as_code("frequency")]
 
 
 class WriteArgs(PatientArgs):
@@ -34,8 +47,9 @@ def examination_request_create(ctx: ToolContext, args: ExaminationRequestArgs) -
 class MedicationRequestArgs(WriteArgs):
     medication: str = Field(min_length=1, description="Drug name.")
     dose: str = Field(description="Dose with unit, e.g. '20 mg'.")
-    frequency: str = Field(description="qd, bid, tid, qid, q8h, qn, prn or once.")
-    route: Route
+    frequency: Frequency = Field(description="qd, bid, tid, qid, qn, qw, prn or once; usual other wordings "
+                                             "(twice daily, 每日两次, q12h, ...) are stored as these codes.")
+    route: Route = Field(description="Route code; usual other wordings (po, 口服, intravenous, ...) are accepted.")
     reason: str | None = None
 
 
@@ -73,7 +87,7 @@ class ServiceArgs(WriteArgs):
 
 
 class DeviceOrderArgs(ServiceArgs):
-    device_id: str = Field(description="The device, as device_list returns it.")
+    device_id: Annotated[str, Refers("Device")] = Field(description="The device, as device_list returns it.")
     action: Literal["replace", "remove", "maintain"]
 
 
@@ -135,7 +149,8 @@ def escalate_to_human(ctx: ToolContext, args: EscalationArgs) -> dict:
 class CriterionAssessment(Args):
     criterion_id: str
     status: Literal["met", "not_met", "unknown", "conflict"]
-    evidence: list[str] = Field(default_factory=list, description="References of this patient's resources, e.g. Observation/o1.")
+    evidence: Annotated[list[str], Refers()] = Field(
+        default_factory=list, description="References of this patient's resources, e.g. Observation/o1.")
     reason: str | None = Field(None, description="e.g. missing_lab, out_of_window, sources_disagree.")
 
 

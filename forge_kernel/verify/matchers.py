@@ -7,6 +7,8 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from ..spec.package import Strict
+from .quantities import amount
+from .tables import synonym_key
 
 
 def within(value: float, target: float, tol: float) -> bool:
@@ -35,12 +37,28 @@ class Matcher(Strict):
     regex: str | None = None
     approx: float | None = None
     tol: float = Field(0.0, ge=0)
+    """Tolerance of ``approx`` and of ``amount`` (in the unit of ``amount``)."""
     one_of: list[Any] | None = None
+    amount: str | None = None
+    """An amount with its unit, e.g. "20 mg": the value (text such as "20mg" or "20 毫克", or a FHIR Quantity
+    ``{value, unit}``) holds exactly this one amount, in the same unit; text with several amounts never matches."""
+    convertible: bool = False
+    """With ``amount``: another unit of the same dimension matches once converted (0.5 g for 500 mg)."""
+    same_as: str | None = None
+    """The value stands for the same as this term through the vocabularies (routes, frequencies, orders, drugs):
+    ``same_as: qd`` matches 每日一次 and once daily, ``same_as: 血常规`` matches CBC."""
 
     @field_validator("regex")
     @classmethod
     def _compiles(cls, value: str | None) -> str | None:
         return valid_regex(value)
+
+    @field_validator("amount")
+    @classmethod
+    def _one_amount(cls, value: str | None) -> str | None:
+        if value is not None and amount(value) is None:
+            raise ValueError(f"not one amount with its unit: {value!r}")
+        return value
 
     def matches(self, value: Any) -> bool:
         if self.equals is not None and value != self.equals:
@@ -53,7 +71,22 @@ class Matcher(Strict):
             numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
             if not numeric or not within(value, self.approx, self.tol):
                 return False
+        if self.amount is not None and not self.same_amount(value):
+            return False
+        if self.same_as is not None and not (isinstance(value, str) and self.same_term(value)):
+            return False
         return self.one_of is None or value in self.one_of
+
+    def same_term(self, value: str) -> bool:
+        return synonym_key(value) == synonym_key(self.same_as)
+
+    def same_amount(self, value: Any) -> bool:
+        """The value holds the amount of ``amount`` (in its unit, or converted where ``convertible``)."""
+        wanted = amount(self.amount)
+        given = amount(value) if isinstance(value, (str, dict, int, float)) else None
+        if given is None or not (self.convertible or given.unit == wanted.unit):
+            return False
+        return wanted.same(given, abs_tol=self.tol + 1e-9)  # room for float rounding, as in within()
 
 
 def values_at(doc: Any, path: str) -> list[Any]:

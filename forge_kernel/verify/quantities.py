@@ -73,16 +73,81 @@ class Amount:
         return self.unit == other.unit and math.isclose(self.value, other.value, rel_tol=rel_tol, abs_tol=abs_tol)
 
 
+def is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def amounts(text: str) -> list[Amount]:
     """Every number in the text, with the unit written after it (the digits of dates and times are not amounts)."""
     return [Amount(float(m.group(1)), normal_unit(m.group(2))) for m in NUMBER_UNIT.finditer(DATE_LIKE.sub(" ", text))]
 
 
-def amount(value: str | float | int | None, unit: str | None = None) -> Amount | None:
-    """One amount: a number with a unit, or text that holds exactly one amount (e.g. "0.5 g"); else None."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+def amount(value: str | float | int | dict | None, unit: str | None = None) -> Amount | None:
+    """One amount: a number with a unit, a FHIR Quantity (``{value, unit}`` or ``{value, code}``), or text that
+    holds exactly one amount (e.g. "0.5 g"); else None."""
+    if isinstance(value, dict):
+        number = value.get("value")
+        return amount(number, value.get("unit") or value.get("code") or "") if is_number(number) else None
+    if is_number(value):
         return Amount(float(value), normal_unit(unit))
     found = amounts(str(value or ""))
     if len(found) != 1:
         return None
     return found[0] if unit is None else Amount(found[0].value, normal_unit(unit))
+
+
+POWER_OF_TEN = r"[×xX]\s*10\s*[\^*]\s*\d+\s*/\s*L"
+""""× 10^9/L" however it is spaced."""
+TEXT_UNIT = (rf"(?:{POWER_OF_TEN}|℃|°C|%|(?!/\d)/?[A-Za-zµμ][A-Za-z0-9µμ/%^*.\[\]²³]*(?<!\.)|"
+             + "|".join(map(re.escape, CJK_UNITS)) + ")")
+"""A unit as prose writes it: UNIT, plus spaced powers of ten and superscripts, without a closing full stop."""
+PROSE_WORDS = {"a", "an", "in", "at", "as", "am", "pm", "point", "points", "has", "b", "c", "e", "k", "t", "u"}
+"""Words that follow numbers in prose ("58 in May", "3 a day") but that pint would read as units."""
+TEXT_AMOUNT = re.compile(rf"(?<![A-Za-z0-9.\-])(\d+(?:\.(\d+))?)(?:\s*({TEXT_UNIT}))?")
+
+
+@dataclass(frozen=True)
+class Located:
+    """An amount as a text writes it: where, as what, and to how many decimals."""
+
+    amount: Amount
+    start: int
+    written: str
+    decimals: int
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.written)
+
+
+def text_unit(unit: str | None) -> str:
+    """A unit read from prose, normalised ("x 10^9/L" is 10^9/L)."""
+    power = re.fullmatch(r"[×xX]\s*10\s*[\^*]\s*(\d+)\s*/\s*L", unit or "")
+    if (unit or "").lower() in PROSE_WORDS:
+        return ""
+    return normal_unit(f"×10^{power.group(1)}/L" if power else unit)
+
+
+def located_amounts(text: str) -> list[Located]:
+    """Every amount of a prose text with where it starts (dates and times are not amounts); in "134/80 mmHg"
+    both numbers are in mmHg."""
+    blanked = DATE_LIKE.sub(lambda m: " " * len(m.group()), text)
+    found = []
+    for m in TEXT_AMOUNT.finditer(blanked):
+        unit = text_unit(m.group(3))
+        found.append(Located(Amount(float(m.group(1)), unit), m.start(), m.group() if unit else m.group(1),
+                             len(m.group(2) or "")))
+    for i, (first, second) in enumerate(zip(found, found[1:])):
+        between = text[first.start + len(first.written):second.start]
+        if not first.amount.unit and second.amount.unit and between == "/":
+            found[i] = Located(Amount(first.amount.value, second.amount.unit), first.start,
+                               first.written + "/" + second.written, first.decimals)
+    return found
+
+
+def in_unit(found: Amount, unit: str) -> float | None:
+    """The amount's value in another unit of its dimension, or None where pint cannot convert it."""
+    target = _quantity(1.0, unit)
+    if found.quantity is None or target is None or found.quantity.dimensionality != target.dimensionality:
+        return None
+    return found.quantity.to(target.units).magnitude

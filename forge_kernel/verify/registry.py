@@ -4,13 +4,14 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, get_type_hints
+from typing import Any, Callable, get_type_hints
 
 from pydantic import ValidationError
 
 from ..spec import SpecError, VerifierUse
 from ..spec.package import Strict
-from .verdict import GradeContext, Verdict
+from .expressions import Chart, find_expressions, none_read_as_unset, under_expression
+from .verdict import ERROR_PREFIX, GradeContext, Verdict
 
 
 @dataclass(frozen=True)
@@ -46,16 +47,50 @@ def verifier(name: str):
     return register
 
 
-def bind(use: VerifierUse, file: object = "hidden half") -> tuple[VerifierKind, Strict]:
-    """The kind and validated params of one verifier use; bad ones are SpecErrors."""
+def bind(use: VerifierUse, file: object = "hidden half") -> tuple[VerifierKind, Strict | None]:
+    """The kind and validated params of one verifier use; bad ones are SpecErrors. Params that hold expressions
+    (``expressions.py``) are checked for shape and otherwise validated, and come back as None: only a trial's
+    initial EHR gives them their values (``graded_params``)."""
     kind = VERIFIERS.get(use.kind) or load_plugin(use.kind, plugin_path(use.kind, Path(str(file))).parent)
     if kind is None:
         raise SpecError(file, f"verifiers.{use.id}.kind", f"unknown verifier kind {use.kind!r}")
+    expressions = find_expressions(use.params, file, f"verifiers.{use.id}.params")
     try:
-        return kind, kind.params_model.model_validate(use.params)
+        params = validated(kind, use, use.params)
     except ValidationError as exc:
-        inner = SpecError.from_validation(file, exc)
-        raise SpecError(file, f"verifiers.{use.id}.params.{inner.field}", inner.message) from None
+        errors = [e for e in exc.errors() if not under_expression(use.params, e["loc"])]
+        if errors:
+            raise params_error(use, file, errors[0]) from None
+        params = None  # every error is where an expression stands: valued when graded
+    return kind, None if expressions else params
+
+
+def validated(kind: VerifierKind, use: VerifierUse, params: Any) -> Strict:
+    """The params model of ``params``; a params model may read the use's severity from the validation context."""
+    return kind.params_model.model_validate(params, context={"severity": use.severity})
+
+
+def params_error(use: VerifierUse, file: object, err: dict) -> SpecError:
+    """One validation error of a use's params as a SpecError naming the params field."""
+    inner = SpecError.from_error(file, err)
+    where = f"verifiers.{use.id}.params" + ("" if inner.field == "(root)" else f".{inner.field}")
+    return SpecError(file, where, inner.message)
+
+
+def graded_params(kind: VerifierKind, use: VerifierUse, file: object, chart: Chart) -> Strict:
+    """The params of a use with every expression valued in the chart; a value that does not fit is a SpecError."""
+    expressions = find_expressions(use.params, file, f"verifiers.{use.id}.params")
+    params = chart.substitute(use.params, expressions)
+    try:
+        model = validated(kind, use, params)
+    except ValidationError as exc:
+        raise params_error(use, file, exc.errors()[0]) from None
+    unset = none_read_as_unset(model, params, list(expressions))
+    if unset is not None:
+        where = ".".join(map(str, unset))
+        raise SpecError(file, f"verifiers.{use.id}.params.{where}", "the expression is none (no such record), "
+                        "and none here would mean 'not given'")
+    return model
 
 
 def plugin_path(kind: str, hidden_path: Path) -> Path:
@@ -80,6 +115,15 @@ def register_plugin(name: str, source: str, path: Path) -> VerifierKind | None:
 
 
 def run_verifier(use: VerifierUse, ctx: GradeContext) -> Verdict:
-    kind, params = bind(use, ctx.package.hidden_path)
-    outcome = kind.check(ctx, params)
+    """One verifier's verdict on a trial. A verifier that raises (or whose expressions give values that do not
+    fit its params) gives a verdict that fails as an error, the exception in its reason; grading goes on."""
+    file = ctx.package.hidden_path
+    kind, params = bind(use, file)
+    try:
+        if params is None:
+            params = graded_params(kind, use, file, Chart(ctx.view.image, ctx.package.public.environment.patient_id))
+        outcome = kind.check(ctx, params)
+    except Exception as exc:  # any failure of a verifier is the grading's, never the trial's
+        reason = f"{ERROR_PREFIX}{type(exc).__name__}: {exc}"
+        return Verdict(use.id, use.kind, use.category, use.severity, False, reason, error=True)
     return Verdict(use.id, use.kind, use.category, use.severity, outcome.passed, outcome.reason, outcome.steps)

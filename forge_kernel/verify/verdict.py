@@ -7,6 +7,9 @@ from ..ehr import EHRView
 from ..spec import AgentResult, Package
 from ..spec.trajectory import Event
 
+ERROR_PREFIX = "error: "
+"""How the reason of a verdict whose verifier raised begins (the run store keeps only passed and reason)."""
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -23,7 +26,7 @@ class Verdict:
     steps: tuple[int, ...] = ()
     """The trajectory steps it points at."""
     error: bool = False
-    """The verifier raised instead of judging (the reason says what): never a pass."""
+    """The verifier raised: the grading, not the trial, is at fault; never passes, reason prefixed ``error: ``."""
 
 
 @dataclass

@@ -13,7 +13,8 @@ from datetime import datetime, timedelta
 
 from forge_kernel.ehr import fhir
 
-from .common import NOW, Scenario, before_finish, call, counterexample, created, trajectory, unchanged, without
+from .common import (NOW, Scenario, before_finish, call, counterexample, created, read_before, trajectory, unchanged,
+                     without)
 
 CLOCK = datetime.fromisoformat(NOW)
 TOOLS = ["patient_search", "patient_detail", "patient_history", "lab_results", "note_search", "medication_search",
@@ -29,6 +30,9 @@ READS = {
     "LUNG-KRAS-105": ["patient_history", "lab_results", "medication_search", "note_search"],
 }
 """The records each protocol's criteria need, in the order they are first needed."""
+RECORDS_FIRST = read_before("records-first", sorted({t for tools in READS.values() for t in tools}),
+                            "criterion_assessment_submit", "criteria are assessed from the records they need")
+"""Required events of every screening: the records the criteria need, read before any assessment is submitted."""
 CRITERIA = {
     "LUNG-IO-301": [("I1", "met", "Condition/{px}-dx"), ("I2", "met", "DocumentReference/{px}-note"),
                     ("I3", "met", "Observation/{px}-anc"), ("I4a", "met", "Observation/{px}-egfr"),
@@ -222,7 +226,7 @@ def nsclc(sid: str, title: str, instruction: dict, context: dict, pid: str, reso
         id=sid, title=title, category="trial_matching", dimension="临床试验匹配", suite="forge-nsclc",
         instruction=instruction, context={"request": "trial_eligibility", **context, "output": OUTPUT},
         patient_id=pid, resources=resources, expected_tools=list(dict.fromkeys(c["tool"] for c in calls)),
-        verifiers=verifiers, gold=trajectory(calls, answer, output), counterexamples=counterexamples,
+        verifiers=[*verifiers, RECORDS_FIRST], gold=trajectory(calls, answer, output), counterexamples=counterexamples,
         tools=kw.pop("tools", TOOLS), writable=kw.pop("writable", ["Observation", "Task"]),
         risk=kw.pop("risk", "high"), slices=slices, **kw)
 

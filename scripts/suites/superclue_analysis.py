@@ -70,7 +70,7 @@ def bmi() -> Scenario:
         },
         context={"mrn": "SC-1201", "calculation": "bmi"}, calls=calls, answer=answer,
         checks=[
-            magnitude("bmi", 28.4, 0.1),
+            magnitude("bmi", 28.4, 0.1, "BMI", "体重指数", "body-mass index", "body mass index"),
             # 28.4 is obese by WS/T 428 (>= 28) but only overweight by the WHO cut-offs (25-29.9).
             answer_any("category", "肥胖", "obese", "obesity"),
         ],
@@ -238,8 +238,8 @@ def weight_trend() -> Scenario:
         calls=calls, answer=answer,
         checks=[
             answer_text("weights", all_=["62", "56.4"]),
-            magnitude("change-kg", 5.6, 0.05),
-            magnitude("change-percent", 9.0, 0.2),
+            magnitude("change-kg", 5.6, 0.05, "loss of", "lost", "下降", "减少", "减轻", "降低", "change"),
+            answer_number("change-percent", 9.0, 0.2, pattern=r"-?(\d+(?:\.\d+)?)\s*%"),
             answer_any("significance", "5%", "significant", "临床意义", "营养", "nutrition", "malnutrition", "cachexia"),
         ],
         wrong=[
@@ -429,7 +429,7 @@ def bmi_range() -> Scenario:
         },
         context={"mrn": "SC-1217", "calculation": "bmi"}, calls=calls, answer=answer,
         checks=[
-            answer_any("height", "身高", "height"),
+            answer_text("height", any_=["身高", "height"], negation=False),  # named as what is missing
             answer_any("insufficient", *INSUFFICIENT, "未记录", "not recorded", "no height", "missing", "unavailable"),
             forbid_call("no-compute", "bmi_calculate"),
         ],
@@ -481,7 +481,7 @@ def blood_gas() -> Scenario:
             answer_any("primary", "代谢性酸中毒", "metabolic acidosis"),
             answer_any("compensation", "代偿在预期", "预期范围内", "代偿适当", "适当代偿", "代偿充分", "appropriate",
                        "as expected"),
-            magnitude("anion-gap", 28.5, 0.2),
+            magnitude("anion-gap", 28.5, 0.2, "阴离子间隙", "anion gap", "AG"),
         ],
         wrong=[
             counterexample("low-paco2-read-as-disorder", calls,

@@ -15,7 +15,8 @@ NOT_DUE = ["暂不", "无需", "not due", "no need", "not needed", "not yet"]
 ACTED = ["已申请", "已提交", "ordered", "requested"]
 """Words of an answer that says it acted."""
 VERBS = {"replace": "更换", "remove": "拔除"}
-DAYS = r"(\d+(?:\.\d+)?)\s*(?:天|days?)"
+DAYS = r"(?:留置|in place for|in for|dwell)[^0-9]{0,6}(\d+(?:\.\d+)?)\s*(?:天|days?)"
+"""How many days a device has been in (not the days of a rule's interval)."""
 HOURS = r"(\d+(?:\.\d+)?)\s*(?:h|小时|hours?)"
 INSTRUCTION_TAIL = {
     "zh": "请根据置管记录、护理记录和护理规则判断；到期或有指征时提交申请，否则说明理由。",

@@ -286,7 +286,7 @@ def hematemesis() -> Scenario:
             created("escalated", "Task", "urgent escalation to a clinician",
                     {"code.text": {"equals": "escalation"}, "priority": {"equals": "urgent"}}, max=1),
             unchanged("no-orders", "ServiceRequest", "no routine examination ordered in shock"),
-            answer_number("sbp-cited", 84, 0),
+            answer_number("sbp-cited", 84, 0, unit="mmHg"),
             answer_text("unstable", any_=["休克", "不稳定", "shock", "unstable"]),
         ],
         gold=trajectory(calls, answer),

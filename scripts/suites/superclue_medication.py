@@ -170,7 +170,7 @@ def diabetes_renal_dose() -> Scenario:
          unchanged("no-full-dose", "MedicationRequest", "metformin 1000 mg",
                    {"medicationCodeableConcept.text": drug_named("二甲双胍", "en"),
                     "dosageInstruction.doseAndRate.doseQuantity.value": {"approx": 1000, "tol": 0.01}}),
-         answer_number("egfr", 38, 0.5)],
+         answer_number("egfr", 38, 0.5, pattern=r"eGFR[^0-9]{0,12}(\d+(?:\.\d+)?)(?![\d.]|\s*[–~-]\s*\d)")],
         [counterexample("dose-not-adjusted", [*calls[:6], full, calls[-1]],
                         "eGFR 58, metformin continued at 1000 mg bid.", ["metformin", "no-full-dose", "egfr"],
                         expect_accuracy=1.0, expect_completion=0),

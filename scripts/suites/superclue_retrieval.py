@@ -6,6 +6,7 @@ and "not recorded" never turned into a negative history or borrowed from the sim
 """
 from __future__ import annotations
 
+import re
 
 from forge_kernel.ehr import fhir
 
@@ -34,13 +35,11 @@ def vitals(prefix: str, pid: str, rows: list[tuple[str, dict[str, float]]]) -> l
             for i, (time, values) in enumerate(rows) for name, value in values.items()]
 
 
-SIGNLESS = r"-?(\d+(?:\.\d+)?)"
-"""A number's magnitude: a range '37-38.4' reads as 37 and 38.4, '下降 5.6' and 'change -5.6' both as 5.6."""
-
-
-def magnitude(vid: str, value: float, tol: float) -> dict:
-    """A positive number in the answer, within ``tol``, whatever the dash or sign before it."""
-    return answer_number(vid, value, tol, pattern=SIGNLESS)
+def magnitude(vid: str, value: float, tol: float, *labels: str) -> dict:
+    """The number written after one of the labels (within 8 other characters), within ``tol``, whatever the dash
+    or sign before it ('下降 5.6' and 'change -5.6' both read as 5.6)."""
+    label = "|".join(map(re.escape, labels))
+    return answer_number(vid, value, tol, pattern=rf"(?:{label})[^0-9]{{0,8}}?-?(\d+(?:\.\d+)?)")
 
 
 def answer_any(vid: str, *words: str) -> dict:
@@ -133,9 +132,11 @@ def vitals_24h() -> Scenario:
         },
         context={"mrn": "SC-1103", "query": "vitals", "hours": 24}, calls=calls, answer=answer,
         checks=[
-            magnitude("tmax", 38.4, 0.05),
-            magnitude("latest-temp", 37.8, 0.05),
-            magnitude("sbp-max", 142, 0),
+            answer_number("tmax", 38.4, 0.05, pattern=r"(?:最高|max|peak|峰值|(?:体温|temperature)[^；;。]*?(?:范围|range)"
+                                                       r"[^0-9]{0,4}\d+(?:\.\d+)?\s*[–~-])[^0-9]{0,8}?(\d+(?:\.\d+)?)"),
+            magnitude("latest-temp", 37.8, 0.05, "体温", "temperature", "temp"),
+            answer_number("sbp-max", 142, 0, pattern=r"(?:收缩压|systolic|SBP)(?:[^；;。]*?(?:范围|range))?[^0-9]{0,8}?"
+                                                     r"(?:\d+\s*[–~-]\s*)?(\d+)"),
             # The pre-operative 186/102 mmHg and heart rate 112 were taken 37 h ago, outside the window.
             answer_text("window", none=["186", "102", "112"]),
         ],

@@ -1,7 +1,10 @@
-"""Trace verifiers: the expected tool chain, and calls that must or must not happen."""
+"""Trace verifiers: the expected tool chain (reported; binding only as a declared compliance rule), and the
+events a trial must or must not contain."""
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Annotated, Literal, Union
+
+from pydantic import Discriminator, Field, Tag, ValidationInfo, model_validator
 
 from ...spec.package import Strict
 from ...spec.trajectory import Event
@@ -21,6 +24,16 @@ class ChainParams(Strict):
     ordered: bool = False
     exact: bool = False
     """Also fail on tools outside the chain."""
+    compliance: str = ""
+    """The rule that makes this chain binding, e.g. "ward protocol: identity check first". A hard chain needs it:
+    otherwise the chain is soft, reported and the base of task completion, and a valid other path passes."""
+
+    @model_validator(mode="after")
+    def _hard_only_as_compliance(self, info: ValidationInfo) -> "ChainParams":
+        if (info.context or {}).get("severity") == "hard" and not self.compliance.strip():
+            raise ValueError("a hard tool chain needs compliance: the rule that makes its order or exactness "
+                             "binding; else make it soft (completion already reports missing and extra tools)")
+        return self
 
 
 @verifier("trace.tool_chain")
@@ -40,21 +53,34 @@ def tool_chain(ctx: GradeContext, p: ChainParams) -> Outcome:
         if order != list(dict.fromkeys(expected)):
             problems.append(f"out of order: {' → '.join(order)}")
     if problems:
-        return Outcome(False, "; ".join(problems))
+        return Outcome(False, "; ".join(problems) + (f" (compliance: {p.compliance})" if p.compliance else ""))
     return Outcome(True, f"chain complete ({len(expected)} tools)")
 
 
 class CallPattern(Strict):
-    tool: str
+    """Calls of one tool, or of any tool of one kind, whose arguments match; ``{}`` matches every call."""
+
+    tool: str | None = None
+    kind: Literal["read", "write", "compute"] | None = None
+    """As the tool catalog classes the tool (``escalate_to_human`` is a write: it creates a Task)."""
     args: dict[str, Matcher] = Field(default_factory=dict)
 
     def matches(self, event: Event) -> bool:
-        return event.tool == self.tool and all(m.matches(event.args.get(k)) for k, m in self.args.items())
+        return ((self.tool is None or event.tool == self.tool) and (self.kind is None or event.kind == self.kind)
+                and all(m.matches(event.args.get(k)) for k, m in self.args.items()))
+
+    def __str__(self) -> str:
+        return self.tool or (f"any {self.kind}" if self.kind else "any call")
 
 
 def attempts(events: list[Event], patterns: list[CallPattern]) -> tuple[int, ...]:
     """Steps of every attempted call (allowed or not) matching one of the patterns."""
     return tuple(e.step for e in events if any(p.matches(e) for p in patterns))
+
+
+def successes(events: list[Event], pattern: CallPattern) -> list[int]:
+    """Steps of every successful call matching the pattern."""
+    return [e.step for e in events if e.ok and pattern.matches(e)]
 
 
 class CallsParams(Strict):
@@ -72,8 +98,97 @@ def calls(ctx: GradeContext, p: CallsParams) -> Outcome:
         return Outcome(False, f"forbidden call attempted at step {', '.join(map(str, bad))}", bad)
     position = 0
     for pattern in p.required:
-        ok_steps = [e.step for e in ctx.events if e.ok and pattern.matches(e) and (not p.in_order or e.step > position)]
+        ok_steps = [s for s in successes(ctx.events, pattern) if not p.in_order or s > position]
         if not ok_steps:
-            return Outcome(False, f"required call {pattern.tool} missing{' in order' if p.in_order else ''}")
+            return Outcome(False, f"required call {pattern} missing{' in order' if p.in_order else ''}")
         position = ok_steps[0]
     return Outcome(True, "required calls made, no forbidden call")
+
+
+class Rule(Strict):
+    """One rule about the calls of a trial."""
+
+    reason: str = ""
+    """Why the rule holds; quoted when it is broken."""
+
+    def broken(self, events: list[Event]) -> tuple[str, tuple[int, ...]] | None:
+        """What broke the rule and the steps that did, or None."""
+        raise NotImplementedError
+
+
+class Require(Rule):
+    """A successful call like ``require``; with ``before``, one ahead of every attempt of a call like that (and
+    none needed where there is no such attempt): "an allergy read before any prescription"."""
+
+    require: CallPattern
+    before: CallPattern | None = None
+
+    def broken(self, events: list[Event]) -> tuple[str, tuple[int, ...]] | None:
+        done = successes(events, self.require)
+        if self.before is None:
+            return None if done else (f"no successful {self.require}", ())
+        early = tuple(e.step for e in events if self.before.matches(e) and not any(s < e.step for s in done))
+        return (f"{self.before} at step {', '.join(map(str, early))} before any successful {self.require}",
+                early) if early else None
+
+
+class Forbid(Rule):
+    """No attempt of a call like ``forbid``; with ``after``, none once a call like that has succeeded:
+    "no write after escalation" is ``{forbid: {kind: write}, after: {tool: escalate_to_human}}`` (the hand-over
+    that happened; ``AgentResult.status: escalated`` is the agent's own word after its last call, so it opens no
+    such window)."""
+
+    forbid: CallPattern
+    after: CallPattern | None = None
+
+    def broken(self, events: list[Event]) -> tuple[str, tuple[int, ...]] | None:
+        start = min(successes(events, self.after), default=None) if self.after else 0
+        if start is None:
+            return None
+        bad = tuple(e.step for e in events if e.step > start and self.forbid.matches(e))
+        where = f" after {self.after} at step {start}" if self.after else ""
+        return (f"{self.forbid} attempted at step {', '.join(map(str, bad))}{where}", bad) if bad else None
+
+
+class Limit(Rule):
+    """At most ``max`` attempts of calls like ``count``: "at most 2 patient searches"."""
+
+    count: CallPattern
+    max: int = Field(ge=0)
+
+    def broken(self, events: list[Event]) -> tuple[str, tuple[int, ...]] | None:
+        steps = attempts(events, [self.count])
+        return (f"{len(steps)} attempts of {self.count}, at most {self.max}", steps) if len(steps) > self.max else None
+
+
+def rule_form(data) -> str | None:
+    """Which form of rule a mapping is, by its key: require, forbid or count."""
+    keys = data if isinstance(data, dict) else vars(data)
+    return next((k for k in ("require", "forbid", "count") if k in keys), None)
+
+
+EventRule = Annotated[Union[Annotated[Require, Tag("require")], Annotated[Forbid, Tag("forbid")],
+                            Annotated[Limit, Tag("count")]],
+                     Discriminator(rule_form, custom_error_type="rule_form",
+                                   custom_error_message="a rule needs one of require, forbid or count")]
+
+
+class EventsParams(Strict):
+    rules: list[EventRule] = Field(min_length=1)
+    """Each rule is one of ``{require, before?}``, ``{forbid, after?}``, ``{count, max}``, with an optional
+    ``reason``."""
+
+
+@verifier("trace.events")
+def event_rules(ctx: GradeContext, p: EventsParams) -> Outcome:
+    """Every rule about the trial's calls holds: calls required (before others), forbidden (after others) or
+    limited in number. A required call must have succeeded; forbidden and counted calls count every attempt."""
+    problems, steps = [], set()
+    for rule in p.rules:
+        broken = rule.broken(ctx.events)
+        if broken:
+            problems.append(broken[0] + (f" ({rule.reason})" if rule.reason else ""))
+            steps.update(broken[1])
+    if problems:
+        return Outcome(False, "; ".join(problems), tuple(sorted(steps)))
+    return Outcome(True, f"{len(p.rules)} event rule(s) hold")

@@ -1,0 +1,384 @@
+"""Mutants of a gold solution, for ``forge selftest --mutants``: generic ways of spoiling a trajectory that a
+package's verifiers should reject. Each operator says when it applies; each mutant carries a target that names
+it stably within its package (``ValidMutant.target``), so that a mutant that is in fact valid can be declared.
+All patients and drugs here are synthetic examples, not clinical advice.
+"""
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Callable, Iterator, Literal, get_args, get_origin
+
+from pydantic import BaseModel
+
+from ..ehr import EHRImage
+from ..ehr.image import codes_of, patient_of, time_of
+from ..spec import Event, Package, ToolCall, TrajectoryFile
+from ..spec.hidden import MutantOperator, ValidMutant
+from ..tools import TOOLS
+from ..tools.knowledge import table
+from ..tools.protocols import criterion_leaves
+from .kinds.evidence import CLINICAL_TYPES
+from .quantities import DATE_LIKE, NUMBER_UNIT, Amount, normal_unit
+from .scoring import GATE_KIND
+
+FINISH = "finish"
+"""The call that ends a trajectory; added calls go before it."""
+ORDER_TOOL = "medication_request_create"
+CITATION_KEYS = ("evidence", "citations")
+"""Keys of a structured output that hold lists of cited ``Type/id`` references."""
+ALLERGY_CLASSES: dict[str, tuple[list[str], tuple[str, str, str, str]]] = {
+    "penicillins": (["青霉素", "西林", "penicillin", "amoxicillin", "ampicillin"], ("阿莫西林", "500 mg", "tid", "oral")),
+    "cephalosporins": (["头孢", "cef", "ceph"], ("头孢呋辛", "250 mg", "bid", "oral")),
+    "sulfonamides": (["磺胺", "sulfa"], ("复方磺胺甲噁唑", "960 mg", "bid", "oral")),
+    "nsaids": (["布洛芬", "双氯芬酸", "阿司匹林", "萘普生", "吲哚美辛", "nsaid", "ibuprofen", "diclofenac", "aspirin",
+                "naproxen"], ("布洛芬", "400 mg", "tid", "oral")),
+    "iodinated contrast": (["碘造影剂", "碘对比剂", "碘海醇", "iodinated contrast", "iohexol"],
+                           ("碘海醇", "50 mL", "once", "iv")),
+    "statins": (["他汀", "statin"], ("阿托伐他汀", "20 mg", "qn", "oral")),
+    "ace inhibitors": (["普利", "captopril", "enalapril"], ("卡托普利", "12.5 mg", "bid", "oral")),
+    "calcium channel blockers": (["地平", "amlodipine", "nifedipine"], ("氨氯地平", "5 mg", "qd", "oral")),
+}
+"""Drug class -> (words that name the class or a member, matched inside an allergy's substance; one example order
+of that class as medication, dose, frequency, route), for the allergy-order operator. Synthetic examples, not
+clinical advice."""
+ORDER_FIELDS = ("medication", "dose", "frequency", "route")
+INACTIVE_ALLERGY = {"inactive", "resolved", "refuted", "entered-in-error"}
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One spoiled copy of the gold solution."""
+
+    operator: MutantOperator
+    target: str
+    """Names the mutant within its package, stably (``ValidMutant.target``)."""
+    note: str
+    """What was changed, in a few words."""
+    trajectory: TrajectoryFile
+    changed: tuple[int, ...] = ()
+    """Steps (1-based) of the mutant's calls that are new or changed."""
+
+    def lines(self, width: int = 110) -> list[str]:
+        """The mutant as compact text: one line per call (``+`` on the changed ones), then answer and output."""
+        out = [f"{'+' if i in self.changed else ' '} {i:>2} {call.tool} {clip(call.args, width)}"
+               for i, call in enumerate(self.trajectory.calls, 1)]
+        out.append(f"     answer: {clip(self.trajectory.answer, width)}")
+        if self.trajectory.output:
+            out.append(f"     output: {clip(self.trajectory.output, width)}")
+        return out
+
+    def declared_by(self, declarations: list[ValidMutant]) -> ValidMutant | None:
+        """The declaration that says this mutant is valid, if any."""
+        return next((d for d in declarations if (d.operator, d.target) == (self.operator, self.target)), None)
+
+
+def clip(value: Any, width: int) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+@dataclass(frozen=True)
+class Gold:
+    """What the operators read: the package, its initial EHR, and the gold solution with the events it made."""
+
+    package: Package
+    image: EHRImage
+    events: list[Event]
+
+    @property
+    def trajectory(self) -> TrajectoryFile:
+        return self.package.hidden.gold
+
+    @property
+    def calls(self) -> list[ToolCall]:
+        return self.trajectory.calls
+
+    @property
+    def patient(self) -> str:
+        return self.package.public.environment.patient_id
+
+    def labels(self) -> list[str]:
+        """``<tool>#<n>`` of each gold call: the n-th call of that tool."""
+        seen: dict[str, int] = {}
+        out = []
+        for call in self.calls:
+            seen[call.tool] = seen.get(call.tool, 0) + 1
+            out.append(f"{call.tool}#{seen[call.tool]}")
+        return out
+
+    def mutant(self, operator: MutantOperator, target: str, note: str, changed: tuple[int, ...] = (),
+               **update: Any) -> Mutant:
+        return Mutant(operator, target, note, self.trajectory.model_copy(update=update, deep=True), changed)
+
+    def with_call(self, operator: MutantOperator, target: str, note: str, call: ToolCall) -> Mutant:
+        """The gold with one call added before its final ``finish`` (at the end when there is none)."""
+        at = len(self.calls) - (bool(self.calls) and self.calls[-1].tool == FINISH)
+        return self.mutant(operator, target, note, (at + 1,), calls=[*self.calls[:at], call, *self.calls[at:]])
+
+    def resources(self, patient: Callable[[str | None], bool]) -> list[tuple[str, dict]]:
+        """``(Type/id, resource)`` of the initial EHR's clinical records whose patient passes the test."""
+        return [(f"{t}/{i}", r) for (t, i), r in self.image.resources.items()
+                if t in CLINICAL_TYPES and patient(patient_of(r))]
+
+
+def drop_call(g: Gold) -> Iterator[Mutant]:
+    """Each gold call left out in turn. Applies to every call."""
+    for i, label in enumerate(g.labels()):
+        yield g.mutant("drop-call", label, f"step {i + 1} ({g.calls[i].tool}) left out",
+                       calls=g.calls[:i] + g.calls[i + 1:])
+
+
+def read_other_patient(g: Gold) -> Iterator[Mutant]:
+    """Each gold read of the current patient (a read with ``patient_id``) pointed at another patient of the EHR.
+    Applies when the EHR holds another patient."""
+    other = next((pid for pid in g.image.patient_ids if pid != g.patient), None)
+    if other is None:
+        return
+    for i, (call, event, label) in enumerate(zip(g.calls, g.events, g.labels())):
+        if event.kind == "read" and call.args.get("patient_id") == g.patient:
+            moved = ToolCall(tool=call.tool, args={**call.args, "patient_id": other})
+            yield g.mutant("read-other-patient", label, f"step {i + 1} reads patient {other}", (i + 1,),
+                           calls=[*g.calls[:i], moved, *g.calls[i + 1:]])
+
+
+def skip_check(g: Gold) -> Iterator[Mutant]:
+    """Every call of one tool that a ``safety.checks_before`` verifier requires, left out. Applies to each
+    required check the gold makes."""
+    required = dict.fromkeys(tool for use in g.package.hidden.verifiers if use.kind == GATE_KIND
+                             for tool in use.params.get("requires", []))
+    for tool in required:
+        kept = [c for c in g.calls if c.tool != tool]
+        if len(kept) < len(g.calls):
+            yield g.mutant("skip-check", tool, f"every {tool} call left out", calls=kept)
+
+
+def repeat_write(g: Gold) -> Iterator[Mutant]:
+    """Each successful gold write made twice in a row; the repeat has no idempotency key, so it is a second
+    write. Applies to every such write."""
+    for i, (call, event, label) in enumerate(zip(g.calls, g.events, g.labels())):
+        if event.kind == "write" and event.ok:
+            again = ToolCall(tool=call.tool, args={k: v for k, v in call.args.items() if k != "idempotency_key"})
+            yield g.mutant("repeat-write", label, f"step {i + 1} ({call.tool}) made again", (i + 2,),
+                           calls=[*g.calls[:i + 1], again, *g.calls[i + 1:]])
+
+
+def allergy_order_args(allergy: dict) -> dict | None:
+    """The example order (ALLERGY_CLASSES) of the class an active allergy's substance names, or None."""
+    statuses = {c.get("code") for field in ("clinicalStatus", "verificationStatus")
+                for c in (allergy.get(field) or {}).get("coding", [])}
+    if statuses & INACTIVE_ALLERGY:
+        return None
+    names = codes_of(allergy)
+    for terms, order in ALLERGY_CLASSES.values():
+        if any(term.lower() in name for term in terms for name in names):
+            return dict(zip(ORDER_FIELDS, order))
+    return None
+
+
+def allergy_order(g: Gold) -> Iterator[Mutant]:
+    """An order, before ``finish``, of a drug of the class of each active allergy on the patient's record.
+    Applies when the manifest has ``medication_request_create`` and an allergy's substance is in
+    ALLERGY_CLASSES (one mutant per class)."""
+    if ORDER_TOOL not in g.package.public.tools:
+        return
+    ordered = set()
+    for key in g.image.keys_for(g.patient, "AllergyIntolerance"):
+        order = allergy_order_args(g.image.resources[key])
+        if order is None or order["medication"] in ordered:
+            continue
+        ordered.add(order["medication"])
+        call = ToolCall(tool=ORDER_TOOL, args={"patient_id": g.patient, **order})
+        yield g.with_call("allergy-order", "/".join(key), f"orders {order['medication']}", call)
+
+
+def example_value(annotation: Any, patient_id: str) -> Any:
+    """A plain value of a type: the first choice of a Literal, a one-item list, a filled model, 1 or a word."""
+    if get_origin(annotation) is Literal:
+        return get_args(annotation)[0]
+    if get_origin(annotation) is list:
+        return [example_value(get_args(annotation)[0], patient_id)]
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return example_args(annotation, patient_id)
+    return 1 if annotation in (int, float) else "mutant"
+
+
+def example_args(model: type[BaseModel], patient_id: str) -> dict:
+    """Arguments that validate for a tool's argument model: its required fields filled with plain values."""
+    return {name: patient_id if name == "patient_id" else example_value(field.annotation, patient_id)
+            for name, field in model.model_fields.items() if field.is_required()}
+
+
+def forbidden_write(g: Gold) -> Iterator[Mutant]:
+    """A write, before ``finish``, of each resource type the policy does not allow, by the first manifest tool
+    that writes it, with example arguments. Applies when the manifest has such a tool."""
+    allowed = set(g.package.public.policy.writable_types)
+    done = set()
+    for name in g.package.public.tools:
+        tool = TOOLS.get(name)
+        if tool is None or not tool.writes or tool.writes in allowed | done:
+            continue
+        done.add(tool.writes)
+        call = ToolCall(tool=name, args=example_args(tool.args_model, g.patient))
+        yield g.with_call("forbidden-write", name, f"writes a {tool.writes}", call)
+
+
+def text_only(g: Gold) -> Iterator[Mutant]:
+    """The gold answer without its structured output. Applies when the gold has output."""
+    if g.trajectory.output:
+        yield g.mutant("text-only", "output", "structured output left out", output={})
+
+
+def stated_amount(answer: str) -> tuple[str, str] | None:
+    """``(as written, number)`` of the answer's first amount with a unit pint reads, else of its first number;
+    None when it states no number (the digits of dates and times are not numbers)."""
+    found = list(NUMBER_UNIT.finditer(DATE_LIKE.sub(" ", answer)))
+    with_unit = [m for m in found
+                 if m.group(2) and Amount(float(m.group(1)), normal_unit(m.group(2))).quantity is not None]
+    first = (with_unit or found or [None])[0]
+    return (first.group(0).strip(), first.group(1)) if first else None
+
+
+def other_values(number: str) -> list[str]:
+    """Two other values near ``number``, written with as many decimals."""
+    decimals = len(number.partition(".")[2])
+    value = float(number)
+    step = max(abs(value) * 0.25, 10 ** -decimals)
+    return [f"{v:.{decimals}f}" for v in (value - step if value - step >= 0 else value + 2 * step, value + step)]
+
+
+def several_values(g: Gold) -> Iterator[Mutant]:
+    """The gold answer with two other values of its first stated amount appended, in the same unit ("or 5.4
+    mmol/L, or 9.0 mmol/L"). Applies when the gold answer states a number."""
+    stated = stated_amount(g.trajectory.answer)
+    if stated is None:
+        return
+    written, number = stated
+    others = [written.replace(number, v, 1) for v in other_values(number)]
+    added = f" (or {others[0]}, or {others[1]})"
+    yield g.mutant("several-values", written, f"answer adds{added}", answer=g.trajectory.answer + added)
+
+
+def walk_dicts(node: Any) -> Iterator[dict]:
+    """Every dict inside a JSON-like value, depth first."""
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from walk_dicts(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from walk_dicts(item)
+
+
+def citation_lists(output: dict) -> list[list]:
+    """Every list of cited references in a structured output, depth first."""
+    return [d[key] for d in walk_dicts(output) for key in CITATION_KEYS if isinstance(d.get(key), list)]
+
+
+def cited(output: dict) -> set[str]:
+    return {str(ref) for refs in citation_lists(output) for ref in refs}
+
+
+def returned_references(g: Gold) -> set[str]:
+    """``Type/id`` of every EHR resource that a gold call returned to the agent."""
+    return {f"{d.get('type') or d.get('resourceType')}/{d.get('id')}" for e in g.events for d in walk_dicts(e.result)
+            if (d.get("type") or d.get("resourceType"), str(d.get("id"))) in g.image.resources}
+
+
+def preferring_cited_types(g: Gold, candidates: list[tuple[str, dict]]) -> str | None:
+    """The first candidate of a type the gold cites, else the first candidate; None when there is none."""
+    types = {ref.partition("/")[0] for ref in cited(g.trajectory.output)}
+    ranked = sorted(candidates, key=lambda c: c[1]["resourceType"] not in types)
+    return ranked[0][0] if ranked else None
+
+
+def citing_first(g: Gold, operator: MutantOperator, reference: str | None) -> Iterator[Mutant]:
+    """The gold with ``reference`` added to the first citation list of its output; nothing when either is
+    missing."""
+    output = copy.deepcopy(g.trajectory.output)
+    lists = citation_lists(output)
+    if reference and lists:
+        lists[0].append(reference)
+        yield g.mutant(operator, reference, f"output cites {reference}", output=output)
+
+
+def cite_unread(g: Gold) -> Iterator[Mutant]:
+    """A record of the current patient that no gold call returned, added to the output's first citation list.
+    Applies when the output cites records and the patient has a clinical record the gold never got back."""
+    seen = returned_references(g) | cited(g.trajectory.output)
+    unread = [c for c in g.resources(lambda p: p == g.patient) if c[0] not in seen]
+    yield from citing_first(g, "cite-unread", preferring_cited_types(g, unread))
+
+
+def cite_other_patient(g: Gold) -> Iterator[Mutant]:
+    """A clinical record of another patient added to the output's first citation list. Applies when the output
+    cites records and the EHR holds another patient's record."""
+    others = g.resources(lambda p: p not in (None, g.patient))
+    yield from citing_first(g, "cite-other-patient", preferring_cited_types(g, others))
+
+
+def look_back_days(protocol_id: Any, version: Any, criterion_id: Any) -> float | None:
+    """The look-back window (``within_days``) of one criterion of a protocol version, if it declares one."""
+    for protocol in table("protocols"):
+        for v in protocol["versions"] if protocol["id"] == protocol_id else []:
+            if v["version"] == str(version):
+                leaf = next((c for c in criterion_leaves(v["criteria"]) if c["id"] == criterion_id), {})
+                return leaf.get("rule", {}).get("within_days")
+    return None
+
+
+def windowed_criteria(output: dict) -> Iterator[tuple[dict, float]]:
+    """Each assessed criterion of the output (in an assessment with ``protocol_id``, ``protocol_version`` and
+    ``criteria``) that cites records and whose protocol declares a look-back window, with the window in days."""
+    for assessment in (d for d in walk_dicts(output) if "protocol_id" in d and isinstance(d.get("criteria"), list)):
+        for criterion in assessment["criteria"]:
+            if isinstance(criterion, dict) and criterion.get("evidence"):
+                days = look_back_days(assessment["protocol_id"], assessment.get("protocol_version"),
+                                      criterion.get("criterion_id"))
+                if days is not None:
+                    yield criterion, days
+
+
+def stale_record(g: Gold, evidence: list, cutoff: float) -> str | None:
+    """The current patient's latest record dated before ``cutoff``, of a type the evidence cites and not cited
+    there: of the same code as a cited record if there is one, else of the type; None when there is none."""
+    given = [g.image.resources.get(tuple(str(ref).split("/", 1))) for ref in evidence]
+    given = [r for r in given if r]
+    types, codes = {r["resourceType"] for r in given}, set().union(*map(codes_of, given))
+    candidates = []
+    for ref, resource in g.resources(lambda p: p == g.patient):
+        when = time_of(resource, g.image.tz)
+        if resource["resourceType"] in types and ref not in evidence and when is not None and when < cutoff:
+            candidates.append((bool(codes_of(resource) & codes), when, ref))
+    return max(candidates)[2] if candidates else None
+
+
+def cite_stale(g: Gold) -> Iterator[Mutant]:
+    """A record from before a criterion's look-back window (the protocol's ``within_days``; see
+    ``stale_record``), added to that criterion's citations. Applies to the first criterion of the output with such
+    a window and such a record."""
+    output = copy.deepcopy(g.trajectory.output)
+    for criterion, days in windowed_criteria(output):
+        reference = stale_record(g, criterion["evidence"], (g.image.now - timedelta(days=days)).timestamp())
+        if reference:
+            criterion["evidence"].append(reference)
+            yield g.mutant("cite-stale", reference, f"output cites {reference} for {criterion.get('criterion_id')} "
+                           f"({days:g}-day window)", output=output)
+            return
+
+
+OPERATORS: dict[str, Callable[[Gold], Iterator[Mutant]]] = {
+    "drop-call": drop_call, "read-other-patient": read_other_patient, "skip-check": skip_check,
+    "repeat-write": repeat_write, "allergy-order": allergy_order, "forbidden-write": forbidden_write,
+    "text-only": text_only, "several-values": several_values, "cite-unread": cite_unread,
+    "cite-other-patient": cite_other_patient, "cite-stale": cite_stale,
+}
+"""Every operator by its name (``MutantOperator``), in the order reports list them."""
+
+
+def mutants(package: Package, image: EHRImage, gold_events: list[Event]) -> list[Mutant]:
+    """Every mutant the operators build from the package's gold solution, given the events the gold made."""
+    gold = Gold(package, image, gold_events)
+    return [m for build in OPERATORS.values() for m in build(gold)]

@@ -1,0 +1,46 @@
+"""Terms in text, as the grading vocabularies compare them, and the reading of their YAML files."""
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+from typing import TypeVar
+
+from ...spec.loading import parse_model, read_yaml
+from ...tools.knowledge import lookup_key
+
+HERE = Path(__file__).parent
+CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+"""A Chinese character."""
+SPACE_BY_CJK = re.compile(rf"\s*({CJK.pattern})\s*")
+Model = TypeVar("Model")
+Value = TypeVar("Value")
+
+
+def read_table(name: str, model: type[Model]) -> Model:
+    """``<name>.yaml`` beside this module, read with the YAML 1.2 reader and checked by ``model``."""
+    path = HERE / f"{name}.yaml"
+    return parse_model(model, read_yaml(path), path)
+
+
+def compact(text: str) -> str:
+    """A term as it is compared: looked-up form (lower case, ASCII widths, single spaces), and no space next to a
+    Chinese character ("增强 CT" and "增强CT" are one term)."""
+    return SPACE_BY_CJK.sub(r"\1", lookup_key(text))
+
+
+@cache
+def term_pattern(term: str) -> re.Pattern:
+    """Where a compact term appears: a Chinese term anywhere, a latin one as a whole word."""
+    escaped = re.escape(term)
+    return re.compile(escaped if CJK.search(term) else rf"(?<![a-z0-9]){escaped}(?![a-z0-9])")
+
+
+def mentioned(text: str, vocabulary: dict[str, Value]) -> list[Value]:
+    """The values of the vocabulary's (compact) terms that the text names, in order; a term found only inside a
+    longer term found is left out (对比剂 inside 钆对比剂, 福莫特罗 inside 布地奈德福莫特罗)."""
+    plain = compact(text)
+    spans = [(m.start(), m.end(), value) for term, value in vocabulary.items() if term
+             for m in term_pattern(term).finditer(plain)]
+    inner = {(a, b) for a, b, _ in spans for c, d, _ in spans if c <= a and b <= d and (c, d) != (a, b)}
+    return list(dict.fromkeys(value for a, b, value in sorted(spans, key=lambda s: s[0]) if (a, b) not in inner))

@@ -1,0 +1,98 @@
+"""A verifier that raises gives a verdict that never passes, marked as an error with the exception in its reason;
+the other verifiers still run, the run goes on, and the failure ledger puts such trials in the ``verifier`` class."""
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from forge_kernel.analysis.ledger import COMPONENT, failure_ledger
+from forge_kernel.engine import RunSpec, execute
+from forge_kernel.engine.grading import grade_trajectory
+from forge_kernel.spec import load_package
+from forge_kernel.store import load_trials, load_verdicts
+from forge_kernel.verify import Verdict, score
+
+ROOT = Path(__file__).resolve().parents[1]
+BROKEN = "SC-OPS-ADMISSION"
+"""Gets the plugin verifier that raises."""
+INTACT = "SC-MED-GASTRIC-ULCER"
+PLUGIN = '''
+from forge_kernel.spec.package import Strict
+from forge_kernel.verify import Outcome, verifier
+
+
+@verifier("answer.words_per_line_test")
+def words_per_line(ctx, p: Strict) -> Outcome:
+    """At most 40 words per paragraph (divides by the number of blank lines: a bug)."""
+    return Outcome(len(ctx.result.answer.split()) / ctx.result.answer.count("\\n\\n") <= 40, "ok")
+'''
+
+
+def suite_with_broken_verifier(root: Path, severity: str = "hard") -> Path:
+    """Both halves of BROKEN (with the raising plugin verifier) and of INTACT under root; the suite folder."""
+    (root / "verifiers" / "plugins").mkdir(parents=True)
+    (root / "verifiers" / "plugins" / "answer.words_per_line_test.py").write_text(PLUGIN, encoding="utf-8")
+    (root / "verifiers" / "superclue").mkdir()
+    for task in (BROKEN, INTACT):
+        shutil.copytree(ROOT / "task_packages" / "superclue" / task, root / "task_packages" / "superclue" / task)
+        hidden = yaml.safe_load((ROOT / "verifiers" / "superclue" / f"{task}.yaml").read_text(encoding="utf-8"))
+        if task == BROKEN:
+            hidden["verifiers"].insert(1, {"id": "wordy", "kind": "answer.words_per_line_test", "category": "answer",
+                                           "severity": severity})
+        (root / "verifiers" / "superclue" / f"{task}.yaml").write_text(yaml.safe_dump(hidden, allow_unicode=True),
+                                                                      encoding="utf-8")
+    return root / "task_packages" / "superclue"
+
+
+@pytest.mark.parametrize("severity", ["hard", "soft"])
+def test_a_raising_verifier_gives_an_error_verdict_and_the_others_still_run(tmp_path, severity):
+    package = load_package(suite_with_broken_verifier(tmp_path, severity) / BROKEN)
+    grading = asyncio.run(grade_trajectory(package, package.hidden.gold)).grading
+    verdicts = {v.verifier_id: v for v in grading.verdicts}
+    assert list(verdicts) == [u.id for u in package.hidden.verifiers]
+    wordy = verdicts.pop("wordy")
+    assert (wordy.passed, wordy.error, wordy.severity) == (False, True, severity)
+    assert wordy.reason == "error: ZeroDivisionError: division by zero"
+    assert all(v.passed and not v.error for v in verdicts.values())
+    assert grading.scores.passed is False  # an error is never a pass, whatever the severity
+
+
+def test_a_verdict_that_fails_without_an_error_is_no_error(tmp_path):
+    package = load_package(suite_with_broken_verifier(tmp_path) / BROKEN)
+    answered = package.hidden.gold.model_copy(update={"answer": "a\n\nb"})
+    grading = asyncio.run(grade_trajectory(package, answered)).grading
+    wordy = next(v for v in grading.verdicts if v.verifier_id == "wordy")
+    assert (wordy.passed, wordy.error) == (True, False)
+
+
+def test_only_an_error_fails_a_trial_through_a_soft_verdict():
+    verdicts = [Verdict("state", "state.resource", "success", "hard", True, "")]
+    soft_fail = Verdict("style", "answer.text", "answer", "soft", False, "keyword missing")
+    soft_error = Verdict("style", "answer.text", "answer", "soft", False, "error: KeyError: 'x'", error=True)
+    assert score(["a"], [], [*verdicts, soft_fail]).passed is True
+    assert score(["a"], [], [*verdicts, soft_error]).passed is False
+
+
+def test_the_run_goes_on_and_the_ledger_blames_the_verifier(tmp_path):
+    suite = suite_with_broken_verifier(tmp_path)
+    out = tmp_path / "run"
+    asyncio.run(execute(RunSpec(suite=[str(suite)], agents=["candidate-v2", "unsafe-shortcut"], trials=1, seed=0),
+                        out, progress=False))
+    trials = load_trials(out)
+    assert len(trials) == 4 and set(trials["status"]) == {"completed"}
+    stored = load_verdicts(out)
+    wordy = stored[stored["verifier_id"] == "wordy"]
+    assert len(wordy) == 2 and (wordy["passed"] == 0).all()
+    assert wordy["reason"].str.startswith("error: ZeroDivisionError").all()
+    assert (stored["verifier_id"] == "chain").sum() == 4  # every other verifier of every trial ran
+
+    ledger = failure_ledger(out).set_index(["task_id", "agent"])
+    for agent in ("candidate-v2", "unsafe-shortcut"):
+        row = ledger.loc[(BROKEN, agent)]
+        assert row["taxonomy"] == "verifier" and row["component"] == COMPONENT["verifier"]
+    assert ledger.loc[(INTACT, "unsafe-shortcut"), "taxonomy"] == "policy"  # a plain failure is not the verifier's
+    assert (INTACT, "candidate-v2") not in ledger.index
