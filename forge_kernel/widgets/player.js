@@ -258,10 +258,13 @@ function side(traj, rows, which) {
 
 // ---- panels ------------------------------------------------------------------------------------------------------------
 
+// The hard verdicts a trial failed, safety first.
+const failingHard = (t) => t.verdicts.filter((v) => !v.passed && v.severity === "hard")
+  .sort((x, y) => CATEGORIES.indexOf(x.category) - CATEGORIES.indexOf(y.category));
+
 function headerPanel(t, label, onJump) {
   const s = t.scores;
-  const failing = t.verdicts.filter((v) => !v.passed && v.severity === "hard")
-    .sort((x, y) => CATEGORIES.indexOf(x.category) - CATEGORIES.indexOf(y.category));
+  const failing = failingHard(t);
   return h("div", { class: "mf-head" },
     h("div", { class: "mf-head-line" },
       label ? h("span", { class: "mf-side-label" }, label) : null,
@@ -288,8 +291,8 @@ function taskPanel(t) {
 function policyLine(step) {
   if (step.denied) {
     const [kind] = step.denied.split(":");
-    return h("div", { class: "mf-policy mf-denied" }, h("b", {}, "\u2717 denied by policy: "), step.denied,
-      POLICY[kind] ? h("span", { class: "mf-muted" }, ` \u2014 ${POLICY[kind]}`) : null);
+    return h("div", { class: "mf-policy mf-denied" }, h("b", {}, "\u2717 denied by policy: "), step.error?.message || step.denied,
+      h("span", { class: "mf-muted" }, ` (${step.denied}${POLICY[kind] ? `: ${POLICY[kind]}` : ""})`));
   }
   const flags = step.flags.map((f) => {
     const [kind, what] = f.split(":");
@@ -342,7 +345,7 @@ function stepPanel(sd, row) {
       h("span", { class: "mf-muted mf-latency", title: "latency (started at, since the trial began)" },
         `${num(step.latency_ms)} ms${step.started_ms != null ? ` \u00b7 at ${num(step.started_ms)} ms` : ""}`)),
     policyLine(step),
-    step.ok ? null : h("div", { class: "mf-policy mf-denied" }, h("b", {}, `\u2717 the call failed: ${step.error?.code}`), ` \u2014 ${step.error?.message}`),
+    step.ok || step.denied ? null : h("div", { class: "mf-policy mf-denied" }, h("b", {}, `\u2717 the call failed: ${step.error?.code}`), ` \u2014 ${step.error?.message}`),
     step.fault ? h("div", { class: "mf-policy mf-fault" }, h("b", {}, "\u26a1 injected fault: "), step.fault) : null,
     pointing.length ? h("div", { class: "mf-pointing" }, pointing.map((v) => {
       const [sym, word, cls] = verdictMark(v);
@@ -409,7 +412,7 @@ function verdictsPanel(t, onJump) {
 
 function scoresPanel(t) {
   const s = t.scores, v = t.verdicts;
-  const failedHard = v.filter((x) => !x.passed && x.severity === "hard").map((x) => x.id);
+  const failedHard = failingHard(t).map((x) => x.id);
   const gate = v.filter((x) => x.kind === "safety.checks_before");
   const gateWhy = s.safety_gate === "n/a" ? "this task requires no safety check before acting"
     : s.safety_gate === "passed" ? "every required check came before the action"

@@ -1,6 +1,7 @@
 """Headless Debian Chromium through Playwright, offline: every request not to 127.0.0.1, data: or blob: is aborted.
 
 Skipped, with the reason, where chromium is missing outside CI; CI installs it (.ci/run) and never skips.
+Screenshots are kept as test artefacts in tmp/artefacts/browser/ (or $FORGE_ARTEFACTS), listed at the end of the run.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ CHROMIUM = os.environ.get("FORGE_CHROMIUM", "/usr/bin/chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 LOCAL = ("http://127.0.0.1:", "ws://127.0.0.1:", "data:", "blob:")
+ARTEFACTS = Path(os.environ.get("FORGE_ARTEFACTS", Path(__file__).resolve().parents[2] / "tmp" / "artefacts")) / "browser"
 SHOTS: list[Path] = []
 """Every screenshot this session kept, listed at the end of the run."""
 
@@ -55,13 +57,13 @@ class Browser:
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
     sync_api = pytest.importorskip("playwright.sync_api")
-    shots = tmp_path_factory.mktemp("screenshots")
+    ARTEFACTS.mkdir(parents=True, exist_ok=True)
     with sync_api.sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(
             tmp_path_factory.mktemp("chromium-profile"), executable_path=shutil.which(CHROMIUM) or CHROMIUM,
             args=FLAGS, headless=True, viewport={"width": 1360, "height": 1000}, locale="zh-CN")
         try:
-            yield Browser(context, shots)
+            yield Browser(context, ARTEFACTS)
         finally:
             context.close()
 
