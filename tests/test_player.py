@@ -31,20 +31,22 @@ def as_synced(trial) -> dict:
 def test_the_trait_holds_the_compact_trajectory(run):
     trial = run.trial(TASK, "unsafe-shortcut", 0)
     player = trial.player()
-    assert player.trajectory == as_synced(trial) and player.other is None
-    state = player.get_state()
-    assert state["trajectory"]["banner"] == SYNTHETIC_BANNER and state["other"] is None
+    assert json.loads(player.trajectory) == as_synced(trial) and player.other is None
+    state = player.get_state()  # the trial travels as one binary buffer of JSON
+    assert isinstance(state["trajectory"], bytes) and json.loads(state["trajectory"])["banner"] == SYNTHETIC_BANNER
     assert state["_esm"] == ESM.read_text(encoding="utf-8")
     assert ReplayPlayer(run.path, task=TASK, agent="unsafe-shortcut", trial=0).trajectory == player.trajectory
+    assert json.loads(player.trajectory)["seed"] == str(trial.seed) and trial.seed > 2 ** 53  # text: JS keeps 53 bits
 
 
 def test_a_side_by_side_player_holds_both_trials(run):
     by_tuple = ReplayPlayer(run, task=TASK, agent="candidate-v2", trial=0, other=("unsafe-shortcut", 0))
     by_trial = run.trial(TASK, "candidate-v2", 0).player(other=run.trial(TASK, "unsafe-shortcut", 0))
-    assert by_tuple.trajectory == by_trial.trajectory == as_synced(run.trial(TASK, "candidate-v2", 0))
-    assert by_tuple.other == by_trial.other == as_synced(run.trial(TASK, "unsafe-shortcut", 0))
+    assert by_tuple.trajectory == by_trial.trajectory and by_tuple.other == by_trial.other
+    assert json.loads(by_tuple.trajectory) == as_synced(run.trial(TASK, "candidate-v2", 0))
+    assert json.loads(by_tuple.other) == as_synced(run.trial(TASK, "unsafe-shortcut", 0))
     unstable = run.trial(TASK, "flaky-simulator", 0).player(other=("flaky-simulator", 2))
-    assert (unstable.trajectory["trial"], unstable.other["trial"]) == (0, 2)
+    assert (json.loads(unstable.trajectory)["trial"], json.loads(unstable.other)["trial"]) == (0, 2)
 
 
 @pytest.mark.parametrize("kwargs, error, message", [

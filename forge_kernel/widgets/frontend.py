@@ -22,15 +22,13 @@ def compact_of(trial: Any) -> CompactTrajectory:
     return trial.compact()
 
 
-def payload(compact: CompactTrajectory) -> dict[str, Any]:
-    """The compact trajectory as JSON data; the seed as text, since a JavaScript number holds only 53 bits."""
-    data = compact.model_dump(mode="json")
-    data["seed"] = str(data["seed"])
-    return data
+def payload(compact: CompactTrajectory) -> bytes:
+    """The compact trajectory as JSON (UTF-8); the seed as text, since a JavaScript number holds only 53 bits."""
+    return b'{"seed":"%d",' % compact.seed + compact.model_dump_json(exclude={"seed"}).encode()[1:]
 
 
-def player_state(trial: Any, other: Any = None) -> dict[str, Any]:
-    """The player's synced state: ``trajectory`` and ``other`` (a second trial of the same task, or None)."""
+def player_state(trial: Any, other: Any = None) -> dict[str, bytes | None]:
+    """The player's synced state, as JSON: ``trajectory`` and ``other`` (a second trial of the same task, or None)."""
     first = compact_of(trial)
     second = None if other is None else compact_of(other)
     if second is not None:

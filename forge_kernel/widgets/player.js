@@ -495,8 +495,11 @@ function button(name, label, onclick) {
   return h("button", { class: "mf-btn", type: "button", "aria-label": label, title: label, "data-action": name, onclick }, icon(name));
 }
 
+// A synced trial: JSON in one binary buffer from the kernel, the object itself in a static page, or null.
+const trialOf = (value) => (value instanceof DataView ? JSON.parse(new TextDecoder().decode(value)) : value ?? null);
+
 function mount(model, el) {
-  const a = model.get("trajectory"), b = model.get("other") || null;
+  const a = trialOf(model.get("trajectory")), b = trialOf(model.get("other"));
   const rows = align(a.steps, b && b.steps);
   const sides = [side(a, rows, 0), ...(b ? [side(b, rows, 1)] : [])];
   const last = Math.max(0, rows.length - 1);

@@ -20,10 +20,10 @@ class ReplayPlayer(anywidget.AnyWidget):
 
     _esm = ESM
     _css = CSS
-    trajectory = traitlets.Dict().tag(sync=True)
-    """The trial's compact trajectory (``forge_kernel.spec.compact``)."""
-    other = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
-    """The trial shown beside it, or None."""
+    trajectory = traitlets.Bytes().tag(sync=True)
+    """The trial's compact trajectory (``forge_kernel.spec.compact``) as JSON: one binary buffer, sent as it is."""
+    other = traitlets.Bytes(allow_none=True, default_value=None).tag(sync=True)
+    """The trial shown beside it, as JSON, or None."""
 
     def __init__(self, run: Run | str | Path, task: str, agent: str, trial: int = 0, *, other: Any = None):
         run = run if isinstance(run, Run) else open_run(run)
