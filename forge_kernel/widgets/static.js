@@ -2,19 +2,8 @@
 // JSON sibling holds the state and the module's source, which is imported from a blob: URL.
 const box = document.getElementById(MF_ID);
 const { state, esm } = JSON.parse(document.getElementById(`${MF_ID}-data`).textContent);
-const handlers = new Map();
-const dirty = new Set();
-const model = {
-  get: (key) => state[key],
-  set: (key, value) => { state[key] = value; dirty.add(key); },
-  on: (event, fn) => { (handlers.get(event) || handlers.set(event, new Set()).get(event)).add(fn); },
-  off: (event, fn) => { if (fn) handlers.get(event)?.delete(fn); else handlers.delete(event); },
-  save_changes: () => {
-    for (const key of dirty) for (const fn of handlers.get(`change:${key}`) || []) fn();
-    dirty.clear();
-  },
-  send: () => {},
-};
+// A static page's state never changes: the model only answers get, and nothing is ever announced to on().
+const model = { get: (key) => state[key], on: () => {}, off: () => {} };
 const url = URL.createObjectURL(new Blob([esm], { type: "text/javascript" }));
 try {
   (await import(url)).default.render({ model, el: box });
