@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from .spec import SpecError, find_packages, load_package, load_trajectory
+from .release_cli import keygen, signoff, verify_release
 from .store import RunStore
 
 
@@ -318,3 +319,7 @@ def echo_mutants(reports) -> None:
     click.echo("mutants per operator (a check of the verifiers, not a model score):")
     for operator, counts in operator_totals(reports).items():
         click.echo(f"  {totals_line(operator, counts)}")
+
+
+for command in (keygen, signoff, verify_release):
+    main.add_command(command)

@@ -1,0 +1,56 @@
+"""``forge keygen``, ``forge signoff`` and ``forge verify``: reviewers' signatures on a release folder."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+RELEASE = click.Path(exists=True, file_okay=False, path_type=Path)
+
+
+@click.command()
+@click.option("--reviewer", required=True, help="The reviewer's name, as it will stand beside every signature.")
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The private key file to write (mode 600); the public key goes to OUT.pub.")
+def keygen(reviewer, out) -> None:
+    """Make a reviewer's Ed25519 key pair."""
+    from .report.signoff import keygen as make
+
+    public = make(reviewer, out)
+    click.echo(f"private key: {out} (keep it to yourself)\npublic key:  {out}.pub ({public.fingerprint}); give it to "
+               "whoever verifies releases")
+
+
+@click.command()
+@click.argument("release", type=RELEASE)
+@click.option("--reviewer", required=True)
+@click.option("--role", required=True, help="The role you sign in, e.g. clinician or engineer.")
+@click.option("--key", "key_file", required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--decision", required=True, type=click.Choice(["approve", "reject"]))
+@click.option("--comment", default="")
+def signoff(release, reviewer, role, key_file, decision, comment) -> None:
+    """Sign a release folder: its notebook, HTML, parameters and every trial of its run stores."""
+    from .report.signoff import SIGNOFF, sign
+
+    statement = sign(release, reviewer, role, key_file, decision, comment)
+    click.echo(f"{reviewer} ({role}) signed {decision} at {statement['time']}: {release / SIGNOFF}")
+
+
+@click.command(name="verify")
+@click.argument("release", type=RELEASE)
+@click.option("--trusted", "trusted", type=click.Path(exists=True, path_type=Path),
+              help="Reviewers' public keys: a file of key lines or a folder of .pub files. Without it no key is "
+                   "trusted.")
+def verify_release(release, trusted) -> None:
+    """Exit 0 only when every signature is valid, by a trusted key, nothing it covers has changed, nobody rejected
+    and every role the release needs approved; else 1, naming each problem."""
+    from .report.signoff import trusted_keys, verify
+
+    outcome = verify(release, trusted_keys(trusted) if trusted else [])
+    for line in outcome.problems:
+        click.echo(f"FAIL  {line}")
+    for line in outcome.approvals:
+        click.echo(f"ok    approved by {line}")
+    click.echo(f"{release}: {'verified' if outcome.ok else 'NOT verified'}")
+    sys.exit(0 if outcome.ok else 1)

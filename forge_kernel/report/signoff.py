@@ -1,0 +1,275 @@
+"""Reviewer sign-off of a release: Ed25519 signatures over a canonical manifest of everything the report rests on.
+
+A release folder holds ``release.ipynb``, ``release.html`` and ``release.json`` (what it was built from: the
+parameters file and the run stores, by path relative to the folder, and the roles whose approval it needs). The
+manifest lists a digest of each file and, per run store, a digest of its run-wide tables and one per trial, so a
+failed verification names the file or the trial that changed. Signatures live in ``signoff.json`` beside them;
+private keys are read from their file only when signing and never written anywhere else.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import sqlite3
+import stat
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Literal
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from ..spec import SpecError
+from ..spec.hashing import canonical_json
+from ..store import DB_NAME
+
+REPORT_FILES = ("release.ipynb", "release.html")
+RECORD = "release.json"
+SIGNOFF = "signoff.json"
+KEY_KIND = "forge-ed25519"
+Decision = Literal["approve", "reject"]
+RUN_TABLES = ("manifest", "packages", "gradings", "snapshots", "package_files")
+"""Run-wide tables of a store; trials, events, scores and verdicts are digested per trial."""
+TRIAL_TABLES = ("events", "scores", "verdicts")
+
+
+def sha256(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def digest(value) -> str:
+    return sha256(canonical_json(value).encode())
+
+
+# --- keys ------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PublicKey:
+    """A reviewer's public key, as one line ``forge-ed25519 <base64> <reviewer>``."""
+
+    reviewer: str
+    key: str
+    """The raw key, base64."""
+
+    @property
+    def line(self) -> str:
+        return f"{KEY_KIND} {self.key} {self.reviewer}"
+
+    @property
+    def fingerprint(self) -> str:
+        return sha256(base64.b64decode(self.key))[:23]
+
+    @classmethod
+    def parse(cls, line: str, file: object) -> "PublicKey":
+        kind, _, rest = line.strip().partition(" ")
+        key, _, reviewer = rest.partition(" ")
+        if kind != KEY_KIND or not key or not reviewer.strip():
+            raise SpecError(file, "(line)", f"not a reviewer key: expected '{KEY_KIND} <key> <reviewer>'")
+        return cls(reviewer.strip(), key)
+
+    def verifies(self, signature: str, message: bytes) -> bool:
+        try:
+            Ed25519PublicKey.from_public_bytes(base64.b64decode(self.key)).verify(base64.b64decode(signature), message)
+        except (InvalidSignature, ValueError):
+            return False
+        return True
+
+
+def keygen(reviewer: str, out: Path) -> PublicKey:
+    """Write a new private key to ``out`` (mode 600, never overwritten) and its public line to ``out.pub``."""
+    if not reviewer.strip() or "\n" in reviewer:
+        raise SpecError("--reviewer", "(value)", "a reviewer's name is one non-empty line")
+    private = Ed25519PrivateKey.generate()
+    pem = private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                serialization.NoEncryption())
+    raw = private.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    public = PublicKey(reviewer.strip(), base64.b64encode(raw).decode())
+    try:
+        fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        raise SpecError(out, "(file)", "exists; a key is never overwritten") from None
+    with os.fdopen(fd, "wb") as f:
+        f.write(pem)
+    Path(f"{out}.pub").write_text(public.line + "\n", encoding="utf-8")
+    return public
+
+
+def private_key(path: Path) -> Ed25519PrivateKey:
+    """The private key in ``path``, refused when others may read it."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise SpecError(path, "(file)", "no such key file") from None
+    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise SpecError(path, "(mode)", f"{stat.filemode(mode)}: a private key must be readable by its owner "
+                        "alone (chmod 600)")
+    try:
+        key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+    except ValueError:
+        raise SpecError(path, "(file)", "not a PEM private key") from None
+    if not isinstance(key, Ed25519PrivateKey):
+        raise SpecError(path, "(file)", "not an Ed25519 key")
+    return key
+
+
+def trusted_keys(path: Path) -> list[PublicKey]:
+    """Public keys from a file of key lines, or from every ``*.pub`` file of a folder."""
+    files = sorted(path.glob("*.pub")) if path.is_dir() else [path]
+    if not path.exists():
+        raise SpecError(path, "(file)", "no such file or folder of trusted keys")
+    return [PublicKey.parse(line, f) for f in files for line in f.read_text(encoding="utf-8").splitlines()
+            if line.strip() and not line.startswith("#")]
+
+
+# --- what a release rests on -------------------------------------------------------------------------------------
+
+def release_record(folder: Path) -> dict:
+    """``release.json`` of a release folder: ``{parameters, runs: {label: path}, roles: [...]}``."""
+    path = folder / RECORD
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SpecError(path, "(file)", "missing: not a release folder (forge release writes it)") from None
+    except json.JSONDecodeError as exc:
+        raise SpecError(path, "(file)", f"not JSON: {exc.msg} at line {exc.lineno}") from None
+    for field, kind in (("parameters", str), ("runs", dict), ("roles", list)):
+        if not isinstance(record.get(field), kind):
+            raise SpecError(path, field, f"missing or not a {kind.__name__}")
+    return record
+
+
+def store_digests(run_dir: Path) -> dict:
+    """Digests of a run store: its run-wide tables together, and each trial with its events, scores and verdicts,
+    keyed ``task/agent/trial``."""
+    db = run_dir / DB_NAME
+    if not db.exists():
+        raise SpecError(db, "(file)", "no run store")
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        run = {t: con.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall() for t in RUN_TABLES}
+        rows = {t: grouped(con, t) for t in TRIAL_TABLES}
+        trials = {}
+        for row in con.execute("SELECT * FROM trials ORDER BY trial_id"):
+            trial_id, task, agent, k = row[0], row[1], row[2], row[4]
+            trials[f"{task}/{agent}/{k}"] = digest([row[1:], *(rows[t].get(trial_id, []) for t in TRIAL_TABLES)])
+    finally:
+        con.close()
+    return {"run": digest({t: [list(map(blob_text, r)) for r in rows_] for t, rows_ in run.items()}),
+            "trials": trials}
+
+
+def grouped(con: sqlite3.Connection, table: str) -> dict[int, list]:
+    """A per-trial table's rows (without the trial id) by trial id, in key order."""
+    found: dict[int, list] = {}
+    for row in con.execute(f"SELECT * FROM {table} ORDER BY 1, 2, 3"):
+        found.setdefault(row[0], []).append(row[1:])
+    return found
+
+
+def blob_text(value):
+    return sha256(value) if isinstance(value, bytes) else value
+
+
+def manifest(folder: Path) -> dict:
+    """What a sign-off covers: the report files, the parameters and every run store the report is built on."""
+    record = release_record(folder)
+    files = {}
+    for name in (*REPORT_FILES, RECORD, record["parameters"]):
+        path = folder / name
+        if not path.is_file():
+            raise SpecError(path, "(file)", "missing: the release is not complete")
+        files[name] = sha256(path.read_bytes())
+    return {"release": folder.resolve().name, "files": files,
+            "runs": {label: store_digests(folder / path) for label, path in sorted(record["runs"].items())}}
+
+
+def changes(signed: dict, now: dict) -> list[str]:
+    """What differs between a signed manifest and the release as it is, one line each."""
+    found = [f"{name} changed" for name, h in signed["files"].items() if now["files"].get(name) != h]
+    for label, then in signed["runs"].items():
+        current = now["runs"].get(label)
+        if current is None:
+            found.append(f"run {label} missing")
+            continue
+        if current["run"] != then["run"]:
+            found.append(f"run {label}: its manifest, packages or gradings changed")
+        for trial, h in then["trials"].items():
+            if current["trials"].get(trial) != h:
+                found.append(f"run {label}: trial {trial} " + ("removed" if trial not in current["trials"]
+                                                               else "changed"))
+        found += [f"run {label}: trial {t} added" for t in current["trials"] if t not in then["trials"]]
+    return found
+
+
+# --- signing and verifying ------------------------------------------------------------------------------------
+
+def read_signoff(folder: Path) -> dict:
+    path = folder / SIGNOFF
+    if not path.exists():
+        return {"manifests": {}, "signatures": []}
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise SpecError(path, "(file)", f"not JSON: {exc.msg} at line {exc.lineno}") from None
+
+
+def sign(folder: Path, reviewer: str, role: str, key_file: Path, decision: Decision, comment: str = "") -> dict:
+    """Sign the release as it is now; the signature is appended to ``signoff.json``. Returns the statement."""
+    key = private_key(key_file)
+    covered = manifest(folder)
+    statement = {"manifest": digest(covered), "reviewer": reviewer, "role": role, "decision": decision,
+                 "comment": comment, "time": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    raw = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    signoff = read_signoff(folder)
+    signoff["manifests"][statement["manifest"]] = covered
+    signoff["signatures"].append({"statement": statement, "key": base64.b64encode(raw).decode(),
+                                  "signature": base64.b64encode(key.sign(canonical_json(statement).encode())).decode()})
+    (folder / SIGNOFF).write_text(json.dumps(signoff, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return statement
+
+
+@dataclass
+class Verification:
+    """The outcome of ``forge verify``: every problem found, and the approvals that hold."""
+
+    problems: list[str]
+    approvals: list[str]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def verify(folder: Path, trusted: list[PublicKey]) -> Verification:
+    """Every signature valid, by a trusted key of its reviewer, over the release as it is; no rejection; every role
+    the release needs approved."""
+    signoff, now = read_signoff(folder), manifest(folder)
+    problems, approvals, approved_roles = [], [], set()
+    if not signoff["signatures"]:
+        problems.append("not signed")
+    for entry in signoff["signatures"]:
+        statement = entry["statement"]
+        who = f"{statement['reviewer']} ({statement['role']}, {statement['decision']} at {statement['time']})"
+        key = PublicKey(statement["reviewer"], entry["key"])
+        if not key.verifies(entry["signature"], canonical_json(statement).encode()):
+            problems.append(f"{who}: the signature does not match its statement")
+            continue
+        if key not in trusted:
+            problems.append(f"{who}: key {key.fingerprint} is not a trusted key of {statement['reviewer']}")
+            continue
+        covered = signoff["manifests"].get(statement["manifest"])
+        if covered is None or digest(covered) != statement["manifest"]:
+            problems.append(f"{who}: the signed manifest in {SIGNOFF} was altered")
+            continue
+        problems += [f"{who}: {change}" for change in changes(covered, now)]
+        if statement["decision"] == "reject":
+            problems.append(f"{who}: rejected{': ' + statement['comment'] if statement['comment'] else ''}")
+        else:
+            approvals.append(who)
+            approved_roles.add(statement["role"])
+    problems += [f"no approval in the role {role}" for role in release_record(folder)["roles"] if role not in approved_roles]
+    return Verification(problems, approvals)

@@ -1,0 +1,183 @@
+"""Reviewer sign-off: Ed25519 signatures over a release folder; any change to what they cover is named."""
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from forge_kernel.cli import main
+from forge_kernel.engine import RunSpec, execute
+
+ROOT = Path(__file__).resolve().parents[1]
+TASKS = ["SC-MED-GOUT-FLARE", "SC-MED-ASTHMA-ACUTE"]
+
+
+@pytest.fixture(scope="module")
+def built_release(tmp_path_factory) -> Path:
+    """A release folder over two small real runs, with stand-in report files (the notebook is not at stake here)."""
+    folder = tmp_path_factory.mktemp("releases") / "r1"
+    for label, agent in (("baseline", "baseline-v1"), ("candidate", "candidate-v2")):
+        spec = RunSpec(suite=[str(ROOT / "task_packages/superclue" / t) for t in TASKS], agents=[agent], trials=2)
+        asyncio.run(execute(spec, folder / "runs" / label, progress=False))
+    (folder / "release.ipynb").write_text('{"cells": []}', encoding="utf-8")
+    (folder / "release.html").write_text("<html>report</html>", encoding="utf-8")
+    (folder / "r1.yaml").write_text("release: r1\n", encoding="utf-8")
+    record = {"parameters": "r1.yaml", "runs": {"baseline": "runs/baseline", "candidate": "runs/candidate"},
+              "roles": ["clinician", "engineer"]}
+    (folder / "release.json").write_text(json.dumps(record), encoding="utf-8")
+    return folder
+
+
+@pytest.fixture
+def release(built_release, tmp_path) -> Path:
+    folder = tmp_path / "r1"
+    shutil.copytree(built_release, folder)
+    return folder
+
+
+def forge(*argv):
+    return CliRunner().invoke(main, [str(a) for a in argv])
+
+
+def keys(tmp_path, *reviewers) -> Path:
+    """A folder of the reviewers' public keys; each private key at tmp_path/<name>.key."""
+    trusted = tmp_path / "trusted"
+    trusted.mkdir(exist_ok=True)
+    for name in reviewers:
+        assert forge("keygen", "--reviewer", name, "--out", tmp_path / f"{name}.key").exit_code == 0
+        shutil.copy(tmp_path / f"{name}.key.pub", trusted / f"{name}.pub")
+    return trusted
+
+
+def sign(release, tmp_path, name, role, decision="approve"):
+    result = forge("signoff", release, "--reviewer", name, "--role", role, "--key", tmp_path / f"{name}.key",
+                   "--decision", decision, "--comment", "checked the safety gates")
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def verify(release, trusted):
+    return forge("verify", release, "--trusted", trusted)
+
+
+def signed(release, tmp_path) -> Path:
+    trusted = keys(tmp_path, "wen", "ada")
+    sign(release, tmp_path, "wen", "clinician")
+    sign(release, tmp_path, "ada", "engineer")
+    return trusted
+
+
+def test_keygen_writes_a_private_key_for_its_owner_alone_and_never_overwrites(tmp_path):
+    result = forge("keygen", "--reviewer", "wen", "--out", tmp_path / "wen.key")
+    assert result.exit_code == 0
+    assert stat.S_IMODE((tmp_path / "wen.key").stat().st_mode) == 0o600
+    assert (tmp_path / "wen.key.pub").read_text().startswith("forge-ed25519 ")
+    assert "PRIVATE" not in result.output
+    again = forge("keygen", "--reviewer", "wen", "--out", tmp_path / "wen.key")
+    assert again.exit_code == 2 and again.output.strip().endswith("exists; a key is never overwritten")
+
+
+def test_a_release_signed_by_every_role_verifies_and_keys_stay_out_of_it(release, tmp_path):
+    trusted = signed(release, tmp_path)
+    result = verify(release, trusted)
+    assert result.exit_code == 0, result.output
+    assert "verified" in result.output and result.output.count("approved by") == 2
+    private = (tmp_path / "wen.key").read_text().splitlines()[1]
+    assert not any(private in p.read_text(errors="ignore") for p in release.rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize("name", ["release.ipynb", "release.html", "r1.yaml"])
+def test_a_changed_file_is_named(release, tmp_path, name):
+    trusted = signed(release, tmp_path)
+    with open(release / name, "a", encoding="utf-8") as f:
+        f.write(" ")
+    result = verify(release, trusted)
+    assert result.exit_code == 1
+    assert f"{name} changed" in result.output and "NOT verified" in result.output
+
+
+def test_a_changed_trial_in_a_run_store_is_named(release, tmp_path):
+    trusted = signed(release, tmp_path)
+    con = sqlite3.connect(release / "runs/candidate/run.sqlite")
+    with con:
+        con.execute("UPDATE verdicts SET passed = 1, reason = 'ok' WHERE trial_id = "
+                    "(SELECT trial_id FROM trials WHERE task_id = ? AND trial = 1)", (TASKS[1],))
+    con.close()
+    result = verify(release, trusted)
+    assert result.exit_code == 1
+    assert f"run candidate: trial {TASKS[1]}/candidate-v2/1 changed" in result.output
+    assert "run baseline" not in result.output
+
+
+def test_a_removed_trial_is_named(release, tmp_path):
+    trusted = signed(release, tmp_path)
+    con = sqlite3.connect(release / "runs/baseline/run.sqlite")
+    with con:
+        trial_id = con.execute("SELECT trial_id FROM trials WHERE task_id = ? AND trial = 0", (TASKS[0],)).fetchone()[0]
+        for table in ("events", "scores", "verdicts", "trials"):
+            con.execute(f"DELETE FROM {table} WHERE trial_id = ?", (trial_id,))
+    con.close()
+    assert f"run baseline: trial {TASKS[0]}/baseline-v1/0 removed" in verify(release, trusted).output
+
+
+def test_a_signature_over_another_statement_fails(release, tmp_path):
+    trusted = keys(tmp_path, "wen", "ada")
+    sign(release, tmp_path, "wen", "clinician", decision="reject")
+    sign(release, tmp_path, "ada", "engineer")
+    signoff = json.loads((release / "signoff.json").read_text())
+    signoff["signatures"][0]["statement"]["decision"] = "approve"
+    (release / "signoff.json").write_text(json.dumps(signoff))
+    result = verify(release, trusted)
+    assert result.exit_code == 1 and "the signature does not match its statement" in result.output
+
+
+def test_a_manifest_rewritten_to_match_a_change_fails(release, tmp_path):
+    trusted = signed(release, tmp_path)
+    (release / "release.html").write_text("<html>other</html>", encoding="utf-8")
+    signoff = json.loads((release / "signoff.json").read_text())
+    for covered in signoff["manifests"].values():
+        covered["files"]["release.html"] = "sha256:" + __import__("hashlib").sha256(b"<html>other</html>").hexdigest()
+    (release / "signoff.json").write_text(json.dumps(signoff))
+    result = verify(release, trusted)
+    assert result.exit_code == 1 and "the signed manifest in signoff.json was altered" in result.output
+
+
+def test_untrusted_keys_missing_roles_and_rejections_fail(release, tmp_path):
+    trusted = keys(tmp_path, "wen", "ada", "eve")
+    sign(release, tmp_path, "wen", "clinician")
+    result = verify(release, trusted)
+    assert result.exit_code == 1 and "no approval in the role engineer" in result.output
+
+    forge("signoff", release, "--reviewer", "ada", "--role", "engineer", "--key", tmp_path / "eve.key",
+          "--decision", "approve")  # eve's key under ada's name
+    result = verify(release, trusted)
+    assert result.exit_code == 1 and "is not a trusted key of ada" in result.output
+
+    result = forge("verify", release)
+    assert result.exit_code == 1 and "is not a trusted key of wen" in result.output
+
+    release2 = tmp_path / "r2"
+    shutil.copytree(release, release2)
+    (release2 / "signoff.json").unlink()
+    sign(release2, tmp_path, "wen", "clinician")
+    sign(release2, tmp_path, "ada", "engineer", decision="reject")
+    result = verify(release2, trusted)
+    assert result.exit_code == 1 and "rejected: checked the safety gates" in result.output
+
+
+def test_bad_input_is_one_line_and_exit_2(release, tmp_path):
+    keys(tmp_path, "wen")
+    (tmp_path / "wen.key").chmod(0o644)
+    result = forge("signoff", release, "--reviewer", "wen", "--role", "clinician", "--key", tmp_path / "wen.key",
+                   "--decision", "approve")
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
+    assert "wen.key: (mode): -rw-r--r--: a private key must be readable by its owner alone" in result.output
+    (release / "release.json").write_text("{")
+    result = verify(release, tmp_path / "trusted")
+    assert result.exit_code == 2 and "release.json: (file): not JSON" in result.output
