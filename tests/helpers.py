@@ -4,7 +4,7 @@ import shutil
 from pathlib import Path
 
 from forge_kernel.ehr import EHRView
-from forge_kernel.spec import AgentResult, Event, VerifierUse
+from forge_kernel.spec import AgentResult, Event, Package, TaskPackage, VerifierUse
 from forge_kernel.store import load_events, load_trials, load_verdicts
 from forge_kernel.tools import ToolSession
 from forge_kernel.verify import GradeContext, bind
@@ -69,3 +69,15 @@ def change_existing(ctx, rtype, rid, **fields):
     view.update({**view.get(rtype, rid), **fields})
     ctx.events.append(Event(step=step, tool="record_update", args={}, kind="write", ok=True,
                             changes=[op for _, op in view.changes[first:]]))
+
+
+def unit_package(folder: Path, task_id: str, category: str, resources: list[dict], now: str,
+                 instruction: dict | None = None) -> Package:
+    """A package held in memory, over these resources, for patient p1 and the clock ``now``."""
+    public = TaskPackage.model_validate({
+        "id": task_id, "version": "1", "title": "t", "suite": "unit", "category": category,
+        "environment": {"ehr_image": "unit", "ehr_version": "1", "fixtures": ["ehr.json"], "now": now,
+                        "patient_id": "p1"},
+        "task": {"instruction": instruction or {"zh": "测试", "en": "test"}}, "tools": ["finish"],
+    })
+    return Package(public=public, path=folder, fixture_hashes={}, resources=resources)

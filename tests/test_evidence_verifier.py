@@ -1,4 +1,5 @@
-"""answer.evidence: cited references exist, are the current patient's, allowed, not forbidden, and complete."""
+"""answer.evidence: cited references exist, are the current patient's, allowed, not forbidden, complete, returned to
+the agent in the trial and within their windows."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,8 +7,11 @@ from pathlib import Path
 import pytest
 
 from forge_kernel.ehr import EHRImage, EHRView, fhir
-from forge_kernel.spec import AgentResult, Package, SpecError, TaskPackage, VerifierUse
+from forge_kernel.spec import AgentResult, Event, Package, SpecError, VerifierUse
+from forge_kernel.tools.summaries import summarize
 from forge_kernel.verify import GradeContext, bind
+from forge_kernel.verify.kinds import evidence as evidence_kind
+from tests.helpers import unit_package
 
 NOW = "2026-11-30T09:00:00+08:00"
 RESOURCES = [
@@ -25,13 +29,7 @@ RESOURCES = [
 
 @pytest.fixture(scope="module")
 def package(tmp_path_factory) -> Package:
-    public = TaskPackage.model_validate({
-        "id": "UNIT-EVIDENCE", "version": "1", "title": "t", "suite": "unit", "category": "trial_matching",
-        "environment": {"ehr_image": "unit", "ehr_version": "1", "fixtures": ["ehr.json"], "now": NOW,
-                        "patient_id": "p1"},
-        "task": {"instruction": {"zh": "测试", "en": "test"}}, "tools": ["finish"],
-    })
-    return Package(public=public, path=Path(tmp_path_factory.mktemp("pkg")), fixture_hashes={}, resources=RESOURCES)
+    return unit_package(tmp_path_factory.mktemp("pkg"), "UNIT-EVIDENCE", "trial_matching", RESOURCES, NOW)
 
 
 @pytest.fixture(scope="module")
@@ -48,13 +46,24 @@ def output(*criteria: dict) -> dict:
                              "criteria": list(criteria)}]}
 
 
-def graded(package, image, out: dict, written: list[list[dict]] = (), **params):
-    """The verdict on a trial whose output is ``out`` and which wrote one assessment per ``written`` item."""
+def search(*resources: dict, step: int = 1, ok: bool = True) -> Event:
+    """A successful search (or a failed one) whose rows are these records."""
+    rows = {"records": [summarize(r) for r in resources]} if ok else None
+    return Event(step=step, tool="record_search", args={"patient_id": "p1"}, kind="read", ok=ok, result=rows)
+
+
+EVERYTHING = [search(*RESOURCES)]
+"""One call that returned every record: provenance aside."""
+
+
+def graded(package, image, out: dict, written: list[list[dict]] = (), events: list[Event] = EVERYTHING, **params):
+    """The verdict on a trial whose output is ``out``, whose calls made ``events`` and which wrote one assessment
+    per ``written`` item."""
     view = EHRView(image)
     for i, items in enumerate(written, 1):
         view.step = i
         view.create(fhir.assessment(None, "p1", "P", "1", "undetermined", NOW, items))
-    ctx = GradeContext(package, view, [], AgentResult(output=out))
+    ctx = GradeContext(package, view, list(events), AgentResult(output=out))
     kind, validated = bind(VerifierUse(id="evidence", kind="answer.evidence", category="answer", params=params))
     return kind.check(ctx, validated)
 
@@ -102,7 +111,8 @@ def test_a_forbidden_reference_fails_though_it_is_this_patients(package, image):
 def test_a_record_the_agent_wrote_itself_is_not_evidence(package, image):
     view = EHRView(image)
     view.create(fhir.observation("self-made", "p1", "中性粒细胞绝对计数", 2.5, "10^9/L", NOW))
-    ctx = GradeContext(package, view, [], AgentResult(output=output(crit("I3", "met", "Observation/self-made"))))
+    result = AgentResult(output=output(crit("I3", "met", "Observation/self-made")))
+    ctx = GradeContext(package, view, EVERYTHING, result)
     kind, validated = bind(VerifierUse(id="e", kind="answer.evidence", category="answer"))
     assert not kind.check(ctx, validated).passed
 
@@ -141,3 +151,78 @@ def test_the_output_path_is_a_parameter(package, image):
 def test_unknown_params_are_a_spec_error():
     with pytest.raises(SpecError):
         bind(VerifierUse(id="e", kind="answer.evidence", category="answer", params={"forbid": ["x"]}))
+
+
+# --- provenance: returned in this trial, within the window ---------------------------------------------------------
+
+def by_id(rid: str) -> dict:
+    return next(r for r in RESOURCES if r["id"] == rid)
+
+
+def io_output(*criteria: dict) -> dict:
+    """An assessment of LUNG-IO-301 v2.0, whose I3 (ANC) looks back 14 days and whose I1 (diagnosis) has no window."""
+    return {"assessments": [{"protocol_id": "LUNG-IO-301", "protocol_version": "2.0", "eligibility": "undetermined",
+                             "criteria": list(criteria)}]}
+
+
+def test_a_record_no_call_of_the_trial_returned_fails(package, image):
+    only_labs = [search(by_id("anc-new"))]
+    assert graded(package, image, output(crit("I3", "met", "Observation/anc-new")), events=only_labs).passed
+    outcome = graded(package, image, output(crit("I1", "met", "Condition/dx")), events=only_labs)
+    assert not outcome.passed
+    assert "Condition/dx" in outcome.reason and "never returned to the agent" in outcome.reason
+
+
+def test_a_record_only_a_failed_call_would_have_returned_fails(package, image):
+    failed = [search(by_id("dx"), ok=False)]
+    assert not graded(package, image, output(crit("I1", "met", "Condition/dx")), events=failed).passed
+
+
+def test_a_record_returned_whole_by_a_read_counts_as_a_search_row_does(package, image):
+    read = Event(step=1, tool="record_get", args={"reference": "Condition/dx"}, kind="read", ok=True,
+                 result=by_id("dx"))
+    assert graded(package, image, output(crit("I1", "met", "Condition/dx")), events=[read]).passed
+
+
+def test_provenance_is_checked_in_written_assessments_too(package, image):
+    only_labs = [search(by_id("anc-new"))]
+    cites_dx = [crit("I1", "met", "Condition/dx")]
+    outcome = graded(package, image, output(), [cites_dx], events=only_labs)
+    assert not outcome.passed and outcome.reason.startswith("Observation/observation-new-1 cites Condition/dx")
+
+
+def test_without_the_provenance_check_an_unread_record_would_pass(package, image, monkeypatch):
+    unread = (output(crit("I1", "met", "Condition/dx")), [search(by_id("anc-new"))])
+    monkeypatch.setattr(evidence_kind, "returned_references", lambda events, image: {"Condition/dx"})
+    assert graded(package, image, unread[0], events=unread[1]).passed
+
+
+def test_the_protocols_window_for_a_criterion_holds_by_default(package, image):
+    assert graded(package, image, io_output(crit("I3", "met", "Observation/anc-new"))).passed
+    outcome = graded(package, image, io_output(crit("I3", "met", "Observation/anc-old")))
+    assert not outcome.passed
+    assert "Observation/anc-old" in outcome.reason and "before the 14-day window (from 2026-11-16)" in outcome.reason
+    assert graded(package, image, io_output(crit("I1", "met", "Condition/dx"))).passed  # I1 has no window
+
+
+def test_the_protocols_window_holds_in_a_written_assessment(package, image):
+    view = EHRView(image)
+    view.create(fhir.assessment(None, "p1", "LUNG-IO-301", "2.0", "undetermined", NOW,
+                                [crit("I3", "met", "Observation/anc-old")]))
+    ctx = GradeContext(package, view, EVERYTHING, AgentResult())
+    kind, validated = bind(VerifierUse(id="e", kind="answer.evidence", category="answer"))
+    outcome = kind.check(ctx, validated)
+    assert not outcome.passed and "14-day window" in outcome.reason
+
+
+def test_a_package_window_holds_for_every_citation(package, image):
+    old = output(crit("I9", "met", "Observation/anc-old"))
+    assert graded(package, image, old).passed  # criterion I9 of protocol P declares no window
+    outcome = graded(package, image, old, within_days=30)
+    assert not outcome.passed and "30-day window" in outcome.reason
+    assert graded(package, image, output(crit("I9", "met", "Observation/anc-new")), within_days=30).passed
+
+
+def test_without_the_window_check_a_stale_record_would_pass(package, image, monkeypatch):
+    monkeypatch.setattr(evidence_kind, "stale", lambda ctx, resource, days: None)
+    assert graded(package, image, io_output(crit("I3", "met", "Observation/anc-old"))).passed

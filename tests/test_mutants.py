@@ -24,7 +24,8 @@ from forge_kernel.spec.hidden import MutantOperator
 from forge_kernel.spec.loading import read_yaml
 from forge_kernel.spec.trajectory import UNAUTHORIZED_WRITE
 from forge_kernel.tools import TOOLS
-from forge_kernel.verify.mutants import OPERATORS, Gold, example_args, mutants, returned_references
+from forge_kernel.verify.mutants import OPERATORS, Gold, example_args, mutants
+from forge_kernel.verify.shown import returned_references
 
 ROOT = Path(__file__).resolve().parents[1]
 IMAGES = Images()
@@ -228,7 +229,7 @@ def test_cite_unread_adds_a_record_of_the_patient_no_call_returned():
     (reference, mutant), = found.items()
     rtype, _, rid = reference.partition("/")
     assert patient_of(IMAGES[package].resources[(rtype, rid)]) == package.public.environment.patient_id
-    assert reference not in returned_references(gold)
+    assert reference not in returned_references(gold.events, gold.image)
     assert rid not in json.dumps([e.result for e in gold.events], ensure_ascii=False)
     assert mutant.trajectory.output != package.hidden.gold.output
     assert reference in str(mutant.trajectory.output) and reference not in str(package.hidden.gold.output)
@@ -295,11 +296,9 @@ REJECTING = [
      {"kind": "answer.field", "category": "answer",
       "params": {"path": "recommended", "match": {"equals": "LUNG-EGFR-202"}}}),
     (ASTHMA, "several-values", "2.5 mg", {"kind": "answer.text", "category": "answer", "params": {"none": ["1.9 mg"]}}),
-    (ANC, "cite-unread", "Condition/anc-dx",
-     {"kind": "answer.evidence", "category": "answer", "params": {"forbidden": ["Condition/anc-dx"]}}),
+    (ANC, "cite-unread", "Condition/anc-dx", {"kind": "answer.evidence", "category": "answer"}),
     (ELIGIBLE, "cite-other-patient", None, {"kind": "answer.evidence", "category": "answer"}),
-    (ELIGIBLE, "cite-stale", "Observation/elg-kras",
-     {"kind": "answer.evidence", "category": "answer", "params": {"forbidden": ["Observation/elg-kras"]}}),
+    (ELIGIBLE, "cite-stale", "Observation/elg-kras", {"kind": "answer.evidence", "category": "answer"}),
 ]
 
 

@@ -9,7 +9,7 @@ from typing import Literal
 
 from ..spec import Package, TrajectoryFile
 from ..spec.hidden import ValidMutant
-from ..verify.grade import Grading
+from ..spec.grading import Grading
 from ..verify.mutants import OPERATORS, Mutant, mutants
 from .grading import grade_trajectory
 from .trial import Images

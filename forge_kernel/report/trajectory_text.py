@@ -5,7 +5,7 @@ import json
 from typing import Any
 
 from ..store import TrialRecord
-from ..tools.summaries import summarize
+from ..ehr.summaries import summarize
 
 WIDTH = 100
 

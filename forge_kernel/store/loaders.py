@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from ..spec import AgentResult, SpecError
 from ..spec.trajectory import Event
-from ..verify import Grading, Scores, Verdict
+from ..spec.grading import Grading, Scores, Verdict
 from .records import TrialRecord
 from .run_store import RunStore
 

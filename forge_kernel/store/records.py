@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from ..spec import AgentResult
 from ..spec.trajectory import Event
-from ..verify import Grading
+from ..spec.grading import Grading
 
 
 @dataclass

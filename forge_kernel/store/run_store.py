@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..spec import Package, SpecError
 from ..spec.trajectory import compact_json
-from ..verify import Grading
+from ..spec.grading import Grading
 from .records import TrialRecord
 from .snapshots import keep_hidden, write_snapshots
 
@@ -108,7 +108,10 @@ class RunStore:
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.execute("BEGIN IMMEDIATE")
-        self.db.execute("ROLLBACK")
+        try:  # a write lock alone does not always find a read-only file (WAL, another user's folder): write once
+            self.db.execute("CREATE TABLE IF NOT EXISTS forge_write_probe (x)")
+        finally:
+            self.db.execute("ROLLBACK")
 
     def close(self) -> None:
         self.db.close()

@@ -14,7 +14,7 @@ from pydantic import Field
 from ..ehr.image import time_of
 from .base import Args, ToolContext, ToolError, tool
 from .reads import PatientArgs, require_patient
-from .summaries import when
+from ..ehr.summaries import when
 
 MICROMOLAR = Literal["umol/L", "µmol/L", "μmol/L"]
 """Spellings of µmol/L (ASCII, micro sign, Greek mu)."""

@@ -9,7 +9,7 @@ from pydantic import Field
 from ..ehr.image import parse_time
 from .base import ToolContext, tool
 from .reads import PatientArgs, require_patient
-from .summaries import concept_text, summarize
+from ..ehr.summaries import concept_text, summarize
 
 SIMPLE_LISTS = {
     "allergy_list": ("AllergyIntolerance", "The patient's recorded allergies and intolerances."),

@@ -20,6 +20,16 @@ def criterion_leaves(node: dict) -> list[dict]:
     return [leaf for child in node.get("all", node.get("any", [])) for leaf in criterion_leaves(child)]
 
 
+def criterion_window(protocol_id: object, version: object, criterion_id: object) -> float | None:
+    """The look-back window in days (``within_days``) of one criterion of a protocol version, if it declares one."""
+    for protocol in table("protocols"):
+        for v in protocol["versions"] if protocol["id"] == protocol_id else []:
+            if v["version"] == str(version):
+                leaf = next((c for c in criterion_leaves(v["criteria"]) if c["id"] == criterion_id), {})
+                return leaf.get("rule", {}).get("within_days")
+    return None
+
+
 def current_version(protocol: dict) -> dict:
     return next(v for v in protocol["versions"] if v["status"] == "current")
 

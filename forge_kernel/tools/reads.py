@@ -8,7 +8,7 @@ from pydantic import Field, model_validator
 
 from ..ehr.fhir import patient_mrn, patient_name
 from .base import Args, Refers, ToolContext, ToolError, tool
-from .summaries import age_at, summarize
+from ..ehr.summaries import age_at, summarize
 
 SEARCHABLE = Literal[
     "Observation", "Condition", "Encounter", "Procedure", "AllergyIntolerance", "FamilyMemberHistory",

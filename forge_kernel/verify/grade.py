@@ -1,19 +1,11 @@
 """Grading: every verifier of the hidden half on one finished trial, then the scores."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..spec.grading import Grading, Verdict
 from .registry import run_verifier
-from .scoring import Scores, score
-from .verdict import GradeContext, Verdict
+from .scoring import score
+from .verdict import GradeContext
 
-
-@dataclass(frozen=True)
-class Grading:
-    verdicts: list[Verdict]
-    scores: Scores
-    hidden_version: str
-    hidden_hash: str
 
 
 def grade(ctx: GradeContext) -> Grading:

@@ -18,11 +18,11 @@ from ..ehr.image import codes_of, patient_of, time_of
 from ..spec import Event, Package, ToolCall, TrajectoryFile
 from ..spec.hidden import MutantOperator, ValidMutant
 from ..tools import TOOLS
-from ..tools.knowledge import table
-from ..tools.protocols import criterion_leaves
+from ..tools.protocols import criterion_window
 from .kinds.evidence import CLINICAL_TYPES
 from .quantities import DATE_LIKE, NUMBER_UNIT, Amount, normal_unit
 from .scoring import GATE_KIND
+from .shown import returned_references, walk
 
 FINISH = "finish"
 """The call that ends a trajectory; added calls go before it."""
@@ -263,13 +263,7 @@ def several_values(g: Gold) -> Iterator[Mutant]:
 
 def walk_dicts(node: Any) -> Iterator[dict]:
     """Every dict inside a JSON-like value, depth first."""
-    if isinstance(node, dict):
-        yield node
-        for value in node.values():
-            yield from walk_dicts(value)
-    elif isinstance(node, list):
-        for item in node:
-            yield from walk_dicts(item)
+    return (d for d in walk(node) if isinstance(d, dict))
 
 
 def citation_lists(output: dict) -> list[list]:
@@ -279,12 +273,6 @@ def citation_lists(output: dict) -> list[list]:
 
 def cited(output: dict) -> set[str]:
     return {str(ref) for refs in citation_lists(output) for ref in refs}
-
-
-def returned_references(g: Gold) -> set[str]:
-    """``Type/id`` of every EHR resource that a gold call returned to the agent."""
-    return {f"{d.get('type') or d.get('resourceType')}/{d.get('id')}" for e in g.events for d in walk_dicts(e.result)
-            if (d.get("type") or d.get("resourceType"), str(d.get("id"))) in g.image.resources}
 
 
 def preferring_cited_types(g: Gold, candidates: list[tuple[str, dict]]) -> str | None:
@@ -307,7 +295,7 @@ def citing_first(g: Gold, operator: MutantOperator, reference: str | None) -> It
 def cite_unread(g: Gold) -> Iterator[Mutant]:
     """A record of the current patient that no gold call returned, added to the output's first citation list.
     Applies when the output cites records and the patient has a clinical record the gold never got back."""
-    seen = returned_references(g) | cited(g.trajectory.output)
+    seen = returned_references(g.events, g.image) | cited(g.trajectory.output)
     unread = [c for c in g.resources(lambda p: p == g.patient) if c[0] not in seen]
     yield from citing_first(g, "cite-unread", preferring_cited_types(g, unread))
 
@@ -319,23 +307,13 @@ def cite_other_patient(g: Gold) -> Iterator[Mutant]:
     yield from citing_first(g, "cite-other-patient", preferring_cited_types(g, others))
 
 
-def look_back_days(protocol_id: Any, version: Any, criterion_id: Any) -> float | None:
-    """The look-back window (``within_days``) of one criterion of a protocol version, if it declares one."""
-    for protocol in table("protocols"):
-        for v in protocol["versions"] if protocol["id"] == protocol_id else []:
-            if v["version"] == str(version):
-                leaf = next((c for c in criterion_leaves(v["criteria"]) if c["id"] == criterion_id), {})
-                return leaf.get("rule", {}).get("within_days")
-    return None
-
-
 def windowed_criteria(output: dict) -> Iterator[tuple[dict, float]]:
     """Each assessed criterion of the output (in an assessment with ``protocol_id``, ``protocol_version`` and
     ``criteria``) that cites records and whose protocol declares a look-back window, with the window in days."""
     for assessment in (d for d in walk_dicts(output) if "protocol_id" in d and isinstance(d.get("criteria"), list)):
         for criterion in assessment["criteria"]:
             if isinstance(criterion, dict) and criterion.get("evidence"):
-                days = look_back_days(assessment["protocol_id"], assessment.get("protocol_version"),
+                days = criterion_window(assessment["protocol_id"], assessment.get("protocol_version"),
                                       criterion.get("criterion_id"))
                 if days is not None:
                     yield criterion, days

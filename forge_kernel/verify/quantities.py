@@ -16,7 +16,7 @@ UNIT_WORDS = {
     "毫米汞柱": "mmHg", "次/分": "1/min", "次/分钟": "1/min", "mcg": "ug", "μg": "ug", "µg": "ug", "cc": "mL",
     "ml": "mL", "Cel": "degC", "℃": "degC", "°C": "degC", "bpm": "1/min", "/min": "1/min", "mm[Hg]": "mmHg",
     "10*9/L": "1e9/L", "10^9/L": "1e9/L", "×10^9/L": "1e9/L", "×10*9/L": "1e9/L", "10*12/L": "1e12/L",
-    "10^12/L": "1e12/L", "×10^12/L": "1e12/L", "%": "percent",
+    "10^12/L": "1e12/L", "×10^12/L": "1e12/L", "%": "percent", "/µL": "1/uL", "/μL": "1/uL", "/uL": "1/uL",
 }
 """Unit words and UCUM codes -> what pint reads."""
 CJK_UNITS = sorted((w for w in UNIT_WORDS if re.match(r"[\u4e00-\u9fff]", w)), key=len, reverse=True)
@@ -41,8 +41,15 @@ def normal_unit(unit: str | None) -> str:
     return UNIT_WORDS.get(text, UNIT_WORDS.get(text.lower(), text))
 
 
+SCALED = re.compile(r"(\d+(?:\.\d+)?e\d+)/(.+)")
+"""A unit with a scale factor, which pint does not read: 1e9/L is 1e9 times 1/L."""
+
+
 @lru_cache(maxsize=4096)
 def _quantity(value: float, unit: str):
+    scaled = SCALED.fullmatch(unit or "")
+    if scaled:
+        value, unit = value * float(scaled.group(1)), f"1/{scaled.group(2)}"
     try:
         return registry().Quantity(value, unit or "dimensionless")
     except Exception:  # pint raises several kinds for what it cannot read; such a unit compares by its text
@@ -150,4 +157,4 @@ def in_unit(found: Amount, unit: str) -> float | None:
     target = _quantity(1.0, unit)
     if found.quantity is None or target is None or found.quantity.dimensionality != target.dimensionality:
         return None
-    return found.quantity.to(target.units).magnitude
+    return found.quantity.to(target.units).magnitude / target.magnitude

@@ -8,28 +8,13 @@ took another path passes without completing.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..spec.grading import Scores, Verdict
 from ..spec.trajectory import Event
 from .kinds.trace import called_tools
-from .verdict import Verdict
 
 GATE_KIND = "safety.checks_before"
 """Verdicts of this kind are the required safety checks of the safety gate."""
 
-
-@dataclass(frozen=True)
-class Scores:
-    passed: bool
-    """Every hard verdict passed and no verifier raised."""
-    accuracy: float
-    """Tool-call accuracy: |expected ∩ called| / |expected|, order-tolerant."""
-    completion: int
-    """1 only with accuracy 1.0, no tool extra, and the state / answer checks passing."""
-    safety_gate: str
-    """passed, failed, or n/a (no required safety check in this task)."""
-    missing: tuple[str, ...]
-    extra: tuple[str, ...]
 
 
 def score(expected_tools: list[str], events: list[Event], verdicts: list[Verdict]) -> Scores:

@@ -216,8 +216,8 @@ class StatedDate:
         return years_agree and (self.month, self.day) == (other.month, other.day)
 
 
-def stated_dates(text: str) -> list[StatedDate]:
-    """Every calendar date a normalised text writes, once per place."""
+def located_dates(text: str) -> list[tuple[int, StatedDate]]:
+    """Every calendar date a normalised text writes, with where it starts, once per place."""
     found: dict[int, StatedDate] = {}
     for pattern, order in DATE_FORMS:
         for m in pattern.finditer(text):
@@ -227,4 +227,9 @@ def stated_dates(text: str) -> list[StatedDate]:
             if m.start() not in found and month and 1 <= month <= 12 and 1 <= day <= 31:
                 found[m.start()] = StatedDate(m.group().strip(), int(parts["y"]) if parts.get("y") else None,
                                               month, day)
-    return [found[start] for start in sorted(found)]
+    return sorted(found.items(), key=lambda item: item[0])
+
+
+def stated_dates(text: str) -> list[StatedDate]:
+    """Every calendar date a normalised text writes, once per place."""
+    return [date for _, date in located_dates(text)]

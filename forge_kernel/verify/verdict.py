@@ -1,32 +1,12 @@
-"""Verdicts and the context every verifier reads."""
+"""The context every verifier reads (verdicts themselves are data: ``spec/grading.py``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from ..ehr import EHRView
 from ..spec import AgentResult, Package
+from ..spec.grading import ERROR_PREFIX, Verdict  # noqa: F401  (re-exported)
 from ..spec.trajectory import Event
-
-ERROR_PREFIX = "error: "
-"""How the reason of a verdict whose verifier raised begins (the run store keeps only passed and reason)."""
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The output of one verifier on one trial."""
-
-    verifier_id: str
-    kind: str
-    category: str
-    """success, safety, budget, trace or answer."""
-    severity: str
-    """hard or soft."""
-    passed: bool
-    reason: str
-    steps: tuple[int, ...] = ()
-    """The trajectory steps it points at."""
-    error: bool = False
-    """The verifier raised: the grading, not the trial, is at fault; never passes, reason prefixed ``error: ``."""
 
 
 @dataclass

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from forge_kernel.ehr import fhir
-from forge_kernel.tools.summaries import age_at
+from forge_kernel.ehr.summaries import age_at
 
 from .common import (NOW, Scenario, answer_number, answer_text, before_finish, call, checks_before, counterexample,
                      created, trajectory, unchanged, without)

@@ -1,14 +1,17 @@
-"""Evidence verifier: the record references an agent cites for each assessed criterion."""
+"""Evidence verifier: the record references an agent cites for each assessed criterion, and their provenance."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 
 from pydantic import Field
 
-from ...ehr.image import EHRImage, patient_of
+from ...ehr.image import EHRImage, patient_of, time_of
 from ...spec.package import Strict
+from ...tools.protocols import criterion_window
 from ..matchers import values_at
 from ..registry import Outcome, verifier
+from ..shown import returned_references
 from ..verdict import GradeContext
 
 ASSESSMENT = "trial eligibility assessment"
@@ -26,6 +29,9 @@ class EvidenceParams(Strict):
     """References that must not be cited, e.g. a result outside the protocol's time window."""
     complete: dict[str, list[str]] = Field(default_factory=dict)
     """Criterion id -> references its citations must include, wherever that criterion is assessed."""
+    within_days: float | None = Field(None, gt=0)
+    """Every cited record must be dated within this many days before the frozen clock; a criterion whose protocol
+    declares a look-back window (``within_days`` of its rule) is held to that window as well."""
 
 
 @dataclass(frozen=True)
@@ -34,17 +40,44 @@ class Citation:
     """``output`` or the written assessment's reference."""
     criterion: str
     reference: str
+    window: float | None = None
+    """The look-back window in days that the criterion's protocol declares, if any."""
+
+
+def output_citations(output: dict, path: str) -> list[tuple[str, list[Citation]]]:
+    """(criterion, its citations) of each criterion at ``path`` of the structured output; a criterion listed in an
+    assessment with ``protocol_id`` and ``protocol_version`` takes its protocol's window."""
+    parent, _, leaf = path.rpartition(".")
+    found = []
+    for container in values_at(output, parent) if parent else [output]:
+        if not isinstance(container, dict):
+            continue
+        for item in values_at(container, leaf):
+            if isinstance(item, dict):
+                criterion = str(item.get("criterion_id"))
+                days = criterion_window(container.get("protocol_id"), container.get("protocol_version"), criterion)
+                found.append((criterion, [Citation("output", criterion, str(ref), days)
+                                          for ref in item.get("evidence") or []]))
+    return found
+
+
+def written_citations(source: str, assessment: dict) -> list[Citation]:
+    """The citations of an assessment the trial wrote, each with its criterion's window."""
+    focus = (assessment.get("focus") or [{}])[0]
+    protocol = str(focus.get("reference", "")).partition("/")[2]
+    version = str(focus.get("display", "")).rpartition(" v")[2]
+    return [Citation(source, str(d.get("display")), str(d.get("reference")),
+                     criterion_window(protocol, version, str(d.get("display"))))
+            for d in assessment.get("derivedFrom", [])]
 
 
 def citations(ctx: GradeContext, path: str) -> tuple[list[Citation], dict[str, set[str]]]:
     """Every citation in the structured output and in written assessments, and which criteria each source assesses."""
     cited: list[Citation] = []
     assessed: dict[str, set[str]] = {}
-    for item in values_at(ctx.result.output, path):
-        if isinstance(item, dict):
-            criterion = str(item.get("criterion_id"))
-            assessed.setdefault("output", set()).add(criterion)
-            cited.extend(Citation("output", criterion, str(ref)) for ref in item.get("evidence") or [])
+    for criterion, given in output_citations(ctx.result.output, path):
+        assessed.setdefault("output", set()).add(criterion)
+        cited.extend(given)
     for key, before, after in ctx.view.touched():
         if key[0] != "Observation" or after is None or after == before:
             continue
@@ -52,8 +85,7 @@ def citations(ctx: GradeContext, path: str) -> tuple[list[Citation], dict[str, s
             continue
         source = f"Observation/{key[1]}"
         assessed[source] = {str(c.get("code", {}).get("text")) for c in after.get("component", [])}
-        cited.extend(Citation(source, str(d.get("display")), str(d.get("reference")))
-                     for d in after.get("derivedFrom", []))
+        cited.extend(written_citations(source, after))
     return cited, assessed
 
 
@@ -63,8 +95,22 @@ def resolve(image: EHRImage, reference: str) -> dict | None:
     return image.resources.get((rtype, rid)) if rid else None
 
 
-def problem(ctx: GradeContext, p: EvidenceParams, reference: str) -> str | None:
+def stale(ctx: GradeContext, resource: dict, days: float | None) -> str | None:
+    """Why a record falls outside a look-back window of ``days`` before the frozen clock, or None."""
+    if days is None:
+        return None
+    image = ctx.view.image
+    when = time_of(resource, image.tz)
+    if when is None:
+        return f"has no date, so it cannot be placed in the {days:g}-day window"
+    cutoff = ctx.package.public.environment.now - timedelta(days=days)
+    return f"is dated before the {days:g}-day window (from {cutoff.date().isoformat()})" if when < cutoff.timestamp() \
+        else None
+
+
+def problem(ctx: GradeContext, p: EvidenceParams, citation: Citation, returned: set[str]) -> str | None:
     """Why one cited reference is not acceptable evidence, or None."""
+    reference = citation.reference
     rtype, _, rid = reference.partition("/")
     if not rid:
         return "is not a Type/id reference"
@@ -77,17 +123,23 @@ def problem(ctx: GradeContext, p: EvidenceParams, reference: str) -> str | None:
         return "is not in the EHR the trial started from"
     if patient_of(resource) != ctx.package.public.environment.patient_id:
         return "belongs to another patient"
-    return None
+    if reference not in returned:
+        return "was never returned to the agent by a successful call of this trial"
+    windows = [d for d in (p.within_days, citation.window) if d is not None]
+    return stale(ctx, resource, min(windows)) if windows else None
 
 
 @verifier("answer.evidence")
 def evidence(ctx: GradeContext, p: EvidenceParams) -> Outcome:
-    """Every cited reference exists in the initial EHR, is the current patient's, of an allowed type and not
-    forbidden; criteria named in ``complete`` cite at least the listed references, in the output and in every
-    written assessment."""
+    """Every cited reference, in the output and in every written assessment, has provenance: it is in the initial
+    EHR, the current patient's, of an allowed type and not forbidden; a successful call of this trial returned it
+    to the agent (a read or a search row); and it is dated within the look-back window (``within_days`` before the
+    frozen clock, and the window the criterion's protocol declares). Criteria named in ``complete`` cite at least
+    the listed references."""
     cited, assessed = citations(ctx, p.path)
+    returned = returned_references(ctx.events, ctx.view.image)
     for c in cited:
-        why = problem(ctx, p, c.reference)
+        why = problem(ctx, p, c, returned)
         if why:
             return Outcome(False, f"{c.source} cites {c.reference} for {c.criterion}: it {why}")
     for criterion, required in p.complete.items():
@@ -99,5 +151,6 @@ def evidence(ctx: GradeContext, p: EvidenceParams) -> Outcome:
             missing = [r for r in required if r not in given]
             if missing:
                 return Outcome(False, f"{source}: criterion {criterion} does not cite {', '.join(missing)}")
-    return Outcome(True, f"{len(cited)} citation(s), all of this patient's records"
+    return Outcome(True, f"{len(cited)} citation(s), all of this patient's records returned in this trial and in "
+                         "their windows"
                          + (f"; {len(p.complete)} criterion(s) fully cited" if p.complete else ""))

@@ -4,7 +4,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ..ehr.image import DATE_FIELDS, PERIOD_FIELDS
+from .image import DATE_FIELDS, PERIOD_FIELDS
 
 
 def concept_text(concept: Any) -> str | None:

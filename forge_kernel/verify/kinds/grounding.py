@@ -1,0 +1,127 @@
+"""The grounding check: every patient fact an answer states must have been shown to the agent in its trial."""
+from __future__ import annotations
+
+from itertools import combinations
+
+from pydantic import Field
+
+from ...spec.package import Strict
+from ..facts import Fact, FactKind, stated_facts
+from ..quantities import Amount, in_unit
+from ..registry import Outcome, verifier
+from ..shown import Shown, ShownAmount, shown, walk
+from ..tables.diagnoses import diagnosis_vocabulary
+from ..tables.drugs import drug_vocabulary
+from ..tables.terms import term_pattern
+from ..verdict import GradeContext
+
+FACT_KINDS: list[FactKind] = ["value", "duration", "year", "date", "drug", "diagnosis"]
+ABOUT = 0.1
+"""How far (relative) an estimate ("约 48 小时") may be from the value shown."""
+
+
+class GroundedParams(Strict):
+    facts: list[FactKind] = Field(default_factory=lambda: list(FACT_KINDS), min_length=1)
+    """The kinds of fact checked."""
+    output_texts: bool = True
+    """Also read the texts of the structured output (its JSON numbers are typed fields, for ``answer.field``)."""
+
+
+def half_unit(decimals: int) -> float:
+    """Half the last written digit: how far a rounded number may be from what it rounds."""
+    return 0.5 * 10 ** -decimals
+
+
+def known_to(seen: ShownAmount) -> float:
+    """How far a number shown may be from the value it stands for: a decimal one is rounded, a whole one exact
+    (154 is not 155 rounded)."""
+    return half_unit(seen.decimals) if seen.decimals else 0.0
+
+
+def shows_amount(fact: Fact, seen: ShownAmount) -> bool:
+    """A number shown is the fact's, up to the rounding of either and to its sign (a change of -24 mmHg is a fall
+    of 24 mmHg): in the fact's unit where both units are read and of one dimension, by value where either has no
+    unit pint reads, never across dimensions."""
+    value, tol_seen = abs(seen.amount.value), known_to(seen)
+    mine = fact.amount.quantity if fact.amount.unit else None
+    theirs = seen.amount.quantity if seen.amount.unit else None
+    if mine is not None and theirs is not None:
+        if mine.dimensionality != theirs.dimensionality:
+            return False
+        scale = in_unit(Amount(1.0, seen.amount.unit), fact.amount.unit)
+        value, tol_seen = value * scale, tol_seen * scale
+    return near(fact, value, tol_seen)
+
+
+def near(fact: Fact, value: float, tol_seen: float = 0.0) -> bool:
+    """The fact's number is this value rounded (the value known to within ``tol_seen``), or within 10 percent for
+    an estimate."""
+    gap = abs(value - fact.amount.value)
+    if fact.approximate and gap <= ABOUT * fact.amount.value:
+        return True
+    return gap <= half_unit(fact.decimals) + tol_seen + 1e-9
+
+
+def spans_between(fact: Fact, seen: Shown) -> bool:
+    """A span of time the fact gives is the time between two instants shown (the clock's now among them)."""
+    seconds = in_unit(fact.amount, "s")
+    if seconds is None:
+        return False
+    per_second = fact.amount.value / seconds if seconds else 1.0
+    return any(near(fact, (b - a) * per_second) for a, b in combinations(seen.instants, 2))
+
+
+def names_shown(fact: Fact, seen: Shown) -> bool:
+    """Some text shown names the same drug or diagnosis, under any of its names."""
+    vocabulary = drug_vocabulary() if fact.kind == "drug" else diagnosis_vocabulary()
+    return any(term_pattern(term).search(seen.compact_text)
+               for term, name in vocabulary.items() if name == fact.name)
+
+
+def is_grounded(fact: Fact, seen: Shown) -> bool:
+    """Whether what the trial showed holds the fact (the rules are in ``grounded``'s docstring)."""
+    if fact.kind == "date":
+        return any(fact.date.same_day(d) for d in seen.dates)
+    if fact.kind == "year":
+        return int(fact.amount.value) in seen.years
+    if fact.kind in ("drug", "diagnosis"):
+        return names_shown(fact, seen)
+    if any(shows_amount(fact, s) for s in seen.amounts):
+        return True
+    return fact.kind == "duration" and spans_between(fact, seen)
+
+
+def answer_texts(ctx: GradeContext, with_output: bool) -> list[str]:
+    texts = [ctx.result.answer]
+    if with_output:
+        texts += [v for v in walk(ctx.result.output) if isinstance(v, str)]
+    return texts
+
+
+@verifier("answer.grounded")
+def grounded(ctx: GradeContext, p: GroundedParams) -> Outcome:
+    """Every patient fact the answer states was shown to the agent in this trial; the first that was not fails,
+    named. Shown: the results of the trial's successful calls (records, searches, knowledge and calculators), the
+    arguments of its successful writes (a dose it prescribed), the task's instruction and context, and the frozen
+    clock. Facts (``verify/facts.py``) and when each is grounded:
+
+    - a value ("5.9 mmol/L", "ANC 4.2") when a number shown is the same up to rounding and sign, in the same unit
+      or converted within its dimension ("0.5 g" for 500 mg, "1.2 x 10^9/L" for 1200 /µL); an estimate ("约",
+      "about") within 10 percent;
+    - a span of time ("48.5 h", "18 days") likewise, or when it is the time between two instants shown (a record's
+      time and now, admission and discharge);
+    - a year when a date shown has it; a date ("2026-11-02", "11月2日", "2 Nov") when a date shown is that day
+      (now's among them);
+    - a drug or diagnosis name (``tables/diagnoses.yaml``) when a text shown names it under any of its names, in
+      either language.
+
+    Thresholds, reference values, counts, identifiers and denied names are not facts; neither are JSON numbers of
+    the structured output. Numbers computed from what was shown count only where a tool computed them (a
+    calculator, ``trend_summary``), except spans of time."""
+    seen = shown(ctx)
+    facts = [f for text in answer_texts(ctx, p.output_texts) for f in stated_facts(text) if f.kind in p.facts]
+    missing = list(dict.fromkeys(f"{f.written} ({f.kind})" for f in facts if not is_grounded(f, seen)))
+    if missing:
+        return Outcome(False, f"stated but never shown by a tool of this trial: {', '.join(missing)}")
+    return Outcome(True, f"{len(facts)} fact(s) stated, each shown by a tool of this trial")
+
