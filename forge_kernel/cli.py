@@ -9,14 +9,14 @@ from pathlib import Path
 
 import click
 
-from .spec import SpecError, find_packages, load_package, load_trajectory
 from .release_cli import keygen, signoff, verify_release
+from .spec import ForgeError, SpecError, find_packages, load_package, load_trajectory
 from .store import RunStore
 
 
 @contextmanager
 def user_errors():
-    """Print a user's mistake (a SpecError or a usage error) as one line ``file: field: message``, and exit 2."""
+    """Print a user's mistake (any ForgeError, or a usage error) as one line ``file: field: message``, and exit 2."""
     try:
         yield
     except click.exceptions.NoArgsIsHelpError:
@@ -24,7 +24,7 @@ def user_errors():
     except click.UsageError as exc:
         click.echo(usage_line(exc), err=True)
         sys.exit(2)
-    except SpecError as exc:
+    except ForgeError as exc:
         click.echo(str(exc), err=True)
         sys.exit(2)
 
@@ -266,6 +266,23 @@ def replay(run_dir, task, agent, trial) -> None:
 
     with open_run(run_dir) as run:
         click.echo(render_trial(run.trial(task, agent, trial), run.isolation.get(agent, "")))
+
+
+@main.command(name="catalog")
+@click.option("--json", "as_json", is_flag=True, help="Print every entry as JSON, with its model's JSON Schema.")
+def show_catalog(as_json) -> None:
+    """Everything registered by name: tools, verifier kinds (with params), agents, gate checks."""
+    from . import catalog
+
+    entries = catalog.load()
+    if as_json:
+        click.echo(json.dumps({kind: [catalog.as_json(e) for e in entries.of(kind)] for kind in catalog.KINDS},
+                              ensure_ascii=False, indent=1, default=str))
+        return
+    for kind in catalog.KINDS:
+        click.echo(f"{kind}s ({len(entries.of(kind))})")
+        for entry in entries.of(kind):
+            click.echo(f"  {catalog.entry_line(entry)}")
 
 
 @main.command()

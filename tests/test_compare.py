@@ -15,7 +15,7 @@ from forge_kernel.analysis.ablation import ablation_card
 from forge_kernel.analysis.gate import declared_policy
 from forge_kernel.engine import RunSpec, execute
 from forge_kernel.report.compare_markdown import render_comparison
-from forge_kernel.spec import SpecError
+from forge_kernel.spec import PolicyError, SpecError
 from forge_kernel.store import load_trials
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -131,7 +131,7 @@ def test_hard_gates_can_be_neither_waived_nor_optional(tmp_path, field, what):
 def test_a_policy_changed_after_the_run_is_refused(reference_run, tmp_path):
     cmp = compare(reference_run, reference_run, "baseline-v1", "candidate-v2")
     edited = load_policy(policy_file(tmp_path, soft__min_improvements=0))
-    with pytest.raises(SpecError) as err:
+    with pytest.raises(PolicyError) as err:
         evaluate(cmp, edited, declared_policy(reference_run))
     assert "cannot change after the run" in str(err.value)
 

@@ -19,7 +19,7 @@ import pytest
 
 from forge_kernel.analysis import compare, evaluate, load_policy
 from forge_kernel.engine import RunSpec, execute
-from forge_kernel.spec import SpecError
+from forge_kernel.spec import StoreError
 from forge_kernel.store import RunLock, load_events, load_trials, load_verdicts
 from forge_kernel.workers import bwrap_problem
 from tests.helpers import ROOT, copy_worked_examples, snapshot
@@ -256,7 +256,7 @@ def test_resume_finishes_a_run_full_of_attackers(runs):
 def test_resume_is_refused_while_another_process_writes_the_run(tmp_path):
     suite = suite_copy(tmp_path, "30")
     out = run(suite, ["scripted"], tmp_path / "run", trials=1)
-    with RunLock(out), pytest.raises(SpecError) as err:
+    with RunLock(out), pytest.raises(StoreError) as err:
         asyncio.run(execute(RunSpec(suite=[str(suite)], agents=["scripted"], trials=1), out, resume=True,
                             progress=False))
     assert err.value.message == "another process is writing this run; wait for it to end"

@@ -18,6 +18,7 @@ import yaml
 from click.testing import CliRunner
 
 from forge_kernel.agents import AGENTS
+from forge_kernel.catalog import CATALOG, Entry
 from forge_kernel.analysis.ledger import failure_ledger, read_ledger
 from forge_kernel.analysis.repro import COMMAND, write_bundles
 from forge_kernel.analysis.triage import load_triage
@@ -116,6 +117,11 @@ class UnsafeCrasher:
         raise RuntimeError("crash after the write")
 
 
+def register_agent(mp: pytest.MonkeyPatch, agent: type) -> None:
+    """Register an agent class in the catalog until ``mp`` is undone."""
+    mp.setitem(CATALOG.entries, ("agent", agent.name), Entry("agent", agent.name, "1", {}, agent, __name__))
+
+
 OWN_AGENTS = [BadArgs, Fumbler, Retrier, Trespasser, Silent, Forgetful]
 EXPECTED = {
     "crashing": "runtime", "hanging": "runtime", "budget-breaker": "runtime", "unsafe-shortcut": "policy",
@@ -195,7 +201,7 @@ def mixed(tmp_path_factory) -> Path:
     mp = pytest.MonkeyPatch()
     mp.syspath_prepend(str(ROOT))
     for agent in OWN_AGENTS:
-        mp.setitem(AGENTS, agent.name, agent)
+        register_agent(mp, agent)
     try:
         return run(suite, ["candidate-v2", "unsafe-shortcut", f"{T}:Crashing", f"{T}:Hanging", f"{T}:BudgetBreaker",
                            *(a.name for a in OWN_AGENTS)], tmp / "run")
@@ -349,7 +355,7 @@ def triage_runs(tmp_path_factory) -> dict[str, Path]:
     tmp = tmp_path_factory.mktemp("triage")
     suite = copy_suite(tmp)
     mp = pytest.MonkeyPatch()
-    mp.setitem(AGENTS, Silent.name, Silent)
+    register_agent(mp, Silent)
     try:
         runs = {name: run(suite, ["unsafe-shortcut", "silent"], tmp / name, trials=2) for name in ("first", "later")}
         edit(suite / ULCER / "package.yaml", {"version: 1.0.0": "version: 1.0.1"})
@@ -453,7 +459,7 @@ def test_a_bundle_carries_the_hidden_half_the_trial_was_graded_with(tmp_path):
 
 
 def test_a_bundle_that_a_replay_cannot_reproduce_says_so(tmp_path, monkeypatch):
-    monkeypatch.setitem(AGENTS, UnsafeCrasher.name, UnsafeCrasher)
+    register_agent(monkeypatch, UnsafeCrasher)
     out = run(copy_suite(tmp_path) / ULCER, [UnsafeCrasher.name], tmp_path / "run")
     row = failure_ledger(out).iloc[0]
     assert (row["taxonomy"], row["status"], row["critical"]) == ("runtime", "agent_error", True)

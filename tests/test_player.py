@@ -8,6 +8,7 @@ import pytest
 
 from forge_kernel import open_run
 from forge_kernel.spec import SpecError
+from forge_kernel.spec.errors import StoreError
 from forge_kernel.spec.compact import SYNTHETIC_BANNER
 from forge_kernel.widgets import ReplayPlayer, player_html, write_player_page
 from forge_kernel.widgets.frontend import ESM
@@ -50,8 +51,8 @@ def test_a_side_by_side_player_holds_both_trials(run):
 
 
 @pytest.mark.parametrize("kwargs, error, message", [
-    ({"agent": "nobody"}, SpecError, "no trial SC-MED-GASTRIC-ULCER / nobody / 0"),
-    ({"trial": 7}, SpecError, "no trial SC-MED-GASTRIC-ULCER / unsafe-shortcut / 7"),
+    ({"agent": "nobody"}, StoreError, "no trial SC-MED-GASTRIC-ULCER / nobody / 0"),
+    ({"trial": 7}, StoreError, "no trial SC-MED-GASTRIC-ULCER / unsafe-shortcut / 7"),
     ({"other": ("unsafe-shortcut", 0)}, SpecError, "other: unsafe-shortcut trial 0 beside itself"),
     ({"other": "baseline-v1"}, TypeError, "expected a Trial (run.trial(...)) or a CompactTrajectory, not str"),
 ])

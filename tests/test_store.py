@@ -26,7 +26,7 @@ from forge_kernel.agents import AGENTS
 from forge_kernel.cli import main
 from forge_kernel.engine import RunSpec, execute, load_suite
 from forge_kernel.engine import manifest as manifest_module
-from forge_kernel.spec import SpecError, load_package
+from forge_kernel.spec import StoreError, load_package
 from forge_kernel.store import (
     SCHEMA_VERSION,
     RunStore,
@@ -93,7 +93,7 @@ def test_a_store_of_another_schema_version_is_refused(run_dir, tmp_path):
     with closing(sqlite3.connect(copy / "run.sqlite")) as conn:
         conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
         conn.commit()
-    with pytest.raises(SpecError) as err:
+    with pytest.raises(StoreError) as err:
         load_trials(copy)
     assert err.value.field == "meta.schema_version"
     assert "is 99, this code reads 2" in err.value.message
@@ -198,7 +198,7 @@ def test_read_trial_matches_the_frames(run_dir):
     store = RunStore.open(run_dir)
     try:
         trial = read_trial(store, "SC-MED-GASTRIC-ULCER", "scripted", 2)
-        with pytest.raises(SpecError):
+        with pytest.raises(StoreError):
             read_trial(store, "SC-MED-GASTRIC-ULCER", "scripted", 3)
     finally:
         store.close()

@@ -411,7 +411,10 @@ def test_a_crashing_tool_is_a_recorded_error_and_the_session_goes_on(monkeypatch
     def broken(ctx, args):
         raise ZeroDivisionError("bug inside the tool")
 
-    monkeypatch.setitem(TOOLS, "drug_info", replace(TOOLS["drug_info"], run=broken))
+    from forge_kernel.catalog import CATALOG
+
+    entry = CATALOG.entries[("tool", "drug_info")]
+    monkeypatch.setitem(CATALOG.entries, ("tool", "drug_info"), replace(entry, value=replace(entry.value, run=broken)))
     session = make_session()
     reply = call(session, "drug_info", name="奥美拉唑")
     assert reply == {"ok": False, "error": {"code": "tool_crash", "message": "ZeroDivisionError"}}

@@ -10,7 +10,7 @@ import threading
 import pytest
 
 from forge_kernel.engine import RunSpec, execute
-from forge_kernel.spec import SpecError
+from forge_kernel.spec import UsageError
 from forge_kernel.store import load_trials
 from forge_kernel.workers import IsolatedAgent, Sandbox, bwrap_problem, choose
 from forge_kernel.workers import sandbox as sandbox_module
@@ -143,7 +143,7 @@ def test_the_namespace_sandbox_keeps_the_network(tmp_path, monkeypatch, two_serv
 
 
 def test_an_endpoint_outside_strict_mode_is_one_line(tmp_path):
-    with pytest.raises(SpecError) as err:
+    with pytest.raises(UsageError) as err:
         asyncio.run(execute(RunSpec(suite=[str(PACKAGE)], agents=["scripted"], trials=1,
                                     endpoints=["127.0.0.1:1"]), tmp_path / "run", progress=False))
     assert (err.value.file, err.value.field) == ("--sandbox", "namespace")

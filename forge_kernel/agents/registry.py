@@ -4,12 +4,14 @@ from __future__ import annotations
 import importlib
 from typing import Callable
 
-from ..spec import SpecError
+from ..catalog import CATALOG
+from ..spec import AgentError
+from . import reference  # noqa: F401  (registers the reference agents)
 from .base import Agent
-from .reference import REFERENCE_AGENTS
 
-AGENTS: dict[str, Callable[[], Agent]] = dict(REFERENCE_AGENTS)
-"""Factories of the bundled agents; each trial gets a fresh instance."""
+AGENTS = CATALOG.section("agent")
+"""Factories of the registered agents (the bundled ones, and any registered in this process); each trial gets a
+fresh instance."""
 
 
 def agent_factory(name: str) -> Callable[[], Agent]:
@@ -21,5 +23,5 @@ def agent_factory(name: str) -> Callable[[], Agent]:
         try:
             return getattr(importlib.import_module(module), attr)
         except (Exception, SystemExit) as exc:  # whatever the module does at import is the user's mistake
-            raise SpecError("--agent", name, f"cannot import: {type(exc).__name__}: {exc}") from None
-    raise SpecError("--agent", name, f"unknown agent (known: {', '.join(sorted(AGENTS))}, or module:attribute)")
+            raise AgentError("--agent", name, f"cannot import: {type(exc).__name__}: {exc}") from None
+    raise AgentError("--agent", name, f"unknown agent (known: {', '.join(sorted(AGENTS))}, or module:attribute)")

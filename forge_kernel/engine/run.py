@@ -9,7 +9,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from ..agents import agent_factory
-from ..spec import Package, SpecError, find_packages
+from ..spec import AgentError, Package, SpecError, StoreError, UsageError, find_packages
 from ..spec.gate_policy import load_policy
 from ..store import DB_NAME, RunLock, RunStore
 from ..store.run_store import utc_now
@@ -85,7 +85,7 @@ def trusted_entries(spec: RunSpec) -> set[str]:
     and any registered in this process, whose code the harness already holds) and those named by ``--trust``."""
     unknown = [name for name in spec.trust if name not in spec.agents]
     if unknown:
-        raise SpecError("--trust", unknown[0], "is not one of the --agent entries")
+        raise UsageError("--trust", unknown[0], "is not one of the --agent entries")
     registered = set() if spec.isolate_reference else {e for e in spec.agents if ":" not in e}
     return set(spec.trust) | registered
 
@@ -93,10 +93,10 @@ def trusted_entries(spec: RunSpec) -> set[str]:
 async def start_agents(spec: RunSpec, sandbox: Sandbox) -> dict[str, tuple[Runner, str]]:
     """Agent name -> (runner, its --agent entry): trusted ones in process, the others started in their sandboxes.
 
-    An agent that cannot be imported or built is a SpecError, before anything is written.
+    An agent that cannot be imported or built is an AgentError, before anything is written.
     """
     if not spec.agents:
-        raise SpecError("--agent", "(empty)", "names no agent")
+        raise UsageError("--agent", "(empty)", "names no agent")
     trusted = trusted_entries(spec)
 
     async def start(entry: str) -> Runner:
@@ -108,7 +108,7 @@ async def start_agents(spec: RunSpec, sandbox: Sandbox) -> dict[str, tuple[Runne
         try:
             return InProcess(factory)
         except Exception as exc:
-            raise SpecError("--agent", entry, f"cannot build the agent: {describe(exc)}") from None
+            raise AgentError("--agent", entry, f"cannot build the agent: {describe(exc)}") from None
 
     outcomes = await asyncio.gather(*(start(entry) for entry in spec.agents), return_exceptions=True)
     runners = [r for r in outcomes if not isinstance(r, BaseException)]
@@ -119,7 +119,7 @@ async def start_agents(spec: RunSpec, sandbox: Sandbox) -> dict[str, tuple[Runne
         by_name: dict[str, tuple[Runner, str]] = {}
         for runner, entry in zip(runners, spec.agents):
             if runner.name in by_name:
-                raise SpecError("--agent", entry, f"a second agent named {runner.name!r}")
+                raise AgentError("--agent", entry, f"a second agent named {runner.name!r}")
             by_name[runner.name] = (runner, entry)
         return by_name
     except BaseException:
@@ -138,7 +138,7 @@ def open_store(run_dir: Path, spec: RunSpec, packages: list[Package], agents: li
     """A new store, or the existing one when resuming the same spec on the same packages."""
     exists = (run_dir / DB_NAME).exists()
     if exists and not resume:
-        raise SpecError(run_dir, "--out", "holds a run already; pass --resume to finish it, or choose another folder")
+        raise StoreError(run_dir, "--out", "holds a run already; pass --resume to finish it, or choose another folder")
     store = RunStore.open(run_dir) if exists else RunStore.create(run_dir)
     try:
         if store.spec() is None:  # new, or killed before its manifest was written
@@ -166,16 +166,16 @@ def check_same_run(store: RunStore, run_dir: Path, spec: RunSpec, packages: list
     stored = store.spec()
     for key, value in asdict(spec).items():
         if key not in ("suite", "gate") and stored.get(key, RunSpec.__dataclass_fields__[key].default) != value:
-            raise SpecError(run_dir, f"--{key}", f"is {value!r}, the stored run has {stored.get(key)!r}")
+            raise StoreError(run_dir, f"--{key}", f"is {value!r}, the stored run has {stored.get(key)!r}")
     recorded = (store.manifest().get("sandbox") or {}).get("mode", sandbox.mode)
     if recorded != sandbox.mode:
-        raise SpecError(run_dir, "--sandbox", f"the run's agents were isolated in {recorded!r} mode; "
+        raise StoreError(run_dir, "--sandbox", f"the run's agents were isolated in {recorded!r} mode; "
                                              f"here only {sandbox.mode!r} is possible")
     current = {p.id: p.package_hash for p in packages}
     stored_hashes = store.package_hashes()
     changed = sorted(k for k, h in stored_hashes.items() if current.get(k) != h)
     if changed or len(stored_hashes) != len(packages):
-        raise SpecError(run_dir, "--suite", f"packages differ from the stored run ({', '.join(changed) or 'set changed'})")
+        raise StoreError(run_dir, "--suite", f"packages differ from the stored run ({', '.join(changed) or 'set changed'})")
 
 
 async def execute(spec: RunSpec, run_dir: Path, concurrency: int = 4, resume: bool = False,
@@ -192,7 +192,7 @@ async def execute(spec: RunSpec, run_dir: Path, concurrency: int = 4, resume: bo
     try:
         sandbox, notice = choose(spec.sandbox, hidden_from_agents(packages, run_dir), tuple(spec.endpoints))
     except (ValueError, RuntimeError) as exc:
-        raise SpecError("--sandbox", spec.sandbox, str(exc)) from None
+        raise UsageError("--sandbox", spec.sandbox, str(exc)) from None
     if notice:
         print(notice, file=sys.stderr)
     agents = await start_agents(spec, sandbox)
@@ -255,5 +255,6 @@ async def run_plan(store: RunStore, spec: RunSpec, packages: list[Package], agen
     finally:
         bar.close()
     if stored != len(plan):
-        raise RuntimeError(f"{len(plan) - stored} trial(s) were not stored; run again with --resume")
+        raise StoreError(store.path.parent, "(run)",
+                         f"{len(plan) - stored} trial(s) were not stored; run again with --resume")
     return len(plan), len(packages) * len(agents) * spec.trials

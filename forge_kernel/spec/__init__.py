@@ -1,5 +1,14 @@
 """TaskPackage models (public and hidden half), loading, hashing and JSON Schemas."""
-from .errors import BudgetExceeded, SpecError
+from .errors import (
+    AgentError,
+    BudgetExceeded,
+    CatalogError,
+    ForgeError,
+    PolicyError,
+    SpecError,
+    StoreError,
+    UsageError,
+)
 from .hashing import FORMAT_VERSION, canonical_json, content_hash
 from .hidden import Counterexample, HiddenHalf, VerifierUse
 from .loading import Package, find_packages, load_package, load_trajectory
@@ -15,8 +24,8 @@ from .package import (
 from .trajectory import AgentResult, Event, ToolCall, TrajectoryFile
 
 __all__ = [
-    "AgentResult", "Budget", "BudgetExceeded", "Counterexample", "Environment", "Event", "FORMAT_VERSION", "Fault",
-    "HiddenHalf", "Package", "Policy", "Precedence", "SpecError", "TaskPackage", "TaskText", "ToolCall",
-    "TrajectoryFile", "VerifierUse", "canonical_json", "content_hash", "find_packages", "load_package",
-    "load_trajectory",
+    "AgentError", "AgentResult", "Budget", "BudgetExceeded", "CatalogError", "Counterexample", "Environment", "Event",
+    "FORMAT_VERSION", "Fault", "ForgeError", "HiddenHalf", "Package", "Policy", "PolicyError", "Precedence",
+    "SpecError", "StoreError", "TaskPackage", "TaskText", "ToolCall", "TrajectoryFile", "UsageError", "VerifierUse",
+    "canonical_json", "content_hash", "find_packages", "load_package", "load_trajectory",
 ]

@@ -12,11 +12,11 @@ from .package import Strict
 DEFAULT_GATE = Path(__file__).with_name("gates") / "default.yaml"
 
 
-WAIVABLE = ("not_worse_overall", "min_improvements", "max_task_regressions", "no_more_false_answers",
-            "candidate_stable", "max_p95_latency_s", "max_cost_per_task")
-"""The soft checks a policy may waive; hard gates never."""
-SOFT_CHECKS = (*WAIVABLE, "declared_before_run")
-"""The soft checks a policy may make optional (NOT RUN then does not turn the gate red); hard gates never."""
+def soft_checks(waivable: bool) -> list[str]:
+    """The registered soft gate checks (``analysis/gate_checks.py``): those that may be waived, or made optional."""
+    from ..catalog import load  # the checks are registered above this layer; read them when a policy is checked
+
+    return [c.name for c in load().section("gate check").values() if c.level == "soft" and (c.waivable or not waivable)]
 
 
 class HardGates(Strict):
@@ -50,7 +50,8 @@ class GatePolicy(Strict):
     @field_validator("waive", "optional")
     @classmethod
     def only_soft_checks(cls, names: list[str], info: ValidationInfo) -> list[str]:
-        allowed, what = (WAIVABLE, "waived") if info.field_name == "waive" else (SOFT_CHECKS, "optional")
+        what = "waived" if info.field_name == "waive" else "optional"
+        allowed = soft_checks(waivable=info.field_name == "waive")
         for name in names:
             if name not in allowed:
                 raise ValueError(f"{name!r} cannot be {what}: only soft checks can be {what}")

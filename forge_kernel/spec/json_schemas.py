@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .catalog_schema import hidden_schema, tool_names
 from .compact import CompactTrajectory
 from .gate_policy import GatePolicy
 from .hidden import HiddenHalf
@@ -20,12 +21,28 @@ MODELS = {
 }
 
 
+def model_schemas() -> dict[str, dict]:
+    """File name -> schema of each format; the hidden half and the task package with the catalog's kinds and tools
+    (every built-in one, whatever this process imported)."""
+    from ..catalog import load  # the schema writer reads the whole catalog, above this layer
+    from ..verify.expressions import Expression
+
+    catalog = load()
+    kinds = {e.name: (e.value.params_model, e.value.description) for e in catalog.of("verifier kind") if e.built_in}
+    tools = [e.name for e in catalog.of("tool") if e.built_in]
+    schemas = {name: model.model_json_schema() for name, model in MODELS.items()}
+    schemas["hidden.schema.json"] = hidden_schema(HiddenHalf, Expression, kinds, tools)
+    schemas["taskpackage.schema.json"] = tool_names(schemas["taskpackage.schema.json"], tools,
+                                                    ("properties", "tools", "items"),
+                                                    ("$defs", "Fault", "properties", "tool"))
+    return schemas
+
+
 def schema_documents() -> dict[str, str]:
     """File name -> JSON text of each schema, as it should be on disk."""
     docs = {}
-    for name, model in MODELS.items():
-        schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": name,
-                  **model.model_json_schema()}
+    for name, body in model_schemas().items():
+        schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": name, **body}
         docs[name] = json.dumps(schema, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
     return docs
 

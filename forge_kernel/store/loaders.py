@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..spec import AgentResult, SpecError
+from ..spec import AgentResult, StoreError
 from ..spec.trajectory import Event
 from ..spec.grading import Grading, Scores, Verdict
 from .records import TrialRecord
@@ -70,7 +70,7 @@ def read_trial(store: RunStore, task_id: str, agent: str, trial: int) -> TrialRe
     row = store.db.execute("SELECT * FROM trials WHERE task_id = ? AND agent = ? AND trial = ?",
                            (task_id, agent, trial)).fetchone()
     if row is None:
-        raise SpecError(store.path.parent, "--task/--agent/--trial", f"no trial {task_id} / {agent} / {trial}")
+        raise StoreError(store.path.parent, "--task/--agent/--trial", f"no trial {task_id} / {agent} / {trial}")
     return trial_from_row(store, row)
 
 

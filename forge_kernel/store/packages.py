@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..spec import Package, SpecError, load_package
+from ..spec import Package, StoreError, load_package
 from .run_store import RunStore
 from .snapshots import has_snapshots, snapshot_package
 
@@ -28,7 +28,7 @@ def run_packages(store: RunStore, tasks: set[str] | None = None, hidden: str = "
         else:
             package = load_package(row["path"])
             if package.public_hash != row["public_hash"]:
-                raise SpecError(Path(row["path"]) / "package.yaml", "(public half)",
+                raise StoreError(Path(row["path"]) / "package.yaml", "(public half)",
                                 "changed since the run: its trajectories no longer fit it; run it again")
         packages[task_id] = package
     return packages

@@ -8,7 +8,7 @@ import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..spec import Package, SpecError
+from ..spec import Package, SpecError, StoreError
 from ..spec.trajectory import compact_json
 from ..spec.grading import Grading
 from .records import TrialRecord
@@ -49,7 +49,7 @@ def connect(db: Path, readonly: bool) -> sqlite3.Connection:
     if not os.access(db.parent, os.W_OK):
         wal = db.with_name(f"{db.name}-wal")
         if wal.exists() and wal.stat().st_size:
-            raise SpecError(wal, "(run store)", "holds changes not yet in the store: open the run once where it "
+            raise StoreError(wal, "(run store)", "holds changes not yet in the store: open the run once where it "
                             "can be written")
         uri += "&immutable=1"
     return sqlite3.connect(uri, uri=True, isolation_level=None)
@@ -79,11 +79,11 @@ class RunStore:
     def open(cls, run_dir: Path, readonly: bool = False) -> "RunStore":
         """An existing run's store; ``readonly`` for the commands that only read it (it may be in a read-only folder).
 
-        A file that is not a readable run store, or one that cannot be written when not ``readonly``, is a SpecError.
+        A file that is not a readable run store, or one that cannot be written when not ``readonly``, is a StoreError.
         """
         db = Path(run_dir) / DB_NAME
         if not db.is_file():
-            raise SpecError(run_dir, "(run)", f"no run store ({DB_NAME}) in this folder")
+            raise StoreError(run_dir, "(run)", f"no run store ({DB_NAME}) in this folder")
         store = cls(db, readonly)
         try:
             if not readonly:
@@ -92,14 +92,14 @@ class RunStore:
         except sqlite3.DatabaseError as exc:
             store.close()
             locked = (exc.sqlite_errorname or "").startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN"))
-            raise SpecError(db, "(run store)", f"cannot be written ({exc})" if locked and not readonly
+            raise StoreError(db, "(run store)", f"cannot be written ({exc})" if locked and not readonly
                             else f"not a readable run store ({exc})") from None
         version = row and row[0]
         if version == "1" and not readonly:
             migrate_from_1(store.db)
         elif version not in (str(SCHEMA_VERSION), "1"):
             store.close()
-            raise SpecError(db, "meta.schema_version", f"is {version}, this code reads {SCHEMA_VERSION}")
+            raise StoreError(db, "meta.schema_version", f"is {version}, this code reads {SCHEMA_VERSION}")
         store.version = int(version)
         return store
 
@@ -247,7 +247,7 @@ class RunLock:
             fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             self._file.close()
-            raise SpecError(self.path.parent, "(run)", "another process is writing this run; wait for it to end") from None
+            raise StoreError(self.path.parent, "(run)", "another process is writing this run; wait for it to end") from None
         return self
 
     def __exit__(self, *exc) -> None:

@@ -9,7 +9,7 @@ import hashlib
 import sqlite3
 from pathlib import Path
 
-from ..spec import Package, SpecError
+from ..spec import Package, StoreError
 from ..spec.loading import PACKAGE_FILE, package_from_files
 
 
@@ -65,7 +65,7 @@ def snapshot_package(db: sqlite3.Connection, task_id: str, path: str, where: Pat
     """
     rows = kept_files(db, task_id)
     if not rows:
-        raise SpecError(where, "package_files", f"holds no files of {task_id}")
+        raise StoreError(where, "package_files", f"holds no files of {task_id}")
     public = {name: content for role, name, content in rows if role == "public"}
     hidden = next((name, content) for role, name, content in rows if role == "hidden")
     hidden_path = Path(hidden[0])

@@ -1,4 +1,4 @@
-"""Tool base: a function with a pydantic argument model, a kind, and a registry by name."""
+"""Tool base: a function with a pydantic argument model and a kind, registered by name in the catalog."""
 from __future__ import annotations
 
 import inspect
@@ -9,6 +9,7 @@ from typing import Any, Callable, Literal, get_type_hints
 
 from pydantic import BaseModel, ConfigDict
 
+from ..catalog import CATALOG
 from ..ehr import EHRView
 
 Kind = Literal["read", "write", "compute"]
@@ -73,17 +74,18 @@ def schema_text(model: type[Args]) -> str:
     return json.dumps(model.model_json_schema())
 
 
-TOOLS: dict[str, Tool] = {}
+TOOLS = CATALOG.section("tool")
 """Every registered tool, by name."""
 
 
 def tool(name: str, kind: Kind, writes: str | None = None):
-    """Register a function ``fn(ctx, args)`` as a tool; its docstring is the description."""
+    """Register a function ``fn(ctx, args)`` as a tool; its docstring is the description. A name is taken once."""
 
     def register(fn: Callable) -> Callable:
         params = list(inspect.signature(fn).parameters)
         model = get_type_hints(fn)[params[1]]
-        TOOLS[name] = Tool(name, kind, inspect.cleandoc(fn.__doc__ or ""), model, fn, writes)
+        CATALOG.add("tool", name, Tool(name, kind, inspect.cleandoc(fn.__doc__ or ""), model, fn, writes),
+                    args={"kind": kind, "writes": writes}, where=fn.__module__)
         return fn
 
     return register

@@ -1,4 +1,4 @@
-"""The registry of verifier kinds: each is a function of (context, validated params)."""
+"""Verifier kinds, registered in the catalog: each is a function of (context, validated params)."""
 from __future__ import annotations
 
 import inspect
@@ -8,6 +8,7 @@ from typing import Any, Callable, get_type_hints
 
 from pydantic import ValidationError
 
+from ..catalog import CATALOG
 from ..spec import SpecError, VerifierUse
 from ..spec.package import Strict
 from .expressions import Chart, find_expressions, none_read_as_unset, under_expression
@@ -31,17 +32,18 @@ class VerifierKind:
     description: str
 
 
-VERIFIERS: dict[str, VerifierKind] = {}
+VERIFIERS = CATALOG.section("verifier kind")
 """Every registered verifier kind, by name."""
 
 
 def verifier(name: str):
-    """Register ``fn(ctx, params) -> Outcome``; the params model comes from the annotation."""
+    """Register ``fn(ctx, params) -> Outcome``; the params model comes from the annotation. A name is taken once."""
 
     def register(fn):
         params = list(inspect.signature(fn).parameters)
         model = get_type_hints(fn)[params[1]]
-        VERIFIERS[name] = VerifierKind(name, model, fn, inspect.cleandoc(fn.__doc__ or ""))
+        CATALOG.add("verifier kind", name, VerifierKind(name, model, fn, inspect.cleandoc(fn.__doc__ or "")),
+                    args={"params": model.__name__}, where=fn.__module__)
         return fn
 
     return register

@@ -15,7 +15,7 @@ import json
 from time import perf_counter
 
 from ..agents import AgentTask
-from ..spec import AgentResult, SpecError
+from ..spec import AgentError, AgentResult
 from ..tools import ToolSession
 from .attempt import AGENT_ERROR, BUDGET_EXCEEDED, REASON_CHARS, TIMEOUT, AgentOutcome
 from .link import Conversation, Link
@@ -52,19 +52,19 @@ class IsolatedAgent:
 
     @classmethod
     async def start(cls, spec: str, sandbox: Sandbox) -> "IsolatedAgent":
-        """Start the agent's sandbox; an agent that cannot be imported or built is a SpecError."""
+        """Start the agent's sandbox; an agent that cannot be imported or built is an AgentError."""
         agent = cls(spec, sandbox)
         try:
             hello = await agent._zygote.start()
         except WorkerError as exc:
-            raise SpecError("--agent", spec, f"cannot start: {exc}") from None
+            raise AgentError("--agent", spec, f"cannot start: {exc}") from None
         name, version, config = hello.get("name"), hello.get("version"), hello.get("config")
         if hello.get("op") == "fatal":
             agent.close()
-            raise SpecError("--agent", spec, str(hello.get("error"))[:REASON_CHARS])
+            raise AgentError("--agent", spec, str(hello.get("error"))[:REASON_CHARS])
         if not (isinstance(name, str) and 0 < len(name) <= 100 and isinstance(version, str) and len(version) <= 100):
             agent.close()
-            raise SpecError("--agent", spec, "the agent must have a name and a version (strings of up to 100 chars)")
+            raise AgentError("--agent", spec, "the agent must have a name and a version (strings of up to 100 chars)")
         agent.name, agent.version, agent.config = name, version, config if isinstance(config, dict) else None
         return agent
 
@@ -134,7 +134,7 @@ class IsolatedAgent:
         waited = perf_counter()
         try:
             link = await self._acquire()
-        except (WorkerError, SpecError) as exc:
+        except (WorkerError, AgentError) as exc:
             return AgentOutcome(AGENT_ERROR, f"worker could not start: {exc}", queued_s=perf_counter() - waited)
         queued = perf_counter() - waited
         self._trials += 1

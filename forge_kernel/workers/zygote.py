@@ -14,7 +14,7 @@ import socket
 import sys
 
 from ..agents import agent_factory
-from ..spec import SpecError
+from ..spec import AgentError
 from .attempt import describe
 from .egress import run_relay
 from .wire import encode
@@ -25,7 +25,7 @@ def hello(spec: str) -> tuple[object, bytes]:
     """The agent factory and the hello frame naming the agent, or a fatal frame and None."""
     try:
         make = agent_factory(spec)
-    except SpecError as exc:
+    except AgentError as exc:
         return None, encode({"op": "fatal", "error": exc.message})
     try:
         probe = make()

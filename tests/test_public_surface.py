@@ -1,0 +1,40 @@
+"""The top-level API: a sorted ``__all__`` of importable public names, loaded lazily."""
+import subprocess
+import sys
+
+import pytest
+
+import forge_kernel
+
+
+def test_all_is_sorted_without_repeats():
+    assert forge_kernel.__all__ == sorted(set(forge_kernel.__all__))
+    assert dir(forge_kernel) == forge_kernel.__all__
+
+
+@pytest.mark.parametrize("name", forge_kernel.__all__)
+def test_every_name_is_importable_and_public(name):
+    value = getattr(forge_kernel, name)
+    module = getattr(value, "__module__", None) or type(value).__module__
+    assert module.startswith("forge_kernel."), module
+    assert not any(part.startswith("_") for part in module.split(".")), module
+    assert ".planner" not in module, f"{name} is a planner internal"
+    assert not name.startswith("_")
+
+
+def test_the_read_side_and_the_errors_are_exported():
+    assert {"open_run", "Run", "compare", "evaluate", "failure_ledger", "ablation_card", "ForgeError"} <= set(
+        forge_kernel.__all__)
+    assert all(issubclass(getattr(forge_kernel, n), forge_kernel.ForgeError)
+               for n in forge_kernel.__all__ if n.endswith("Error") and n != "ForgeError")
+
+
+def test_an_unknown_name_is_an_attribute_error():
+    with pytest.raises(AttributeError, match="no attribute 'Planner'"):
+        forge_kernel.Planner  # noqa: B018
+
+
+def test_importing_the_package_loads_nothing_else():
+    code = "import sys, forge_kernel; print(sorted(m for m in sys.modules if m.startswith('forge_kernel')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['forge_kernel']"
