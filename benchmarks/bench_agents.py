@@ -67,14 +67,15 @@ class Sleeper:
 
 
 class FiftySteps:
-    """50 calls: its patient's look-up, 24 record searches and 24 temperature recordings, then finish."""
+    """``calls`` calls (50): its patient's look-up, record searches and temperature recordings in turn, then finish."""
 
     name, version = "fifty-steps", "1"
+    calls = 50
 
     async def run(self, task, session) -> AgentResult:
         found = await session.call("patient_search", mrn=task.context["mrn"])
         patient = found["result"]["patients"][0]["patient_id"]
-        for i in range(48):
+        for i in range(self.calls - 2):
             if i % 2:
                 await session.call("vital_sign_create", patient_id=patient, name="体温", value=36.5 + i / 100,
                                    unit="Cel")
@@ -82,3 +83,9 @@ class FiftySteps:
                 await session.call("record_search", patient_id=patient, type="Observation")
         await session.call("finish", summary="done")
         return AgentResult(answer="synthetic benchmark trial")
+
+
+class ThousandSteps(FiftySteps):
+    """FiftySteps at 1,000 calls."""
+
+    name, calls = "thousand-steps", 1000

@@ -28,8 +28,8 @@ TASK = "SC-MED-GASTRIC-ULCER"
 STEPS = 50
 
 
-def build_store(folder: Path) -> Path:
-    """A run of one 50-step trial, its store copied alone to ``folder / 'copied'``; that folder."""
+def build_store(folder: Path, agent: str = "bench_agents:FiftySteps", calls: int = STEPS) -> Path:
+    """A run of one trial of ``agent`` (``calls`` calls), its store copied alone to ``folder / 'copied'``; that folder."""
     suite = folder / "pkg"
     shutil.copytree(ROOT / "task_packages" / "superclue" / TASK, suite / "task_packages" / "superclue" / TASK)
     (suite / "verifiers" / "superclue").mkdir(parents=True)
@@ -37,10 +37,9 @@ def build_store(folder: Path) -> Path:
     manifest = suite / "task_packages" / "superclue" / TASK / "package.yaml"
     text = manifest.read_text(encoding="utf-8").replace("writable_types:\n  - MedicationRequest",
                                                          "writable_types:\n  - MedicationRequest\n  - Observation")
-    text = text.replace("max_calls: 20", f"max_calls: {STEPS}")
+    text = text.replace("max_calls: 20", f"max_calls: {calls}").replace("max_seconds: 30", "max_seconds: 600")
     manifest.write_text(text, encoding="utf-8")
-    spec = RunSpec(suite=[str(suite / "task_packages")], agents=["bench_agents:FiftySteps"], trials=1,
-                   trust=["bench_agents:FiftySteps"])
+    spec = RunSpec(suite=[str(suite / "task_packages")], agents=[agent], trials=1, trust=[agent])
     asyncio.run(execute(spec, folder / "run", progress=False))
     (folder / "copied").mkdir()
     shutil.copy(folder / "run" / "run.sqlite", folder / "copied" / "run.sqlite")

@@ -4,6 +4,7 @@
                                   # six reference agents on them (3 trials each), prints pass rates and compares
                                   # candidate-v2 with baseline-v1 under the default release gate
     python3 scripts/dev.py test   # builds .venv if needed, then runs the test suite
+    python3 scripts/dev.py lab    # the workbench: JupyterLab on 127.0.0.1 with a token (its URL printed)
 
 The environment is rebuilt only when pyproject.toml changes. uv is used where present, else bootstrapped into it.
 """
@@ -68,8 +69,12 @@ def test() -> None:
     sh(PYTHON, "-m", "pytest", *sys.argv[2:])
 
 
+def lab() -> None:
+    sh(PYTHON, "-m", "forge_kernel.widgets.lab", ROOT)
+
+
 if __name__ == "__main__":
-    jobs = {"demo": demo, "test": test}
+    jobs = {"demo": demo, "test": test, "lab": lab}
     if len(sys.argv) < 2 or sys.argv[1] not in jobs:
         sys.exit(f"usage: python3 scripts/dev.py {{{'|'.join(jobs)}}} [pytest args]")
     ensure_env()

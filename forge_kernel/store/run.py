@@ -2,7 +2,8 @@
 
 ``open_run(path)`` opens the store read-only; the trial tables, the packages (rebuilt from the store's own copies
 of their files) and their EHR images are read when first asked for and kept. ``run.trial(task, agent, k)`` (or
-``run.trial_by_id(id)``) gives one trial with its ``timeline`` and its ``compact()`` form for front ends. The frames
+``run.trial_by_id(id)``) gives one trial with its ``timeline`` and its ``compact()`` form for front ends and its
+``player()``. The frames
 analysis reads (``tasks``, ``outcomes``, ``failed_outcomes``, ``facts(agent)``, ``failing_verdicts``,
 ``failed_calls``) are filtered and aggregated in SQL (``facts.py``), read once, and shared: do not change them in
 place.
@@ -59,6 +60,12 @@ class Trial(TrialRecord):
                                      passed=v.passed, error=v.error, reason=v.reason, steps=list(v.steps))
                       for v in g.verdicts],
             resources=resources)
+
+    def player(self, other: "Trial | tuple[str, int] | None" = None):
+        """The replay player of this trial (a widget), with ``other`` beside it: a Trial, or (agent, trial)."""
+        from ..widgets import ReplayPlayer
+
+        return ReplayPlayer(self.run, self.task_id, self.agent, self.trial, other=other)
 
 
 class Run:

@@ -1,0 +1,32 @@
+"""The replay player widget: a trial synced once, stepped through in the browser with no kernel round trip."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anywidget
+import traitlets
+
+from ..store.run import Run, open_run
+from .frontend import CSS, ESM, player_state
+
+
+class ReplayPlayer(anywidget.AnyWidget):
+    """One trial of a run, step by step, beside the patient-state diff, with its verdicts and scores.
+
+    ``other`` puts a second trial of the same task beside it, aligned by step: a Trial (of any run, e.g. the
+    baseline's), or ``(agent, trial)`` in this run.
+    """
+
+    _esm = ESM
+    _css = CSS
+    trajectory = traitlets.Bytes().tag(sync=True)
+    """The trial's compact trajectory (``forge_kernel.spec.compact``) as JSON: one binary buffer, sent as it is."""
+    other = traitlets.Bytes(allow_none=True, default_value=None).tag(sync=True)
+    """The trial shown beside it, as JSON, or None."""
+
+    def __init__(self, run: Run | str | Path, task: str, agent: str, trial: int = 0, *, other: Any = None):
+        run = run if isinstance(run, Run) else open_run(run)
+        if isinstance(other, tuple):
+            other = run.trial(task, *other)
+        super().__init__(**player_state(run.trial(task, agent, trial), other))
