@@ -15,9 +15,11 @@ import os
 import sqlite3
 import stat
 from dataclasses import dataclass
+from itertools import groupby
+from operator import itemgetter
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Literal
+from typing import Iterator, Literal
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
@@ -25,7 +27,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from ..spec import SpecError
 from ..spec.hashing import canonical_json
-from ..store import DB_NAME
+from ..store import RunStore
 
 REPORT_FILES = ("release.ipynb", "release.html")
 RECORD = "release.json"
@@ -118,9 +120,9 @@ def private_key(path: Path) -> Ed25519PrivateKey:
 
 def trusted_keys(path: Path) -> list[PublicKey]:
     """Public keys from a file of key lines, or from every ``*.pub`` file of a folder."""
-    files = sorted(path.glob("*.pub")) if path.is_dir() else [path]
     if not path.exists():
         raise SpecError(path, "(file)", "no such file or folder of trusted keys")
+    files = sorted(path.glob("*.pub")) if path.is_dir() else [path]
     return [PublicKey.parse(line, f) for f in files for line in f.read_text(encoding="utf-8").splitlines()
             if line.strip() and not line.startswith("#")]
 
@@ -144,30 +146,30 @@ def release_record(folder: Path) -> dict:
 
 def store_digests(run_dir: Path) -> dict:
     """Digests of a run store: its run-wide tables together, and each trial with its events, scores and verdicts,
-    keyed ``task/agent/trial``."""
-    db = run_dir / DB_NAME
-    if not db.exists():
-        raise SpecError(db, "(file)", "no run store")
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    try:
-        run = {t: con.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall() for t in RUN_TABLES}
-        rows = {t: grouped(con, t) for t in TRIAL_TABLES}
+    keyed ``task/agent/trial``. Rows are streamed in key order, so a large store is never held in memory."""
+    with RunStore.open(run_dir, readonly=True) as store:
+        run = hashlib.sha256()
+        for table in RUN_TABLES:
+            for row in store.db.execute(f"SELECT * FROM {table} ORDER BY 1, 2"):
+                run.update(canonical_json([table, *map(blob_text, row)]).encode())
+        streams = [by_trial(store.db, table) for table in TRIAL_TABLES]
+        heads = [next(stream, None) for stream in streams]
         trials = {}
-        for row in con.execute("SELECT * FROM trials ORDER BY trial_id"):
-            trial_id, task, agent, k = row[0], row[1], row[2], row[4]
-            trials[f"{task}/{agent}/{k}"] = digest([row[1:], *(rows[t].get(trial_id, []) for t in TRIAL_TABLES)])
-    finally:
-        con.close()
-    return {"run": digest({t: [list(map(blob_text, r)) for r in rows_] for t, rows_ in run.items()}),
-            "trials": trials}
+        for row in store.db.execute("SELECT * FROM trials ORDER BY trial_id"):
+            parts = [tuple(row)[1:]]
+            for i, stream in enumerate(streams):
+                while heads[i] is not None and heads[i][0] < row[0]:
+                    heads[i] = next(stream, None)
+                found = heads[i] is not None and heads[i][0] == row[0]
+                parts.append(heads[i][1] if found else [])
+            trials[f"{row['task_id']}/{row['agent']}/{row['trial']}"] = digest(parts)
+    return {"run": "sha256:" + run.hexdigest(), "trials": trials}
 
 
-def grouped(con: sqlite3.Connection, table: str) -> dict[int, list]:
-    """A per-trial table's rows (without the trial id) by trial id, in key order."""
-    found: dict[int, list] = {}
-    for row in con.execute(f"SELECT * FROM {table} ORDER BY 1, 2, 3"):
-        found.setdefault(row[0], []).append(row[1:])
-    return found
+def by_trial(db: sqlite3.Connection, table: str) -> Iterator[tuple[int, list[tuple]]]:
+    """A per-trial table's rows (without the trial id), one trial at a time in trial-id order."""
+    rows = db.execute(f"SELECT * FROM {table} ORDER BY 1, 2, 3")
+    return ((trial_id, [tuple(r)[1:] for r in group]) for trial_id, group in groupby(rows, key=itemgetter(0)))
 
 
 def blob_text(value):
