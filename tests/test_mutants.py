@@ -407,7 +407,7 @@ def test_valid_variants_must_pass_every_hard_verifier(tmp_path):
                                         {"name": "no-history", "reason": "not valid at all", "trajectory": skipped}])
     bad = selftest(str(folder))
     assert bad.exit_code == 1, bad.output
-    assert "      valid variant no-history: fails events, history-first" in bad.output
+    assert "      valid variant no-history: fails grounded, events, history-first" in bad.output
     assert "medication-first" not in bad.output
 
 

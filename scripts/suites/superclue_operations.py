@@ -162,7 +162,7 @@ def hypertension_referral() -> Scenario:
     refer = call("referral_create", patient_id=pid, name="高血压专科门诊", reason="难治性高血压")
     calls = [call("patient_search", mrn="SC-0231"), call("patient_detail", patient_id=pid),
              call("examination_search", patient_id=pid), refer, call("finish", summary="已转诊高血压专科门诊")]
-    answer = ("Referred to the hypertension specialist clinic (高血压专科门诊) for resistant hypertension: 172/104 mmHg on "
+    answer = ("Referred to the hypertension specialist clinic (高血压专科门诊) for resistant hypertension: about 170/100 mmHg on "
               "amlodipine, valsartan and hydrochlorothiazide. The 2024 cardiology referral is completed, so no active "
               "referral was on file.")
     as_exam = call("examination_request_create", patient_id=pid, name="高血压专科门诊")
