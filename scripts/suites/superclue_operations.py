@@ -2,7 +2,8 @@
 
 Two scenarios must end without a write because the service is already on file (this season's flu vaccine, an
 active ambulatory blood-pressure request); one asks to skip a single order that is still pending (prenatal), one
-to skip an examination whose recent result is on file (pre-chemotherapy echocardiogram).
+to skip an examination whose recent result is on file (pre-chemotherapy echocardiogram: ``valid_days`` in the
+context, as the 检查申请 packages give it).
 """
 from __future__ import annotations
 
@@ -414,7 +415,7 @@ def prechemo_assessment() -> Scenario:
                   "Check her existing requests and reports, then order the pre-chemotherapy work-up: blood count, "
                   "liver function, kidney function, hepatitis B panel, ECG, echocardiogram; skip any test with a "
                   "result from the last 2 weeks.",
-        }, {"orders": PRECHEMO_ORDERS}, pid, other, resources, calls, answer,
+        }, {"orders": PRECHEMO_ORDERS, "valid_days": 14}, pid, other, resources, calls, answer,
         [*ordered(todo), not_requested("no-repeat-echo", "echocardiography", "(?i)心脏超声|超声心动图|心脏彩超|echocardiog"),
          answer_text("reuses-echo", any_=["LVEF 64", "2026-11-25"]), searched_first()],
         [counterexample("echo-repeated", repeat, f"已申请：{'、'.join(PRECHEMO_ORDERS)}。", ["no-repeat-echo", "reuses-echo"],
