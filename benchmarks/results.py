@@ -5,6 +5,7 @@ Each script owns one section of RESULTS.md (``benchmarks/run.py`` the header and
 """
 from __future__ import annotations
 
+import os
 import platform
 import re
 import subprocess
@@ -16,6 +17,9 @@ RESULTS = Path(__file__).with_name("RESULTS.md")
 ORDER = ("run.py", "scale.py")
 """The sections, in the order the file shows them."""
 MARK = re.compile(r"^<!-- section: (\S+) -->\n", re.M)
+PROCESS_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+"""The environment of a timed command: Python caches its bytecode, as it does for an installed package (a first,
+untimed run writes the caches)."""
 
 
 def cpu_model() -> str:

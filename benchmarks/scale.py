@@ -25,7 +25,7 @@ from collections import defaultdict
 from pathlib import Path
 from time import perf_counter
 
-from results import ROOT, calibration, git_state, write_section
+from results import PROCESS_ENV, ROOT, calibration, git_state, write_section
 
 FORGE = Path(sys.executable).with_name("forge")
 AGENTS = ("baseline-v1", "candidate-v2")
@@ -137,7 +137,7 @@ def whole_process(argv: list[str], out: Path | None = None) -> tuple[float, floa
         out.unlink(missing_ok=True)
     with tempfile.TemporaryFile() as err:
         started = perf_counter()
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, cwd=ROOT)
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, cwd=ROOT, env=PROCESS_ENV)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = perf_counter() - started
         proc.returncode = code = os.waitstatus_to_exitcode(status)
@@ -180,8 +180,8 @@ def section(trials: int, build_s: float | None, size_mb: float, samples: dict, g
         f"{calibration_s:.2f} s). The run: the six reference agents × 82 packages × {TRIALS} trials, then copied in "
         f"SQL to {trials:,} trials ({trials // (6 * 82)} per task and agent), a {size_mb:,.0f} MB store "
         f"{'reused from an earlier build' if build_s is None else f'built in {build_s:.0f} s'}. Each sample is one "
-        "whole process (wall time; peak RSS from `wait4`), both cores free to "
-        "use, the commands taking turns; output to /dev/null. The baselines read the same rows through plain "
+        "whole process (wall time; peak RSS from `wait4`; bytecode cached, as for an installed package), both "
+        "cores free to use, the commands taking turns; output to /dev/null. The baselines read the same rows through plain "
         "`sqlite3` and fold them in plain Python (no pandas, pydantic or forge import): the cost of the data alone.",
         "",
         "| command | median wall | min–max | median peak RSS | runs | goal |",

@@ -222,16 +222,21 @@ def ablation(run_dir, candidate, ablations, ablation_run, md_out) -> None:
 def ledger(run_dir, triage_file, csv_out, parquet_out, bundles_dir) -> None:
     """Every failed trial: its verdicts, error class, component and fix status. No patient content."""
     from .analysis.ledger import failure_ledger, write_ledger
-    from .engine.repro import COMMAND, write_bundles
     from .analysis.triage import load_triage
 
     with opened(run_dir) as (run,):
         found = failure_ledger(run, load_triage(triage_file) if triage_file else None)
-        bundles = write_bundles(run, found.critical, bundles_dir) if bundles_dir else None
+        bundles = None
+        if bundles_dir:
+            from .engine.repro import write_bundles  # the engine, only to write bundles
+
+            bundles = write_bundles(run, found.critical, bundles_dir)
         write_ledger(found, csv_out, parquet_out)
         click.echo(str(found))
         click.echo(isolation_line(run))
     if bundles is not None:
+        from .engine.repro import COMMAND
+
         click.echo(f"{len(bundles)} repro bundle(s) in {bundles_dir}; in one, run: {COMMAND}")
         for bundle in (b for b in bundles if b.differs):
             click.echo(f"  {bundle.path}: a replay does NOT reproduce {', '.join(bundle.differs)}")

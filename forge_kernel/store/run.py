@@ -15,11 +15,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from ..ehr import EHRImage, Timeline
+from ..ehr import EHRImage, Timeline, patient_of
 from ..ehr.image import Key
-from ..spec import Package
+from ..spec import Package, SpecError
 from ..spec.compact import SYNTHETIC_BANNER, CompactResource, CompactTrajectory, CompactVerdict
 from . import facts as sql
+from . import matching
 from .loaders import read_trial, read_trial_by_id, trial_frame
 from .packages import run_packages
 from .records import TrialRecord
@@ -77,6 +78,7 @@ class Run:
         self._packages: dict[str, Package] = {}
         self._images: dict[str, EHRImage] = {}
         self._facts: dict[str | None, pd.DataFrame] = {}
+        self._gold: dict[str, tuple[str, dict[matching.Key, matching.Gold]]] = {}
 
     def close(self) -> None:
         self.store.close()
@@ -116,6 +118,28 @@ class Run:
             package = self.package(task_id)
             self._images[task_id] = EHRImage(package.resources, package.public.environment.now)
         return self._images[task_id]
+
+    def gold_criteria(self, task_id: str, hidden_hash: str) -> dict[matching.Key, matching.Gold]:
+        """A trial-matching package's gold criteria (``matching.gold_criteria``), read once; refused (SpecError) for
+        trials graded with another hidden half than the run's package (``hidden_hash``)."""
+        if task_id not in self._gold:
+            package = self.package(task_id)
+            gold = matching.gold_criteria(package)  # reads the hidden half, and so its hash, once
+            self._gold[task_id] = package.hidden_hash, gold
+        graded_with, gold = self._gold[task_id]
+        if graded_with != hidden_hash:
+            raise SpecError(self.package(task_id).hidden_path, "(hidden half)",
+                            "differs from the one that graded the run; run `forge regrade` first")
+        return gold
+
+    def citation(self, task_id: str, reference: str) -> tuple[bool, bool]:
+        """Whether a package's initial EHR holds the resource a ``Type/id`` reference names, and whether it is the
+        package's patient's."""
+        from ..verify.kinds.evidence import resolve  # the look-up ``answer.evidence`` makes
+
+        resource = resolve(self.image(task_id), reference)
+        return (resource is not None,
+                resource is not None and patient_of(resource) == self.package(task_id).public.environment.patient_id)
 
     def files(self, task_id: str) -> list[tuple[str, str, bytes]]:
         """(role, name, content) of every file of a package, as the run keeps them."""
