@@ -5,8 +5,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..spec import AgentResult, StoreError
-from ..spec.trajectory import Event
+from ..spec.errors import StoreError
+from ..spec.trajectory import AgentResult, Event
 from ..spec.grading import Grading, Scores, Verdict
 from .records import TrialRecord
 from .run_store import RunStore

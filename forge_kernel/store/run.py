@@ -17,18 +17,18 @@ from typing import TYPE_CHECKING, Callable
 
 from ..ehr import EHRImage, Timeline, patient_of
 from ..ehr.image import Key
-from ..spec import Package, SpecError
-from ..spec.compact import SYNTHETIC_BANNER, CompactResource, CompactTrajectory, CompactVerdict
+from ..spec.errors import SpecError
 from . import facts as sql
 from . import matching
 from .loaders import read_trial, read_trial_by_id, trial_frame
-from .packages import run_packages
 from .records import TrialRecord
 from .run_store import RunStore
-from .snapshots import stored_files
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from ..spec import Package
+    from ..spec.compact import CompactTrajectory
 
 
 @dataclass
@@ -45,6 +45,7 @@ class Trial(TrialRecord):
 
     def compact(self) -> CompactTrajectory:
         """The trial as a front end receives it."""
+        from ..spec.compact import CompactResource, CompactTrajectory, CompactVerdict
         package, line, g = self.run.package(self.task_id), self.timeline, self.grading
         resources = {f"{k[0]}/{k[1]}": CompactResource(initial=line.history(k)[0], versions=line.history(k)[1])
                      for k in line.touched}
@@ -109,6 +110,8 @@ class Run:
     def package(self, task_id: str) -> Package:
         """A package as the run used it."""
         if task_id not in self._packages:
+            from .packages import run_packages  # the package loader, not needed to read trials
+
             self._packages.update(run_packages(self.store, {task_id}))
         return self._packages[task_id]
 
@@ -143,6 +146,7 @@ class Run:
 
     def files(self, task_id: str) -> list[tuple[str, str, bytes]]:
         """(role, name, content) of every file of a package, as the run keeps them."""
+        from .snapshots import stored_files
         return stored_files(self.store, self.package(task_id))
 
     def trial(self, task_id: str, agent: str, trial: int = 0) -> Trial:
@@ -206,6 +210,8 @@ class Run:
 
     def _repr_html_(self) -> str:
         from html import escape
+
+        from ..spec.compact import SYNTHETIC_BANNER
 
         return (f"<div><p><b>{escape(SYNTHETIC_BANNER)}</b></p><p>Run <code>{escape(self.run_id)}</code> at "
                 f"<code>{escape(str(self.path))}</code>; agents: {escape(', '.join(self.agents))}</p></div>")
