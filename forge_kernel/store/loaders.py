@@ -70,11 +70,6 @@ def read_trial(store: RunStore, task_id: str, agent: str, trial: int) -> TrialRe
     return trial_from_row(store, trial_row(store, task_id, agent, trial))
 
 
-def read_trial_by_id(store: RunStore, trial_id: int) -> TrialRecord:
-    """Read one trial by its row id."""
-    return trial_from_row(store, trial_row_by_id(store, trial_id))
-
-
 def trial_row(store: RunStore, task_id: str, agent: str, trial: int):
     """One trial's ``trials`` row; a StoreError when there is none."""
     row = store.db.execute("SELECT * FROM trials WHERE task_id = ? AND agent = ? AND trial = ?",
