@@ -50,10 +50,11 @@ def slowest_imports(argv: list[str], count: int = 6) -> list[tuple[str, float]]:
 
 
 def section(trials: int, samples: dict, imports: list, git: str, calibration_s: float) -> str:
-    replay = median([w for w, _ in samples["replay"]]) * 1000
-    bare = median([w for w, _ in samples["bare"]]) * 1000
-    rows = [f"| {label} | {median([w for w, _ in runs]) * 1000:.0f} ms | {min(w for w, _ in runs) * 1000:.0f}–"
-            f"{max(w for w, _ in runs) * 1000:.0f} ms | {median([p for _, p in runs]):.0f} MiB | {len(runs)} |"
+    replay = median([run[0] for run in samples["replay"]]) * 1000
+    bare = median([run[0] for run in samples["bare"]]) * 1000
+    rows = [f"| {label} | {median([w for w, _, _ in runs]) * 1000:.0f} ms | {min(w for w, _, _ in runs) * 1000:.0f}–"
+            f"{max(w for w, _, _ in runs) * 1000:.0f} ms | {median([c for _, _, c in runs]) * 1000:.0f} ms "
+            f"| {median([p for _, p, _ in runs]):.0f} MiB | {len(runs)} |"
             for label, runs in ((f"`forge replay RUN --task {TASK} --agent {AGENT} --trial 0`", samples["replay"]),
                                 ("baseline: `python -c pass` (the same interpreter)", samples["bare"]))]
     return "\n".join([
@@ -63,8 +64,8 @@ def section(trials: int, samples: dict, imports: list, git: str, calibration_s: 
         f"{calibration_s:.2f} s), on a run of {trials:,} trials. Each sample is one process, start to exit, output to "
         "/dev/null, bytecode cached; the two commands take turns.",
         "",
-        "| command | median wall | min–max | median peak RSS | runs |",
-        "|---|---:|---:|---:|---:|",
+        "| command | median wall | min–max | median CPU | median peak RSS | runs |",
+        "|---|---:|---:|---:|---:|---:|",
         *rows,
         "",
         f"**forge replay: {replay:.0f} ms, {replay - bare:.0f} ms above the bare interpreter ({replay / bare:.1f}×). "
