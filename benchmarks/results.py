@@ -1,7 +1,8 @@
 """What the benchmark scripts share: the machine facts they record, and their own sections of RESULTS.md.
 
 Each script owns one section of RESULTS.md (``benchmarks/run.py`` the header and benchmarks 1-5,
-``benchmarks/scale.py`` benchmark 6), marked by an HTML comment, and rewrites only that one.
+``benchmarks/scale.py`` benchmark 6, ``benchmarks/replay.py`` benchmark 8), marked by an HTML comment, and rewrites
+only that one.
 """
 from __future__ import annotations
 
