@@ -8,9 +8,13 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..spec import Package, StoreError
+from ..spec.errors import StoreError
 from ..spec.loading import PACKAGE_FILE, package_from_files
+
+if TYPE_CHECKING:
+    from ..spec import Package
 
 
 def digest(content: bytes) -> str:
