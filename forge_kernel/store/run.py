@@ -129,6 +129,12 @@ class Run:
         """One trial by its id (as a comparison or the ledger names it), read alone."""
         return Trial(**vars(read_trial_by_id(self.store, trial_id)), run=self)
 
+    def failures(self, triage: str | Path | None = None, **options):
+        """The failure browser of this run (a widget): ``FailureBrowser(run, triage, reviewer=..., agent=..., ...)``."""
+        from ..widgets import FailureBrowser
+
+        return FailureBrowser(self, triage, **options)
+
     @cached_property
     def trials(self) -> "pd.DataFrame":
         """One row per trial with its package facts and latest scores, every column (read once)."""
