@@ -172,6 +172,7 @@ class FailureBrowser(ipywidgets.VBox):
         if trial_id is None:
             self.children = [self.table]
             self.table.selected = None
+            self._show_verdicts()
             return None
         row = self._row(trial_id)
         trial = self.run.trial_by_id(row["trial_id"])
