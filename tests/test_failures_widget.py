@@ -3,6 +3,7 @@ triage saved to the triage file (and a bad edit refused, the file as it was)."""
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 
@@ -143,3 +144,14 @@ def test_without_the_read_back_check_a_bad_edit_would_reach_the_file(reference, 
     assert front_end_edit(browser, row, comment="")["kind"] == "saved"
     with pytest.raises(SpecError, match="decisions.0.comment"):
         load_triage(path)
+
+
+def test_a_click_sent_on_a_kernel_subshell_plays_the_trial(reference_run):
+    """JupyterLab sends widget messages on a subshell, a thread of the kernel's own; the trial is read there."""
+    browser = FailureBrowser(reference_run, agent="unsafe-shortcut")
+    row = browser.rows[0]
+    clicked = threading.Thread(target=browser.table.set_state, args=({"selected": row["trial_id"]},))
+    clicked.start()
+    clicked.join()
+    assert browser.table.message == {} and browser.player is not None
+    assert json.loads(browser.player.trajectory)["task_id"] == row["task_id"]

@@ -105,7 +105,7 @@ function triagePanel(model, drafts) {
 
 function paint(model, el, drafts) {
   const rows = model.get("rows"), matching = model.get("matching"), total = model.get("total");
-  const filters = Object.entries(model.get("filters"));
+  const filters = Object.entries(model.get("filters")), message = model.get("message");
   el.replaceChildren(h("div", { class: "ff-browser" },
     h("div", { class: "ff-banner", role: "note" }, model.get("banner")),
     h("div", { class: "ff-head" }, h("b", {}, "Failed trials"),
@@ -113,6 +113,7 @@ function paint(model, el, drafts) {
       rows.length < matching ? h("span", { class: "ff-muted" }, `showing the first ${rows.length}`) : null,
       h("span", { class: "ff-muted" }, "click a row to replay it below")),
     filterBar(model),
+    message && message.kind === "error" && !message.verifier ? h("div", { class: "ff-message ff-error ff-general", role: "alert" }, message.text) : null,
     rows.length ? h("div", { class: "ff-scroll" }, table(model))
       : h("p", { class: "ff-empty" }, total ? "No failed trial matches these filters." : "No trial of this run failed."),
     triagePanel(model, drafts)));

@@ -5,6 +5,7 @@ checked exactly as ``forge ledger --triage`` reads it.
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +101,7 @@ class FailureBrowser(ipywidgets.VBox):
     def __init__(self, run: Run | str | Path, triage: str | Path | None = None, *, reviewer: str = "",
                  **filters: str | None):
         self.run = run if isinstance(run, Run) else open_run(run)
+        self._readers = {threading.get_ident(): self.run}
         self.triage_path = Path(triage) if triage is not None else None
         self.triage = load_triage(self.triage_path) if self.triage_path and self.triage_path.exists() else TriageFile()
         self.player: ReplayPlayer | None = None
@@ -109,7 +111,7 @@ class FailureBrowser(ipywidgets.VBox):
         self.table.options = {name: sorted(set(self._values(name))) for name in FILTERS}
         self.table.observe(lambda _: self._show(), names=["filters", "sort"])
         self.filter(**filters)
-        self.table.observe(lambda change: self.play(change["new"]), names="selected")
+        self.table.observe(self._clicked, names="selected")
         self.table.on_msg(self._message)
 
     # ---- the table -----------------------------------------------------------------------------------------------
@@ -138,8 +140,16 @@ class FailureBrowser(ipywidgets.VBox):
             return [v["id"] for row in self._rows for v in row["failing"]]
         return [row[name] for row in self._rows]
 
+    def _reader(self) -> Run:
+        """The run, opened for the calling thread: JupyterLab sends widget messages on a kernel subshell (a thread
+        of its own), and a SQLite connection serves only the thread that opened it."""
+        thread = threading.get_ident()
+        if thread not in self._readers:
+            self._readers[thread] = open_run(self.run.path)
+        return self._readers[thread]
+
     def _load(self) -> None:
-        self._frame = failure_rows(self.run, self.triage)
+        self._frame = failure_rows(self._reader(), self.triage)
         self._rows = [row_json(r) for r in self._frame.itertuples(index=False)]
         self.table.total = len(self._rows)
         self._show()
@@ -175,7 +185,7 @@ class FailureBrowser(ipywidgets.VBox):
             self._show_verdicts()
             return None
         row = self._row(trial_id)
-        trial = self.run.trial_by_id(row["trial_id"])
+        trial = self._reader().trial_by_id(row["trial_id"])
         if self.player is None:
             self.player = trial.player()
         else:
@@ -185,6 +195,13 @@ class FailureBrowser(ipywidgets.VBox):
         self.children = [self.table, self.player]
         self._show_verdicts()
         return self.player
+
+    def _clicked(self, change: dict) -> None:
+        """A row clicked in the table: play it, or say in the table why it cannot be."""
+        try:
+            self.play(change["new"])
+        except Exception as exc:  # shown where the click was made, not lost in the kernel's log
+            self.table.message = {"kind": "error", "text": f"{type(exc).__name__}: {exc}"}
 
     def _row(self, trial_id: int) -> dict:
         for row in self._rows:
