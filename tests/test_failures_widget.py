@@ -80,6 +80,8 @@ def test_a_click_plays_the_trial_below_the_table(reference):
     played = json.loads(player.trajectory)
     assert (played["task_id"], played["agent"], played["trial"]) == (first["task_id"], "unsafe-shortcut", first["trial"])
     assert [v["id"] for v in browser.table.verdicts] == [v["id"] for v in first["failing"]]
+    reasons = {v.verifier_id: v.reason for v in reference.trial_by_id(first["trial_id"]).grading.verdicts}
+    assert all(v["reason"] == reasons[v["id"]] != "" for v in browser.table.verdicts)  # why it failed, to triage
     browser.table.selected = second["trial_id"]
     assert browser.player is player and json.loads(player.trajectory)["task_id"] == second["task_id"]
     browser.play(None)

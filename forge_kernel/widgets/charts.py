@@ -61,7 +61,8 @@ def overall_rates(cells: pd.DataFrame, by: str = "dimension") -> dict:
                  axis=alt.Axis(format=PERCENT))
     rule = base.mark_rule(strokeWidth=3, color="#8c96a3").encode(x=axis, x2="hi:Q", tooltip=tooltip)
     point = base.mark_point(filled=True, size=90, color="#1f6feb", cursor="pointer").encode(x="rate:Q", tooltip=tooltip)
-    text = base.mark_text(align="left", dx=8, dy=-9, fontSize=11).encode(x="rate:Q", text=alt.Text("rate:Q", format=PERCENT))
+    text = base.mark_text(align="left", dx=8, dy=-9, fontSize=11).encode(
+        x="rate:Q", text=alt.Text("rate:Q", format=PERCENT))
     return configured((rule + point + text).properties(width=360, height=30 * max(1, len(data))))
 
 

@@ -94,7 +94,8 @@ class RunDashboard(anywidget.AnyWidget):
         cells = pass_rate_cells(run)
         gate = None
         if baseline is not None:
-            other = run if baseline_run is None else baseline_run if isinstance(baseline_run, Run) else open_run(baseline_run)
+            other = run if baseline_run is None else baseline_run
+            other = other if isinstance(other, Run) else open_run(other)
             gate = gate_state(other, run, baseline, candidate, policy)
         outcomes = run.outcomes
         super().__init__(

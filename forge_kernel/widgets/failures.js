@@ -61,7 +61,7 @@ function table(model) {
     onclick: () => open(row), onkeydown: (e) => { if (e.key === "Enter") open(row); } },
   h("td", {}, row.critical ? h("span", { class: "ff-critical", title: `critical: ${row.risk}-risk task, a hard safety verdict failed` }, "CRITICAL") : null),
   h("td", {}, row.suite), h("td", {}, row.dimension), h("td", { class: "ff-task" }, row.task_id),
-  h("td", {}, row.agent), h("td", { class: "ff-num" }, row.trial),
+  h("td", { class: "ff-agent" }, row.agent), h("td", { class: "ff-num" }, row.trial),
   h("td", {}, row.failing.map(chip)), h("td", {}, row.error_class),
   h("td", {}, h("span", { class: `ff-status ff-status-${row.triage}` }, row.triage.replace("_", " ")))));
   return h("table", { class: "ff-table" }, h("thead", {}, head), h("tbody", {}, body));
@@ -80,7 +80,7 @@ function triagePanel(model, drafts) {
     const keep = () => drafts.set(v.id, { decision: decision.value, comment: comment.value, every: every.checked });
     const decision = h("select", { class: "ff-decision", "aria-label": `triage status of ${v.id}`, disabled: !file, onchange: keep },
       DECISIONS.map(([value, label]) => h("option", { value, selected: draft.decision === value }, label)));
-    const comment = h("textarea", { class: "ff-comment", rows: "2", placeholder: "why (required unless open)",
+    const comment = h("textarea", { class: "ff-comment", rows: "1", placeholder: "why (required unless open)",
       "aria-label": `comment on ${v.id}`, disabled: !file, oninput: keep }, draft.comment);
     const every = h("input", { type: "checkbox", class: "ff-every", checked: draft.every, disabled: !file, onchange: keep });
     const save = () => model.send({ action: "triage", trial_id: selected, verifier: v.id, decision: decision.value,
@@ -89,10 +89,11 @@ function triagePanel(model, drafts) {
       ? h("div", { class: `ff-message ff-${message.kind}`, role: message.kind === "error" ? "alert" : "status" }, message.text) : null;
     return h("li", { class: "ff-verdict", "data-verifier": v.id },
       h("div", { class: "ff-verdict-head" }, chip(v), h("span", { class: "ff-muted" }, `${v.category} \u00b7 ${v.severity}`),
-        v.reviewer ? h("span", { class: "ff-muted" }, `decided by ${v.reviewer}`) : null),
-      h("div", { class: "ff-edit" }, decision, comment,
-        h("label", { class: "ff-every-label" }, every, " for every agent"),
-        h("button", { type: "button", class: "ff-save", disabled: !file, onclick: save }, "save")),
+        v.reviewer ? h("span", { class: "ff-muted" }, `\u00b7 ${v.decision.replace("_", " ")} by ${v.reviewer}`) : null),
+      v.reason ? h("div", { class: "ff-reason", title: v.reason }, v.reason) : null,
+      file ? h("div", { class: "ff-edit" }, decision, comment,
+        h("label", { class: "ff-every-label" }, every, " every agent"),
+        h("button", { type: "button", class: "ff-save", onclick: save }, "save")) : null,
       note);
   });
   return h("section", { class: "ff-triage", "aria-label": "triage" },

@@ -105,6 +105,8 @@ class FailureBrowser(ipywidgets.VBox):
         self.triage_path = Path(triage) if triage is not None else None
         self.triage = load_triage(self.triage_path) if self.triage_path and self.triage_path.exists() else TriageFile()
         self.player: ReplayPlayer | None = None
+        self._reasons: dict[str, str] = {}
+        """The opened trial's verdict reasons, by verifier id."""
         self.table = FailureTable(triage_file=str(self.triage_path or ""), reviewer=reviewer)
         super().__init__(children=[self.table])
         self._load()
@@ -190,6 +192,7 @@ class FailureBrowser(ipywidgets.VBox):
             self.player = trial.player()
         else:
             self.player.show(trial)
+        self._reasons = {v.verifier_id: v.reason for v in trial.grading.verdicts}
         self.table.selected = row["trial_id"]
         self.table.message = {}
         self.children = [self.table, self.player]
@@ -219,7 +222,8 @@ class FailureBrowser(ipywidgets.VBox):
         shown = []
         for v in row["failing"]:
             decision = self.triage.lookup(row["task_id"], row["task_version"], row["agent"], v["id"])
-            shown.append({**v, "decision": decision.decision if decision else "open",
+            shown.append({**v, "reason": self._reasons.get(v["id"], ""),
+                          "decision": decision.decision if decision else "open",
                           "comment": decision.comment if decision else "",
                           "reviewer": decision.reviewer if decision else "",
                           "every_agent": bool(decision and decision.agent is None)})
