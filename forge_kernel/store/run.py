@@ -187,6 +187,12 @@ class Run:
         found.rows = event_rows(self.store, found.trial_id)
         return found
 
+    def failures(self, triage: str | Path | None = None, **options):
+        """The failure browser of this run (a widget): ``FailureBrowser(run, triage, reviewer=..., agent=..., ...)``."""
+        from ..widgets import FailureBrowser
+
+        return FailureBrowser(self, triage, **options)
+
     @cached_property
     def trials(self) -> "pd.DataFrame":
         """One row per trial with its package facts and latest scores, every column (read once)."""
