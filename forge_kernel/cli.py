@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Iterator
 
 import click
 
-from .release_cli import keygen, signoff, verify_release
+from .release_cli import keygen, release, signoff, verify_release
 from .spec import ForgeError, SpecError, find_packages, load_package, load_trajectory
 from .spec.compact import SYNTHETIC_BANNER
 
@@ -353,5 +353,5 @@ def echo_mutants(reports) -> None:
         click.echo(f"  {totals_line(operator, counts)}")
 
 
-for command in (keygen, signoff, verify_release):
+for command in (release, keygen, signoff, verify_release):
     main.add_command(command)
