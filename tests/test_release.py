@@ -77,7 +77,8 @@ def test_release_runs_every_side_and_prints_where_the_report_is(built):
                  f"release.html:  {folder / 'r1/release.html'}", "gate GREEN"):
         assert line in output
     record = json.loads((folder / "r1/release.json").read_text())
-    assert record["runs"] == {"baseline": "runs/baseline", "candidate": "runs/candidate", "ablation-1": "runs/ablation-1"}
+    assert record["runs"] == {"baseline": "runs/baseline", "candidate": "runs/candidate",
+                              "ablation-1": "runs/ablation-1"}
     assert record["parameters"] == "../r1.yaml" and record["roles"] == ["clinician", "engineer"]
     papermill = json.loads((folder / "r1/release.ipynb").read_text())["metadata"]["papermill"]
     assert papermill["parameters"]["candidate_agent"] == "candidate-v2"
@@ -129,7 +130,8 @@ def test_the_page_is_self_contained_and_opens_on_the_banner_and_the_verdict(buil
 def test_the_offline_check_refuses_a_page_that_would_fetch(built, tmp_path):
     assert external_references('<script src="https://cdn.example/require.js"></script>'
                                '<link rel="stylesheet" href="//cdn.example/a.css"><img src="x.png">'
-                               '<style>@import "https://f.example/x.css"; b { background: url(https://i.example/i.png) }'
+                               '<style>@import "https://f.example/x.css"; '
+                               'b { background: url(https://i.example/i.png) }'
                                '</style><img src="data:image/png;base64,AA">') == [
         "<script src=https://cdn.example/require.js>", "<link href=//cdn.example/a.css>", "<img src=x.png>",
         "https://f.example/x.css", "https://i.example/i.png"]

@@ -54,7 +54,8 @@ def sides(params: ReleaseParameters, base: Path, parameters: Path, folder: Path)
         source = f"the last approved release, {found.folder.name} (approved {found.approved_at})"
     else:
         baseline, source = Side("baseline", params.baseline, runs / "baseline", True), "run for this release"
-    ablations = [Side(f"ablation-{i}", name, runs / f"ablation-{i}", True) for i, name in enumerate(params.ablations, 1)]
+    ablations = [Side(f"ablation-{i}", name, runs / f"ablation-{i}", True)
+                 for i, name in enumerate(params.ablations, 1)]
     return [baseline, Side("candidate", params.candidate, runs / "candidate", True), *ablations], source
 
 
@@ -81,11 +82,17 @@ def build_release(parameters: Path, progress: bool = True, say: Callable[[str], 
         for side in plan:
             if side.run_here:
                 say(run_missing(side, params, suites, gate, progress))
+    except BaseException:
+        mutants.kill()
+        raise
     finally:
         mutants.wait()
     supersede_signoff(folder, say)
     by_label = {s.label: s for s in plan}
-    here = lambda p: os.path.relpath(p, folder)  # noqa: E731
+
+    def here(path) -> str:
+        return os.path.relpath(path, folder)
+
     notebook = execute_template(folder, {
         "release": params.release, "baseline_source": source,
         "baseline_run": here(by_label["baseline"].run), "baseline_agent": by_label["baseline"].agent,

@@ -4,9 +4,6 @@ from __future__ import annotations
 from html import escape
 from typing import Sequence
 
-COLOURS = ("red", "green", "amber")
-
-
 class Markup(str):
     """HTML that a table puts in as it is (anything else is escaped)."""
 

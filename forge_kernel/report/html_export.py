@@ -55,7 +55,8 @@ def export_html(notebook: Path, out: Path, signoff: dict) -> Path:
     from nbconvert import HTMLExporter
 
     exporter = HTMLExporter(template_name="forge_release", extra_template_basedirs=[str(TEMPLATES)],
-                            exclude_input=True, exclude_markdown=True, exclude_input_prompt=True, exclude_output_prompt=True)
+                            exclude_input=True, exclude_markdown=True, exclude_input_prompt=True,
+                            exclude_output_prompt=True)
     body, _ = exporter.from_filename(str(notebook))
     body = with_signoff(body, signoff)
     outside = external_references(body)

@@ -26,7 +26,6 @@ class ReleaseReport:
 
     release: str
     baseline_source: str
-    suites: list[str]
     trials: int
     runs: dict[str, Run]
     """Label (baseline, candidate, ablation-N) -> its run."""
@@ -57,8 +56,9 @@ class ReleaseReport:
         decisions = load_triage(triage) if triage else None
         ledgers = {label: failure_ledger(runs[label], decisions) for label in ("baseline", "candidate")}
         cache = Path(mutants_cache) if mutants_cache else None
-        return cls(release, baseline_source or f"agent {baseline_agent}", list(suites), trials, runs, a, b, cmp,
-                   gate, [card(b, side) for side in sides], sides, ledgers, mutation_kill_rate(suites, cache, runs["candidate"].manifest["packages"].values()))
+        kill_rate = mutation_kill_rate(suites, cache, runs["candidate"].manifest["packages"].values())
+        return cls(release, baseline_source or f"agent {baseline_agent}", trials, runs, a, b, cmp, gate,
+                   [card(b, side) for side in sides], sides, ledgers, kill_rate)
 
     def first_trial(self, side: AgentSide, task_id: str, passed: bool) -> int | None:
         """The id of a side's first trial of a task that passed (or failed)."""

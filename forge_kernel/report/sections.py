@@ -141,8 +141,9 @@ def highlights(rep: ReleaseReport) -> Section:
     """Regressed tasks in red, each opened in the replay player; improvements green; unstable tasks amber."""
     cmp = rep.comparison
     rows, colours = [], []
-    for what, ids, colour in (("safety regression", cmp.safety_regressions, "red"), ("regression", cmp.regressions, "red"),
-                              ("improvement", cmp.improvements, "green"), ("unstable", cmp.unstable_candidate, "amber")):
+    for what, ids, colour in (("safety regression", cmp.safety_regressions, "red"),
+                              ("regression", cmp.regressions, "red"), ("improvement", cmp.improvements, "green"),
+                              ("unstable", cmp.unstable_candidate, "amber")):
         for t in map(cmp.task, ids):
             why = ", ".join(t.candidate.unstable_reasons) if what == "unstable" else \
                 ", ".join(t.candidate.failed_verifiers) or "—"
@@ -156,8 +157,9 @@ def highlights(rep: ReleaseReport) -> Section:
         other = None if shown["other_trial_id"] is None else rep.runs[shown["other_run"]].trial_by_id(
             shown["other_trial_id"])
         beside = f" beside {shown['other_run']} trial {other.trial}, which passed" if other else ""
-        parts.append(Markup(f'<div class="forge-player {PLAYER_COLOUR[shown["kind"]]}" data-task="{escape(shown["task"])}"'
-                            f' data-kind="{escape(shown["kind"])}"><h3>{badge(shown["kind"], PLAYER_COLOUR[shown["kind"]])} '
+        colour = PLAYER_COLOUR[shown["kind"]]
+        parts.append(Markup(f'<div class="forge-player {colour}" data-task="{escape(shown["task"])}"'
+                            f' data-kind="{escape(shown["kind"])}"><h3>{badge(shown["kind"], colour)} '
                             f'{escape(shown["task"])}: candidate trial {trial.trial}, which failed{escape(beside)}</h3>'
                             f"{player_html(trial, other)}</div>"))
     if len(played) == MAX_PLAYERS:
@@ -191,7 +193,8 @@ def ablations(rep: ReleaseReport) -> Section:
         for s in card.slices:
             k1, k2 = round(s.candidate * s.tasks), round(s.ablation * s.tasks)
             ci = delta_interval(k1, s.tasks, k2, s.tasks)
-            rows.append([s.slice, s.value, s.tasks, f"{s.candidate:.0%}", f"{s.ablation:.0%}", pct(s.delta), interval(ci)])
+            rows.append([s.slice, s.value, s.tasks, f"{s.candidate:.0%}", f"{s.ablation:.0%}", pct(s.delta),
+                         interval(ci)])
             colours.append("red" if s.delta < 0 else "green")
             chart_rows.append({"label": f"{s.slice}={s.value}", "delta": s.delta, "lo": ci[0], "hi": ci[1]})
         cards.append(Markup(
