@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shutil
 import sys
 import tempfile
@@ -104,7 +105,8 @@ def section(trials: int, build_s: float, kill_s: float, samples: dict, size_mb: 
         f"in SQL to {trials:,} trials in the comparison (built in {build_s:.0f} s). Each sample: papermill executes "
         "`notebooks/release_report.ipynb` (kernel start, imports, comparison, gate, ledgers, charts, players) and "
         "nbconvert exports release.html, the two sizes taking turns. The mutation kill rate (packages only) was "
-        f"computed once beforehand in {kill_s:.1f} s and read from its cache.", "",
+        f"computed once beforehand in {kill_s:.1f} s and read from its cache. Load average when written: "
+        f"{' / '.join(f'{x:.1f}' for x in os.getloadavg())} (1 / 5 / 15 min) on {os.cpu_count()} cores.", "",
         "| comparison | median | min–max | runs | goal |", "|---|---:|---:|---:|---|",
         f"| {trials:,} trials | {large:.2f} s | {min(samples['large']):.2f}–{max(samples['large']):.2f} s | "
         f"{len(samples['large'])} | ≤ {GOAL_S:.0f} s |",

@@ -289,12 +289,16 @@ def ledger(rep: ReleaseReport) -> Section:
         return Section("ledger", "Failure ledger", para(led.head))
     counts = led.counts()
     count_rows = [[agent, *map(int, row)] for agent, row in counts.iterrows()]
-    rows = led.rows().head(LEDGER_ROWS)
-    colours = ["red" if r == "CRITICAL" else None for r in rows["critical"]]
+    shown = led.table.head(LEDGER_ROWS)
+    rows = [["CRITICAL" if r.critical else "", r.task_id, r.task_version, r.trial, r.status, r.taxonomy, r.component,
+             r.fix_status, r.failed_verifiers.replace(",", ", "), r.steps.replace(",", ", ")]
+            for r in shown.itertuples()]
+    colours = ["red" if r[0] else None for r in rows]
     more = len(led.table) - len(rows)
     return Section("ledger", "Failure ledger (candidate)", para(led.head),
                    table(["agent", *counts.columns], count_rows),
-                   table(list(rows.columns), rows.astype(str).values.tolist(), colours),
+                   table(["", "task", "version", "trial", "status", "error class", "who fixes it", "triage",
+                          "failing verifiers", "steps"], rows, colours),
                    para(f"… and {more} more failed trial(s): forge ledger {rep.runs['candidate'].path}") if more > 0
                    else "")
 
