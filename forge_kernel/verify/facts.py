@@ -12,13 +12,13 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Literal
 
 from .quantities import Amount, Located, located_amounts
 from .tables.diagnoses import diagnosis_vocabulary
 from .tables.drugs import drug_vocabulary
-from .tables.terms import mentioned
+from .tables.terms import TEXTS_CACHED, mentioned
 from .text import (StatedDate, bounded, cue_pattern, language, located_dates, negated, negation, normal,
                    occurrences, phrase_pattern)
 
@@ -141,7 +141,8 @@ def named(text: str, vocabulary: dict[str, str], kind: FactKind) -> list[Fact]:
     return facts
 
 
-def stated_facts(text: str) -> list[Fact]:
+@lru_cache(maxsize=TEXTS_CACHED)
+def stated_facts(text: str) -> tuple[Fact, ...]:
     """Every fact the text states (see the module's docstring for what is not one)."""
     plain = unicodedata.normalize("NFKC", text)
     names = named(plain, drug_vocabulary(), "drug") + named(plain, diagnosis_vocabulary(), "diagnosis")
@@ -151,4 +152,4 @@ def stated_facts(text: str) -> list[Fact]:
         normal(plain))]  # the digits of a name ("type 2 diabetes") are not a value
     blanked = blank(plain, spans)
     amounts = [amount_fact(blanked, found) for found in located_amounts(blanked) if not not_a_fact(blanked, found)]
-    return [Fact("date", d.written, date=d) for _, d in dates] + amounts + names
+    return tuple([Fact("date", d.written, date=d) for _, d in dates] + amounts + names)

@@ -1,10 +1,10 @@
 """Diagnosis names as grading reads them (``diagnoses.yaml``; synthetic): which diagnoses a text names."""
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 
 from ...spec.package import Strict
-from .terms import compact, mentioned, read_table
+from .terms import TEXTS_CACHED, compact, mentioned, read_table
 
 
 class DiagnosisFile(Strict):
@@ -19,6 +19,7 @@ def diagnosis_vocabulary() -> dict[str, str]:
     return {compact(term): row[0] for row in rows for term in row}
 
 
-def diagnoses_in(text: str) -> list[str]:
+@lru_cache(maxsize=TEXTS_CACHED)
+def diagnoses_in(text: str) -> tuple[str, ...]:
     """The diagnoses a text names, by their first names."""
-    return mentioned(text, diagnosis_vocabulary())
+    return tuple(mentioned(text, diagnosis_vocabulary()))

@@ -3,13 +3,13 @@ which drugs a text names, their classes, the classes an examination exposes to, 
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 
 from pydantic import Field, field_validator
 
 from ...spec.package import Strict
 from ...tools.knowledge import drug_names, table
-from .terms import compact, mentioned, read_table
+from .terms import TEXTS_CACHED, compact, mentioned, read_table
 
 PARENTHESES = re.compile(r"[（(][^）)]*[）)]")
 
@@ -84,23 +84,32 @@ def class_names() -> dict[str, str]:
     return {compact(name): c.id for c in classes().values() for name in c.names}
 
 
-def drugs_in(text: str) -> list[str]:
+@lru_cache(maxsize=TEXTS_CACHED)
+def drugs_in(text: str) -> tuple[str, ...]:
     """The drugs a text names (a prescription's medication, an allergy's substance)."""
-    return mentioned(text, drug_vocabulary())
+    return tuple(mentioned(text, drug_vocabulary()))
 
 
-def classes_of(text: str) -> set[str]:
+@cache
+def class_patterns() -> dict[str, re.Pattern]:
+    """Class id -> one pattern matching wherever any of the class's patterns does."""
+    return {c.id: re.compile("|".join(f"(?:{p})" for p in c.patterns)) for c in classes().values() if c.patterns}
+
+
+@lru_cache(maxsize=TEXTS_CACHED)
+def classes_of(text: str) -> frozenset[str]:
     """The classes of what a text names: classes of the drugs in it and classes whose patterns match it."""
     plain = compact(text)
     found = {c for drug in drugs_in(text) for c in members().get(drug, ())}
-    return found | {c.id for c in classes().values() if any(re.search(p, plain) for p in c.patterns)}
+    return frozenset(found | {c for c, pattern in class_patterns().items() if pattern.search(plain)})
 
 
-def allergy_classes(text: str) -> set[str]:
+@lru_cache(maxsize=TEXTS_CACHED)
+def allergy_classes(text: str) -> frozenset[str]:
     """The classes an allergy to what a text names rules out: the classes it names (磺胺类) and the classes of the
     drugs in it, but for therapeutic groups whose members are not alike (``cross_allergy: false``)."""
     named = set(mentioned(text, class_names())) | classes_of(text)
-    return {c for c in named if classes()[c].cross_allergy}
+    return frozenset(c for c in named if classes()[c].cross_allergy)
 
 
 def cross_reacting(class_ids: set[str]) -> set[str]:
@@ -108,7 +117,8 @@ def cross_reacting(class_ids: set[str]) -> set[str]:
     return {other for c in class_ids for other in classes()[c].cross_reacts} - class_ids
 
 
-def exposures(exam: str) -> set[str]:
+@lru_cache(maxsize=TEXTS_CACHED)
+def exposures(exam: str) -> frozenset[str]:
     """The classes an examination of this name exposes the patient to (增强CT: iodinated contrast)."""
     found = set()
     for drug_class in classes().values():
@@ -116,7 +126,7 @@ def exposures(exam: str) -> set[str]:
         exceptions = {compact(t): True for t in drug_class.exams_except}
         if mentioned(exam, exam_terms) and not mentioned(exam, exceptions):
             found.add(drug_class.id)
-    return found
+    return frozenset(found)
 
 
 def contraindications(drug: str, drug_classes: set[str]) -> list[str]:

@@ -14,6 +14,8 @@ CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 """A Chinese character."""
 SPACE_BY_CJK = re.compile(rf"\s+(?={CJK.pattern})|(?<={CJK.pattern})\s+")
 """Spaces before or after a Chinese character."""
+TEXTS_CACHED = 4096
+"""How many texts each look-up by text remembers (the tables are fixed, so a text's answer is too)."""
 Model = TypeVar("Model")
 Value = TypeVar("Value")
 
