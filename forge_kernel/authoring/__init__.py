@@ -9,7 +9,7 @@ from ..spec import TaskPackage
 from ..spec.edits import Edit
 from ._checks import DryRun, SelftestResult, dry_run, problems, run_sync, selftest
 from ._draft import Draft, Suite
-from ._patients import PatientFixture, bundled_patients
+from ._patients import BUNDLED, PatientFixture, bundled_patients
 from ._recorder import RecordedCall, Recorder
 
 FIXTURE = "fixtures/ehr.json"
@@ -32,7 +32,7 @@ def new_draft(patient: PatientFixture, id: str, title: str, instruction: dict[st
 
 
 __all__ = [
-    "Draft", "DryRun", "Edit", "PatientFixture", "RecordedCall", "Recorder", "SelftestResult", "Suite",
+    "BUNDLED", "Draft", "DryRun", "Edit", "PatientFixture", "RecordedCall", "Recorder", "SelftestResult", "Suite",
     "bundled_patients", "dry_run", "new_draft", "problems", "run_sync",
     "selftest",
 ]

@@ -14,7 +14,7 @@ from ..agents.reference import REFERENCE_SET
 from ..engine.selftest import CaseResult, MutationReport, failing_hard, mutation_test, selftest_package
 from ..engine.trial import Images, run_trial
 from ..engine.validate import check_halves
-from ..spec import ForgeError
+from ..spec import ForgeError, Package
 from ..spec.fixtures import validate_fixture
 from ._draft import Draft, json_bytes
 
@@ -33,6 +33,8 @@ def run_sync(work: Coroutine) -> Any:
 def problems(draft: Draft, fhir: bool = False) -> list[str]:
     """What is wrong with the draft, as ``file: field: message`` lines (none: valid); ``fhir`` also checks the
     fixtures as FHIR R4 (slower the first time)."""
+    if draft.gold is None:
+        return [f"{draft.hidden_path}: gold: record the gold solution (call the tools, then use them as the gold)"]
     try:
         check_halves(draft.package())
         if fhir:
@@ -56,9 +58,10 @@ class SelftestResult:
         return all(c.ok for c in self.cases) and (self.mutants is None or self.mutants.ok)
 
 
-def selftest(draft: Draft, mutants: bool = True) -> SelftestResult:
-    """``forge selftest [--mutants]`` on the draft: gold, counterexamples, valid variants (and mutants)."""
-    package, images = draft.package(), Images()
+def selftest(source: Draft | Package, mutants: bool = True) -> SelftestResult:
+    """``forge selftest [--mutants]`` on a draft (or a saved package): gold, counterexamples, valid variants (and
+    mutants)."""
+    package, images = source.package() if isinstance(source, Draft) else source, Images()
 
     async def both():
         cases = await selftest_package(package, images)

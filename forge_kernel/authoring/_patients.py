@@ -8,6 +8,9 @@ from ..ehr.summaries import summarize
 from ..spec import load_package
 from ..spec.loading import bundle_resources, read_json
 
+BUNDLED = Path(__file__).resolve().parents[2] / "task_packages"
+"""The bundled packages (of this checkout), whose patients a new package can start from."""
+
 
 @dataclass(frozen=True)
 class PatientFixture:
@@ -37,7 +40,7 @@ class PatientFixture:
                 if r["resourceType"] != "Patient" and r.get("subject", {}).get("reference") == f"Patient/{self.patient_id}"]
 
 
-def bundled_patients(task_root: str | Path) -> list[PatientFixture]:
+def bundled_patients(task_root: str | Path = BUNDLED) -> list[PatientFixture]:
     """The current patient of every package under ``task_root`` with one fixture, in package order."""
     out = []
     for manifest in sorted(Path(task_root).glob("*/*/package.yaml")):

@@ -46,13 +46,18 @@ class Recorder:
         self.calls.append(recorded)
         return recorded
 
-    def undo(self) -> None:
-        """Take back the last call: the others run again on a fresh EHR."""
-        kept = [ToolCall(tool=c.event.tool, args=c.event.args) for c in self.calls[:-1]]
-        self.session = ToolSession(self.session.package, EHRView(self.image))
+    def rerun(self, keep: int | None = None) -> None:
+        """Run the first ``keep`` calls (all by default) again on a fresh EHR, under the draft's public half as it
+        is now (its tools, policy, faults or budget may have changed)."""
+        kept = [ToolCall(tool=c.event.tool, args=c.event.args) for c in self.calls[:keep]]
+        self.session = ToolSession(self.draft.public, EHRView(self.image))
         self.calls = []
         for call in kept:
             self.call(call.tool, **call.args)
+
+    def undo(self) -> None:
+        """Take back the last call: the others run again on a fresh EHR."""
+        self.rerun(len(self.calls) - 1)
 
     def finish(self, answer: str, output: dict | None = None, status: str = "completed") -> TrajectoryFile:
         """The calls so far, with the final answer, as the draft's gold solution."""
