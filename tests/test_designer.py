@@ -147,7 +147,8 @@ def test_the_saved_package_is_edits_and_passes_selftest_from_disk(designed):
 def test_live_validation_names_the_field_as_you_type(designed):
     d, _ = designed
     d.package_id.value = "bad/id"
-    assert "package.yaml: id: String should match pattern" in d.status.value
+    assert "CU-IR-ALLERGY/package.yaml: id: letters, digits" not in d.status.value
+    assert "bad/id/package.yaml: id: letters, digits, '.', '_' and '-' only" in unescape(d.status.value)
     d.package_id.value = "CU-IR-ALLERGY"
     assert "valid so far" in d.status.value
     d.tool_boxes["allergy_list"].value = False  # the gold calls it

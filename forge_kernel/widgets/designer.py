@@ -55,6 +55,20 @@ def yaml_value(text: str, what: str) -> Any:
         raise ValueError(f"{what}: not YAML ({getattr(exc, 'problem', exc)})") from None
 
 
+PLAIN_WORDS = {"too_short": "choose or give at least one",
+               "string_pattern_mismatch": "letters, digits, '.', '_' and '-' only (no '/', no spaces)",
+               "missing": "required"}
+"""Pydantic's messages that a person filling a form reads better in other words, by error type."""
+
+
+def form_problem(path: Path, exc: ValidationError) -> str:
+    """A validation error of the form as ``file: field: message``, in plain words where there are some."""
+    err = exc.errors()[0]
+    message = PLAIN_WORDS.get(err["type"])
+    return str(SpecError(path, ".".join(map(str, err["loc"])), message)) if message else \
+        str(SpecError.from_error(path, err))
+
+
 def first_line(exc: Exception) -> str:
     """An error as one line: a pydantic error as ``field: message``."""
     if isinstance(exc, ValidationError):
@@ -64,7 +78,7 @@ def first_line(exc: Exception) -> str:
 
 
 def section(title: str, *children: w.Widget, note: str = "") -> w.VBox:
-    head = w.HTML(f"<div class='mf-h'>{title}</div>" + (f"<div class='mf-sub'>{note}</div>" if note else ""))
+    head = w.HTML(f"<div class='mf-h'>{title}</div>" + (f"<div class='mf-sub'>{views.escape(note)}</div>" if note else ""))
     box = w.VBox([head, *children])
     box.add_class("mf-section")
     return box
@@ -123,7 +137,8 @@ class Designer(w.VBox):
         self.instruction_zh = w.Textarea(placeholder="给智能体的指令（中文）", layout=w.Layout(width="100%", height="5em"))
         self.instruction_en = w.Textarea(placeholder="The instruction in English",
                                          layout=w.Layout(width="100%", height="5em"))
-        self.language = w.ToggleButtons(options=[("agent reads 中文", "zh"), ("agent reads English", "en")], value="zh")
+        self.language = w.ToggleButtons(options=[("agent reads 中文", "zh"), ("agent reads English", "en")], value="zh",
+                                        style={"button_width": "11em"})
         self.context = w.Textarea(layout=w.Layout(width="100%", height="5em"))
         self.slices = w.Textarea(placeholder="outcome: act", layout=w.Layout(width="100%", height="3.5em"))
         self.patient.observe(lambda _: self._pick_patient(), names="value")
@@ -162,9 +177,11 @@ class Designer(w.VBox):
                                   w.GridBox(boxes, layout=w.Layout(grid_template_columns="repeat(4, 16em)"))]))
         write_types = sorted({e.value.writes for e in self.tool_entries.values() if e.value.writes})
         write_tools = [n for n, e in self.tool_entries.items() if e.value.writes]
-        self.writable = w.TagsInput(value=[], allowed_tags=write_types, allow_duplicates=False)
+        self.writable = w.TagsInput(value=[], allowed_tags=write_types, allow_duplicates=False,
+                                    placeholder="type a resource type (e.g. MedicationRequest), then Enter")
         self.precedence_action = w.Dropdown(options=[("—", "")] + [(n, n) for n in write_tools], value="")
-        self.precedence_requires = w.TagsInput(value=[], allowed_tags=list(self.tool_entries), allow_duplicates=False)
+        self.precedence_requires = w.TagsInput(value=[], allowed_tags=list(self.tool_entries), allow_duplicates=False,
+                                               placeholder="the checks, e.g. drug_interaction_check, then Enter")
         self.precedence_enforce = w.Checkbox(value=False, description="deny the action (else only record it)",
                                              indent=False)
         self.max_calls = w.BoundedIntText(value=20, min=1, max=500)
@@ -329,7 +346,8 @@ class Designer(w.VBox):
         self.gold_calls = w.HTML()
         self.case_kind = w.ToggleButtons(options=["counterexample", "valid variant"], value="counterexample")
         self.case_name = w.Text(placeholder="e.g. no-interaction-check")
-        self.must_fail = w.TagsInput(value=[], allowed_tags=[], allow_duplicates=False)
+        self.must_fail = w.TagsInput(value=[], allowed_tags=[], allow_duplicates=False,
+                                     placeholder="a verifier id, then Enter")
         self.reason = w.Text(placeholder="why this is as good as the gold")
         self.edit_op = w.Dropdown(options=EDIT_OPS, value="drop")
         self.edit_at = w.Dropdown(options=[])
@@ -342,12 +360,17 @@ class Designer(w.VBox):
         self.case_message = w.HTML()
         self.case_list = w.HTML()
         self.remove_case = w.Dropdown(options=[])
+        self.edit_rows = {"at": labelled("call", self.edit_at), "path": labelled("path", self.edit_path),
+                          "value": labelled("value", self.edit_value),
+                          "tool": labelled("new call: tool", self.edit_tool),
+                          "args": labelled("new call: args", self.edit_args)}
+        self.edit_op.observe(lambda _: self._show_edit_rows(), names="value")
+        self._show_edit_rows()
         return w.VBox([
             section("The gold solution's calls", self.gold_calls,
-                    note="Edits name a call by its number or as tool#n; each refers to the gold as it is."),
-            section("Edits of the gold", labelled("edit", self.edit_op), labelled("call", self.edit_at),
-                    labelled("path", self.edit_path), labelled("value", self.edit_value),
-                    labelled("new call: tool", self.edit_tool), labelled("new call: args", self.edit_args),
+                    note="An edit names a call as tool#n (the n-th call of that tool); each refers to the gold as it "
+                         "is, so the order of the edits does not matter."),
+            section("Edits of the gold", labelled("edit", self.edit_op), *self.edit_rows.values(),
                     w.HBox([button("Add edit", "", self._add_edit), button("Clear edits", "", self._clear_edits)]),
                     self.edits_view),
             section("The case", labelled("kind", self.case_kind), labelled("name", self.case_name),
@@ -356,6 +379,14 @@ class Designer(w.VBox):
             section("Cases of this package", self.case_list,
                     w.HBox([self.remove_case, button("Remove", "", self._remove_case)])),
         ])
+
+    def _show_edit_rows(self) -> None:
+        """Only the fields the chosen kind of edit takes."""
+        op = self.edit_op.value
+        shown = {"drop": {"at"}, "replace": {"at", "tool", "args"}, "insert": {"at", "tool", "args"},
+                 "set": {"path", "value"}, "add": {"path", "value"}, "delete": {"path"}}[op]
+        for name, row in self.edit_rows.items():
+            row.layout.display = "" if name in shown else "none"
 
     def edit_from_form(self) -> Edit:
         """The edit the form describes (a ValueError or ValidationError when it cannot be one)."""
@@ -390,9 +421,7 @@ class Designer(w.VBox):
         self.edits_view.value = self._pending_view()
 
     def _pending_view(self) -> str:
-        rows = [[str(i), views.escape(yaml.safe_dump(e.model_dump(mode="json", exclude_none=True), allow_unicode=True,
-                                                     default_flow_style=True).strip())]
-                for i, e in enumerate(self.pending)]
+        rows = [[str(i), views.escape(views.edit_text(e))] for i, e in enumerate(self.pending, 1)]
         return views.table(["#", "edit"], rows) if rows else "<span class='mf-sub'>no edits yet</span>"
 
     def _add_case(self) -> None:
@@ -423,13 +452,17 @@ class Designer(w.VBox):
         gold = self.draft.gold
         self.gold_calls.value = views.calls_view(gold.calls) if gold else views.calls_view([])
         labels = call_labels(gold.calls) if gold else []
-        self.edit_at.options = [(f"{i} · {label}", label) for i, label in enumerate(labels)] + [("(at the end)", "")]
-        rows = [["counterexample", views.escape(c.name), views.escape(", ".join(c.must_fail)), str(len(c.edits or []))]
+        self.edit_at.options = [(f"step {i} · {label}", label) for i, label in enumerate(labels, 1)] + [
+            ("(at the end)", "")]
+        def edits(case) -> str:
+            return "<br>".join(views.escape(views.edit_text(e)) for e in case.edits or []) or "(a full trajectory)"
+
+        rows = [["counterexample", views.escape(c.name), "must fail " + views.escape(", ".join(c.must_fail)), edits(c)]
                 for c in self.draft.counterexamples]
-        rows += [["valid variant", views.escape(v.name), views.escape(v.reason), str(len(v.edits or []))]
+        rows += [["valid variant", views.escape(v.name), views.escape(v.reason), edits(v)]
                  for v in self.draft.valid_variants]
-        self.case_list.value = views.table(["kind", "name", "must fail / reason", "edits"], rows) if rows else \
-            "<span class='mf-sub'>no cases yet</span>"
+        self.case_list.value = views.table(["kind", "name", "must fail / why valid", "edits of the gold"], rows) \
+            if rows else "<span class='mf-sub'>no cases yet</span>"
         self.remove_case.options = [c.name for c in self.draft.counterexamples + self.draft.valid_variants]
 
     # --- 6 check and save ---------------------------------------------------------------------------------------
@@ -524,7 +557,7 @@ class Designer(w.VBox):
                               context=yaml_value(self.context.value, "context") or {}, **self.public_fields())
         except ValidationError as exc:
             where = target / "task_packages" / self.suite.value.strip() / self.package_id.value.strip()
-            self._show([str(SpecError.from_validation(where / "package.yaml", exc))])
+            self._show([form_problem(where / "package.yaml", exc)])
             return
         except (ValueError, ForgeError) as exc:
             self._show([str(exc)])
@@ -534,7 +567,13 @@ class Designer(w.VBox):
         else:
             self.draft.public, self.draft.fixtures, self.draft.suite = fresh.public, fresh.fixtures, fresh.suite
         self._refresh_lists(tools)
-        self._show(problems(self.draft))
+        manifest = self.draft.folder / "package.yaml"
+        hints = [f"{manifest}: {field}: {text}" for field, text, empty in [
+            ("title", "give the package a title", not self.title.value.strip()),
+            ("task.instruction.zh", "write the instruction in 中文", not self.instruction_zh.value.strip()),
+            ("task.instruction.en", "write the instruction in English", not self.instruction_en.value.strip())]
+            if empty]
+        self._show(hints + problems(self.draft))
 
     def _refresh_lists(self, tools: list[str]) -> None:
         if list(self.call_tool.options) != tools:

@@ -11,7 +11,7 @@ from ..ehr import ResourceDiff
 from ..ehr.summaries import summarize
 from ..engine.selftest import operator_totals
 from ..spec.compact import SYNTHETIC_BANNER
-from ..spec.edits import call_labels
+from ..spec.edits import Edit, call_labels
 
 def banner() -> str:
     return f"<div class='mf-banner'>{escape(SYNTHETIC_BANNER)}</div>"
@@ -121,12 +121,22 @@ def call_view(call: RecordedCall) -> str:
 
 
 def calls_view(calls: list) -> str:
-    """The calls so far (ToolCall or RecordedCall), numbered as edits name them (index and ``tool#n``)."""
+    """The calls so far (ToolCall or RecordedCall): step (from 1) and ``tool#n``, as edits name them."""
     plain = [getattr(c, "event", c) for c in calls]
     labels = call_labels(plain)
     rows = [[str(i), f"<code>{escape(label)}</code>", escape(json.dumps(c.args, ensure_ascii=False))]
-            for i, (c, label) in enumerate(zip(plain, labels))]
-    return table(["#", "call", "arguments"], rows) if rows else "<span class='mf-sub'>no calls yet</span>"
+            for i, (c, label) in enumerate(zip(plain, labels), 1)]
+    return table(["step", "call", "arguments"], rows) if rows else "<span class='mf-sub'>no calls yet</span>"
+
+
+def edit_text(edit: Edit) -> str:
+    """An edit in words: ``drop allergy_list#1``, ``set medication_request_create#1.dose to 40 mg``."""
+    call = f"{edit.call.tool} {json.dumps(edit.call.args, ensure_ascii=False)}" if edit.call else ""
+    value = json.dumps(edit.value, ensure_ascii=False) if not isinstance(edit.value, str) else edit.value
+    return {"drop": f"drop {edit.at}", "replace": f"replace {edit.at} by {call}",
+            "insert": f"insert {call} " + (f"before {edit.at}" if edit.at else "at the end"),
+            "set": f"set {edit.path} to {value}", "add": f"add {edit.path} = {value}",
+            "delete": f"delete {edit.path}"}[edit.op]
 
 
 def problems_view(problems: list[str]) -> str:

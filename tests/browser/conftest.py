@@ -7,9 +7,15 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import time
+import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from forge_kernel.widgets.lab import free_port, lab_command, quiet_lab
 
 CHROMIUM = os.environ.get("FORGE_CHROMIUM", "/usr/bin/chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -66,6 +72,65 @@ def browser(tmp_path_factory):
             yield Browser(context, ARTEFACTS)
         finally:
             context.close()
+
+
+@dataclass(frozen=True)
+class Lab:
+    """A JupyterLab server over ``root``; put notebooks there and open ``url(name)``."""
+
+    root: Path
+    base: str
+    token: str
+
+    def url(self, name: str, workspace: str | None = None) -> str:
+        """The notebook's URL; a workspace of its own keeps other notebooks' tabs from being restored beside it."""
+        where = f"workspaces/{workspace}/tree" if workspace else "tree"
+        return f"{self.base}/lab/{where}/{name}?token={self.token}"
+
+    def run_all(self, page, name: str, ready: str, count: int = 1, workspace: str | None = None) -> None:
+        """Open a notebook, run all its cells, and wait until ``count`` elements match ``ready`` and the kernel is
+        idle again."""
+        page.goto(self.url(name, workspace))
+        page.get_by_text("| Idle").first.wait_for(timeout=60_000)
+        page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current").click()  # fold the file browser away
+        page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+        page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+        page.locator(ready).nth(count - 1).wait_for(timeout=120_000)
+        page.get_by_text("| Idle").first.wait_for(timeout=60_000)
+        page.wait_for_timeout(500)
+
+
+@pytest.fixture(scope="session")
+def lab_server(tmp_path_factory):
+    """One JupyterLab for the session, on a free loopback port with a token, with settings and workspaces of its own."""
+    root = tmp_path_factory.mktemp("lab")
+    quiet_lab()
+    port, token = free_port(18888), os.urandom(12).hex()
+    home = {variable: str(root / f".{variable.lower()}") for variable in  # a Lab of its own: no saved layout
+            ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "JUPYTERLAB_WORKSPACES_DIR",
+             "JUPYTERLAB_SETTINGS_DIR")}
+    server = subprocess.Popen(lab_command(root, port, token), env={**os.environ, **home},
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            opener.open(f"{base}/api/status?token={token}", timeout=2).read()
+            break
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                server.kill()
+                pytest.fail(f"JupyterLab did not start on {base} (exit {server.poll()})")
+            time.sleep(0.3)
+    try:
+        yield Lab(root, base, token)
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
 
 
 def pytest_terminal_summary(terminalreporter):

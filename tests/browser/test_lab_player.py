@@ -1,15 +1,8 @@
 """The replay player as a person sees it: a real JupyterLab, a notebook run top to bottom, keys and clicks."""
 from __future__ import annotations
 
-import os
-import subprocess
-import time
-import urllib.request
-
 import nbformat
 import pytest
-
-from forge_kernel.widgets.lab import free_port, lab_command, quiet_lab
 
 TASK = "SC-MED-GASTRIC-ULCER"
 CELLS = [
@@ -20,40 +13,13 @@ CELLS = [
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory, reference_run):
-    """JupyterLab on a free loopback port with a token, over a folder holding the test's notebook."""
-    root = tmp_path_factory.mktemp("lab")
+def lab(lab_server, reference_run):
+    """The session's JupyterLab, holding the test's notebook."""
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c.format(run=str(reference_run)))
                                                for c in CELLS])
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
-    nbformat.write(notebook, root / "player.ipynb")
-    quiet_lab()
-    port, token = free_port(18888), os.urandom(12).hex()
-    home = {variable: str(root / f".{variable.lower()}") for variable in  # a Lab of its own: no saved layout
-            ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "JUPYTERLAB_WORKSPACES_DIR",
-             "JUPYTERLAB_SETTINGS_DIR")}
-    server = subprocess.Popen(lab_command(root, port, token), env={**os.environ, **home},
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            opener.open(f"{base}/api/status?token={token}", timeout=2).read()
-            break
-        except OSError:
-            if server.poll() is not None or time.monotonic() > deadline:
-                server.kill()
-                pytest.fail(f"JupyterLab did not start on {base} (exit {server.poll()})")
-            time.sleep(0.3)
-    try:
-        yield f"{base}/lab/tree/player.ipynb?token={token}"
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
+    nbformat.write(notebook, lab_server.root / "player.ipynb")
+    return lab_server
 
 
 @pytest.fixture(scope="module")
@@ -63,14 +29,7 @@ def notebook(browser, lab):
     page.set_viewport_size({"width": 1440, "height": 1300})
     sent: list = []
     page.on("websocket", lambda ws: ws.on("framesent", lambda frame: sent.append(frame)))
-    page.goto(lab)
-    page.get_by_text("| Idle").first.wait_for(timeout=60_000)
-    page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current").click()  # fold the file browser away
-    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-    page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
-    page.locator(".mf-player").nth(1).wait_for(timeout=60_000)
-    page.get_by_text("| Idle").first.wait_for(timeout=30_000)
-    page.wait_for_timeout(500)
+    lab.run_all(page, "player.ipynb", ".mf-player", count=2)
     return page, sent
 
 
