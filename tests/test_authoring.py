@@ -3,18 +3,22 @@ selftest with mutants, dry run, save). All patients are synthetic."""
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 from pathlib import Path
 
+import jsonschema
 import pytest
 import yaml
 
 from forge_kernel.authoring import Recorder, bundled_patients, dry_run, new_draft, problems, selftest
 from forge_kernel.catalog import CATALOG
 from forge_kernel.engine.selftest import selftest_package
+from forge_kernel.engine.validate import check_package
 from forge_kernel.engine.trial import Images
 from forge_kernel.spec import Fault, SpecError, TrajectoryFile, load_package
 from forge_kernel.spec.edits import Edit, apply_edits, edits_between
+from forge_kernel.spec.json_schemas import SCHEMA_DIR
 from forge_kernel.spec.loading import read_yaml
 from tests.helpers import ROOT, copy_worked_examples
 
@@ -129,6 +133,7 @@ def test_cases_written_as_edits_are_the_same_hidden_half_with_the_same_hash(edit
                     edited.hidden.counterexamples + edited.hidden.valid_variants, strict=True):
         assert b.trajectory == a.trajectory and b.edits
     assert edited.hidden_hash == original.hidden_hash
+    check_package(edited.path)  # forge validate reads the expanded cases
     images = Images()
     assert asyncio.run(selftest_package(edited, images)) == asyncio.run(selftest_package(original, images))
 
@@ -192,6 +197,16 @@ def test_a_wrong_edit_is_a_spec_error_naming_the_file_and_field(tmp_path, case, 
         load_package(suite / TASK).read_hidden()
     assert (info.value.file, info.value.field) == (str(hidden_file), field)
     assert words in info.value.message
+
+
+def test_the_hidden_half_schema_takes_edits_and_refuses_a_wrong_op(edited):
+    _, package = edited
+    schema = json.loads((SCHEMA_DIR / "hidden.schema.json").read_text(encoding="utf-8"))
+    check = jsonschema.Draft202012Validator(schema)
+    data = read_yaml(package.hidden_path)
+    check.validate(data)
+    data["counterexamples"][0]["edits"][0]["op"] = "shuffle"
+    assert not check.is_valid(data)
 
 
 # --- the authoring API ------------------------------------------------------------------------------------------

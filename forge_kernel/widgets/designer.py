@@ -178,10 +178,10 @@ class Designer(w.VBox):
         write_types = sorted({e.value.writes for e in self.tool_entries.values() if e.value.writes})
         write_tools = [n for n, e in self.tool_entries.items() if e.value.writes]
         self.writable = w.TagsInput(value=[], allowed_tags=write_types, allow_duplicates=False,
-                                    placeholder="type a resource type (e.g. MedicationRequest), then Enter")
+                                    placeholder="a resource type (e.g. MedicationRequest), then Enter or Tab")
         self.precedence_action = w.Dropdown(options=[("—", "")] + [(n, n) for n in write_tools], value="")
         self.precedence_requires = w.TagsInput(value=[], allowed_tags=list(self.tool_entries), allow_duplicates=False,
-                                               placeholder="the checks, e.g. drug_interaction_check, then Enter")
+                                               placeholder="the checks (e.g. drug_interaction_check), then Enter or Tab")
         self.precedence_enforce = w.Checkbox(value=False, description="deny the action (else only record it)",
                                              indent=False)
         self.max_calls = w.BoundedIntText(value=20, min=1, max=500)
@@ -347,7 +347,7 @@ class Designer(w.VBox):
         self.case_kind = w.ToggleButtons(options=["counterexample", "valid variant"], value="counterexample")
         self.case_name = w.Text(placeholder="e.g. no-interaction-check")
         self.must_fail = w.TagsInput(value=[], allowed_tags=[], allow_duplicates=False,
-                                     placeholder="a verifier id, then Enter")
+                                     placeholder="a verifier id, then Enter or Tab")
         self.reason = w.Text(placeholder="why this is as good as the gold")
         self.edit_op = w.Dropdown(options=EDIT_OPS, value="drop")
         self.edit_at = w.Dropdown(options=[])

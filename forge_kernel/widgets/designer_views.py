@@ -170,4 +170,4 @@ def dry_run_view(runs: list[DryRun]) -> str:
     rows = [[escape(r.agent), "<span class='mf-good'>PASS</span>" if r.passed else "<span class='mf-bad'>FAIL</span>",
              f"{r.accuracy:.2f}", str(r.completion), escape(", ".join(r.failing) or "—"), escape(r.status)]
             for r in runs]
-    return table(["agent", "trial", "tool-call accuracy", "completion", "failing hard verdicts", "status"], rows)
+    return table(["agent", "result", "tool-call accuracy", "completion", "failing hard verdicts", "status"], rows)
