@@ -96,6 +96,7 @@ def test_the_designer_builds_a_valid_package(designed):
     assert [v.name for v in d.draft.valid_variants] == ["extra-read"]
     assert "allergies-unread" in d.case_list.value and "allergy_list#1" in d.gold_calls.value
     assert "SYNTHETIC DATA" in d.children[0].value
+    assert "青霉素" in d.patient_info.value and "李秀兰 (MRN SC-0102)" in d.patient_info.value  # her allergy; the other
 
 
 def test_a_write_shows_its_state_change_and_a_denial_shows_why(tmp_path):
@@ -198,3 +199,18 @@ def test_notebook_03_runs_top_to_bottom(tmp_path):
     saved = list((tmp_path / "designed" / "task_packages").glob("*/*/package.yaml"))
     assert len(saved) == 1
     assert all(r.ok for r in asyncio.run(selftest_package(load_package(saved[0].parent), Images())))
+
+
+def test_an_injected_fault_meets_the_recorded_call(tmp_path):
+    d = Designer(ROOT / "task_packages", tmp_path)
+    d.patient.value = next(i for i, p in enumerate(d.patients) if p.package_id == TASK)
+    for tool in ("allergy_list", "finish"):
+        d.tool_boxes[tool].value = True
+    d.fault_tool.value, d.fault_call.value, d.fault_kind.value = "allergy_list", 1, "timeout"
+    d._add_fault()
+    assert d.draft.public.faults[0].tool == "allergy_list" and "timeout" in d.fault_list.value
+    first = call(d, "allergy_list")
+    assert "failed: timeout" in first and "⚡ timeout" in first
+    assert "青霉素" in call(d, "allergy_list")  # the second call gets through
+    d._remove_fault()
+    assert d.draft.public.faults == []

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..spec import TaskPackage
 from ..spec.edits import Edit
-from ._checks import DryRun, SelftestResult, dry_run, problems, run_sync, selftest
+from ._checks import DryRun, SelftestResult, dry_run, problems, selftest
 from ._draft import Draft, Suite
 from ._patients import BUNDLED, PatientFixture, bundled_patients
 from ._recorder import RecordedCall, Recorder
@@ -33,6 +33,5 @@ def new_draft(patient: PatientFixture, id: str, title: str, instruction: dict[st
 
 __all__ = [
     "BUNDLED", "Draft", "DryRun", "Edit", "PatientFixture", "RecordedCall", "Recorder", "SelftestResult", "Suite",
-    "bundled_patients", "dry_run", "new_draft", "problems", "run_sync",
-    "selftest",
+    "bundled_patients", "dry_run", "new_draft", "problems", "selftest",
 ]

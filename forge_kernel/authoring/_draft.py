@@ -11,7 +11,7 @@ import yaml
 from ..spec import HiddenHalf, Package, SpecError, TaskPackage, TrajectoryFile, VerifierUse
 from ..spec.edits import Edit, edits_between
 from ..spec.hidden import Counterexample, ValidMutant, ValidVariant
-from ..spec.loading import PACKAGE_FILE, SUITE_DEFAULTS, package_from_files, read_yaml
+from ..spec.loading import PACKAGE_FILE, SUITE_DEFAULTS, package_from_files, parse_model, read_yaml
 from ..spec.suites import SUITE_FILE, HiddenDefaults, SuiteDefaults
 
 HEADERS = {"public": "# Public half: what the agent may see. SYNTHETIC data only.\n",
@@ -61,8 +61,8 @@ class Suite:
         """(public, hidden) defaults the suite files give, as JSON data (empty where there is no file)."""
         out = []
         for path, model in ((self.public_file, SuiteDefaults), (self.hidden_file, HiddenDefaults)):
-            data = read_yaml(path) if path.is_file() else {}
-            out.append(model.model_validate(data).model_dump(mode="json", exclude_unset=True, exclude_none=True))
+            found = parse_model(model, read_yaml(path), path) if path.is_file() else model()
+            out.append(found.model_dump(mode="json", exclude_unset=True, exclude_none=True))
         return out[0], out[1]
 
 

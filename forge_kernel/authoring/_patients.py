@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..ehr import patient_of
 from ..ehr.summaries import summarize
 from ..spec import load_package
 from ..spec.loading import bundle_resources, read_json
@@ -34,10 +35,23 @@ class PatientFixture:
     def bundle(self) -> dict:
         return read_json(self.fixture)
 
+    def others(self) -> list[str]:
+        """The other patients of the same fixture, as ``name (MRN ...)``: patient scope keeps the agent from them."""
+        patients = [r for r in bundle_resources(self.bundle(), self.fixture)
+                    if r["resourceType"] == "Patient" and r["id"] != self.patient_id]
+        return ["{} (MRN {})".format(*name_and_mrn(r)) for r in patients]
+
     def records(self) -> list[dict]:
         """The patient's own records, summarized (type, name, time, value, status)."""
         return [summarize(r) for r in bundle_resources(self.bundle(), self.fixture)
-                if r["resourceType"] != "Patient" and r.get("subject", {}).get("reference") == f"Patient/{self.patient_id}"]
+                if r["resourceType"] != "Patient" and patient_of(r) == self.patient_id]
+
+
+def name_and_mrn(patient: dict) -> tuple[str, str]:
+    """A Patient resource's display name and first identifier."""
+    name = (patient.get("name") or [{}])[0]
+    mrn = next((i.get("value", "") for i in patient.get("identifier", [])), "")
+    return name.get("text") or name.get("family", "") + "".join(name.get("given", [])), mrn
 
 
 def bundled_patients(task_root: str | Path = BUNDLED) -> list[PatientFixture]:
@@ -49,10 +63,7 @@ def bundled_patients(task_root: str | Path = BUNDLED) -> list[PatientFixture]:
         patient = next(r for r in package.resources if r["resourceType"] == "Patient" and r["id"] == env.patient_id)
         if len(env.fixtures) != 1:
             continue
-        name = patient.get("name", [{}])[0]
-        mrn = next((i.get("value", "") for i in patient.get("identifier", [])), "")
-        out.append(PatientFixture(package.id, package.path / env.fixtures[0], env.patient_id,
-                                  name.get("text") or name.get("family", "") + "".join(name.get("given", [])),
-                                  mrn, patient.get("gender", ""), patient.get("birthDate", ""),
+        out.append(PatientFixture(package.id, package.path / env.fixtures[0], env.patient_id, *name_and_mrn(patient),
+                                  patient.get("gender", ""), patient.get("birthDate", ""),
                                   env.model_dump(mode="json", include={"ehr_image", "ehr_version", "now"})))
     return out

@@ -48,7 +48,8 @@ def patient_view(patient: PatientFixture) -> str:
     return (f"<div class='mf-patient'><div class='mf-patient-name'>{escape(patient.name)}</div>"
             f"<div>{escape(patient.sex)} · born {escape(patient.birth_date)} · MRN {escape(patient.mrn)} · "
             f"id <code>{escape(patient.patient_id)}</code> · from {escape(patient.package_id)}</div>"
-            f"<div class='mf-sub'>{len(rows)} records on file (all synthetic)</div>"
+            f"<div class='mf-sub'>{len(rows)} records on file (all synthetic); the same record also holds "
+            f"{escape(', '.join(patient.others()) or 'no other patient')}</div>"
             + table(["record"], rows, "mf-records") + "</div>")
 
 
