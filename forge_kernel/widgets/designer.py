@@ -246,6 +246,7 @@ class Designer(w.VBox):
         entry = self.kind_entries[self.kind.value]
         self.kind_help.value = f"<div class='mf-help'>{views.escape(entry.value.description or '')}</div>"
         self.params_form = SchemaForm(model_of(entry).model_json_schema())
+        self.params_form.add_class(f"mf-params-{entry.name.replace('.', '-')}")
         self.params_box.children = [self.params_form]
 
     def _add_verifier(self) -> None:
@@ -297,6 +298,7 @@ class Designer(w.VBox):
         schema = model_of(self.tool_entries[self.call_tool.value]).model_json_schema()
         prefill = {"patient_id": self.current.patient_id} if "patient_id" in schema.get("properties", {}) else {}
         self.args_form = SchemaForm(schema, prefill)
+        self.args_form.add_class(f"mf-args-{self.call_tool.value}")
         self.args_box.children = [self.args_form]
 
     def _call(self) -> None:

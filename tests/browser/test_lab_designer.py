@@ -42,7 +42,19 @@ def choose(root, where: str, starts: str) -> None:
     select.select_option(value=value)
 
 
+def settle(page) -> None:
+    """Wait until the kernel has been idle for a moment: what was typed has reached it (the widget manager holds a
+    widget's updates back while one of its messages is pending, and a button click does not wait for them)."""
+    for _ in range(200):
+        page.get_by_text("| Idle").first.wait_for(timeout=60_000)
+        page.wait_for_timeout(250)
+        if page.get_by_text("| Idle").count():
+            return
+    pytest.fail("the kernel never settled")
+
+
 def press(root, name: str) -> None:
+    settle(root.page)
     root.get_by_role("button", name=name, exact=True).first.click()
 
 
@@ -58,6 +70,7 @@ def wait_text(root, where: str, text: str) -> str:
 
 def add_verifier(root, kind: str, vid: str, category: str, **params) -> None:
     choose(root, ".mf-in-kind", kind)
+    root.locator(f".mf-params-{kind.replace('.', '-')}").wait_for(timeout=60_000)
     root.locator(".mf-in-verifier_id input").fill(vid)
     choose(root, ".mf-in-verifier_category", category)
     for name, value in params.items():
@@ -69,6 +82,7 @@ def add_verifier(root, kind: str, vid: str, category: str, **params) -> None:
 
 def call(root, tool: str, **args) -> str:
     choose(root, ".mf-in-call_tool", tool)
+    root.locator(f".mf-args-{tool}").wait_for(timeout=60_000)
     for name, value in args.items():
         root.locator(f".mf-in-args_box .mf-field-{name} input").first.fill(value)
     press(root, "Call tool")
