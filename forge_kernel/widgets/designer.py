@@ -137,8 +137,7 @@ class Designer(w.VBox):
         self.instruction_zh = w.Textarea(placeholder="给智能体的指令（中文）", layout=w.Layout(width="100%", height="5em"))
         self.instruction_en = w.Textarea(placeholder="The instruction in English",
                                          layout=w.Layout(width="100%", height="5em"))
-        self.language = w.ToggleButtons(options=[("agent reads 中文", "zh"), ("agent reads English", "en")], value="zh",
-                                        style={"button_width": "11em"})
+        self.language = w.ToggleButtons(options=[("中文", "zh"), ("English", "en")], value="zh")
         self.context = w.Textarea(layout=w.Layout(width="100%", height="5em"))
         self.slices = w.Textarea(placeholder="outcome: act", layout=w.Layout(width="100%", height="3.5em"))
         self.patient.observe(lambda _: self._pick_patient(), names="value")
@@ -154,7 +153,7 @@ class Designer(w.VBox):
                     labelled("suite", self.suite), labelled("category", self.category), self.category_help,
                     labelled("risk", self.risk)),
             section("Instruction", labelled("中文", self.instruction_zh), labelled("English", self.instruction_en),
-                    labelled("language", self.language),
+                    labelled("the agent reads", self.language),
                     labelled("context (YAML)", self.context), labelled("slices (YAML)", self.slices),
                     note="Context: the structured facts an agent needs (always the MRN); never the answer."),
         ])
@@ -178,10 +177,10 @@ class Designer(w.VBox):
         write_types = sorted({e.value.writes for e in self.tool_entries.values() if e.value.writes})
         write_tools = [n for n, e in self.tool_entries.items() if e.value.writes]
         self.writable = w.TagsInput(value=[], allowed_tags=write_types, allow_duplicates=False,
-                                    placeholder="a resource type (e.g. MedicationRequest), then Enter or Tab")
+                                    placeholder="e.g. MedicationRequest, then Tab")
         self.precedence_action = w.Dropdown(options=[("—", "")] + [(n, n) for n in write_tools], value="")
         self.precedence_requires = w.TagsInput(value=[], allowed_tags=list(self.tool_entries), allow_duplicates=False,
-                                               placeholder="the checks (e.g. drug_interaction_check), then Enter or Tab")
+                                               placeholder="e.g. patient_history, then Tab")
         self.precedence_enforce = w.Checkbox(value=False, description="deny the action (else only record it)",
                                              indent=False)
         self.max_calls = w.BoundedIntText(value=20, min=1, max=500)
@@ -349,7 +348,7 @@ class Designer(w.VBox):
         self.case_kind = w.ToggleButtons(options=["counterexample", "valid variant"], value="counterexample")
         self.case_name = w.Text(placeholder="e.g. no-interaction-check")
         self.must_fail = w.TagsInput(value=[], allowed_tags=[], allow_duplicates=False,
-                                     placeholder="a verifier id, then Enter or Tab")
+                                     placeholder="a verifier id, then Tab")
         self.reason = w.Text(placeholder="why this is as good as the gold")
         self.edit_op = w.Dropdown(options=EDIT_OPS, value="drop")
         self.edit_at = w.Dropdown(options=[])
