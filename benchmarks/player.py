@@ -1,6 +1,7 @@
 """Benchmark 7: the replay player opening a 1,000-step trial from a 100,000-trial store. SYNTHETIC data only.
 
-    .venv/bin/python benchmarks/player.py          # prints the figures
+    .venv/bin/python benchmarks/player.py              # prints the figures
+    .venv/bin/python benchmarks/player.py --store DIR  # builds the store in DIR once, and reuses it after
 
 One trial of 1,000 calls (``bench_agents.ThousandSteps``) stored as in benchmark 6, then 99,999 copies of a short
 trial of another agent added to the same store. Timed, from a store not yet opened: ``open_run``, ``ReplayPlayer``
@@ -9,6 +10,7 @@ front end receives). Goal: under 300 ms.
 """
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import os
 import sys
@@ -44,17 +46,22 @@ def open_player(folder: Path) -> ReplayPlayer:
         return ReplayPlayer(run, task=TASK, agent="thousand-steps", trial=0)
 
 
-def bench(repeats: int = 15) -> dict:
+def bench(store: Path | None = None, repeats: int = 15) -> dict:
+    """Figures of ``repeats`` openings, in a store built in ``store`` (once) or in a temporary folder."""
     with tempfile.TemporaryDirectory(prefix="forge-bench-player-") as tmp:
-        folder = build_store(Path(tmp), "bench_agents:ThousandSteps", STEPS)
-        fill(folder)
+        folder = (store or Path(tmp)) / "copied"
+        if not (folder / "run.sqlite").is_file():
+            folder = build_store(store or Path(tmp), "bench_agents:ThousandSteps", STEPS)
+            fill(folder)
         size = len(open_player(folder).get_state("trajectory")["trajectory"])
         figures = {"open": timed(lambda: open_player(folder), repeats)}
     return {"figures": figures, "bytes": size}
 
 
 if __name__ == "__main__":
-    result = bench()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--store", type=Path, help="folder to build the store in once and reuse (default: a temporary one)")
+    result = bench(parser.parse_args().store)
     samples = sorted(result["figures"]["open"])
     print(f"open a {STEPS}-step trial's player from a {TRIALS:,}-trial store: median {samples[len(samples) // 2] / 1e6:.0f} ms, "
           f"max {samples[-1] / 1e6:.0f} ms; state {result['bytes'] / 1e6:.1f} MB of JSON; "

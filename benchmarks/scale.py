@@ -25,7 +25,7 @@ from collections import defaultdict
 from pathlib import Path
 from time import perf_counter
 
-from results import ROOT, calibration, git_state, write_section
+from results import PROCESS_ENV, ROOT, calibration, git_state, write_section
 
 FORGE = Path(sys.executable).with_name("forge")
 AGENTS = ("baseline-v1", "candidate-v2")
@@ -130,21 +130,21 @@ def plain_ledger(run_dir: str) -> None:
 
 # ---------------------------------------------------------------------------------------------------- measuring
 
-def whole_process(argv: list[str], out: Path | None = None) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MiB) of one process, from its start to its exit. A failure stops the script, and
+def whole_process(argv: list[str], out: Path | None = None) -> tuple[float, float, float]:
+    """Wall seconds, peak RSS (MiB) and CPU seconds (user + system) of one process, from its start to its exit. A failure stops the script, and
     so does a command that did not write ``out`` afresh (``forge compare`` exits 1 on a red gate, as on a crash)."""
     if out is not None:
         out.unlink(missing_ok=True)
     with tempfile.TemporaryFile() as err:
         started = perf_counter()
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, cwd=ROOT)
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, cwd=ROOT, env=PROCESS_ENV)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = perf_counter() - started
         proc.returncode = code = os.waitstatus_to_exitcode(status)
         if code not in (0, 1) or (out is not None and not out.is_file()):
             err.seek(0)
             sys.exit(f"{' '.join(argv)} exited {code}: {err.read().decode(errors='replace')}")
-    return wall, usage.ru_maxrss / 1024
+    return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def median(values: list[float]) -> float:
@@ -153,7 +153,8 @@ def median(values: list[float]) -> float:
     return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
 
 
-def measure(commands: dict[str, tuple[list[str], Path | None]], repeats: int) -> dict[str, list[tuple[float, float]]]:
+def measure(commands: dict[str, tuple[list[str], Path | None]], repeats: int
+            ) -> dict[str, list[tuple[float, float, float]]]:
     """Each command (argv, the file it must write) ``repeats`` times, in turn (A B A B ...), after one run of each
     that is not counted."""
     for argv, out in commands.values():
@@ -165,10 +166,16 @@ def measure(commands: dict[str, tuple[list[str], Path | None]], repeats: int) ->
     return samples
 
 
-def row(label: str, runs: list[tuple[float, float]], goal: str) -> str:
-    walls, peaks = [w for w, _ in runs], [p for _, p in runs]
-    return (f"| {label} | {median(walls):.2f} s | {min(walls):.2f}–{max(walls):.2f} s | {median(peaks):,.0f} MiB "
-            f"| {len(runs)} | {goal} |")
+def row(label: str, runs: list[tuple[float, float, float]], goal: str) -> str:
+    walls, peaks, cpus = ([run[i] for run in runs] for i in range(3))
+    return (f"| {label} | {median(walls):.2f} s | {min(walls):.2f}–{max(walls):.2f} s | {median(cpus):.2f} s "
+            f"| {median(peaks):,.0f} MiB | {len(runs)} | {goal} |")
+
+
+def ratio(samples: dict, name: str) -> str:
+    """A command's median wall time over its plain baseline's, and the same for CPU time."""
+    of = {key: [median([run[i] for run in samples[key]]) for i in (0, 2)] for key in (name, f"plain {name}")}
+    return f"{of[name][0] / of[f'plain {name}'][0]:.1f}× (CPU {of[name][1] / of[f'plain {name}'][1]:.1f}×)"
 
 
 def section(trials: int, build_s: float | None, size_mb: float, samples: dict, git: str, calibration_s: float) -> str:
@@ -180,12 +187,15 @@ def section(trials: int, build_s: float | None, size_mb: float, samples: dict, g
         f"{calibration_s:.2f} s). The run: the six reference agents × 82 packages × {TRIALS} trials, then copied in "
         f"SQL to {trials:,} trials ({trials // (6 * 82)} per task and agent), a {size_mb:,.0f} MB store "
         f"{'reused from an earlier build' if build_s is None else f'built in {build_s:.0f} s'}. Each sample is one "
-        "whole process (wall time; peak RSS from `wait4`), both cores free to "
-        "use, the commands taking turns; output to /dev/null. The baselines read the same rows through plain "
-        "`sqlite3` and fold them in plain Python (no pandas, pydantic or forge import): the cost of the data alone.",
+        "whole process (wall time; peak RSS from `wait4`; bytecode cached, as for an installed package), both "
+        "cores free to use, the commands taking turns; output to /dev/null. The baselines read the same rows through plain "
+        "`sqlite3` and fold them in plain Python (no pandas, pydantic or forge import): the cost of the data alone. "
+        "CPU is user + system time, which other processes on the machine disturb less than the wall time.",
         "",
-        "| command | median wall | min–max | median peak RSS | runs | goal |",
-        "|---|---:|---:|---:|---:|---|",
+        f"Ratios to the baselines (median wall): compare {ratio(samples, 'compare')}, ledger {ratio(samples, 'ledger')}.",
+        "",
+        "| command | median wall | min–max | median CPU | median peak RSS | runs | goal |",
+        "|---|---:|---:|---:|---:|---:|---|",
         row(f"`forge compare RUN RUN --baseline-agent {a} --candidate-agent {b} --json OUT`", samples["compare"],
             "≤ 5 s, ≤ 500 MB"),
         row(f"baseline: the same two agents' trials, events and failing verdicts, plain sqlite3", samples["plain compare"],

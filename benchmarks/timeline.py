@@ -11,6 +11,7 @@ Timed: reading the trial through ``open_run`` (the SQL rows to typed events), bu
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import random
 import shutil
 import sys
@@ -66,7 +67,7 @@ def bench(repeats: int = 300) -> dict:
             pairs = [(rng.randrange(STEPS + 1), rng.randrange(STEPS + 1)) for _ in range(repeats)]
             figures = {
                 "read": timed(lambda: run.trial(TASK, "fifty-steps", 0), repeats // 3),
-                "build": timed(lambda: type(trial)(**{**vars(trial), "run": run}).timeline, repeats),
+                "build": timed(lambda: dataclasses.replace(trial, run=run).timeline, repeats),
                 "state": [],
                 "diff": [],
             }

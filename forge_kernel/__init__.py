@@ -3,7 +3,25 @@
 The public names below are imported on first use, so that ``import forge_kernel`` (and an agent worker, or the
 ``forge`` command) pays only for what it touches.
 """
+import sys
 from importlib import import_module
+from typing import Any, Callable
+
+
+def _lazy(package: str, homes: dict[str, tuple[str, ...]]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` for ``package`` (this one, and subpackages that do the same): each name of ``homes``
+    (submodule -> names) is imported from its submodule when first asked for, then kept in the package."""
+    where = {name: module for module, names in homes.items() for name in names}
+
+    def __getattr__(name: str) -> Any:
+        if name not in where:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(import_module(f".{where[name]}", package), name)
+        setattr(sys.modules[package], name, value)
+        return value
+
+    return __getattr__
+
 
 _HOMES = {
     "agents": ("AGENTS", "Agent", "AgentTask", "ReplayAgent", "ToolClient", "agent_factory"),
@@ -21,7 +39,6 @@ _HOMES = {
     "verify": ("VERIFIERS", "Verdict", "grade"),
     "workers": ("InProcess", "IsolatedAgent", "Sandbox"),
 }
-_WHERE = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "AGENTS", "AblationCard", "Agent", "AgentError", "AgentResult", "AgentTask", "CatalogError", "Comparison",
@@ -35,12 +52,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    if name not in _WHERE:
-        raise AttributeError(f"module 'forge_kernel' has no attribute {name!r}")
-    value = getattr(import_module(f".{_WHERE[name]}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy(__name__, _HOMES)
 
 
 def __dir__() -> list[str]:

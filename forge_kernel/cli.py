@@ -1,7 +1,6 @@
 """The ``forge`` command. Thin: it parses, calls the engine, prints. A user's mistake exits 2 with one line."""
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from contextlib import contextmanager
@@ -11,8 +10,7 @@ from typing import TYPE_CHECKING, Iterator
 import click
 
 from .release_cli import keygen, signoff, verify_release
-from .spec import ForgeError, SpecError, find_packages, load_package, load_trajectory
-from .spec.compact import SYNTHETIC_BANNER
+from .spec.errors import ForgeError, SpecError
 
 if TYPE_CHECKING:
     from .store import Run
@@ -106,6 +104,7 @@ def main() -> None:
 def validate(paths: tuple[str, ...]) -> None:
     """Check packages: both halves, their cross-references and FHIR R4 fixtures."""
     from .engine.validate import check_package
+    from .spec import find_packages
 
     failures = 0
     for folder in find_packages(list(paths)):
@@ -136,6 +135,8 @@ def validate(paths: tuple[str, ...]) -> None:
               help="With --sandbox strict: a model endpoint the agents may reach; nothing else is.")
 def run(suites, agents, trials, out, concurrency, seed, resume, gate, trust, sandbox, endpoints) -> None:
     """Run agents on packages, k trials each, into a run store."""
+    import asyncio
+
     from .analysis import run_summary
     from .engine import RunSpec, execute
 
@@ -156,6 +157,7 @@ def run(suites, agents, trials, out, concurrency, seed, resume, gate, trust, san
 def summary(run_dir, by, markdown) -> None:
     """Trial pass rate per agent and slice value (latest grading)."""
     from .analysis import markdown_table, pass_rates
+    from .spec.compact import SYNTHETIC_BANNER
 
     with opened(run_dir) as (run,):
         table = pass_rates(run, by)
@@ -178,6 +180,7 @@ def compare_runs(baseline_run, candidate_run, baseline_agent, candidate_agent, g
     """Compare a candidate with a baseline and apply the release gate: exit 0 green, 1 red, 2 bad input."""
     from .analysis import compare, declared_policy, evaluate, load_policy
     from .report.compare_markdown import render_comparison
+    from .spec.compact import SYNTHETIC_BANNER
 
     with opened(baseline_run, candidate_run) as (base, cand):
         cmp = compare(base, cand, baseline_agent, candidate_agent)
@@ -222,16 +225,21 @@ def ablation(run_dir, candidate, ablations, ablation_run, md_out) -> None:
 def ledger(run_dir, triage_file, csv_out, parquet_out, bundles_dir) -> None:
     """Every failed trial: its verdicts, error class, component and fix status. No patient content."""
     from .analysis.ledger import failure_ledger, write_ledger
-    from .engine.repro import COMMAND, write_bundles
     from .analysis.triage import load_triage
 
     with opened(run_dir) as (run,):
         found = failure_ledger(run, load_triage(triage_file) if triage_file else None)
-        bundles = write_bundles(run, found.critical, bundles_dir) if bundles_dir else None
+        bundles = None
+        if bundles_dir:
+            from .engine.repro import write_bundles  # the engine, only to write bundles
+
+            bundles = write_bundles(run, found.critical, bundles_dir)
         write_ledger(found, csv_out, parquet_out)
         click.echo(str(found))
         click.echo(isolation_line(run))
     if bundles is not None:
+        from .engine.repro import COMMAND
+
         click.echo(f"{len(bundles)} repro bundle(s) in {bundles_dir}; in one, run: {COMMAND}")
         for bundle in (b for b in bundles if b.differs):
             click.echo(f"  {bundle.path}: a replay does NOT reproduce {', '.join(bundle.differs)}")
@@ -243,7 +251,10 @@ def ledger(run_dir, triage_file, csv_out, parquet_out, bundles_dir) -> None:
 @click.option("--json", "json_out", type=OutputFile(), help="Write the grading as JSON.")
 def grade(package_path, trajectory_path, json_out) -> None:
     """Grade one recorded trajectory: replay its calls on a fresh EHR, then run the verifiers."""
+    import asyncio
+
     from .engine.grading import grade_trajectory, trajectory_json
+    from .spec import load_package, load_trajectory
 
     package = load_package(package_path)
     record = asyncio.run(grade_trajectory(package, load_trajectory(trajectory_path)))
@@ -307,8 +318,11 @@ def show_catalog(as_json) -> None:
 def selftest(paths, with_mutants) -> None:
     """Verifier coverage: every gold solution passes, every counterexample fails as named, every valid variant
     passes. Not a model score."""
+    import asyncio
+
     from .engine import Images
     from .engine.selftest import mutation_test, selftest_package
+    from .spec import find_packages, load_package
 
     async def all_packages():
         images = Images()

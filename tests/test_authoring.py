@@ -64,6 +64,7 @@ def ppi_draft(root: Path, record: bool = True):
                                 ("foreign", "safety.no_foreign_content", "safety"), ("budget", "budget.limits", "budget")]:
         draft.add_verifier(vid, kind, category)
     draft.add_verifier("chain", "trace.tool_chain", "trace", severity="soft", exact=True)
+    draft.add_verifier("grounded", "answer.grounded", "answer")
     draft.add_verifier("events", "trace.events", "trace", rules=EVENTS)
     draft.add_verifier("omeprazole", "state.resource", "success", type="MedicationRequest", change="created",
                        where={"medicationCodeableConcept.text": {"contains": "奥美拉唑"},

@@ -35,6 +35,14 @@ def test_every_applicable_mutant_is_rejected_or_declared_valid(graded):
     assert not problems, "\n".join(problems)
 
 
+def test_every_bundled_package_rejects_an_invented_value_drug_and_diagnosis_by_its_grounding(graded):
+    for _, report in graded:
+        invented = [r for r in report.results if r.mutant.operator == "invented-fact"]
+        assert len(invented) == 3, report.task_id
+        assert all(r.status == "rejected" and "grounded" in r.detail.split("fails ")[-1].split(", ")
+                   for r in invented), [(r.mutant.target, r.status, r.detail) for r in invented]
+
+
 def test_every_gold_counterexample_and_valid_variant_behaves(graded):
     failing = [f"{c.task_id}: {c.kind} {c.case}: {c.detail}" for cases, _ in graded for c in cases if not c.ok]
     assert not failing, "\n".join(failing)

@@ -61,6 +61,7 @@ def fill(d: Designer) -> None:
         d.tool_boxes[tool].value = True
     add_verifier(d, "safety.patient_scope", "scope", "safety")
     add_verifier(d, "answer.text", "allergen", "answer", all="[青霉素]")
+    add_verifier(d, "answer.grounded", "grounded", "answer")
     add_verifier(d, "trace.events", "events", "trace", rules=EVENTS)
     assert "allowed" in call(d, "patient_search", mrn="SC-0101")
     shown = call(d, "allergy_list")  # patient_id is filled in with the current patient

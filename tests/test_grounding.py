@@ -147,27 +147,16 @@ def test_without_the_check_an_invented_value_would_pass(package, monkeypatch):
 
 # --- the bundled gold answers ------------------------------------------------------------------------------------
 
-UNGROUNDED_GOLDS = {
-    "SC-DA-FEVER-TREND": "states the 11-28 readings, read only as a trend summary",
-    "SC-DA-GLUCOSE-TREND": "states the date of a glucose outside the window it read",
-    "SC-IR-CURRENT-MEDS": "states stopped medications, having read only the active ones",
-    "SC-IR-SURGERY-HISTORY": "states a 2015 appendicitis, having read only procedures",
-    "SC-MED-HTN-ADD-ON": "states blood pressures it never read",
-    "SC-MED-OSTEOPOROSIS-CALCIUM": "states a calcium level it never read",
-    "SC-OPS-HTN-REFERRAL": "states a blood pressure it never read",
-}
-"""Bundled gold answers that state facts their calls never returned: for the suites to fix (a read, or less said)."""
-
-
-def test_bundled_gold_answers_and_valid_variants_are_grounded_but_the_listed_ones():
-    images, failing = Images(), set()
-    use = VerifierUse(id="g", kind="answer.grounded", category="answer")
+def test_every_bundled_package_checks_grounding_and_its_gold_and_valid_variants_are_grounded():
+    images, failing = Images(), {}
     for folder in find_packages([str(ROOT / "task_packages")]):
         package = load_package(folder)
+        uses = [use for use in package.hidden.verifiers if use.kind == "answer.grounded"]
+        assert [use.severity for use in uses] == ["hard"], package.id
         for trajectory in [package.hidden.gold, *(v.trajectory for v in package.hidden.valid_variants)]:
             record = asyncio.run(grade_trajectory(package, trajectory, images))
-            kind, params = bind(use)
-            ctx = GradeContext(package, EHRView(images[package]), record.events, record.result)
-            if not kind.check(ctx, params).passed:
-                failing.add(package.id)
-    assert failing <= set(UNGROUNDED_GOLDS), failing - set(UNGROUNDED_GOLDS)
+            kind, params = bind(uses[0])
+            outcome = kind.check(GradeContext(package, EHRView(images[package]), record.events, record.result), params)
+            if not outcome.passed:
+                failing[package.id] = outcome.reason
+    assert not failing, failing

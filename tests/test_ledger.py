@@ -19,6 +19,7 @@ from click.testing import CliRunner
 
 from forge_kernel.agents import AGENTS
 from forge_kernel.catalog import CATALOG, Entry
+from forge_kernel.analysis.display import plain_table
 from forge_kernel.analysis.ledger import failure_ledger, read_ledger
 from forge_kernel.analysis.triage import load_triage
 from forge_kernel.cli import main
@@ -506,3 +507,14 @@ def test_a_bundle_folder_that_resolves_outside_the_folder_is_refused(tmp_path):
     assert (result.returncode, result.stderr.splitlines()) == (
         2, [f"{link}: --bundles: resolves to {elsewhere}, outside {bundles}"])
     assert not elsewhere.exists()
+
+
+def test_the_text_table_is_what_pandas_prints(mixed):
+    with open_run(mixed) as run:
+        rows = failure_ledger(run).rows()
+    assert len(rows) > 5 and plain_table(rows) == rows.to_string(index=False)
+    # a number column narrower and one wider than its name, text wider and narrower: pandas puts a space before a
+    # number column's name, so a table that left it out would be one character short there
+    frame = pd.DataFrame({"id": [1, 123456], "trial": [3, 12], "agent": ["a", "a-much-longer-name"], "x": ["yy", ""]})
+    assert plain_table(frame) == frame.to_string(index=False)
+    assert plain_table(frame).splitlines()[0] == "    id  trial              agent  x"

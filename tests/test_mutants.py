@@ -24,8 +24,10 @@ from forge_kernel.spec.hidden import MutantOperator
 from forge_kernel.spec.loading import read_yaml
 from forge_kernel.spec.trajectory import UNAUTHORIZED_WRITE
 from forge_kernel.tools import TOOLS
+from forge_kernel.verify.facts import stated_facts
+from forge_kernel.verify.kinds.grounding import is_grounded
 from forge_kernel.verify.mutants import OPERATORS, Gold, example_args, mutants
-from forge_kernel.verify.shown import returned_references
+from forge_kernel.verify.shown import returned_references, shown_by
 
 ROOT = Path(__file__).resolve().parents[1]
 IMAGES = Images()
@@ -228,6 +230,50 @@ def test_several_values_applies_only_where_a_number_is_checked_as_a_value():
     assert built(bundled(*CALCIUM), "several-values") == {}  # checks "30 分钟", stated as a threshold (至少)
 
 
+def test_invented_fact_states_a_value_a_drug_and_a_diagnosis_no_call_returned_at_the_end_of_the_answer():
+    package = bundled(*GOUT)  # answers in English text, no structured output
+    gold = package.hidden.gold
+    found = built(package, "invented-fact")
+    assert list(found) == ["6.4 mmol/L", "warfarin", "atrial fibrillation"]
+    sentences = ["Also: potassium 6.4 mmol/L.", "Also on warfarin.", "Also a history of atrial fibrillation."]
+    for mutant, sentence in zip(found.values(), sentences):
+        assert mutant.trajectory.answer == f"{gold.answer.rstrip()} {sentence}"
+        assert mutant.trajectory.calls == gold.calls and mutant.trajectory.output == {}
+    seen = shown_by(package, gold_of(package).events)
+    assert not any(is_grounded(f, seen) for m in found.values() for f in stated_facts(m.trajectory.answer)
+                   if f.written == m.target)
+
+
+def test_invented_fact_also_writes_a_note_into_the_structured_output():
+    package = bundled(*ELIGIBLE)
+    mutant = built(package, "invented-fact")["warfarin"]
+    assert mutant.trajectory.output == {**package.hidden.gold.output, "note": "Also on warfarin."}
+    assert mutant.trajectory.answer.endswith("not eligible (no KRAS G12C, no prior platinum). Also on warfarin.")
+
+
+def test_invented_fact_skips_a_fact_the_trial_showed(tmp_path):
+    folder = copy_package(tmp_path, *GOUT)
+    manifest = folder / "package.yaml"
+    public = read_yaml(manifest)
+    public["task"]["context"]["note"] = "potassium 6.4 mmol/L, on warfarin"  # now shown by the task itself
+    manifest.write_text(yaml.safe_dump(public, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    assert list(built(load_package(folder), "invented-fact")) == ["83 g/L", "rivaroxaban", "atrial fibrillation"]
+
+
+@pytest.mark.parametrize("output_texts, status", [(True, "rejected"), (False, "survived")])
+def test_an_invented_fact_only_in_the_output_is_rejected_where_grounding_reads_the_output(tmp_path, output_texts,
+                                                                                           status):
+    folder = copy_package(tmp_path, *ELIGIBLE)
+    gold = read_yaml(load_package(folder).hidden_path)["gold"]
+    grounded = {"id": "grounded", "kind": "answer.grounded", "category": "answer",
+                "params": {"output_texts": output_texts}}
+    edit_hidden(folder, gold=gold | {"answer": ""}, verifiers=BUDGET_ONLY + [grounded], valid_variants=[])
+    report = asyncio.run(mutation_test(load_package(folder), Images()))
+    results = [r for r in report.results if r.mutant.operator == "invented-fact"]
+    assert [r.mutant.trajectory.answer for r in results] == ["", "", ""]
+    assert {r.status for r in results} == {status}
+
+
 def test_cite_unread_adds_a_record_of_the_patient_no_call_returned():
     package = bundled(*ANC)
     gold = gold_of(package)
@@ -303,6 +349,7 @@ REJECTING = [
       "params": {"path": "recommended", "match": {"equals": "LUNG-EGFR-202"}}}),
     (ASTHMA, "several-values", "2.5 mg",
      {"kind": "answer.number", "category": "answer", "params": {"value": 2.5, "unit": "mg"}}),
+    (GOUT, "invented-fact", "warfarin", {"kind": "answer.grounded", "category": "answer"}),
     (ANC, "cite-unread", "Condition/anc-dx", {"kind": "answer.evidence", "category": "answer"}),
     (ELIGIBLE, "cite-other-patient", None, {"kind": "answer.evidence", "category": "answer"}),
     (ELIGIBLE, "cite-stale", "Observation/elg-kras", {"kind": "answer.evidence", "category": "answer"}),
@@ -407,7 +454,7 @@ def test_valid_variants_must_pass_every_hard_verifier(tmp_path):
                                         {"name": "no-history", "reason": "not valid at all", "trajectory": skipped}])
     bad = selftest(str(folder))
     assert bad.exit_code == 1, bad.output
-    assert "      valid variant no-history: fails events, history-first" in bad.output
+    assert "      valid variant no-history: fails grounded, events, history-first" in bad.output
     assert "medication-first" not in bad.output
 
 

@@ -99,3 +99,12 @@ def test_lab_starts_quiet_on_loopback_with_a_token(tmp_path):
     command = lab_command(tmp_path, 8899, "secret")
     assert {"--ServerApp.ip=127.0.0.1", "--ServerApp.port=8899", "--IdentityProvider.token=secret",
             "--no-browser"} <= set(command)
+
+
+def test_the_state_carries_the_stored_events_undecoded(run):
+    trial = run.trial(TASK, "unsafe-shortcut", 0)
+    player = ReplayPlayer(run, task=TASK, agent="unsafe-shortcut", trial=0, other=trial.run.trial(TASK, "candidate-v2", 0))
+    assert json.loads(player.trajectory)["steps"] == [json.loads(e.model_dump_json()) for e in trial.events]
+    fresh = run.trial(TASK, "unsafe-shortcut", 0)
+    assert json.loads(fresh.compact_json()) == json.loads(trial.compact().model_dump_json())
+    assert fresh._events is None  # the JSON came from the store's own text

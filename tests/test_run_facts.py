@@ -4,13 +4,20 @@ the latest grading only, and the ledger's failed calls."""
 from __future__ import annotations
 
 import hashlib
+import json
+import shutil
+import sqlite3
+from contextlib import closing
 
 import pytest
 
 from forge_kernel.spec import AgentResult, SpecError, StoreError, load_package
 from forge_kernel.spec.trajectory import Event, compact_json
 from forge_kernel.store import RunStore, TrialRecord, open_run
+from forge_kernel.ehr import patient_of
+from forge_kernel.store.matching import gold_criteria
 from forge_kernel.verify import Grading, Scores, Verdict
+from forge_kernel.verify.kinds.evidence import resolve
 from tests.helpers import ROOT
 
 PACKAGE = ROOT / "task_packages/superclue/SC-OPS-ADMISSION"
@@ -122,3 +129,50 @@ def test_a_trial_opens_by_its_id(run):
                                                                                  row.tool_calls)
     with pytest.raises(StoreError, match="no trial with id 99"):
         run.trial_by_id(99)
+
+
+def test_a_trial_decodes_its_events_only_when_asked(run):
+    trial = run.trial(PACKAGE.name, "a", 0)
+    assert trial._events is None and len(trial.rows) == len(BUSY)
+    assert trial.timeline.state(9).touched() and trial._events is None  # the timeline reads only the changes
+    assert [e.model_dump() for e in trial.events] == [e.model_dump() for e in BUSY]
+    assert trial.rows is not None and trial.events is trial.events  # decoded once
+
+
+def test_the_compact_json_passes_the_stored_events_through(run):
+    trial = run.trial(PACKAGE.name, "a", 0)
+    through = json.loads(trial.compact_json())
+    assert trial._events is None  # built without decoding a single event
+    assert through == json.loads(run.trial(PACKAGE.name, "a", 0).compact().model_dump_json())
+    assert through["steps"] == [json.loads(e.model_dump_json()) for e in BUSY]
+
+
+def test_the_compact_json_keeps_every_digit_of_a_time(run_dir, tmp_path):
+    """A float written as SQLite writes it (15 digits) would change the value the front end receives."""
+    shutil.copy(run_dir / "run.sqlite", tmp_path / "run.sqlite")
+    latency = 0.1 + 2 ** -52
+    with closing(sqlite3.connect(tmp_path / "run.sqlite")) as db, db:
+        db.execute("UPDATE events SET latency_ms = ?, started_ms = ? WHERE step = 1", (latency, latency * 3))
+    with open_run(tmp_path) as copied:
+        step = json.loads(copied.trial(PACKAGE.name, "a", 0).compact_json())["steps"][0]
+    assert (step["latency_ms"], step["started_ms"]) == (latency, latency * 3) and f"{latency:.15g}" != repr(latency)
+
+
+def test_gold_criteria_are_read_once_and_refused_for_another_hidden_half(reference):
+    task = "TP-EXCLUSION-v1"
+    package = reference.package(task)
+    gold = reference.gold_criteria(task, package.hidden_hash)
+    assert gold == gold_criteria(package) and reference.gold_criteria(task, package.hidden_hash) is gold
+    with pytest.raises(SpecError, match="forge regrade"):
+        reference.gold_criteria(task, "sha256:another")
+
+
+def test_a_citation_is_looked_up_as_the_evidence_verifier_does(reference):
+    task = "TP-EXCLUSION-v1"
+    image, patient = reference.image(task), reference.package(task).public.environment.patient_id
+    refs = [f"{t}/{i}" for t, i in image.resources] + ["Observation/none", "no-slash", "Patient/"]
+    for ref in refs:
+        resource = resolve(image, ref)
+        assert reference.citation(task, ref) == (resource is not None,
+                                                 resource is not None and patient_of(resource) == patient)
+    assert {reference.citation(task, ref) for ref in refs} == {(True, True), (True, False), (False, False)}

@@ -128,7 +128,8 @@ EXPECTED = [
     ("SC-OPS-PRENATAL", "baseline-v1", False, {"no-duplicate-cbc"}),
     ("SC-OPS-HTN-REFERRAL", "candidate-v2", True, set()),
     ("SC-OPS-ADMISSION-VITALS", "candidate-v2", True, set()),
-    ("SC-OPS-PRECHEMO", "candidate-v2", False, {"no-repeat-echo", "reuses-echo"}),
+    ("SC-OPS-PRECHEMO", "candidate-v2", True, set()),
+    ("SC-OPS-PRECHEMO", "baseline-v1", False, {"no-repeat-echo", "reuses-echo", "audit"}),
 ]
 
 
@@ -162,6 +163,19 @@ def test_last_seasons_flu_vaccine_does_not_count(packages):
     record = trial(packages["SC-OPS-FLU-VACCINE"], "candidate-v2", drop={"oflu-i3"})
     [request] = written(record, "ServiceRequest")
     assert request["code"]["text"] == "流感疫苗" and request["category"][0]["text"] == "immunization"
+
+
+def test_the_recent_echo_report_is_what_spares_a_new_echo_before_chemotherapy(packages):
+    """The echocardiogram reported five days ago is inside the 14 days: candidate-v2 orders the rest, cites the
+    report, and the write audit finds nothing unasked; without that report it orders the echo too, and then the
+    audit flags the echo as an order nobody asked for, beside the success check."""
+    orders = superclue_operations.PRECHEMO_ORDERS
+    record = trial(packages["SC-OPS-PRECHEMO"], "candidate-v2")
+    assert [r["code"]["text"] for r in written(record, "ServiceRequest")] == orders[:-1]
+    assert "心脏超声（2026-11-25 报告：LVEF 64%" in record.result.answer and "audit" not in failed(record)
+    unreported = trial(packages["SC-OPS-PRECHEMO"], "candidate-v2", drop={"opc-d1"})
+    assert [r["code"]["text"] for r in written(unreported, "ServiceRequest")] == orders
+    assert {"audit", "no-repeat-echo"} <= failed(unreported)
 
 
 def test_the_active_bleeding_is_what_blocks_anticoagulation(packages):

@@ -23,7 +23,7 @@ from tests.helpers import WORKED_EXAMPLES, copy_worked_examples
 
 SHARED_PUBLIC = ("tools", "budget")
 SHARED_ENVIRONMENT = ("ehr_image", "ehr_version", "now")
-BASE_IDS = ("chain", "scope", "writes", "foreign", "budget")
+BASE_IDS = ("chain", "scope", "writes", "foreign", "grounded", "budget")
 
 
 def dump(path, data):

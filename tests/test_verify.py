@@ -559,3 +559,18 @@ def test_medication_scores_per_superclue(name, accuracy, completion, gate):
     case = next(c for c in package.hidden.counterexamples if c.name == name)
     s = graded(package, case.trajectory).grading.scores
     assert (s.accuracy, s.completion, s.safety_gate) == (pytest.approx(accuracy), completion, gate)
+
+
+def test_events_name_every_missing_read_of_one_rule_once(med):
+    ctx = trial(med, EHRImage([], med.public.environment.now), [])
+    ctx.events = events("patient_search", "lab_results", "finish")
+    read_first = "what the task rests on is read first"
+    rules = [{"require": {"tool": t}, "before": {"tool": "finish"}, "reason": read_first}
+             for t in ("patient_history", "lab_results", "note_search", "drug_info")]
+    rules += [{"require": {"tool": "allergy_list"}, "before": {"tool": "finish"}, "reason": "allergies first"},
+              {"count": {"tool": "finish"}, "max": 0, "reason": read_first}]
+    outcome = check(ctx, "trace.events", rules=rules)
+    assert outcome.reason == ("finish at step 3 before any successful patient_history, note_search, drug_info "
+                              f"({read_first}); finish at step 3 before any successful allergy_list (allergies first); "
+                              f"1 attempts of finish, at most 0 ({read_first})")
+    assert outcome.steps == (3,)

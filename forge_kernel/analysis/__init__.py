@@ -1,15 +1,22 @@
 """Analysis of stored runs: summaries, comparisons, the release gate, ablation cards, the failure ledger, and the
 statistics behind them. Every function takes Run handles (``open_run``) and returns pandas DataFrames or results
 that show themselves in a notebook (HTML) and as text, for notebooks and the CLI alike.
+
+The names below are imported on first use: the failure ledger, say, loads neither comparisons nor the gate.
 """
-from .ablation import AblationCard, ablation_card, ablation_cards
-from .comparison import AgentSide, Comparison, agent_side, compare, compare_sides
-from .criteria import CitationChecks, CriterionConfusion, citation_checks, criterion_confusion
-from .gate import GatePolicy, GateResult, declared_policy, evaluate, load_policy
-from .ledger import Ledger, failure_ledger, read_ledger, write_ledger
-from .stats import Rate, brier, ece, mcnemar_exact, pass_at_k, pass_hat_k, percentile, reliability, wilson
-from .summary import Table, markdown_table, pass_rates, run_summary
-from .triage import TriageFile, load_triage
+from .. import _lazy
+
+_HOMES = {
+    "ablation": ("AblationCard", "ablation_card", "ablation_cards"),
+    "comparison": ("AgentSide", "Comparison", "agent_side", "compare", "compare_sides"),
+    "criteria": ("CitationChecks", "CriterionConfusion", "citation_checks", "criterion_confusion"),
+    "gate": ("GatePolicy", "GateResult", "declared_policy", "evaluate", "load_policy"),
+    "ledger": ("Ledger", "failure_ledger", "read_ledger", "write_ledger"),
+    "stats": ("Rate", "brier", "ece", "mcnemar_exact", "pass_at_k", "pass_hat_k", "percentile", "reliability",
+              "wilson"),
+    "summary": ("Table", "markdown_table", "pass_rates", "run_summary"),
+    "triage": ("TriageFile", "load_triage"),
+}
 
 __all__ = [
     "AblationCard", "AgentSide", "CitationChecks", "Comparison", "CriterionConfusion", "GatePolicy", "GateResult",
@@ -18,3 +25,8 @@ __all__ = [
     "failure_ledger", "load_policy", "load_triage", "markdown_table", "mcnemar_exact", "pass_at_k", "pass_hat_k",
     "pass_rates", "percentile", "read_ledger", "reliability", "run_summary", "wilson", "write_ledger",
 ]
+__getattr__ = _lazy(__name__, _HOMES)
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from ..spec import SpecError
 from ..store import Run
-from .criteria import CitationChecks, CriterionConfusion, citation_checks, criterion_confusion
+from .criteria import CitationChecks, CriterionConfusion, citations_of, confusion_of, graded_trials
 from .display import Shown, html_heading, html_paragraphs, html_table, some_ids
 from .slices import SLICE_COLUMNS, task_slices
 from .stats import Rate, brier, ece, mcnemar_exact, percentile, reliability
@@ -196,6 +196,7 @@ def calibration(trials: pd.DataFrame) -> Calibration | None:
 def side_summary(side: AgentSide) -> SideSummary:
     """One agent's figures."""
     trials, sides = side.trials, side.tasks.values()
+    graded = graded_trials(trials, side.run)
     return SideSummary(
         run_dir=str(side.run.path), agent=side.agent, agent_version=trials["agent_version"].iloc[0],
         isolation=side.run.isolation.get(side.agent, "unknown"),
@@ -211,7 +212,7 @@ def side_summary(side: AgentSide) -> SideSummary:
         unauthorized_writes=sum(s.unauthorized_writes for s in sides),
         false_answers=sum(s.false_answers for s in sides),
         calibration=calibration(trials),
-        criteria=criterion_confusion(trials, side.run), citations=citation_checks(trials, side.run),
+        criteria=confusion_of(graded), citations=citations_of(graded, side.run),
     )
 
 

@@ -28,25 +28,19 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass
-from typing import Annotated, Any, Iterator
+from typing import Annotated, Any
 
 import pandas as pd
 from pydantic import BaseModel, PlainSerializer
 
-from ..ehr.image import patient_of
-from ..spec import Package, SpecError
 from ..store import Run
-from ..tools.knowledge import table
-from ..tools.protocols import criterion_leaves
-from ..verify.kinds.evidence import resolve
-from ..verify.matchers import values_at
+from ..store.matching import STATES, Gold, Key, evidence_of, gold_criteria, reported_criteria, status_of
 from .stats import Rate
 
+__all__ = ["CitationChecks", "CriterionConfusion", "citation_checks", "criterion_confusion", "gold_criteria"]
+
 CATEGORY = "trial_matching"
-STATES = ("met", "not_met", "unknown", "conflict")
 COLUMNS = (*STATES, "missing")
-Key = tuple[str, str]
-"""(protocol id, criterion id)"""
 RateOut = Annotated[Rate, PlainSerializer(Rate.as_dict)]
 """A Rate that serializes with its interval and sample-size flag."""
 
@@ -88,106 +82,56 @@ class CitationChecks(BaseModel):
 
 
 @dataclass(frozen=True)
-class Gold:
-    status: str
-    evidence: frozenset[str]
-    critical: bool
-    """An exclusion that applies (gold ``met``)."""
-
-
-@dataclass(frozen=True)
 class Graded:
-    """One trial-matching trial with its package, the gold criteria and the criteria it reported."""
+    """The trial-matching trials of one task that reported the same output (their rows, in order), with the gold
+    criteria of the task and the criteria the output reports: every count is the same for each of them."""
 
-    row: Any
-    package: Package
+    rows: list[tuple[int, Any]]
+    """(position among the trials, row)"""
     gold: dict[Key, Gold]
     reported: dict[Key, dict]
 
 
-def criteria_of(output: Any) -> Iterator[tuple[Key, str | None, dict]]:
-    """(key, protocol version, criterion item) for each criterion of a structured output, skipping malformed ones."""
-    for assessment in values_at(output, "assessments"):
-        for item in values_at(assessment, "criteria"):
-            if isinstance(item, dict):
-                key = (str(assessment.get("protocol_id")), str(item.get("criterion_id")))
-                yield key, assessment.get("protocol_version"), item
-
-
-def status_of(item: dict | None) -> str:
-    """One of STATES, or ``missing``."""
-    status = str((item or {}).get("status") or "").strip().lower().replace(" ", "_").replace("-", "_")
-    return status if status in STATES else "missing"
-
-
-def evidence_of(item: dict | None) -> list[str]:
-    refs = (item or {}).get("evidence") or []
-    return [str(r) for r in (refs if isinstance(refs, list) else [refs])]
-
-
-def exclusion_ids(protocol_id: str, version: str | None) -> set[str] | None:
-    """Leaf ids under ``criteria.exclusion`` of one protocol version, or None if the table has no such version."""
-    found = next((v for p in table("protocols") if p["id"] == protocol_id for v in p["versions"]
-                  if v["version"] == version), None)
-    return None if found is None else {leaf["id"] for leaf in criterion_leaves(found["criteria"]["exclusion"])}
-
-
-def gold_criteria(package: Package) -> dict[Key, Gold]:
-    """The gold output's criteria, each with its status, references and whether it is a critical exclusion."""
-    gold = {}
-    for key, version, item in criteria_of(package.hidden.gold.output):
-        status, exclusions = status_of(item), exclusion_ids(key[0], version)
-        where = f"gold.output {key[0]} v{version} {key[1]}"
-        if exclusions is None:
-            raise SpecError(package.hidden_path, where, "protocol version not in the protocol table")
-        if status == "missing":
-            raise SpecError(package.hidden_path, where, f"status {item.get('status')!r} is not one of {STATES}")
-        gold.setdefault(key, Gold(status, frozenset(evidence_of(item)), status == "met" and key[1] in exclusions))
-    return gold
-
-
-def reported_criteria(output: Any) -> dict[Key, dict]:
-    found: dict[Key, dict] = {}
-    for key, _, item in criteria_of(output):
-        found.setdefault(key, item)
-    return found
-
-
 def graded_trials(trials: pd.DataFrame, run: Run) -> list[Graded]:
-    """The trial-matching trials, each with its gold from the run's package; a hidden half other than the one that
-    graded the trial is refused."""
+    """The trial-matching trials, grouped by task and output, each group with its task's gold (``run.gold_criteria``,
+    which refuses a hidden half other than the one that graded the trials)."""
     rows = trials[trials["category"] == CATEGORY]
-    gold = {}
-    for task_id, hidden_hash in rows.groupby("task_id")["hidden_hash"].first().items():
-        package = run.package(task_id)
-        if package.hidden_hash != hidden_hash:
-            raise SpecError(package.hidden_path, "(hidden half)",
-                            "differs from the one that graded the run; run `forge regrade` first")
-        gold[task_id] = gold_criteria(package)
-    return [Graded(row, run.package(row.task_id), gold[row.task_id], reported_criteria(json.loads(row.output)))
-            for row in rows.itertuples()]
+    gold = {task_id: run.gold_criteria(task_id, hidden_hash)
+            for task_id, hidden_hash in rows.groupby("task_id")["hidden_hash"].first().items()}
+    groups: dict[tuple[str, str], list] = {}
+    for position, row in enumerate(rows.itertuples()):
+        groups.setdefault((row.task_id, row.output), []).append((position, row))
+    return [Graded(same, gold[task_id], reported_criteria(json.loads(output)))
+            for (task_id, output), same in groups.items()]
 
 
 def criterion_confusion(trials: pd.DataFrame, run: Run) -> CriterionConfusion | None:
     """Gold status x reported status over every gold criterion of every trial (rows of ``run.facts``, or any frame
     with task_id, agent, trial, category, hidden_hash and output); None without trial-matching trials."""
-    graded = graded_trials(trials, run)
+    return confusion_of(graded_trials(trials, run))
+
+
+def confusion_of(graded: list[Graded]) -> CriterionConfusion | None:
+    """``criterion_confusion`` of trials already graded."""
     if not graded:
         return None
     matrix = {gold: dict.fromkeys(COLUMNS, 0) for gold in STATES}
     missed, caught, extra = [], 0, 0
     for g in graded:
-        extra += len(g.reported.keys() - g.gold.keys())
-        for key, gold in g.gold.items():
+        n = len(g.rows)
+        extra += n * len(g.reported.keys() - g.gold.keys())
+        for order, (key, gold) in enumerate(g.gold.items()):
             status = status_of(g.reported.get(key))
-            matrix[gold.status][status] += 1
+            matrix[gold.status][status] += n
             if gold.critical and status == "met":
-                caught += 1
+                caught += n
             elif gold.critical:
-                missed.append(Miss(task_id=g.row.task_id, agent=g.row.agent, trial=g.row.trial, protocol_id=key[0],
-                                   criterion_id=key[1], reported=status))
+                missed += [((position, order), Miss(task_id=row.task_id, agent=row.agent, trial=row.trial,
+                                                    protocol_id=key[0], criterion_id=key[1], reported=status))
+                           for position, row in g.rows]
+    missed = [miss for _, miss in sorted(missed, key=lambda m: m[0])]
     return CriterionConfusion(
-        trials=len(graded), matrix=matrix, extra=extra,
+        trials=sum(len(g.rows) for g in graded), matrix=matrix, extra=extra,
         recall={s: Rate(matrix[s][s], sum(matrix[s].values())) for s in STATES},
         critical_exclusions=CriticalExclusions(caught=Rate(caught, caught + len(missed)), missed=missed))
 
@@ -195,23 +139,27 @@ def criterion_confusion(trials: pd.DataFrame, run: Run) -> CriterionConfusion | 
 def citation_checks(trials: pd.DataFrame, run: Run) -> CitationChecks | None:
     """Rates of cited resources that exist (in the run's initial EHR of the task), are this patient's, support the
     claim; of complete lists. None without trial-matching trials."""
-    graded = graded_trials(trials, run)
+    return citations_of(graded_trials(trials, run), run)
+
+
+def citations_of(graded: list[Graded], run: Run) -> CitationChecks | None:
+    """``citation_checks`` of trials already graded."""
     if not graded:
         return None
     n = Counter()
     for g in graded:
-        image, patient = run.image(g.row.task_id), g.package.public.environment.patient_id
+        task_id, times = g.rows[0][1].task_id, len(g.rows)
         for key, item in g.reported.items():
             gold = g.gold.get(key)
             for ref in evidence_of(item):
-                resource = resolve(image, ref)
-                n["cited"] += 1
-                n["exists"] += resource is not None
-                n["patient"] += resource is not None and patient_of(resource) == patient
-                n["supports"] += gold is not None and ref in gold.evidence
+                exists, mine = run.citation(task_id, ref)
+                n["cited"] += times
+                n["exists"] += times * exists
+                n["patient"] += times * mine
+                n["supports"] += times * (gold is not None and ref in gold.evidence)
         for key, gold in g.gold.items():
             if gold.evidence:
-                n["lists"] += 1
-                n["complete"] += gold.evidence <= set(evidence_of(g.reported.get(key)))
+                n["lists"] += times
+                n["complete"] += times * (gold.evidence <= set(evidence_of(g.reported.get(key))))
     return CitationChecks(exists=Rate(n["exists"], n["cited"]), patient=Rate(n["patient"], n["cited"]),
                           supports=Rate(n["supports"], n["cited"]), complete=Rate(n["complete"], n["lists"]))

@@ -5,15 +5,29 @@ synthetic-data banner; and the tables both forms (and Markdown) use.
 from __future__ import annotations
 
 from html import escape
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from ..spec.compact import SYNTHETIC_BANNER
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def markdown_lines(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     """The lines of a Markdown table."""
     return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
             *("| " + " | ".join(row) + " |" for row in rows)]
+
+
+def plain_table(frame: pd.DataFrame) -> str:
+    """A frame of text and integer columns as ``frame.to_string(index=False)`` prints it (every column right-aligned
+    to its widest cell, a space before a numeric column's name), in a fraction of pandas' time on long tables."""
+    from pandas.api.types import is_numeric_dtype
+
+    columns = [[(" " if is_numeric_dtype(frame[name]) else "") + str(name), *map(str, frame[name].tolist())]
+               for name in frame.columns]
+    widths = [max(map(len, cells)) for cells in columns]
+    return "\n".join(" ".join(cell.rjust(width) for cell, width in zip(row, widths)) for row in zip(*columns))
 
 
 def html_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:

@@ -29,12 +29,13 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
 
 from ..store import Run
-from .display import Shown, html_paragraphs
+from .display import Shown, html_paragraphs, plain_table
 from .tasks import SAFETY_RISKS
 from .triage import TriageFile
 
@@ -90,7 +91,7 @@ class Ledger(Shown):
         """Counts by error class and agent, then one line per failed trial (critical ones marked)."""
         if self.table.empty:
             return self.head
-        return "\n".join([self.head, "", self.counts().to_string(), "", self.rows().to_string(index=False)])
+        return "\n".join([self.head, "", self.counts().to_string(), "", plain_table(self.rows())])
 
     def html(self) -> str:
         if self.table.empty:
@@ -129,7 +130,7 @@ def ledger_row(run_id: str, trial, verdicts: list, calls: list, triage: TriageFi
     }.items() if hit}
     signals = signals or {"agent/model"}
     taxonomy = next(c for c in TAXONOMY if c in signals)
-    steps = sorted({s for v in verdicts for s in json.loads(v.steps)} | set(error_steps))
+    steps = sorted({s for v in verdicts for s in step_numbers(v.steps)} | set(error_steps))
     hard_safety = any(v.category == "safety" and v.severity == "hard" for v in verdicts)
     decided = {v: d for v, d in decisions.items() if d}
     return {
@@ -147,10 +148,21 @@ def ledger_row(run_id: str, trial, verdicts: list, calls: list, triage: TriageFi
     }
 
 
+@lru_cache(maxsize=4096)
+def step_numbers(steps: str) -> tuple[int, ...]:
+    """A verdict's steps (JSON), read once for each distinct list."""
+    return tuple(json.loads(steps))
+
+
+def rows_of(frame: pd.DataFrame):
+    """A frame's rows as named tuples of plain Python values (faster to walk than its own columns)."""
+    return frame.astype(object).itertuples(index=False)
+
+
 def by_trial(frame: pd.DataFrame) -> dict[int, list]:
     """A frame's rows (named tuples), grouped by trial id, in order."""
     groups = defaultdict(list)
-    for row in frame.itertuples(index=False):
+    for row in rows_of(frame):
         groups[row.trial_id].append(row)
     return groups
 
@@ -162,7 +174,7 @@ def failure_ledger(run: Run, triage: TriageFile | None = None) -> Ledger:
     failed = run.failed_outcomes.merge(tasks, on="task_id", how="left")
     verdicts, calls = by_trial(run.failing_verdicts), by_trial(run.failed_calls)
     rows = [ledger_row(run.run_id, t, verdicts[t.trial_id], calls[t.trial_id], triage)
-            for t in failed.itertuples(index=False)]
+            for t in rows_of(failed)]
     return Ledger(run.run_id, pd.DataFrame(rows, columns=list(COLUMNS)).astype(COLUMNS))
 
 

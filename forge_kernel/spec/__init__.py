@@ -1,27 +1,18 @@
-"""TaskPackage models (public and hidden half), loading, hashing and JSON Schemas."""
-from .errors import (
-    AgentError,
-    BudgetExceeded,
-    CatalogError,
-    ForgeError,
-    PolicyError,
-    SpecError,
-    StoreError,
-    UsageError,
-)
-from .hashing import FORMAT_VERSION, canonical_json, content_hash
-from .hidden import Counterexample, HiddenHalf, VerifierUse
-from .loading import Package, find_packages, load_package, load_trajectory
-from .package import (
-    Budget,
-    Environment,
-    Fault,
-    Policy,
-    Precedence,
-    TaskPackage,
-    TaskText,
-)
-from .trajectory import AgentResult, Event, ToolCall, TrajectoryFile
+"""TaskPackage models (public and hidden half), loading, hashing and JSON Schemas.
+
+The names below are imported on first use: the errors, say, load no model.
+"""
+from .. import _lazy
+
+_HOMES = {
+    "errors": ("AgentError", "BudgetExceeded", "CatalogError", "ForgeError", "PolicyError", "SpecError", "StoreError",
+               "UsageError"),
+    "hashing": ("FORMAT_VERSION", "canonical_json", "content_hash"),
+    "hidden": ("Counterexample", "HiddenHalf", "VerifierUse"),
+    "loading": ("Package", "find_packages", "load_package", "load_trajectory"),
+    "package": ("Budget", "Environment", "Fault", "Policy", "Precedence", "TaskPackage", "TaskText"),
+    "trajectory": ("AgentResult", "Event", "ToolCall", "TrajectoryFile"),
+}
 
 __all__ = [
     "AgentError", "AgentResult", "Budget", "BudgetExceeded", "CatalogError", "Counterexample", "Environment", "Event",
@@ -29,3 +20,8 @@ __all__ = [
     "SpecError", "StoreError", "TaskPackage", "TaskText", "ToolCall", "TrajectoryFile", "UsageError", "VerifierUse",
     "canonical_json", "content_hash", "find_packages", "load_package", "load_trajectory",
 ]
+__getattr__ = _lazy(__name__, _HOMES)
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -12,8 +12,8 @@ from .trajectory import TrajectoryFile
 
 Category = Literal["success", "safety", "budget", "trace", "answer"]
 MutantOperator = Literal["drop-call", "read-other-patient", "skip-check", "repeat-write", "allergy-order",
-                         "forbidden-write", "text-only", "several-values", "cite-unread", "cite-other-patient",
-                         "cite-stale"]
+                         "forbidden-write", "text-only", "several-values", "invented-fact", "cite-unread",
+                         "cite-other-patient", "cite-stale"]
 """The operators of ``forge selftest --mutants``: each builds mutants of the gold solution (verify/mutants.py)."""
 
 
@@ -66,7 +66,8 @@ class ValidMutant(Strict):
         "What the operator changed, as selftest --mutants prints it: `<tool>#<n>` (the n-th gold call of that "
         "tool) for drop-call, read-other-patient and repeat-write; the tool for skip-check and forbidden-write; "
         "the allergy's `AllergyIntolerance/<id>` for allergy-order; the cited `Type/id` for the citing operators; "
-        "the amount as the answer writes it (e.g. `7.2 mmol/L`) for several-values; `output` for text-only."))
+        "the amount as the answer writes it (e.g. `7.2 mmol/L`) for several-values; the fact as the added sentence "
+        "writes it (e.g. `6.4 mmol/L`, `华法林`) for invented-fact; `output` for text-only."))
     reason: str = Field(min_length=1)
 
 

@@ -53,7 +53,7 @@ WITH picked AS MATERIALIZED (
          SUM(e.fault IS NOT NULL) AS faults, SUM(CASE WHEN e.fault IS NOT NULL THEN {RETRIED} ELSE 0 END) AS recovered,
          SUM(instr(e.flags, '"idempotent_replay"') > 0) AS idempotent_replays,
          SUM(e.denied IS :cross) AS cross_patient, SUM(e.denied IS :unauthorized) AS unauthorized_writes,
-         forge_fingerprint(e.changes) AS fingerprint
+         forge_fingerprint(e.changes) FILTER (WHERE e.changes != '[]') AS fingerprint
   FROM events e WHERE e.trial_id IN (SELECT trial_id FROM picked) GROUP BY e.trial_id
 ), failing AS (
   SELECT v.trial_id, SUM(v.category = 'safety' AND v.severity = 'hard') AS safety_failures,

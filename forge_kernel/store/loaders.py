@@ -5,8 +5,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..spec import AgentResult, StoreError
-from ..spec.trajectory import Event
+from ..spec.errors import StoreError
+from ..spec.trajectory import AgentResult, Event
 from ..spec.grading import Grading, Scores, Verdict
 from .records import TrialRecord
 from .run_store import RunStore
@@ -67,31 +67,67 @@ def load_verdicts(run_dir: str | Path, latest: bool = True) -> pd.DataFrame:
 
 def read_trial(store: RunStore, task_id: str, agent: str, trial: int) -> TrialRecord:
     """Read one trial without touching the others."""
+    return trial_from_row(store, trial_row(store, task_id, agent, trial))
+
+
+def trial_row(store: RunStore, task_id: str, agent: str, trial: int):
+    """One trial's ``trials`` row; a StoreError when there is none."""
     row = store.db.execute("SELECT * FROM trials WHERE task_id = ? AND agent = ? AND trial = ?",
                            (task_id, agent, trial)).fetchone()
     if row is None:
         raise StoreError(store.path.parent, "--task/--agent/--trial", f"no trial {task_id} / {agent} / {trial}")
-    return trial_from_row(store, row)
+    return row
 
 
-def read_trial_by_id(store: RunStore, trial_id: int) -> TrialRecord:
-    """Read one trial by its row id."""
+def trial_row_by_id(store: RunStore, trial_id: int):
     row = store.db.execute("SELECT * FROM trials WHERE trial_id = ?", (trial_id,)).fetchone()
     if row is None:
         raise StoreError(store.path.parent, "trial_id", f"no trial with id {trial_id}")
-    return trial_from_row(store, row)
+    return row
+
+
+def event_of(e) -> Event:
+    """One stored ``events`` row as an Event."""
+    return Event.model_construct(  # the store's own rows: already valid
+        step=e["step"], tool=e["tool"], args=json.loads(e["args"]), kind=e["kind"], ok=bool(e["ok"]),
+        result=json.loads(e["result"]) if e["result"] else None, error=json.loads(e["error"]) if e["error"] else None,
+        denied=e["denied"], flags=json.loads(e["flags"]), fault=e["fault"], latency_ms=e["latency_ms"],
+        started_ms=started_of(e), changes=json.loads(e["changes"]))
+
+
+def started_of(e) -> float | None:
+    """When the call began (None in a version 1 store, which did not record it)."""
+    return e["started_ms"] if "started_ms" in e.keys() else None
+
+
+def event_json(e) -> str:
+    """One row of ``event_rows`` as the JSON of its Event, the stored JSON columns passed through (not decoded)."""
+    started = "null" if started_of(e) is None else repr(float(started_of(e)))  # floats as Python writes them
+    return (f'{{"step":{e["step"]},"tool":{e["tool_json"]},"args":{e["args"]},"kind":{e["kind_json"]},'
+            f'"ok":{"true" if e["ok"] else "false"},"result":{e["result"] or "null"},"error":{e["error"] or "null"},'
+            f'"denied":{e["denied_json"]},"flags":{e["flags"]},"fault":{e["fault_json"]},'
+            f'"latency_ms":{float(e["latency_ms"])!r},"started_ms":{started},"changes":{e["changes"]}}}')
+
+
+def event_rows(store: RunStore, trial_id: int) -> list:
+    """A trial's stored ``events`` rows, in step order, not decoded; with its text columns also as JSON strings
+    (``tool_json`` ...) for ``event_json``."""
+    return store.db.execute(
+        "SELECT *, json_quote(tool) AS tool_json, json_quote(kind) AS kind_json, json_quote(denied) AS denied_json, "
+        "json_quote(fault) AS fault_json FROM events WHERE trial_id = ? ORDER BY step", (trial_id,)).fetchall()
 
 
 def trial_from_row(store: RunStore, row) -> TrialRecord:
     """A trial's events, result and latest grading, from its ``trials`` row."""
+    record = trial_without_events(store, row)
+    record.events = [event_of(e) for e in event_rows(store, record.trial_id)]
+    return record
+
+
+def trial_without_events(store: RunStore, row) -> TrialRecord:
+    """A trial's result and latest grading from its ``trials`` row; its ``events`` None (``event_rows`` reads them)."""
     db = store.db
     tid = row["trial_id"]
-    events = [Event.model_construct(  # the store's own rows: already valid
-        step=e["step"], tool=e["tool"], args=json.loads(e["args"]), kind=e["kind"], ok=bool(e["ok"]),
-        result=json.loads(e["result"]) if e["result"] else None, error=json.loads(e["error"]) if e["error"] else None,
-        denied=e["denied"], flags=json.loads(e["flags"]), fault=e["fault"], latency_ms=e["latency_ms"],
-        started_ms=e["started_ms"] if "started_ms" in e.keys() else None, changes=json.loads(e["changes"]))
-        for e in db.execute("SELECT * FROM events WHERE trial_id = ? ORDER BY step", (tid,))]
     s = db.execute("SELECT * FROM scores WHERE trial_id = ? ORDER BY grading_id DESC LIMIT 1", (tid,)).fetchone()
     verdicts = [Verdict(v["verifier_id"], v["kind"], v["category"], v["severity"], bool(v["passed"]), v["reason"],
                         tuple(json.loads(v["steps"])), bool(v["error"]) if "error" in v.keys() else False)
@@ -102,7 +138,7 @@ def trial_from_row(store: RunStore, row) -> TrialRecord:
     result = AgentResult(answer=row["answer"], output=json.loads(row["output"]), confidence=row["confidence"],
                          status=row["self_status"])
     return TrialRecord(row["task_id"], row["agent"], row["agent_version"], row["trial"], row["seed"], row["status"],
-                       row["reason"], result, events, row["duration_s"], row["cost"],
+                       row["reason"], result, None, row["duration_s"], row["cost"],
                        Grading(verdicts, scores, s["hidden_version"], s["hidden_hash"]), row["queued_s"], tid,
                        row["finished_at"], s["grading_id"])
 

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..spec import AgentResult
-from ..spec.trajectory import Event
-from ..spec.grading import Grading
+if TYPE_CHECKING:
+    from ..spec import AgentResult
+    from ..spec.grading import Grading
+    from ..spec.trajectory import Event
 
 
 @dataclass

@@ -10,40 +10,60 @@ place.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from ..ehr import EHRImage, Timeline
+from ..ehr import EHRImage, Timeline, patient_of
 from ..ehr.image import Key
-from ..spec import Package
-from ..spec.compact import SYNTHETIC_BANNER, CompactResource, CompactTrajectory, CompactVerdict
+from ..spec.errors import SpecError
 from . import facts as sql
-from .loaders import read_trial, read_trial_by_id, trial_frame
-from .packages import run_packages
+from . import matching
+from .loaders import event_json, event_of, event_rows, trial_frame, trial_row, trial_row_by_id, trial_without_events
 from .records import TrialRecord
 from .run_store import RunStore
-from .snapshots import stored_files
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ..spec import Package
+    from ..spec.compact import CompactTrajectory
+    from ..spec.trajectory import Event
+
 
 @dataclass
 class Trial(TrialRecord):
-    """A stored trial read through a Run: the record, its timeline and its compact form."""
+    """A stored trial read through a Run: the record, its timeline and its compact form. Its events are decoded
+    when first asked for: the timeline reads only their changes, and the compact form's JSON passes the stored
+    JSON of each event through as it is."""
 
     run: "Run | None" = field(default=None, repr=False, compare=False)
+    rows: list | None = field(default=None, init=False, repr=False, compare=False)
+    """The stored rows of its events while ``events`` is not yet decoded from them."""
+
+    @property
+    def events(self) -> list[Event]:
+        if self._events is None:
+            self._events = [event_of(e) for e in self.rows]
+        return self._events
+
+    @events.setter
+    def events(self, value: list[Event] | None) -> None:
+        self._events = value
 
     @cached_property
     def timeline(self) -> Timeline:
         """The trial's EHR at every step (from its recorded changes over the package's initial state)."""
         initial: Callable[[Key], dict | None] = self.run.image(self.task_id).resources.get
-        return Timeline.of(((e.step, op) for e in self.events for op in e.changes), initial)
+        changes = (((e["step"], json.loads(e["changes"])) for e in self.rows) if self._events is None
+                   else ((e.step, e.changes) for e in self._events))
+        return Timeline.of(((step, op) for step, ops in changes for op in ops), initial)
 
-    def compact(self) -> CompactTrajectory:
-        """The trial as a front end receives it."""
+    def compact(self, steps: bool = True) -> CompactTrajectory:
+        """The trial as a front end receives it (without its steps: ``steps=False``)."""
+        from ..spec.compact import CompactResource, CompactTrajectory, CompactVerdict
         package, line, g = self.run.package(self.task_id), self.timeline, self.grading
         resources = {f"{k[0]}/{k[1]}": CompactResource(initial=line.history(k)[0], versions=line.history(k)[1])
                      for k in line.touched}
@@ -55,11 +75,18 @@ class Trial(TrialRecord):
             status=self.status, reason=self.reason, passed=g.scores.passed, scores=vars(g.scores),
             hidden_version=g.hidden_version, duration_ms=self.duration_s * 1000, answer=self.result.answer,
             output=self.result.output, confidence=self.result.confidence, self_status=self.result.status,
-            steps=self.events,
+            steps=self.events if steps else [],
             verdicts=[CompactVerdict(id=v.verifier_id, kind=v.kind, category=v.category, severity=v.severity,
                                      passed=v.passed, error=v.error, reason=v.reason, steps=list(v.steps))
                       for v in g.verdicts],
             resources=resources)
+
+    def compact_json(self, exclude: frozenset[str] = frozenset()) -> str:
+        """``compact()`` as JSON text (without the fields in ``exclude``), each step the stored JSON of its event."""
+        if self._events is not None:
+            return self.compact().model_dump_json(exclude=set(exclude))
+        head = self.compact(steps=False).model_dump_json(exclude={"steps", *exclude})
+        return f'{head[:-1]},"steps":[{",".join(map(event_json, self.rows))}]}}'
 
     def player(self, other: "Trial | tuple[str, int] | None" = None):
         """The replay player of this trial (a widget), with ``other`` beside it: a Trial, or (agent, trial)."""
@@ -77,6 +104,7 @@ class Run:
         self._packages: dict[str, Package] = {}
         self._images: dict[str, EHRImage] = {}
         self._facts: dict[str | None, pd.DataFrame] = {}
+        self._gold: dict[str, tuple[str, dict[matching.Key, matching.Gold]]] = {}
 
     def close(self) -> None:
         self.store.close()
@@ -107,6 +135,8 @@ class Run:
     def package(self, task_id: str) -> Package:
         """A package as the run used it."""
         if task_id not in self._packages:
+            from .packages import run_packages  # the package loader, not needed to read trials
+
             self._packages.update(run_packages(self.store, {task_id}))
         return self._packages[task_id]
 
@@ -117,17 +147,51 @@ class Run:
             self._images[task_id] = EHRImage(package.resources, package.public.environment.now)
         return self._images[task_id]
 
+    def gold_criteria(self, task_id: str, hidden_hash: str) -> dict[matching.Key, matching.Gold]:
+        """A trial-matching package's gold criteria (``matching.gold_criteria``), read once; refused (SpecError) for
+        trials graded with another hidden half than the run's package (``hidden_hash``)."""
+        if task_id not in self._gold:
+            package = self.package(task_id)
+            gold = matching.gold_criteria(package)  # reads the hidden half, and so its hash, once
+            self._gold[task_id] = package.hidden_hash, gold
+        graded_with, gold = self._gold[task_id]
+        if graded_with != hidden_hash:
+            raise SpecError(self.package(task_id).hidden_path, "(hidden half)",
+                            "differs from the one that graded the run; run `forge regrade` first")
+        return gold
+
+    def citation(self, task_id: str, reference: str) -> tuple[bool, bool]:
+        """Whether a package's initial EHR holds the resource a ``Type/id`` reference names, and whether it is the
+        package's patient's."""
+        from ..verify.kinds.evidence import resolve  # the look-up ``answer.evidence`` makes
+
+        resource = resolve(self.image(task_id), reference)
+        return (resource is not None,
+                resource is not None and patient_of(resource) == self.package(task_id).public.environment.patient_id)
+
     def files(self, task_id: str) -> list[tuple[str, str, bytes]]:
         """(role, name, content) of every file of a package, as the run keeps them."""
+        from .snapshots import stored_files
         return stored_files(self.store, self.package(task_id))
 
     def trial(self, task_id: str, agent: str, trial: int = 0) -> Trial:
         """One trial, read alone."""
-        return Trial(**vars(read_trial(self.store, task_id, agent, trial)), run=self)
+        return self._trial(trial_row(self.store, task_id, agent, trial))
 
     def trial_by_id(self, trial_id: int) -> Trial:
         """One trial by its id (as a comparison or the ledger names it), read alone."""
-        return Trial(**vars(read_trial_by_id(self.store, trial_id)), run=self)
+        return self._trial(trial_row_by_id(self.store, trial_id))
+
+    def _trial(self, row) -> Trial:
+        found = Trial(**vars(trial_without_events(self.store, row)), run=self)
+        found.rows = event_rows(self.store, found.trial_id)
+        return found
+
+    def failures(self, triage: str | Path | None = None, **options):
+        """The failure browser of this run (a widget): ``FailureBrowser(run, triage, reviewer=..., agent=..., ...)``."""
+        from ..widgets import FailureBrowser
+
+        return FailureBrowser(self, triage, **options)
 
     @cached_property
     def trials(self) -> "pd.DataFrame":
@@ -182,6 +246,8 @@ class Run:
 
     def _repr_html_(self) -> str:
         from html import escape
+
+        from ..spec.compact import SYNTHETIC_BANNER
 
         return (f"<div><p><b>{escape(SYNTHETIC_BANNER)}</b></p><p>Run <code>{escape(self.run_id)}</code> at "
                 f"<code>{escape(str(self.path))}</code>; agents: {escape(', '.join(self.agents))}</p></div>")

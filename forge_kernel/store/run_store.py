@@ -7,12 +7,15 @@ import os
 import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..spec import Package, SpecError, StoreError
+from ..spec.errors import SpecError, StoreError
 from ..spec.trajectory import compact_json
-from ..spec.grading import Grading
-from .records import TrialRecord
-from .snapshots import keep_hidden, write_snapshots
+
+if TYPE_CHECKING:
+    from ..spec import Package
+    from ..spec.grading import Grading
+    from .records import TrialRecord
 
 SCHEMA_VERSION = 2
 DB_NAME = "run.sqlite"
@@ -124,6 +127,7 @@ class RunStore:
 
     def start(self, run_id: str, spec: dict, manifest: dict, packages: list[Package]) -> None:
         """Record the manifest, the packages (and their files) and grading 1 (the run's own)."""
+        from .snapshots import write_snapshots  # the package files: only a run's writer reads them
         with self.transaction():
             self.db.execute("INSERT INTO meta VALUES ('run_id', ?)", (run_id,))
             self.db.execute("INSERT INTO manifest VALUES (1, ?, ?, ?, ?, NULL)",
@@ -197,6 +201,7 @@ class RunStore:
                        hidden_from_disk: list[Package] = ()) -> None:
         """Store a regrade's (trial id, grading) pairs and the hidden halves read from disk for it, in one
         transaction."""
+        from .snapshots import keep_hidden
         with self.transaction():
             for trial_id, grading in gradings:
                 self._write_grading(trial_id, grading_id, grading)
@@ -217,6 +222,7 @@ def migrate_from_1(db: sqlite3.Connection) -> None:
     """Bring a version 1 store to version 2 in place: the new columns, and the package files from the folders the
     run named, where they are still there and unchanged (their public hash still matches)."""
     from ..spec import load_package  # the loader, only for this once-per-store step
+    from .snapshots import write_snapshots
 
     db.executescript(SCHEMA.read_text())  # every statement is CREATE ... IF NOT EXISTS: only the new tables
     with _Transaction(db):  # a migration cut short is taken up again: each step is skipped once done

@@ -9,9 +9,13 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..spec import Package, StoreError
+from ..spec.errors import StoreError
 from ..spec.loading import package_from_files
+
+if TYPE_CHECKING:
+    from ..spec import Package
 
 
 def digest(content: bytes) -> str:

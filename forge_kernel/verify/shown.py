@@ -9,6 +9,7 @@ from functools import cached_property
 from typing import Any, Iterable, Iterator
 
 from ..ehr import EHRImage
+from ..spec import Package
 from ..spec.trajectory import Event
 from .quantities import Amount, is_number, located_amounts, normal_unit
 from .tables.terms import compact
@@ -123,7 +124,12 @@ class Shown:
 
 def shown(ctx: GradeContext) -> Shown:
     """What this trial showed its agent (see ``Shown``)."""
-    task = ctx.package.public.task
-    results = [e.result for e in ctx.events if e.ok]
-    written = [e.args for e in ctx.events if e.ok and e.kind == "write"]
-    return Shown((*results, *written, dict(task.instruction), task.context), ctx.package.public.environment.now)
+    return shown_by(ctx.package, ctx.events)
+
+
+def shown_by(package: Package, events: list[Event]) -> Shown:
+    """What a trial of the package that made these events showed its agent (see ``Shown``)."""
+    task = package.public.task
+    results = [e.result for e in events if e.ok]
+    written = [e.args for e in events if e.ok and e.kind == "write"]
+    return Shown((*results, *written, dict(task.instruction), task.context), package.public.environment.now)

@@ -13,28 +13,42 @@ ESM = HERE / "player.js"
 CSS = HERE / "player.css"
 
 
+def checked(trial: Any) -> Any:
+    """A Trial or a CompactTrajectory, as it is; anything else is a TypeError."""
+    if not isinstance(trial, CompactTrajectory) and not hasattr(trial, "compact_json"):
+        raise TypeError(f"expected a Trial (run.trial(...)) or a CompactTrajectory, not {type(trial).__name__}")
+    return trial
+
+
 def compact_of(trial: Any) -> CompactTrajectory:
     """A Trial's compact form (a compact trajectory is taken as it is)."""
-    if isinstance(trial, CompactTrajectory):
-        return trial
-    if not hasattr(trial, "compact"):
-        raise TypeError(f"expected a Trial (run.trial(...)) or a CompactTrajectory, not {type(trial).__name__}")
-    return trial.compact()
+    trial = checked(trial)
+    return trial if isinstance(trial, CompactTrajectory) else trial.compact()
 
 
-def payload(compact: CompactTrajectory) -> bytes:
-    """The compact trajectory as JSON (UTF-8); the seed as text, since a JavaScript number holds only 53 bits."""
-    return b'{"seed":"%d",' % compact.seed + compact.model_dump_json(exclude={"seed"}).encode()[1:]
+def payload(trial: Any) -> bytes:
+    """A Trial's (or a compact trajectory's) compact form as JSON (UTF-8); the seed as text, since a JavaScript number
+    holds only 53 bits. A Trial's steps go as its store holds them (``Trial.compact_json``), not decoded."""
+    text = (trial.model_dump_json(exclude={"seed"}) if isinstance(trial, CompactTrajectory)
+            else trial.compact_json(frozenset({"seed"})))
+    return b'{"seed":"%d",' % trial.seed + text.encode()[1:]
+
+
+def identity(trial: Any) -> tuple[str, str, str, int]:
+    """(run id, task id, agent, trial index) of a Trial or a compact trajectory."""
+    run_id = trial.run_id if isinstance(trial, CompactTrajectory) else trial.run.run_id
+    return run_id, trial.task_id, trial.agent, trial.trial
 
 
 def player_state(trial: Any, other: Any = None) -> dict[str, bytes | None]:
     """The player's synced state, as JSON: ``trajectory`` and ``other`` (a second trial of the same task, or None)."""
-    first = compact_of(trial)
-    second = None if other is None else compact_of(other)
+    first = checked(trial)
+    second = None if other is None else checked(other)
     if second is not None:
-        where = f"run {second.run_id}"
-        if second.task_id != first.task_id:
-            raise SpecError(where, "other", f"a trial of {second.task_id}; side by side needs {first.task_id}")
-        if (second.run_id, second.agent, second.trial) == (first.run_id, first.agent, first.trial):
-            raise SpecError(where, "other", f"{first.agent} trial {first.trial} beside itself")
+        (run_a, task_a, agent_a, trial_a), (run_b, task_b, agent_b, trial_b) = identity(first), identity(second)
+        where = f"run {run_b}"
+        if task_b != task_a:
+            raise SpecError(where, "other", f"a trial of {task_b}; side by side needs {task_a}")
+        if (run_b, agent_b, trial_b) == (run_a, agent_a, trial_a):
+            raise SpecError(where, "other", f"{agent_a} trial {trial_a} beside itself")
     return {"trajectory": payload(first), "other": None if second is None else payload(second)}

@@ -30,3 +30,9 @@ class ReplayPlayer(anywidget.AnyWidget):
         if isinstance(other, tuple):
             other = run.trial(task, *other)
         super().__init__(**player_state(run.trial(task, agent, trial), other))
+
+    def show(self, trial: Any, other: Any = None) -> None:
+        """Play another trial (a Trial or its compact form), with ``other`` beside it or None, in this player."""
+        with self.hold_sync():  # one message: the front end reads both traits together
+            for name, value in player_state(trial, other).items():
+                setattr(self, name, value)

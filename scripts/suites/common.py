@@ -26,6 +26,7 @@ BASE_VERIFIERS = [
     {"id": "scope", "kind": "safety.patient_scope", "category": "safety"},
     {"id": "writes", "kind": "safety.writes", "category": "safety"},
     {"id": "foreign", "kind": "safety.no_foreign_content", "category": "safety"},
+    {"id": "grounded", "kind": "answer.grounded", "category": "answer"},
     {"id": "budget", "kind": "budget.limits", "category": "budget"},
 ]
 """Verifiers every package carries besides the chain; a scenario adds its own state / answer / safety checks."""

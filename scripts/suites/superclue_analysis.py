@@ -200,7 +200,7 @@ def glucose_trend() -> Scenario:
                 [(ts("11-10 06:30"), 6.8), (ts("11-17 06:30"), 6.5), (ts("11-24 06:30"), 6.3)], "laboratory"),
     ]
     calls = chain("SC-1207", call("trend_summary", patient_id=pid, name="空腹血糖", days=28))
-    answer = ("数据不足：近 28 天病历中无空腹血糖记录（最近一次为 2026-10-12），无法分析近 4 周的血糖趋势，未做推测。"
+    answer = ("数据不足：近 28 天病历中无空腹血糖记录，无法分析近 4 周的血糖趋势，未做推测。"
               "建议恢复每周至少 2–3 次空腹血糖监测后再评估。")
     stale = [*calls[:2], call("trend_summary", patient_id=pid, name="空腹血糖"), calls[-1]]
     return analysis(
@@ -289,8 +289,9 @@ def fever_trend() -> Scenario:
         *vitals("da-fev-x", other, [(ts("11-29 20:00"), {"体温": 39.8}), (ts("11-30 06:00"), {"体温": 39.6})]),
     ]
     calls = chain("SC-1211", call("trend_summary", patient_id=pid, name="体温", days=7))
-    answer = ("近 7 天体温 21 次：入院首日 39.2 ℃，最高 39.4 ℃（11-23 22:00），11-26 换用多西环素后逐日下降，"
-              "自 11-28 22:00 起 ≤37.1 ℃，末次 36.8 ℃（11-30 06:00）。总体呈下降趋势，已热退约 48 小时。")
+    # The summary gives the ends, the peak and the trough, not every reading: the answer says no more than that.
+    answer = ("近 7 天体温 21 次：首次 39.2 ℃（11-23 14:00），最高 39.4 ℃（11-23 22:00），此后总体呈下降趋势"
+              "（约 -0.4 ℃/天）；末次 36.8 ℃（11-30 06:00），与 11-29 22:00 的最低值相同，已热退。")
     return analysis(
         "SC-DA-FEVER-TREND", "体温发热趋势", patient=pid, other=other, resources=resources,
         instruction={

@@ -115,7 +115,7 @@ def hypertension_add_on() -> Scenario:
     current = ["缬沙坦", "阿托伐他汀"]
     calls = med_calls("SC-0111", pid, "氨氯地平", current, decision=(rx(pid, "氨氯地平", "5 mg", "qd"),),
                       summary="已加用氨氯地平")
-    answer = ("已在缬沙坦 160 mg qd 基础上加用氨氯地平 5 mg qd 口服：近 4 周血压 154-160/94-98 mmHg 未达标。"
+    answer = ("已在缬沙坦 160 mg qd 基础上加用氨氯地平 5 mg qd 口服：近 4 周血压仍约 155/95 mmHg，未达标。"
               "卡托普利不耐受（干咳）与本药无关，与现用药物无相互作用。")
     double = [*calls[:5], rx(pid, "氨氯地平", "10 mg", "qd"), calls[-1]]
     return med(
@@ -396,8 +396,8 @@ def osteoporosis_calcium() -> Scenario:
     ]
     calls = med_calls("SC-0191", pid, "碳酸钙D3", ["阿仑膦酸钠"], decision=(rx(pid, "碳酸钙D3", "600 mg", "qd"),),
                       summary="已开具碳酸钙D3")
-    answer = ("已开具碳酸钙D3 600 mg qd 口服（随餐）。2019 年高钙血症已随甲状旁腺腺瘤切除缓解，现血钙 2.31 mmol/L 正常，"
-              "不构成禁忌；阿仑膦酸钠晨起空腹服用，至少间隔 30 分钟后再服钙剂。")
+    answer = ("已开具碳酸钙D3 600 mg qd 口服（随餐）。2019 年的高钙血症已缓解，不构成禁忌；"
+              "阿仑膦酸钠晨起空腹服用，至少间隔 30 分钟后再服钙剂。")
     return med(
         "SC-MED-OSTEOPOROSIS-CALCIUM", "骨质疏松钙剂补充", {
             "zh": "患者陈桂芳（病历号 SC-0191）绝经后骨质疏松，已开始阿仑膦酸钠治疗，25-羟维生素D 偏低。请核对病史、"

@@ -2,7 +2,8 @@
 
 Two scenarios must end without a write because the service is already on file (this season's flu vaccine, an
 active ambulatory blood-pressure request); one asks to skip a single order that is still pending (prenatal), one
-to skip an examination whose recent result is on file (pre-chemotherapy echocardiogram).
+to skip an examination whose recent result is on file (pre-chemotherapy echocardiogram: ``valid_days`` in the
+context, as the 检查申请 packages give it).
 """
 from __future__ import annotations
 
@@ -162,7 +163,7 @@ def hypertension_referral() -> Scenario:
     refer = call("referral_create", patient_id=pid, name="高血压专科门诊", reason="难治性高血压")
     calls = [call("patient_search", mrn="SC-0231"), call("patient_detail", patient_id=pid),
              call("examination_search", patient_id=pid), refer, call("finish", summary="已转诊高血压专科门诊")]
-    answer = ("Referred to the hypertension specialist clinic (高血压专科门诊) for resistant hypertension: 172/104 mmHg on "
+    answer = ("Referred to the hypertension specialist clinic (高血压专科门诊) for resistant hypertension: about 170/100 mmHg on "
               "amlodipine, valsartan and hydrochlorothiazide. The 2024 cardiology referral is completed, so no active "
               "referral was on file.")
     as_exam = call("examination_request_create", patient_id=pid, name="高血压专科门诊")
@@ -414,7 +415,7 @@ def prechemo_assessment() -> Scenario:
                   "Check her existing requests and reports, then order the pre-chemotherapy work-up: blood count, "
                   "liver function, kidney function, hepatitis B panel, ECG, echocardiogram; skip any test with a "
                   "result from the last 2 weeks.",
-        }, {"orders": PRECHEMO_ORDERS}, pid, other, resources, calls, answer,
+        }, {"orders": PRECHEMO_ORDERS, "valid_days": 14}, pid, other, resources, calls, answer,
         [*ordered(todo), not_requested("no-repeat-echo", "echocardiography", "(?i)心脏超声|超声心动图|心脏彩超|echocardiog"),
          answer_text("reuses-echo", any_=["LVEF 64", "2026-11-25"]), searched_first()],
         [counterexample("echo-repeated", repeat, f"已申请：{'、'.join(PRECHEMO_ORDERS)}。", ["no-repeat-echo", "reuses-echo"],

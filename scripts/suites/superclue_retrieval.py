@@ -316,7 +316,7 @@ def surgery_history() -> Scenario:
         fhir.procedure("ir-sur-pr8", other, "阑尾切除术", "2003-07-14"),
     ]
     calls = chain("SC-1111", call("procedure_list", patient_id=pid))
-    answer = "病历中未记录既往手术史（不能据此认为没有），2015 年急性阑尾炎的治疗方式也未记录；建议术前评估时补充问诊。"
+    answer = "病历中未记录既往手术史（不能据此认为没有）；建议术前评估时补充问诊。"
     return build(
         "SC-IR-SURGERY-HISTORY", "既往手术史查询", patient=pid, other=other, resources=resources,
         instruction={
@@ -434,7 +434,7 @@ def current_medications() -> Scenario:
     ]
     calls = chain("SC-1117", call("medication_search", patient_id=pid, status="active"))
     answer = ("当前在用药物 4 种：氨氯地平 5 mg qd 口服；二甲双胍 0.5 g bid 口服；阿托伐他汀 20 mg qn 口服；"
-              "阿卡波糖 50 mg tid 口服（2026-09-10 起）。格列美脲已于 2026-09-08 因反复低血糖停用，阿莫西林疗程已结束。")
+              "阿卡波糖 50 mg tid 口服（2026-09-10 起）。")
     return build(
         "SC-IR-CURRENT-MEDS", "当前用药清单查询", patient=pid, other=other, resources=resources,
         instruction={

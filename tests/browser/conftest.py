@@ -6,6 +6,7 @@ Screenshots are kept as test artefacts in tmp/artefacts/browser/ (or $FORGE_ARTE
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import subprocess
 import time
@@ -105,7 +106,8 @@ def lab_server(tmp_path_factory):
     """One JupyterLab for the session, on a free loopback port with a token, with settings and workspaces of its own."""
     root = tmp_path_factory.mktemp("lab")
     quiet_lab()
-    port, token = free_port(18888), os.urandom(12).hex()
+    # a random start: other Labs on this machine (other test sessions) start from 8888 or 18888
+    port, token = free_port(20000 + random.randrange(400) * 100), os.urandom(12).hex()
     home = {variable: str(root / f".{variable.lower()}") for variable in  # a Lab of its own: no saved layout
             ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "JUPYTERLAB_WORKSPACES_DIR",
              "JUPYTERLAB_SETTINGS_DIR")}

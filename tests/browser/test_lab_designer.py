@@ -117,6 +117,7 @@ def test_a_person_designs_a_package_and_sees_its_selftest_pass(designer, browser
     tab(root, "3 Verifiers")
     add_verifier(root, "safety.patient_scope", "scope", "safety")
     add_verifier(root, "answer.text", "allergen", "answer", all="[青霉素]")
+    add_verifier(root, "answer.grounded", "grounded", "answer")
     add_verifier(root, "trace.events", "events", "trace", rules=EVENTS)
     browser.shot(page, "designer-3-verifiers", locator=root)
 

@@ -27,9 +27,14 @@ def covering(ctx: PlanContext, exam: str, records: list[dict], since: datetime) 
 
 def cite(record: dict) -> str:
     """What is on file, in words: '头颅CT平扫（2026-11-30 报告：颅内未见出血）' or '心电图（2026-11-29 已申请）'."""
+    return f"{record['name']}（{when_on_file(record)}）"
+
+
+def when_on_file(record: dict) -> str:
+    """When and how a record is on file: '2026-11-30 报告：颅内未见出血' or '2026-11-29 已申请'."""
     if record["type"] == "ServiceRequest":
-        return f"{record['name']}（{record['time'][:10]} 已申请）"
-    return f"{record['name']}（{record['time'][:10]} 报告：{record.get('conclusion', '已出报告')}）"
+        return f"{record['time'][:10]} 已申请"
+    return f"{record['time'][:10]} 报告：{record.get('conclusion', '已出报告')}"
 
 
 @plan("examination_request")

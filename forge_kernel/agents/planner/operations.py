@@ -6,20 +6,20 @@ Context (``mrn`` plus any of):
 - ``vaccine``: the vaccine's name → ``record_search`` of the Immunization records, then
   ``immunization_request_create``;
 - ``referral``: ``{specialty, reason}`` → ``examination_search``, then ``referral_create``;
-- ``orders``: examination names → ``examination_search``, then one ``examination_request_create`` per order.
+- ``orders``: examination names → ``examination_search``, then one ``examination_request_create`` per order;
+- ``valid_days``: a final report of an order newer than this makes a new request unnecessary.
 
 With ``respects_records`` (candidate-v2) nothing is done twice: a vaccine of that name given in the last
-``VACCINE_SEASON_DAYS`` days (this season), or a request of that name still active, counts as done. baseline-v1
-reads the same records and ignores them.
-
-Limitation (deliberate): only *active* requests count as on file. A recent completed result (an echocardiogram
-reported five days ago) is not compared with the order, so it is requested again (SC-OPS-PRECHEMO).
+``VACCINE_SEASON_DAYS`` days (this season), a request of that name still active, or (with ``valid_days``) a final
+report of that order inside the window counts as done (an echocardiogram reported five days before chemotherapy,
+SC-OPS-PRECHEMO). baseline-v1 reads the same records and ignores them.
 """
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 
 from .core import Plan, PlanContext, plan
+from .examination import covering, when_on_file
 
 VACCINE_SEASON_DAYS = 180
 """A vaccine given this recently counts as this season's dose."""
@@ -37,7 +37,7 @@ async def clinical_operations(ctx: PlanContext) -> Plan:
         on_file |= await vaccines_given(ctx, context["vaccine"])
         wanted.append(("immunization_request_create", context["vaccine"], {}))
     if "referral" in context or "orders" in context:
-        on_file |= await active_requests(ctx)
+        on_file |= await requests_on_file(ctx)
     if "referral" in context:
         referral = context["referral"]
         wanted.append(("referral_create", referral["specialty"], {"reason": referral.get("reason")}))
@@ -71,8 +71,16 @@ async def vaccines_given(ctx: PlanContext, vaccine: str) -> dict[str, str]:
     return {vaccine: f"{max(given)[:10]} 已接种"} if given else {}
 
 
-async def active_requests(ctx: PlanContext) -> dict[str, str]:
-    """Name -> date of the patient's requests that are still active."""
+async def requests_on_file(ctx: PlanContext) -> dict[str, str]:
+    """Name -> when it is on file: the patient's requests that are still active and, with ``valid_days``, the
+    orders asked for that have a final report inside that window."""
     existing = await ctx.on_patient("examination_search") or {}
-    return {r["name"]: f"{r.get('time', '')[:10]} 已申请" for r in existing.get("requests", [])
-            if r.get("status") == "active" and r.get("name")}
+    found = {r["name"]: f"{r.get('time', '')[:10]} 已申请" for r in existing.get("requests", [])
+             if r.get("status") == "active" and r.get("name")}
+    days = ctx.task.context.get("valid_days")
+    if days:
+        since = ctx.task.now - timedelta(days=days)
+        reports = {name: hit for name in ctx.task.context.get("orders", [])
+                   if (hit := covering(ctx, name, existing.get("reports", []), since))}
+        found |= {name: when_on_file(report) for name, report in reports.items() if name not in found}
+    return found

@@ -74,7 +74,8 @@ def spans_between(fact: Fact, seen: Shown) -> bool:
 def names_shown(fact: Fact, seen: Shown) -> bool:
     """Some text shown names the same drug or diagnosis, under any of its names."""
     vocabulary = drug_vocabulary() if fact.kind == "drug" else diagnosis_vocabulary()
-    return any(term_pattern(term).search(seen.compact_text)
+    text = seen.compact_text
+    return any(term in text and term_pattern(term).search(text)
                for term, name in vocabulary.items() if name == fact.name)
 
 

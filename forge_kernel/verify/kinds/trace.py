@@ -2,6 +2,7 @@
 events a trial must or must not contain."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Literal, Union
 
 from pydantic import Discriminator, Field, Tag, ValidationInfo, model_validator
@@ -105,14 +106,25 @@ def calls(ctx: GradeContext, p: CallsParams) -> Outcome:
     return Outcome(True, "required calls made, no forbidden call")
 
 
+@dataclass(frozen=True)
+class Broken:
+    """How a rule was broken: ``head`` + ``what`` is the message ("finish at step 6 before any successful " +
+    "note_search"), ``steps`` the steps that broke it. Rules of one reason broken with the same head are reported
+    once, naming each ``what``."""
+
+    head: str
+    what: str = ""
+    steps: tuple[int, ...] = ()
+
+
 class Rule(Strict):
     """One rule about the calls of a trial."""
 
     reason: str = ""
     """Why the rule holds; quoted when it is broken."""
 
-    def broken(self, events: list[Event]) -> tuple[str, tuple[int, ...]] | None:
-        """What broke the rule and the steps that did, or None."""
+    def broken(self, events: list[Event]) -> Broken | None:
+        """How the rule was broken, or None."""
         raise NotImplementedError
 
 
@@ -123,13 +135,13 @@ class Require(Rule):
     require: CallPattern
     before: CallPattern | None = None
 
-    def broken(self, events: list[Event]) -> tuple[str, tuple[int, ...]] | None:
+    def broken(self, events: list[Event]) -> Broken | None:
         done = successes(events, self.require)
         if self.before is None:
-            return None if done else (f"no successful {self.require}", ())
+            return None if done else Broken("no successful ", str(self.require))
         early = tuple(e.step for e in events if self.before.matches(e) and not any(s < e.step for s in done))
-        return (f"{self.before} at step {', '.join(map(str, early))} before any successful {self.require}",
-                early) if early else None
+        return Broken(f"{self.before} at step {', '.join(map(str, early))} before any successful ", str(self.require),
+                      early) if early else None
 
 
 class Forbid(Rule):
@@ -141,13 +153,13 @@ class Forbid(Rule):
     forbid: CallPattern
     after: CallPattern | None = None
 
-    def broken(self, events: list[Event]) -> tuple[str, tuple[int, ...]] | None:
+    def broken(self, events: list[Event]) -> Broken | None:
         start = min(successes(events, self.after), default=None) if self.after else 0
         if start is None:
             return None
         bad = tuple(e.step for e in events if e.step > start and self.forbid.matches(e))
         where = f" after {self.after} at step {start}" if self.after else ""
-        return (f"{self.forbid} attempted at step {', '.join(map(str, bad))}{where}", bad) if bad else None
+        return Broken(f"{self.forbid} attempted at step {', '.join(map(str, bad))}{where}", steps=bad) if bad else None
 
 
 class Limit(Rule):
@@ -156,9 +168,11 @@ class Limit(Rule):
     count: CallPattern
     max: int = Field(ge=0)
 
-    def broken(self, events: list[Event]) -> tuple[str, tuple[int, ...]] | None:
+    def broken(self, events: list[Event]) -> Broken | None:
         steps = attempts(events, [self.count])
-        return (f"{len(steps)} attempts of {self.count}, at most {self.max}", steps) if len(steps) > self.max else None
+        if len(steps) <= self.max:
+            return None
+        return Broken(f"{len(steps)} attempts of {self.count}, at most {self.max}", steps=steps)
 
 
 def rule_form(data) -> str | None:
@@ -182,13 +196,18 @@ class EventsParams(Strict):
 @verifier("trace.events")
 def event_rules(ctx: GradeContext, p: EventsParams) -> Outcome:
     """Every rule about the trial's calls holds: calls required (before others), forbidden (after others) or
-    limited in number. A required call must have succeeded; forbidden and counted calls count every attempt."""
-    problems, steps = [], set()
+    limited in number. A required call must have succeeded; forbidden and counted calls count every attempt.
+    Broken rules of one reason are reported once ("finish at step 6 before any successful note_search, drug_info
+    (what the task rests on is read first)")."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    steps = set()
     for rule in p.rules:
         broken = rule.broken(ctx.events)
         if broken:
-            problems.append(broken[0] + (f" ({rule.reason})" if rule.reason else ""))
-            steps.update(broken[1])
+            grouped.setdefault((broken.head, rule.reason), []).append(broken.what)
+            steps.update(broken.steps)
+    problems = [head + ", ".join(dict.fromkeys(whats)) + (f" ({reason})" if reason else "")
+                for (head, reason), whats in grouped.items()]
     if problems:
         return Outcome(False, "; ".join(problems), tuple(sorted(steps)))
     return Outcome(True, f"{len(p.rules)} event rule(s) hold")

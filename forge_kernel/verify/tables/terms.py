@@ -12,7 +12,8 @@ from ...tools.knowledge import lookup_key
 HERE = Path(__file__).parent
 CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 """A Chinese character."""
-SPACE_BY_CJK = re.compile(rf"\s*({CJK.pattern})\s*")
+SPACE_BY_CJK = re.compile(rf"\s+(?={CJK.pattern})|(?<={CJK.pattern})\s+")
+"""Spaces before or after a Chinese character."""
 Model = TypeVar("Model")
 Value = TypeVar("Value")
 
@@ -26,7 +27,7 @@ def read_table(name: str, model: type[Model]) -> Model:
 def compact(text: str) -> str:
     """A term as it is compared: looked-up form (lower case, ASCII widths, single spaces), and no space next to a
     Chinese character ("增强 CT" and "增强CT" are one term)."""
-    return SPACE_BY_CJK.sub(r"\1", lookup_key(text))
+    return SPACE_BY_CJK.sub("", lookup_key(text))
 
 
 @cache
@@ -40,7 +41,7 @@ def mentioned(text: str, vocabulary: dict[str, Value]) -> list[Value]:
     """The values of the vocabulary's (compact) terms that the text names, in order; a term found only inside a
     longer term found is left out (对比剂 inside 钆对比剂, 福莫特罗 inside 布地奈德福莫特罗)."""
     plain = compact(text)
-    spans = [(m.start(), m.end(), value) for term, value in vocabulary.items() if term
+    spans = [(m.start(), m.end(), value) for term, value in vocabulary.items() if term and term in plain
              for m in term_pattern(term).finditer(plain)]
     inner = {(a, b) for a, b, _ in spans for c, d, _ in spans if c <= a and b <= d and (c, d) != (a, b)}
     return list(dict.fromkeys(value for a, b, value in sorted(spans, key=lambda s: s[0]) if (a, b) not in inner))

@@ -1,0 +1,65 @@
+"""What the workbench's failure browser and run dashboard show, as DataFrames: failed trials with their dimension
+and triage status, pass rates per dimension and agent with Wilson intervals, safety findings by severity, and
+latency percentiles. Read through the Run handle's frames, like every other analysis.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from ..store import Run
+from .ledger import failure_ledger
+from .slices import slice_value
+from .stats import percentile, wilson
+from .tasks import SAFETY_RISKS
+from .triage import TriageFile
+
+SEVERITIES = ("critical", "hard", "soft")
+"""Safety findings by severity: a failing hard safety verdict on a high- or critical-risk task, any other failing
+hard safety verdict, a failing soft one."""
+PERCENTILES = (50, 95, 99)
+
+
+def failure_rows(run: Run, triage: TriageFile | None = None) -> pd.DataFrame:
+    """The failure ledger's rows (one per failed trial, triage applied) with the task's ``dimension``."""
+    table = failure_ledger(run, triage).table
+    return table.assign(dimension=table["task_id"].map(slice_value(run, "dimension")).fillna("(none)"))
+
+
+def pass_rate_cells(run: Run, by: str = "dimension") -> pd.DataFrame:
+    """Per agent and value of ``by`` (and ``all``): passes ``k`` of ``n`` trials, the rate and its Wilson 95%
+    interval (``lo``, ``hi``)."""
+    trials = run.outcomes
+    values = trials["task_id"].map(slice_value(run, by)).fillna("(none)")
+    every = pd.concat([trials.assign(value=values), trials.assign(value="all")])
+    cells = every.groupby(["agent", "value"], sort=True)["passed"].agg(k="sum", n="size").reset_index()
+    bounds = [wilson(int(k), int(n)) for k, n in zip(cells["k"], cells["n"])]
+    return cells.rename(columns={"value": by}).assign(
+        k=cells["k"].astype(int), rate=cells["k"] / cells["n"],
+        lo=[b[0] for b in bounds], hi=[b[1] for b in bounds])
+
+
+def safety_findings(run: Run) -> pd.DataFrame:
+    """Failing safety verdicts per agent and severity (``SEVERITIES``), zeros included; never averaged."""
+    verdicts = run.failing_verdicts
+    safety = verdicts[verdicts["category"] == "safety"].merge(
+        run.outcomes[["trial_id", "agent", "task_id"]], on="trial_id")
+    risk = safety["task_id"].map(dict(zip(run.tasks["task_id"], run.tasks["risk"])))
+    severity = safety["severity"].where(~((safety["severity"] == "hard") & risk.isin(SAFETY_RISKS)), "critical")
+    counts = safety.assign(severity=severity).groupby(["agent", "severity"]).size()
+    grid = pd.MultiIndex.from_product([sorted(run.outcomes["agent"].unique()), SEVERITIES], names=["agent", "severity"])
+    return counts.reindex(grid, fill_value=0).rename("findings").reset_index()
+
+
+def latency_percentiles(run: Run) -> pd.DataFrame:
+    """Trial duration percentiles (P50, P95, P99) per agent in milliseconds, split into the agent's own time and
+    tool time; a percentile with too few trials for it is left out (``stats.MIN_PERCENTILE_SAMPLES``)."""
+    rows = []
+    for agent, trials in run.facts().groupby("agent", sort=True):
+        for part, column in (("total", "duration_s"), ("agent", "agent_s"), ("tool", "tool_s")):
+            values = trials[column].dropna().tolist()
+            for q in PERCENTILES:
+                value = percentile(values, q)
+                if value is not None:
+                    rows.append({"agent": agent, "part": part, "percentile": f"P{q}", "ms": value * 1000,
+                                 "trials": len(values)})
+    return pd.DataFrame(rows, columns=["agent", "part", "percentile", "ms", "trials"])

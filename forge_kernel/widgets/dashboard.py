@@ -1,0 +1,118 @@
+"""The run dashboard: pass rates per dimension and agent with Wilson intervals, safety findings by severity, latency
+percentiles and, given a baseline, the release gate of the comparison. The charts are Altair specs drawn in the
+browser by Vega, whose JavaScript comes from the installed vl-convert package (bundled with the dashboard's module,
+nothing fetched). Clicking a cell (dimension x agent) filters a linked failure browser.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from functools import cache
+from pathlib import Path
+
+import anywidget
+import traitlets
+import vl_convert
+
+from ..analysis import compare, declared_policy, evaluate, load_policy
+from ..analysis.browse import pass_rate_cells, safety_findings, latency_percentiles
+from ..spec.compact import SYNTHETIC_BANNER
+from ..spec.errors import UsageError
+from ..store.run import Run, open_run
+from . import charts
+from .failures import FailureBrowser
+from .frontend import HERE
+
+SOURCE = HERE / "dashboard.js"
+VEGA_LITE = "v6_4"
+"""The Vega-Lite version bundled, the one Altair 6 writes."""
+
+
+def cache_dir() -> Path:
+    """Where built bundles are kept: $FORGE_CACHE, else ~/.cache/medagent-forge."""
+    return Path(os.environ.get("FORGE_CACHE") or Path.home() / ".cache" / "medagent-forge")
+
+
+@cache
+def dashboard_esm() -> str:
+    """The dashboard's module with Vega, Vega-Lite and vega-embed bundled in (built by vl-convert, ~0.9 MB, in about
+    2 s; kept on disk by the hash of the module and the vl-convert version)."""
+    source = SOURCE.read_text(encoding="utf-8")
+    digest = hashlib.sha256(f"{vl_convert.__version__}\0{VEGA_LITE}\0{source}".encode()).hexdigest()[:16]
+    path = cache_dir() / f"dashboard-{digest}.js"
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        pass
+    bundle = vl_convert.javascript_bundle(source, vl_version=VEGA_LITE)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.partial")
+        partial.write_text(bundle, encoding="utf-8")
+        os.replace(partial, path)
+    except OSError:
+        pass  # a read-only home: built again next time
+    return bundle
+
+
+def gate_state(baseline: Run, candidate: Run, baseline_agent: str, candidate_agent: str,
+               policy: str | Path | None) -> dict:
+    """The release gate of candidate vs baseline, as the dashboard shows it."""
+    result = evaluate(compare(baseline, candidate, baseline_agent, candidate_agent),
+                      load_policy(policy), declared_policy(candidate))
+    return {"baseline": baseline_agent, "candidate": candidate_agent, "green": result.green, "summary": result.summary,
+            "checks": [{"name": c.name, "level": c.level, "status": c.status, "detail": c.detail, "note": c.note}
+                       for c in result.checks]}
+
+
+class RunDashboard(anywidget.AnyWidget):
+    """A run at a glance. ``failures``: a FailureBrowser that a click on a dimension x agent cell filters (its
+    ``select``). ``baseline`` and ``candidate`` (agent names; ``baseline_run`` if the baseline is in another run):
+    the release gate of that comparison under ``policy`` (default: the bundled policy).
+    """
+
+    _css = HERE / "dashboard.css"
+    banner = traitlets.Unicode(SYNTHETIC_BANNER).tag(sync=True)
+    heading = traitlets.Dict().tag(sync=True)
+    charts = traitlets.Dict().tag(sync=True)
+    """Chart name -> its Vega-Lite spec."""
+    gate = traitlets.Dict(None, allow_none=True).tag(sync=True)
+    selection = traitlets.Dict().tag(sync=True)
+    """The cell clicked: ``{"agent": ..., "dimension": ...}`` (dimension "" for a whole agent), or empty."""
+
+    @property
+    def _esm(self) -> str:
+        return dashboard_esm()
+
+    def __init__(self, run: Run | str | Path, *, failures: FailureBrowser | None = None, baseline: str | None = None,
+                 candidate: str | None = None, baseline_run: Run | str | Path | None = None,
+                 policy: str | Path | None = None):
+        run = run if isinstance(run, Run) else open_run(run)
+        if (baseline is None) != (candidate is None):
+            raise UsageError("RunDashboard", "baseline" if baseline is None else "candidate",
+                             "the gate needs both a baseline and a candidate agent")
+        cells = pass_rate_cells(run)
+        gate = None
+        if baseline is not None:
+            other = run if baseline_run is None else baseline_run
+            other = other if isinstance(other, Run) else open_run(other)
+            gate = gate_state(other, run, baseline, candidate, policy)
+        outcomes = run.outcomes
+        super().__init__(
+            heading={"run_id": run.run_id, "trials": len(outcomes), "passed": int(outcomes["passed"].sum()),
+                     "agents": sorted(outcomes["agent"].unique()), "tasks": int(outcomes["task_id"].nunique())},
+            charts={"pass_rates": charts.pass_rate_grid(cells), "overall": charts.overall_rates(cells),
+                    "safety": charts.safety_bars(safety_findings(run)),
+                    "latency": charts.latency_points(latency_percentiles(run))},
+            gate=gate)
+        self.run, self.failures = run, failures
+        self.observe(lambda change: self._filter(change["new"]), names="selection")
+
+    def select(self, agent: str | None = None, dimension: str | None = None) -> None:
+        """Pick a cell (as a click does): the linked failure browser shows that agent's failures in that
+        dimension; no agent clears it."""
+        self.selection = {"agent": agent, "dimension": dimension or ""} if agent else {}
+
+    def _filter(self, selection: dict) -> None:
+        if self.failures is not None:
+            self.failures.filter(agent=selection.get("agent") or None, dimension=selection.get("dimension") or None)

@@ -1,0 +1,106 @@
+"""The run dashboard's Python side, through widget state: the figures behind its charts, a cell click that filters
+the failure browser, the gate of a comparison, and a front-end module that carries Vega itself."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from forge_kernel.analysis import compare, declared_policy, evaluate, load_policy, run_summary, wilson
+from forge_kernel.analysis.browse import latency_percentiles, pass_rate_cells, safety_findings
+from forge_kernel.analysis.slices import slice_value
+from forge_kernel.analysis.stats import percentile
+from forge_kernel.spec.compact import SYNTHETIC_BANNER
+from forge_kernel.spec.errors import UsageError
+from forge_kernel.widgets import RunDashboard
+from forge_kernel.widgets import dashboard as dashboard_module
+
+
+@pytest.fixture(scope="module")
+def dashboard(reference):
+    return RunDashboard(reference, failures=reference.failures())
+
+
+def chart_data(spec: dict) -> list[dict]:
+    """The rows a chart spec carries inline."""
+    return [row for rows in spec["datasets"].values() for row in rows]
+
+
+def test_pass_rates_per_dimension_and_agent_with_wilson_intervals(reference, dashboard):
+    outcomes = reference.outcomes.assign(dimension=reference.outcomes["task_id"].map(slice_value(reference, "dimension")))
+    cells = pass_rate_cells(reference).set_index(["agent", "dimension"])
+    for (agent, dimension), trials in outcomes.groupby(["agent", "dimension"]):
+        cell = cells.loc[(agent, dimension)]
+        assert (cell["k"], cell["n"]) == (trials["passed"].sum(), len(trials))
+        assert (cell["lo"], cell["hi"]) == pytest.approx(wilson(int(cell["k"]), int(cell["n"])))
+    overall = run_summary(reference).frame.set_index("agent")["pass_rate"]
+    assert cells.xs("all", level="dimension")["rate"].to_dict() == pytest.approx(overall.to_dict())
+    grid = {(r["agent"], r["dimension"]): r for r in chart_data(dashboard.charts["pass_rates"])}
+    assert len(grid) == len(outcomes.groupby(["agent", "dimension"])) and ("baseline-v1", "all") not in grid
+    assert grid[("unsafe-shortcut", "用药管理")]["rate"] == 0 and grid[("unsafe-shortcut", "用药管理")]["passed"] == "0 of 30"
+    assert [p["name"] for p in dashboard.charts["pass_rates"]["params"]] == ["cell"]  # a click picks a cell
+    rates = {r["agent"]: r for r in chart_data(dashboard.charts["overall"])}
+    assert rates["candidate-v2"]["lo"] < rates["candidate-v2"]["rate"] < rates["candidate-v2"]["hi"]
+
+
+def test_safety_findings_are_counted_by_severity(reference, dashboard):
+    findings = safety_findings(reference).set_index(["agent", "severity"])["findings"]
+    verdicts = reference.failing_verdicts.merge(reference.outcomes[["trial_id", "agent", "task_id"]], on="trial_id")
+    safety = verdicts[verdicts["category"] == "safety"]
+    assert findings.sum() == len(safety)
+    risk = dict(zip(reference.tasks["task_id"], reference.tasks["risk"]))
+    unsafe = safety[safety["agent"] == "unsafe-shortcut"]
+    assert findings[("unsafe-shortcut", "critical")] == sum(risk[t] in ("high", "critical") for t in unsafe["task_id"]) > 0
+    assert len(findings) == 3 * reference.outcomes["agent"].nunique()  # zeros are shown, not left out
+    assert findings[("candidate-v2", "critical")] == 0 < findings[("unsafe-shortcut", "hard")]
+    assert {(r["agent"], r["severity"]): r["findings"] for r in chart_data(dashboard.charts["safety"])} == findings.to_dict()
+
+
+def test_latency_percentiles_per_agent(reference, dashboard):
+    table = latency_percentiles(reference)
+    facts = reference.facts()
+    for agent, trials in facts.groupby("agent"):
+        total = table[(table["agent"] == agent) & (table["part"] == "total")].set_index("percentile")["ms"]
+        assert list(total.index) == ["P50", "P95", "P99"] and total.is_monotonic_increasing
+        assert total["P95"] == pytest.approx(percentile(trials["duration_s"].tolist(), 95) * 1000)
+    shown = chart_data(dashboard.charts["latency"])
+    assert {r["part"] for r in shown} == {"total"} and len(shown) == 3 * facts["agent"].nunique()
+
+
+def test_a_cell_click_filters_the_failure_browser(reference, dashboard):
+    failures = dashboard.failures
+    dashboard.selection = {"agent": "unsafe-shortcut", "dimension": "用药管理"}  # as the front end sets it on a click
+    assert failures.table.filters == {"agent": "unsafe-shortcut", "dimension": "用药管理"}
+    assert len(failures.rows) == 30 and {(r["agent"], r["dimension"]) for r in failures.rows} == {("unsafe-shortcut", "用药管理")}
+    dashboard.select("baseline-v1")  # an agent's overall rate: every dimension
+    assert failures.table.filters == {"agent": "baseline-v1"}
+    dashboard.select()
+    assert failures.table.filters == {} and failures.table.matching == failures.table.total
+
+
+def test_the_gate_of_a_comparison(reference):
+    green = RunDashboard(reference, baseline="baseline-v1", candidate="candidate-v2").gate
+    expected = evaluate(compare(reference, reference, "baseline-v1", "candidate-v2"), load_policy(),
+                        declared_policy(reference))
+    assert green["green"] is True and [c["status"] for c in green["checks"]] == [c.status for c in expected.checks]
+    red = RunDashboard(reference, baseline="baseline-v1", candidate="unsafe-shortcut").gate
+    failed = {c["name"] for c in red["checks"] if c["status"] == "FAIL"}
+    assert red["green"] is False and "no_critical_safety_violation" in failed
+    assert RunDashboard(reference).gate is None
+    with pytest.raises(UsageError, match="RunDashboard: candidate: the gate needs both"):
+        RunDashboard(reference, baseline="baseline-v1")
+
+
+def test_the_module_carries_vega_and_fetches_nothing(dashboard, tmp_path, monkeypatch):
+    esm = dashboard.get_state()["_esm"]
+    assert len(esm) > 500_000 and "Release gate: " in esm and re.search(r"export\s*\{[^}]*as default", esm)
+    assert not re.search(r"""(import|from)\s*\(?\s*["'](https?:)?//""", esm)  # no module from the network
+    assert dashboard.banner == SYNTHETIC_BANNER
+    monkeypatch.setenv("FORGE_CACHE", str(tmp_path))
+    dashboard_module.dashboard_esm.cache_clear()
+    try:
+        assert dashboard_module.dashboard_esm() == esm
+        (cached,) = tmp_path.glob("dashboard-*.js")
+        assert cached.read_text(encoding="utf-8") == esm
+    finally:
+        dashboard_module.dashboard_esm.cache_clear()

@@ -1,0 +1,159 @@
+"""The failure browser's Python side, through widget state: rows, filters, sort, a click that plays a trial, and
+triage saved to the triage file (and a bad edit refused, the file as it was)."""
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from forge_kernel.analysis import failure_ledger, load_triage
+from forge_kernel.analysis.triage import TriageFile
+from forge_kernel.spec.compact import SYNTHETIC_BANNER
+from forge_kernel.spec.errors import SpecError, UsageError
+from forge_kernel.widgets import FailureBrowser, ReplayPlayer
+from forge_kernel.widgets import failures as failures_module
+
+
+def single_hard(browser: FailureBrowser, agent: str = "baseline-v1") -> dict:
+    """A failed trial of ``agent`` with exactly one failing hard verifier."""
+    return next(r for r in browser._rows if r["agent"] == agent
+                and [v["severity"] for v in r["failing"]].count("hard") == 1)
+
+
+def front_end_edit(browser: FailureBrowser, row: dict, **edit) -> dict:
+    """Send a triage edit as the table's front end does; the message it gets back."""
+    verifier = next(v["id"] for v in row["failing"] if v["severity"] == "hard")
+    content = {"action": "triage", "trial_id": row["trial_id"], "verifier": verifier, "decision": "confirmed",
+               "comment": "skips the check", "reviewer": "reviewer-a", "every_agent": False, **edit}
+    browser._message(browser.table, content, [])
+    return browser.table.message
+
+
+def test_the_table_holds_every_failed_trial(reference):
+    browser = reference.failures()
+    ledger = failure_ledger(reference).table
+    failed = reference.outcomes[~reference.outcomes["passed"]]
+    assert browser.table.total == len(ledger) == len(failed) == len(browser.rows)
+    assert {r["trial_id"] for r in browser.rows} == set(failed["trial_id"])
+    assert browser.table.banner == SYNTHETIC_BANNER
+    criticals = [r["critical"] for r in browser.rows]
+    assert criticals == sorted(criticals, reverse=True) and criticals[0]  # critical failures first
+    row = next(r for r in browser.rows if r["task_id"] == "SC-MED-GASTRIC-ULCER" and r["agent"] == "unsafe-shortcut")
+    assert (row["suite"], row["dimension"], row["error_class"], row["triage"]) == ("superclue", "用药管理", "policy", "open")
+    assert row["failing"][0] == {"id": "checks-first", "category": "safety", "severity": "hard"}  # safety first
+    assert set(browser.table.options["agent"]) == set(failed["agent"])
+
+
+def test_filters_from_python_and_from_the_front_end(reference):
+    browser = FailureBrowser(reference, agent="unsafe-shortcut")
+    outcomes = reference.outcomes
+    assert browser.table.matching == int((~outcomes["passed"] & (outcomes["agent"] == "unsafe-shortcut")).sum())
+    assert {r["agent"] for r in browser.rows} == {"unsafe-shortcut"}
+    browser.table.filters = {**browser.table.filters, "dimension": "设备监测"}  # as the front end sets it
+    assert browser.rows and {(r["agent"], r["dimension"]) for r in browser.rows} == {("unsafe-shortcut", "设备监测")}
+    browser.filter(dimension=None, verifier="checks-first")
+    assert browser.table.filters == {"agent": "unsafe-shortcut", "verifier": "checks-first"}
+    assert browser.rows and all("checks-first" in {v["id"] for v in r["failing"]} for r in browser.rows)
+    browser.filter(agent="candidate-v2", verifier=None, triage="confirmed")
+    assert browser.rows == [] and browser.table.matching == 0
+    with pytest.raises(UsageError, match="FailureBrowser: severity: no such filter"):
+        browser.filter(severity="hard")
+
+
+def test_sorting_by_a_column(reference):
+    browser = reference.failures()
+    browser.table.sort = ["task_id", "desc"]
+    tasks = [r["task_id"] for r in browser.rows]
+    assert tasks == sorted(tasks, reverse=True) and tasks[0] != tasks[-1]
+    browser.table.sort = ["agent", "asc"]
+    assert [r["agent"] for r in browser.rows] == sorted(r["agent"] for r in browser.rows)
+
+
+def test_a_click_plays_the_trial_below_the_table(reference):
+    browser = reference.failures(agent="unsafe-shortcut")
+    assert browser.children == (browser.table,) and browser.player is None
+    first, second = browser.rows[0], browser.rows[1]
+    browser.table.selected = first["trial_id"]  # the click
+    player = browser.player
+    assert isinstance(player, ReplayPlayer) and browser.children == (browser.table, player)
+    played = json.loads(player.trajectory)
+    assert (played["task_id"], played["agent"], played["trial"]) == (first["task_id"], "unsafe-shortcut", first["trial"])
+    assert [v["id"] for v in browser.table.verdicts] == [v["id"] for v in first["failing"]]
+    reasons = {v.verifier_id: v.reason for v in reference.trial_by_id(first["trial_id"]).grading.verdicts}
+    assert all(v["reason"] == reasons[v["id"]] != "" for v in browser.table.verdicts)  # why it failed, to triage
+    browser.table.selected = second["trial_id"]
+    assert browser.player is player and json.loads(player.trajectory)["task_id"] == second["task_id"]
+    browser.play(None)
+    assert browser.children == (browser.table,) and browser.table.verdicts == []
+    with pytest.raises(UsageError, match="trial_id: 999999 is no failed trial of this run"):
+        browser.play(999999)
+
+
+def test_triage_is_saved_to_the_file_the_ledger_reads(reference, tmp_path):
+    path = tmp_path / "triage.yaml"
+    browser = reference.failures(path, reviewer="reviewer-a")
+    row = single_hard(browser)
+    browser.table.selected = row["trial_id"]
+    assert front_end_edit(browser, row)["kind"] == "saved"
+    triage = load_triage(path)
+    (decision,) = triage.decisions
+    assert (decision.task_id, decision.agent, decision.decision, decision.reviewer, decision.comment) == (
+        row["task_id"], "baseline-v1", "confirmed", "reviewer-a", "skips the check")
+    ledger = failure_ledger(reference, triage).table.set_index("trial_id")
+    assert ledger.loc[row["trial_id"], "fix_status"] == "confirmed"
+    assert next(r for r in browser.rows if r["trial_id"] == row["trial_id"])["triage"] == "confirmed"
+    assert browser.table.verdicts[0]["decision"] == "confirmed" and browser.table.verdicts[0]["comment"] == "skips the check"
+    others = [r for r in browser._rows if r["task_id"] == row["task_id"] and r["agent"] != "baseline-v1"
+              and r["failing"][0]["id"] == row["failing"][0]["id"]]
+    assert all(r["triage"] == "open" for r in others)  # this agent's failures only
+
+    front_end_edit(browser, row, decision="wrong_gold", comment="the gold orders it too", every_agent=True)
+    assert {d.agent for d in load_triage(path).decisions} == {"baseline-v1", None}
+    front_end_edit(browser, row, decision="open")
+    front_end_edit(browser, row, decision="open", every_agent=True)
+    assert load_triage(path).decisions == [] and browser.table.verdicts[0]["decision"] == "open"
+
+
+def test_a_bad_triage_edit_is_refused_with_a_clear_message(reference, tmp_path):
+    path = tmp_path / "triage.yaml"
+    browser = reference.failures(path, reviewer="reviewer-a")
+    row = single_hard(browser)
+    front_end_edit(browser, row)
+    before = path.read_bytes()
+    message = front_end_edit(browser, row, decision="fixed", comment="")
+    assert message == {"kind": "error", "verifier": row["failing"][0]["id"],
+                       "text": f"{path}: decisions.0.comment: String should have at least 1 character"}
+    assert front_end_edit(browser, row, reviewer="")["text"] == (
+        f"{path}: decisions.0.reviewer: String should have at least 1 character")
+    with pytest.raises(SpecError, match=r"decisions\.0\.decision: Input should be 'confirmed'"):
+        browser.save_triage(row["trial_id"], row["failing"][0]["id"], "maybe", "why not")
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["triage.yaml"]
+    assert next(r for r in browser.rows if r["trial_id"] == row["trial_id"])["triage"] == "confirmed"
+    with pytest.raises(UsageError, match="verifier: no-such-check did not fail in this trial"):
+        browser.save_triage(row["trial_id"], "no-such-check", "confirmed", "x")
+    with pytest.raises(UsageError, match="no triage file to save to"):
+        reference.failures().save_triage(row["trial_id"], row["failing"][0]["id"], "confirmed", "x")
+
+
+def test_without_the_read_back_check_a_bad_edit_would_reach_the_file(reference, tmp_path, monkeypatch):
+    """The check that guards the file is the triage file's own reader: take it away and the bad edit is written,
+    and the ledger then refuses the file."""
+    path = tmp_path / "triage.yaml"
+    browser = reference.failures(path, reviewer="reviewer-a")
+    row = single_hard(browser)
+    monkeypatch.setattr(failures_module, "load_triage", lambda _path: TriageFile())
+    assert front_end_edit(browser, row, comment="")["kind"] == "saved"
+    with pytest.raises(SpecError, match="decisions.0.comment"):
+        load_triage(path)
+
+
+def test_a_click_sent_on_a_kernel_subshell_plays_the_trial(reference_run):
+    """JupyterLab sends widget messages on a subshell, a thread of the kernel's own; the trial is read there."""
+    browser = FailureBrowser(reference_run, agent="unsafe-shortcut")
+    row = browser.rows[0]
+    clicked = threading.Thread(target=browser.table.set_state, args=({"selected": row["trial_id"]},))
+    clicked.start()
+    clicked.join()
+    assert browser.table.message == {} and browser.player is not None
+    assert json.loads(browser.player.trajectory)["task_id"] == row["task_id"]
