@@ -21,14 +21,15 @@ EVENTS = """- {require: {tool: finish}, reason: the task ends with finish}
 
 @pytest.fixture(scope="module")
 def designer(browser, lab_server):
-    """Notebook 03 run all in Lab (its own package saved under the Lab's folder); the page and the designer."""
+    """Notebook 03 run all in Lab (its package saved in ../runs/designed from the Lab's folder, as from notebooks/);
+    the page, the designer and that target folder."""
     shutil.copy(ROOT / "notebooks" / NOTEBOOK, lab_server.root / NOTEBOOK)
     page = browser.page()
     page.set_viewport_size({"width": 1440, "height": 1400})
     lab_server.run_all(page, NOTEBOOK, ".mf-designer", workspace="designer")
     root = page.locator(".mf-designer").first
     root.scroll_into_view_if_needed()
-    return page, root, lab_server.root
+    return page, root, lab_server.root.parent / "runs" / "designed"
 
 
 def tab(root, title: str) -> None:
@@ -92,7 +93,7 @@ def call(root, tool: str, **args) -> str:
 def test_the_notebook_designed_saved_and_selftested_its_package(designer, browser):
     page, _, folder = designer
     assert page.get_by_text("selftest passed").count() >= 1
-    assert (folder / "designed" / "verifiers" / "custom" / "CU-MED-PPI.yaml").is_file()
+    assert (folder / "verifiers" / "custom" / "CU-MED-PPI.yaml").is_file()
 
 
 def test_a_person_designs_a_package_and_sees_its_selftest_pass(designer, browser):
@@ -157,7 +158,7 @@ def test_a_person_designs_a_package_and_sees_its_selftest_pass(designer, browser
     browser.shot(page, "designer-6-selftest", locator=root)
     assert "selftest passed" in report and "drop-call" in report, report
 
-    saved = load_package(folder / "designed" / "task_packages" / "custom" / "CU-IR-ALLERGY")
+    saved = load_package(folder / "task_packages" / "custom" / "CU-IR-ALLERGY")
     assert [c.name for c in saved.hidden.counterexamples] == ["allergies-unread"]
     assert saved.hidden.counterexamples[0].edits and selftest(saved, mutants=True).ok  # from disk, once more
 
