@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Iterator
 
 import click
 
-from .release_cli import keygen, signoff, verify_release
+from .release_cli import keygen, release, signoff, verify_release
 from .spec.errors import ForgeError, SpecError
 
 if TYPE_CHECKING:
@@ -367,5 +367,5 @@ def echo_mutants(reports) -> None:
         click.echo(f"  {totals_line(operator, counts)}")
 
 
-for command in (keygen, signoff, verify_release):
+for command in (release, keygen, signoff, verify_release):
     main.add_command(command)

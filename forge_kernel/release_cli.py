@@ -1,4 +1,5 @@
-"""``forge keygen``, ``forge signoff`` and ``forge verify``: reviewers' signatures on a release folder."""
+"""``forge release`` builds a release folder; ``forge keygen``, ``forge signoff`` and ``forge verify``: reviewers'
+signatures on it."""
 from __future__ import annotations
 
 import sys
@@ -7,6 +8,21 @@ from pathlib import Path
 import click
 
 RELEASE = click.Path(exists=True, file_okay=False, path_type=Path)
+
+
+@click.command()
+@click.argument("parameters", type=click.Path(dir_okay=False, path_type=Path))
+def release(parameters) -> None:
+    """Run the trials a release lacks, execute its report notebook and export its HTML; exit 0 green, 1 red."""
+    from .report.build import build_release
+
+    built = build_release(parameters, say=click.echo)
+    click.echo(f"release.ipynb: {built.notebook}\nrelease.html:  {built.html}")
+    reasons = ", ".join(built.values["red_because"])
+    click.echo(f"gate {'GREEN' if built.green else 'RED'}" + (f" ({reasons})" if reasons else "")
+               + f" · sign it: forge signoff {built.folder} --reviewer NAME --role ROLE --key KEYFILE --decision "
+               "approve|reject")
+    sys.exit(0 if built.green else 1)
 
 
 @click.command()

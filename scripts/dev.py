@@ -1,8 +1,8 @@
 """Set-up and the two everyday jobs, on a machine with nothing but Python 3.11+.
 
-    python3 scripts/dev.py demo   # builds .venv if needed, validates and self-tests the bundled suites, runs the
-                                  # six reference agents on them (3 trials each), prints pass rates and compares
-                                  # candidate-v2 with baseline-v1 under the default release gate
+    python3 scripts/dev.py demo   # builds .venv if needed, then the demo release (parameterized_runs/demo.yaml):
+                                  # candidate-v2 against baseline-v1 with both ablations on the bundled suites, its
+                                  # report notebook and offline HTML page, and the release gate
     python3 scripts/dev.py test   # builds .venv if needed, then runs the test suite
     python3 scripts/dev.py lab    # the workbench: JupyterLab on 127.0.0.1 with a token (its URL printed)
 
@@ -16,7 +16,6 @@ import shutil
 import subprocess
 import sys
 import venv
-from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,22 +46,9 @@ def ensure_env() -> None:
     STAMP.write_text(wanted)
 
 
-REFERENCE_AGENTS = ("baseline-v1,candidate-v2,flaky-simulator,unsafe-shortcut,"
-                    "candidate-v2-no-conflict,candidate-v2-no-domain-gate")
-
-
 def demo() -> None:
-    forge = BIN / "forge"
-    out = ROOT / "runs" / f"demo-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}"
-    sh(forge, "validate", "task_packages")
-    sh(forge, "selftest", "task_packages")
-    gate = ROOT / "forge_kernel" / "spec" / "gates" / "default.yaml"
-    sh(forge, "run", "--suite", "task_packages", "--agent", REFERENCE_AGENTS, "--trials", "3", "--out", out,
-       "--gate", gate)
-    sh(forge, "summary", out, "--by", "dimension")
-    sh(forge, "compare", out, out, "--baseline-agent", "baseline-v1", "--candidate-agent", "candidate-v2",
-       "--gate", gate, "--markdown", out / "compare-baseline-v1-candidate-v2.md")
-    print(f"\nReplay a trial:  {forge} replay {out} --task SC-MED-GASTRIC-ULCER --agent unsafe-shortcut --trial 0")
+    """The demo release; it ends with the paths of release.ipynb and release.html and the gate (exit 1 when red)."""
+    sh(BIN / "forge", "release", ROOT / "parameterized_runs" / "demo.yaml")
 
 
 def test() -> None:

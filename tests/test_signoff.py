@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from forge_kernel.cli import main
 from forge_kernel.engine import RunSpec, execute
+from forge_kernel.report.signoff_section import render
 
 ROOT = Path(__file__).resolve().parents[1]
 TASKS = ["SC-MED-GOUT-FLARE", "SC-MED-ASTHMA-ACUTE"]
@@ -26,7 +27,7 @@ def built_release(tmp_path_factory) -> Path:
         spec = RunSpec(suite=[str(ROOT / "task_packages/superclue" / t) for t in TASKS], agents=[agent], trials=2)
         asyncio.run(execute(spec, folder / "runs" / label, progress=False))
     (folder / "release.ipynb").write_text('{"cells": []}', encoding="utf-8")
-    (folder / "release.html").write_text("<html>report</html>", encoding="utf-8")
+    (folder / "release.html").write_text(f"<html>report{render({'signatures': []})}</html>", encoding="utf-8")
     (folder / "r1.yaml").write_text("release: r1\n", encoding="utf-8")
     record = {"parameters": "r1.yaml", "runs": {"baseline": "runs/baseline", "candidate": "runs/candidate"},
               "roles": ["clinician", "engineer"]}
@@ -181,3 +182,15 @@ def test_bad_input_is_one_line_and_exit_2(release, tmp_path):
     (release / "release.json").write_text("{")
     result = verify(release, tmp_path / "trusted")
     assert result.exit_code == 2 and "release.json: (file): not JSON" in result.output
+
+
+def test_signing_shows_every_signature_in_the_html_and_a_forged_section_is_named(release, tmp_path):
+    trusted = signed(release, tmp_path)
+    page = (release / "release.html").read_text(encoding="utf-8")
+    assert page.count("checked the safety gates") == 2 and "wen" in page and "ada" in page
+    assert verify(release, trusted).exit_code == 0  # the first signature still holds after the second rewrote it
+    (release / "release.html").write_text(page.replace(">approve<", ">reject<", 1), encoding="utf-8")
+    result = verify(release, trusted)
+    assert result.exit_code == 1
+    assert "release.html: its sign-off section does not show the signatures in signoff.json" in result.output
+    assert "release.html changed" not in result.output  # the report itself is as signed

@@ -4,7 +4,9 @@ A release folder holds ``release.ipynb``, ``release.html`` and ``release.json`` 
 parameters file and the run stores, by path relative to the folder, and the roles whose approval it needs). The
 manifest lists a digest of each file and, per run store, a digest of its run-wide tables and one per trial, so a
 failed verification names the file or the trial that changed. Signatures live in ``signoff.json`` beside them;
-private keys are read from their file only when signing and never written anywhere else.
+private keys are read from their file only when signing and never written anywhere else. ``release.html``
+is covered without its sign-off section, which signing rewrites from ``signoff.json`` and verifying checks
+(``signoff_section.py``).
 """
 from __future__ import annotations
 
@@ -28,8 +30,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from ..spec import SpecError
 from ..spec.hashing import canonical_json
 from ..store import RunStore
+from .signoff_section import shows, with_signoff, without_signoff
 
-REPORT_FILES = ("release.ipynb", "release.html")
+HTML = "release.html"
+REPORT_FILES = ("release.ipynb", HTML)
 RECORD = "release.json"
 SIGNOFF = "signoff.json"
 KEY_KIND = "forge-ed25519"
@@ -184,7 +188,8 @@ def manifest(folder: Path) -> dict:
         path = folder / name
         if not path.is_file():
             raise SpecError(path, "(file)", "missing: the release is not complete")
-        files[name] = sha256(path.read_bytes())
+        data = path.read_bytes()
+        files[name] = sha256(without_signoff(data) if name == HTML else data)
     return {"release": folder.resolve().name, "files": files,
             "runs": {label: store_digests(folder / path) for label, path in sorted(record["runs"].items())}}
 
@@ -231,6 +236,8 @@ def sign(folder: Path, reviewer: str, role: str, key_file: Path, decision: Decis
     signoff["signatures"].append({"statement": statement, "key": base64.b64encode(raw).decode(),
                                   "signature": base64.b64encode(key.sign(canonical_json(statement).encode())).decode()})
     (folder / SIGNOFF).write_text(json.dumps(signoff, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    page = folder / HTML
+    page.write_text(with_signoff(page.read_text(encoding="utf-8"), signoff), encoding="utf-8")
     return statement
 
 
@@ -251,6 +258,8 @@ def verify(folder: Path, trusted: list[PublicKey]) -> Verification:
     the release needs approved."""
     signoff, now = read_signoff(folder), manifest(folder)
     problems, approvals, approved_roles = [], [], set()
+    if not shows((folder / HTML).read_text(encoding="utf-8", errors="replace"), signoff):
+        problems.append(f"{HTML}: its sign-off section does not show the signatures in {SIGNOFF}")
     if not signoff["signatures"]:
         problems.append("not signed")
     for entry in signoff["signatures"]:

@@ -1,0 +1,141 @@
+"""``forge release``: run the trials a release still lacks, execute the report template with papermill, export the
+self-contained HTML and write ``release.json``, so that ``forge signoff`` / ``forge verify`` work on the folder."""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+from ..spec import ForgeError
+from ..store.run_store import DB_NAME
+from .approved import last_approved
+from .html_export import export_html
+from .params import LAST_APPROVED, ReleaseParameters, load_parameters
+from .release import recorded
+from .signoff import HTML, RECORD, SIGNOFF
+
+TEMPLATE = Path(__file__).resolve().parents[2] / "notebooks" / "release_report.ipynb"
+NOTEBOOK = "release.ipynb"
+MUTANTS = "mutants.json"
+"""The mutation kill rate's cache, filled while the trials run."""
+
+
+@dataclass(frozen=True)
+class Built:
+    folder: Path
+    notebook: Path
+    html: Path
+    green: bool
+    values: dict
+
+
+@dataclass(frozen=True)
+class Side:
+    """One run the report reads: its folder and the agent in it; ``run_here`` when this release runs it."""
+
+    label: str
+    agent: str
+    run: Path
+    run_here: bool
+
+
+def sides(params: ReleaseParameters, base: Path, parameters: Path, folder: Path) -> tuple[list[Side], str]:
+    """The baseline, candidate and ablation runs, and how the baseline was chosen."""
+    runs = folder / "runs"
+    if params.baseline == LAST_APPROVED:
+        found = last_approved(base, base / params.trusted_keys, parameters, params.release)
+        baseline = Side("baseline", found.agent, found.run, False)
+        source = f"the last approved release, {found.folder.name} (approved {found.approved_at})"
+    else:
+        baseline, source = Side("baseline", params.baseline, runs / "baseline", True), "run for this release"
+    ablations = [Side(f"ablation-{i}", name, runs / f"ablation-{i}", True)
+                 for i, name in enumerate(params.ablations, 1)]
+    return [baseline, Side("candidate", params.candidate, runs / "candidate", True), *ablations], source
+
+
+def run_missing(side: Side, params: ReleaseParameters, suites: list[str], gate: str | None, progress: bool) -> str:
+    """Run the side's trials that its store does not hold yet (a store that exists is resumed)."""
+    from ..engine import RunSpec, execute
+
+    spec = RunSpec(suite=suites, agents=[side.agent], trials=params.trials, seed=params.seed, gate=gate)
+    outcome = asyncio.run(execute(spec, side.run, resume=(side.run / DB_NAME).exists(), progress=progress))
+    return f"{side.label} {side.agent}: {outcome.ran} trial(s) run, {outcome.skipped} already stored"
+
+
+def build_release(parameters: Path, progress: bool = True, say: Callable[[str], None] = print) -> Built:
+    """Build the release the parameters file describes; return where its files are and the gate's colour."""
+    parameters = Path(parameters).resolve()
+    params, base = load_parameters(parameters)
+    folder = base / params.release
+    folder.mkdir(exist_ok=True)
+    gate = str((base / params.gate).resolve()) if params.gate else None
+    suites = [str((base / s).resolve()) for s in params.suites]
+    plan, source = sides(params, base, parameters, folder)
+    mutants = subprocess.Popen([sys.executable, "-m", "forge_kernel.report.kill_rate", str(folder / MUTANTS), *suites])
+    try:
+        for side in plan:
+            if side.run_here:
+                say(run_missing(side, params, suites, gate, progress))
+    except BaseException:
+        mutants.kill()
+        raise
+    finally:
+        mutants.wait()
+    supersede_signoff(folder, say)
+    by_label = {s.label: s for s in plan}
+
+    def here(path) -> str:
+        return os.path.relpath(path, folder)
+
+    notebook = execute_template(folder, {
+        "release": params.release, "baseline_source": source,
+        "baseline_run": here(by_label["baseline"].run), "baseline_agent": by_label["baseline"].agent,
+        "candidate_run": here(by_label["candidate"].run), "candidate_agent": params.candidate,
+        "ablations": {s.agent: here(s.run) for s in plan if s.label.startswith("ablation-")},
+        "gate_policy": here(gate) if gate else None, "suites": [here(s) for s in suites], "trials": params.trials,
+        "triage": here(base / params.triage) if params.triage else None, "mutants_cache": MUTANTS,
+    }, progress)
+    html = export_html(notebook, folder / HTML, {"signatures": []})
+    record = {"parameters": here(parameters), "runs": {s.label: here(s.run) for s in plan},
+              "agents": {s.label: s.agent for s in plan}, "roles": params.roles,
+              "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    (folder / RECORD).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    values = recorded(json.loads(notebook.read_text(encoding="utf-8")))
+    return Built(folder, notebook, html, bool(values["green"]), values)
+
+
+def supersede_signoff(folder: Path, say: Callable[[str], None]) -> None:
+    """A rebuilt report needs new signatures: an earlier sign-off file is kept aside, never deleted."""
+    old = folder / SIGNOFF
+    if old.exists():
+        kept = folder / f"signoff.superseded-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}.json"
+        old.rename(kept)
+        say(f"the report is rebuilt: its earlier sign-off is kept in {kept.name} and no longer applies")
+
+
+def execute_template(folder: Path, parameters: dict, progress: bool) -> Path:
+    """Execute the template into ``folder/release.ipynb`` (in that folder); a user's mistake that a cell meets
+    (e.g. a gate policy other than the one declared) is one ForgeError line, as on the command line."""
+    import papermill
+
+    out = folder / NOTEBOOK
+    try:
+        papermill.execute_notebook(str(TEMPLATE), str(out), parameters=parameters, kernel_name="python3",
+                                   cwd=str(folder), progress_bar=progress, log_output=False)
+    except papermill.PapermillExecutionError as exc:
+        if exc.ename in {cls.__name__ for cls in all_subclasses(ForgeError)}:
+            file, field, message = (exc.evalue.split(": ", 2) + ["", ""])[:3]
+            raise ForgeError(file, field, message) from None
+        raise
+    return out
+
+
+def all_subclasses(cls: type) -> set[type]:
+    found = set(cls.__subclasses__())
+    return found | {sub for c in found for sub in all_subclasses(c)} | {cls}

@@ -1,0 +1,126 @@
+"""What a release report is built on: its runs opened once, the comparison, the gate, the ablation cards, the
+failure ledgers and the mutation kill rate; and the values the executed notebook records for readers and tests."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from IPython.display import display
+
+from ..analysis import (AblationCard, AgentSide, Comparison, GateResult, Ledger, agent_side, compare_sides,
+                        declared_policy, evaluate, failure_ledger, load_policy, load_triage)
+from ..analysis.ablation import card
+from ..analysis.gate import counts_against
+from ..store import Run, open_run
+from .kill_rate import mutation_kill_rate
+
+MIMETYPE = "application/vnd.forge.release+json"
+"""The custom output that records a report's values in the executed notebook."""
+MAX_PLAYERS = 12
+"""Trajectories embedded in a replay player; the others are listed by task."""
+
+
+@dataclass(eq=False)
+class ReleaseReport:
+    """One release: baseline and candidate sides, ablation sides, and everything computed from them."""
+
+    release: str
+    baseline_source: str
+    trials: int
+    runs: dict[str, Run]
+    """Label (baseline, candidate, ablation-N) -> its run."""
+    baseline: AgentSide
+    candidate: AgentSide
+    comparison: Comparison
+    gate: GateResult
+    cards: list[AblationCard]
+    ablation_sides: list[AgentSide]
+    ledgers: dict[str, Ledger]
+    """Baseline's and candidate's failure ledgers."""
+    kill_rate: dict
+
+    @classmethod
+    def build(cls, release: str, baseline_run: str, baseline_agent: str, candidate_run: str, candidate_agent: str,
+              ablations: dict[str, str], gate_policy: str | None, suites: list[str], trials: int,
+              baseline_source: str = "", triage: str | None = None, mutants_cache: str | None = None
+              ) -> "ReleaseReport":
+        """Open the runs, compare, evaluate the gate (refused when the candidate run declared another policy), and
+        build the cards and ledgers. ``ablations`` maps each ablated agent to its run."""
+        runs = {"baseline": open_run(baseline_run), "candidate": open_run(candidate_run)}
+        runs.update({f"ablation-{i}": open_run(path) for i, path in enumerate(ablations.values(), 1)})
+        a = agent_side(runs["baseline"], baseline_agent, "baseline_agent")
+        b = agent_side(runs["candidate"], candidate_agent, "candidate_agent")
+        cmp = compare_sides(a, b)
+        gate = evaluate(cmp, load_policy(gate_policy), declared_policy(runs["candidate"]))
+        sides = [agent_side(runs[f"ablation-{i}"], name, "ablations") for i, name in enumerate(ablations, 1)]
+        decisions = load_triage(triage) if triage else None
+        ledgers = {label: failure_ledger(runs[label], decisions) for label in ("baseline", "candidate")}
+        cache = Path(mutants_cache) if mutants_cache else None
+        kill_rate = mutation_kill_rate(suites, cache, runs["candidate"].manifest["packages"].values())
+        return cls(release, baseline_source or f"agent {baseline_agent}", trials, runs, a, b, cmp, gate,
+                   [card(b, side) for side in sides], sides, ledgers, kill_rate)
+
+    def first_trial(self, side: AgentSide, task_id: str, passed: bool) -> int | None:
+        """The id of a side's first trial of a task that passed (or failed)."""
+        rows = side.trials
+        found = rows[(rows["task_id"] == task_id) & (rows["passed"].astype(bool) == passed)]
+        return int(found["trial_id"].iloc[0]) if len(found) else None
+
+    def played(self) -> list[dict]:
+        """The trajectories the report opens in a player, at most ``MAX_PLAYERS``: each regressed task's failing
+        candidate trial beside the baseline's passing one; each unstable task's failing trial beside a passing one
+        of the same candidate; the first critical safety failure of each other task."""
+        cmp, shown = self.comparison, []
+        for task_id in dict.fromkeys(cmp.safety_regressions + cmp.regressions):
+            shown.append({"kind": "regression", "task": task_id, "run": "candidate",
+                          "trial_id": self.first_trial(self.candidate, task_id, False),
+                          "other_run": "baseline", "other_trial_id": self.first_trial(self.baseline, task_id, True)})
+        for task_id in cmp.unstable_candidate:
+            shown.append({"kind": "unstable", "task": task_id, "run": "candidate",
+                          "trial_id": self.first_trial(self.candidate, task_id, False),
+                          "other_run": "candidate", "other_trial_id": self.first_trial(self.candidate, task_id, True)})
+        seen = {s["task"] for s in shown}
+        critical = self.ledgers["candidate"].critical
+        for task_id, trial_id in zip(critical["task_id"], critical["trial_id"]):
+            if task_id not in seen:
+                seen.add(task_id)
+                shown.append({"kind": "critical safety failure", "task": task_id, "run": "candidate",
+                              "trial_id": int(trial_id), "other_run": "baseline",
+                              "other_trial_id": self.first_trial(self.baseline, task_id, True)})
+        return [s for s in shown if s["trial_id"] is not None][:MAX_PLAYERS]
+
+    def values(self) -> dict:
+        """What the report says, as data: gate, highlights, players, cards, kill rate."""
+        cmp = self.comparison
+        return {
+            "release": self.release, "green": self.gate.green, "baseline_source": self.baseline_source,
+            "gate": [{"name": c.name, "level": c.level, "status": c.status, "counts_against": counts_against(c)}
+                     for c in self.gate.checks],
+            "red_because": [c.name for c in self.gate.red_because],
+            "highlights": {"regressions": cmp.regressions, "safety_regressions": cmp.safety_regressions,
+                           "improvements": cmp.improvements, "unstable": cmp.unstable_candidate},
+            "players": self.played(),
+            "cards": [card_values(c) for c in self.cards],
+            "kill_rate": {k: self.kill_rate[k] for k in ("rate", "mutants", "rejected", "survived", "packages")},
+            "trials": {label: int(len(run.trials)) for label, run in self.runs.items()},
+        }
+
+    def record(self) -> None:
+        """Display the values as a custom-mimetype output, read back from the executed notebook."""
+        values = self.values()
+        display({MIMETYPE: values, "text/plain": f"release {self.release}: gate "
+                 f"{'GREEN' if values['green'] else 'RED'}"}, raw=True)
+
+
+def card_values(c: AblationCard) -> dict:
+    return {"ablation": c.ablation, "removed": sorted(c.removed), "overall_delta": c.overall_delta,
+            "costs": bool(c.overall_delta is not None and c.overall_delta < 0), "regressions": c.regressions}
+
+
+def recorded(notebook: dict) -> dict:
+    """The values a release notebook recorded (``MIMETYPE``), from the executed notebook's JSON."""
+    for cell in notebook["cells"]:
+        for output in cell.get("outputs", []):
+            if MIMETYPE in output.get("data", {}):
+                return output["data"][MIMETYPE]
+    raise KeyError(f"no {MIMETYPE} output in the notebook")

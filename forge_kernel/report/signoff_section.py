@@ -1,0 +1,57 @@
+"""The sign-off section of ``release.html``: a region between two markers, always the rendering of
+``signoff.json``.
+
+A signature covers the page with that region emptied (``without_signoff``), so signing can write the region
+without breaking earlier signatures; ``forge verify`` checks that the region shows exactly what ``signoff.json``
+holds, so the page cannot claim a signature that is not there.
+"""
+from __future__ import annotations
+
+import re
+
+from .html import Markup, Section, para, table
+
+START, END = "<!--forge:signoff-->", "<!--/forge:signoff-->"
+REGION = re.compile(re.escape(START) + ".*?" + re.escape(END), re.S)
+
+
+def render(signoff: dict) -> str:
+    """The region for a sign-off file's signatures (its markers included)."""
+    from .signoff import PublicKey
+
+    rows = [[s["statement"]["reviewer"], s["statement"]["role"], s["statement"]["decision"], s["statement"]["time"],
+             s["statement"]["comment"], PublicKey(s["statement"]["reviewer"], s["key"]).fingerprint,
+             s["statement"]["manifest"][:19]] for s in signoff["signatures"]]
+    colours = ["green" if r[2] == "approve" else "red" for r in rows]
+    body = table(["reviewer", "role", "decision", "time (UTC)", "comment", "key", "manifest"], rows, colours) if rows \
+        else para("Not signed yet: forge signoff RELEASE_DIR --reviewer NAME --role ROLE --key KEYFILE --decision "
+                  "approve|reject")
+    return f'{START}<div class="forge-signoff">{body}</div>{END}'
+
+
+def placeholder() -> Section:
+    """The report's sign-off section as the notebook shows it: not signed (signing rewrites it in the HTML)."""
+    return Section("signoff", "Sign-off", Markup(render({"signatures": []})),
+                   para("Signatures are in signoff.json beside this report; forge verify checks them, and that this "
+                        "section shows exactly those signatures."))
+
+
+def regions(html: str) -> list[str]:
+    return REGION.findall(html)
+
+
+def without_signoff(html: bytes) -> bytes:
+    """The page with its sign-off region emptied: what a signature covers."""
+    return REGION.sub(START + END, html.decode("utf-8", errors="surrogateescape")).encode(
+        "utf-8", errors="surrogateescape")
+
+
+def with_signoff(html: str, signoff: dict) -> str:
+    """The page with its sign-off region showing ``signoff``."""
+    return REGION.sub(lambda _: render(signoff), html, count=1)
+
+
+def shows(html: str, signoff: dict) -> bool:
+    """The page has one sign-off region, and it shows exactly ``signoff``'s signatures."""
+    found = regions(html)
+    return len(found) == 1 and found[0] == render(signoff)

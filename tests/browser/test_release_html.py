@@ -1,0 +1,142 @@
+"""release.html in headless Chromium inside a network namespace with only loopback (``unshare -n``): nothing can
+leave the machine, so any request the page makes fails. No failed request, no console error, every chart visible,
+and every highlighted trajectory steps in its embedded player with its state diff changing.
+
+The browser runs in a child process (this file run as a script) inside the namespace; the test reads its findings
+as JSON. Skipped, with the reason, only where a network namespace cannot be made outside CI.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def browser_settings():
+    """This folder's conftest (Chromium's path and flags, where screenshots go), loaded by path: it also runs as a
+    script."""
+    spec = importlib.util.spec_from_file_location("browser_settings", Path(__file__).with_name("conftest.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+SETTINGS = browser_settings()
+ROOT = Path(__file__).resolve().parents[2]
+TASKS = ["SC-EXM-CORONARY-CTA", "SC-EXM-HEAD-CT", "SC-OPS-ABPM", "SC-DEV-PIV"]
+"""flaky-simulator is unstable on the first three at 2 trials (its forgetting is seeded by task and trial)."""
+
+
+def namespace_reason() -> str | None:
+    """Why a loopback-only network namespace cannot be made here (None: it can)."""
+    if not shutil.which("unshare"):
+        return "no unshare (util-linux)"
+    probe = subprocess.run(["unshare", "-n", "sh", "-c", "ip link set lo up"], capture_output=True, text=True)
+    return None if probe.returncode == 0 else f"unshare -n failed: {probe.stderr.strip()}"
+
+
+@pytest.fixture(scope="module")
+def flaky_release(tmp_path_factory) -> Path:
+    """A small red release: flaky-simulator against baseline-v1 on a few bundled tasks."""
+    from forge_kernel.report.build import build_release
+
+    folder = tmp_path_factory.mktemp("releases")
+    suites = [str(next(ROOT.glob(f"task_packages/*/{t}"))) for t in TASKS]
+    (folder / "flaky.yaml").write_text(json.dumps({"release": "flaky", "baseline": "baseline-v1",
+                                                    "candidate": "flaky-simulator", "suites": suites, "trials": 2}))
+    built = build_release(folder / "flaky.yaml", progress=False, say=lambda line: None)
+    assert not built.green and built.values["players"], built.values
+    return built.html
+
+
+def test_the_release_page_works_with_no_network_at_all(flaky_release):
+    reason = namespace_reason()
+    if reason:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI must run the offline browser test: {reason}")
+        pytest.skip(reason)
+    script = f"ip link set lo up && exec {sys.executable} {Path(__file__)} {flaky_release} {SETTINGS.ARTEFACTS}"
+    done = subprocess.run(["unshare", "-n", "sh", "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["failed_requests"] == [] and seen["console_errors"] == []
+    assert seen["charts"] and all(c["visible"] and c["width"] > 100 for c in seen["charts"]), seen["charts"]
+    assert seen["first_screen"].startswith("SYNTHETIC DATA") and "GATE RED" in seen["first_screen"]
+    assert len(seen["players"]) == len(json_values(flaky_release)["players"]) > 0
+    for player in seen["players"]:
+        assert "SYNTHETIC DATA" in player["banner"]
+        assert player["positions"][0] != player["positions"][-1], player
+        assert player["diff_changed"], player
+    for shot in seen["shots"]:
+        assert Path(shot).stat().st_size > 1_000
+
+
+def json_values(html: Path) -> dict:
+    from forge_kernel.report.release import recorded
+
+    return recorded(json.loads((html.parent / "release.ipynb").read_text(encoding="utf-8")))
+
+
+def inspect(page_path: str, shots: str) -> dict:
+    """Open the page from file:// and record what a reader would meet (runs inside the namespace)."""
+    from playwright.sync_api import sync_playwright
+
+    found = {"failed_requests": [], "console_errors": [], "charts": [], "players": [], "shots": []}
+    Path(shots).mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=shutil.which(SETTINGS.CHROMIUM) or SETTINGS.CHROMIUM,
+                                    args=SETTINGS.FLAGS, headless=True)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.on("requestfailed", lambda r: found["failed_requests"].append(r.url))
+        page.on("console", lambda m: found["console_errors"].append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda exc: found["console_errors"].append(str(exc)))
+        page.goto(Path(page_path).as_uri(), wait_until="load")
+        page.wait_for_timeout(500)
+        found["first_screen"] = page.locator("#release").inner_text()[:600]
+        found["shots"].append(shot(page, shots, "release-first-screen"))
+        for img in page.locator("img.forge-chart").all():
+            img.scroll_into_view_if_needed()
+            width = img.evaluate("i => i.complete ? i.naturalWidth : 0")
+            found["charts"].append({"alt": img.get_attribute("alt"), "visible": img.is_visible(), "width": width})
+        for i, box in enumerate(page.locator(".forge-player").all()):
+            player = box.locator(".mf-player").first
+            player.wait_for()
+            player.scroll_into_view_if_needed()
+            player.focus()
+            page.keyboard.press("Home")
+            diff = player.locator(".mf-col-diff").first
+            positions, diffs = [player.locator(".mf-position").inner_text()], [diff.inner_text()]
+            for _ in range(40):
+                page.keyboard.press("ArrowRight")
+                positions.append(player.locator(".mf-position").inner_text())
+                diffs.append(diff.inner_text())
+                if diffs[-1] != diffs[0]:
+                    break
+            found["players"].append({"task": box.get_attribute("data-task"), "positions": [positions[0], positions[-1]],
+                                     "banner": player.locator(".mf-banner").first.inner_text(),
+                                     "diff_changed": diffs[-1] != diffs[0]})
+            if i == 0:
+                found["shots"].append(shot(box, shots, "release-regression-player"))
+        for name in ("gates", "ablations", "metrics"):
+            section = page.locator(f"#{name}")
+            if section.count():
+                found["shots"].append(shot(section, shots, f"release-{name}"))
+        found["shots"].append(shot(page, shots, "release-whole-page", full_page=True))
+        browser.close()
+    return found
+
+
+def shot(where, folder: str, name: str, **options) -> str:
+    path = Path(folder) / f"{name}.png"
+    where.screenshot(path=path, **options)
+    return str(path)
+
+
+if __name__ == "__main__":
+    print(json.dumps(inspect(sys.argv[1], sys.argv[2])))
