@@ -386,8 +386,8 @@ def main() -> None:
         "# Benchmark results",
         "",
         "Benchmarks 1-5 are written by `benchmarks/run.py`, and every figure in them comes from the run described "
-        "here; benchmark 6 by `benchmarks/scale.py` and benchmark 8 by `benchmarks/replay.py`, each from a run of its "
-        "own (benchmark 7, `benchmarks/player.py`, prints only). SYNTHETIC data only.",
+        "here; benchmarks 6-9 by `benchmarks/scale.py`, `player.py`, `replay.py` and `release.py`, each from a run of "
+        "its own. SYNTHETIC data only.",
         "",
         f"- Date: {datetime.now(timezone.utc).isoformat(timespec='seconds')}",
         f"- CPU: {cpu_model()} ({os.cpu_count()} logical CPUs on the machine)",
