@@ -23,6 +23,7 @@ def browser_settings():
     script."""
     spec = importlib.util.spec_from_file_location("browser_settings", Path(__file__).with_name("conftest.py"))
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
