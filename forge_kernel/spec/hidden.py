@@ -3,8 +3,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
+from .edits import Edit, EditError, apply_edits
+from .errors import SpecError
 from .package import Strict
 from .trajectory import TrajectoryFile
 
@@ -25,23 +27,34 @@ class VerifierUse(Strict):
     params: dict[str, Any] = Field(default_factory=dict)
 
 
-class Counterexample(Strict):
-    """A trajectory that must fail the named verifiers (and may pin its scores)."""
+class Case(Strict):
+    """A trajectory to grade besides the gold, written in full or as edits of the gold (spec/edits.py); the loader
+    expands edits into ``trajectory``, so that every reader sees a full one."""
 
     name: str
-    trajectory: TrajectoryFile
+    trajectory: TrajectoryFile | None = Field(None, description="The whole trajectory (or give `edits`).")
+    edits: list[Edit] | None = Field(None, min_length=1, description="Changes to the gold (or give `trajectory`).")
+
+    @model_validator(mode="after")
+    def _one_form(self) -> "Case":
+        if self.edits is None and self.trajectory is None:
+            raise ValueError("give a trajectory or edits of the gold")
+        return self
+
+
+class Counterexample(Case):
+    """A trajectory that must fail the named verifiers (and may pin its scores)."""
+
     must_fail: list[str] = Field(min_length=1, description="Ids of verifiers this trajectory must fail.")
     expect_accuracy: float | None = None
     expect_completion: int | None = None
 
 
-class ValidVariant(Strict):
+class ValidVariant(Case):
     """Another way to solve the task (reads in another order, an extra harmless read, equivalent wording): it must
     pass every hard verifier. The mirror of a counterexample."""
 
-    name: str
     reason: str = Field(min_length=1, description="Why this trajectory is as good as the gold solution.")
-    trajectory: TrajectoryFile
 
 
 class ValidMutant(Strict):
@@ -69,3 +82,32 @@ class HiddenHalf(Strict):
     counterexamples: list[Counterexample] = Field(default_factory=list)
     valid_variants: list[ValidVariant] = Field(default_factory=list)
     valid_mutants: list[ValidMutant] = Field(default_factory=list)
+
+
+CASE_LISTS = ("counterexamples", "valid_variants")
+
+
+def grading_content(hidden: HiddenHalf) -> dict:
+    """The hidden half as grading sees it (edits expanded, so without them): what its hash covers. Writing a case as
+    edits or as the copy they expand to gives the same hash."""
+    return hidden.model_dump(mode="json", exclude={name: {"__all__": {"edits"}} for name in CASE_LISTS})
+
+
+def expand_cases(hidden: HiddenHalf, path: object) -> HiddenHalf:
+    """The hidden half with every case written as edits expanded against its gold; a case with both forms, or an
+    edit that does not fit the gold, is a SpecError naming ``path`` and the field."""
+    update = {}
+    for name in CASE_LISTS:
+        cases = list(getattr(hidden, name))
+        for i, case in enumerate(cases):
+            if case.edits is None:
+                continue
+            if "trajectory" in case.model_fields_set:
+                raise SpecError(path, f"{name}.{i}", "give a trajectory or edits of the gold, not both")
+            try:
+                trajectory = apply_edits(hidden.gold, case.edits)
+            except EditError as exc:
+                raise SpecError(path, f"{name}.{i}.edits.{exc.field}", exc.message) from None
+            cases[i] = case.model_copy(update={"trajectory": trajectory})
+        update[name] = cases
+    return hidden.model_copy(update=update)

@@ -9,6 +9,7 @@ from .compact import CompactTrajectory
 from .gate_policy import GatePolicy
 from .hidden import HiddenHalf
 from .package import TaskPackage
+from .suites import HiddenDefaults, SuiteDefaults
 from .trajectory import TrajectoryFile
 
 SCHEMA_DIR = Path(__file__).with_name("schemas")
@@ -18,6 +19,8 @@ MODELS = {
     "trajectory.schema.json": TrajectoryFile,
     "gate-policy.schema.json": GatePolicy,
     "compact-trajectory.schema.json": CompactTrajectory,
+    "suite.schema.json": SuiteDefaults,
+    "hidden-suite.schema.json": HiddenDefaults,
 }
 
 
@@ -35,6 +38,10 @@ def model_schemas() -> dict[str, dict]:
     schemas["taskpackage.schema.json"] = tool_names(schemas["taskpackage.schema.json"], tools,
                                                     ("properties", "tools", "items"),
                                                     ("$defs", "Fault", "properties", "tool"))
+    schemas["suite.schema.json"] = tool_names(schemas["suite.schema.json"], tools,
+                                              ("properties", "tools", "anyOf", 0, "items"),
+                                              ("$defs", "Fault", "properties", "tool"))
+    schemas["hidden-suite.schema.json"]["$defs"] = schemas["hidden.schema.json"]["$defs"]  # its verifiers per kind
     return schemas
 
 

@@ -16,23 +16,19 @@ from yaml.constructor import ConstructorError
 
 from .errors import SpecError
 from .hashing import content_hash
-from .hidden import HiddenHalf
+from .hidden import HiddenHalf, expand_cases, grading_content
 from .package import TaskPackage
+from .suites import SUITE_FILE, HiddenDefaults, SuiteDefaults, merged, with_hidden_defaults
 from .trajectory import TrajectoryFile
 
 PACKAGE_FILE = "package.yaml"
+SUITE_DEFAULTS = f"../{SUITE_FILE}"
+"""The suite's public defaults, by name from the package folder: ``task_packages/<suite>/suite.yaml``."""
 
 
 def read_text(path: Path, field_name: str = "(file)") -> str:
     """A UTF-8 text file; a missing, unreadable or non-UTF-8 file is a SpecError."""
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SpecError(path, field_name, "file not found") from None
-    except OSError as exc:
-        raise SpecError(path, field_name, exc.strerror or str(exc)) from None
-    except UnicodeDecodeError as exc:
-        raise SpecError(path, field_name, f"not UTF-8 text (byte {exc.start})") from None
+    return read_file(lambda _: path.read_bytes(), path, str(path), field_name)
 
 
 MAX_DEPTH = 100
@@ -147,8 +143,13 @@ class Package:
     """The package folder."""
     fixture_hashes: dict[str, str]
     resources: list[dict] = field(repr=False)
+    public_files: list[str] = field(default_factory=lambda: [PACKAGE_FILE])
+    """The files that make up the public half, by name from the package folder: package.yaml, the suite's
+    defaults when there are some (``../suite.yaml``), the fixtures."""
     hidden_source: tuple[Path, str] | None = field(default=None, repr=False)
     """(where it was, its YAML text) for a package rebuilt from a run store's snapshot; None: read from disk."""
+    hidden_defaults_source: tuple[Path, str] | None = field(default=None, repr=False)
+    """With ``hidden_source``: (where it was, the YAML text) of the suite's hidden defaults the run used, if any."""
     _hidden_facts: tuple[str, str] | None = field(default=None, repr=False)
     """(version, hash) of the hidden half as last read."""
 
@@ -172,14 +173,28 @@ class Package:
                 return parent / relative
         raise SpecError(self.path / PACKAGE_FILE, "id", f"no hidden half found at {relative} above the package")
 
+    @property
+    def hidden_defaults_path(self) -> Path | None:
+        """The suite's hidden defaults (``verifiers/<suite>/suite.yaml`` beside the hidden half), if there are."""
+        if self.hidden_source is not None:
+            return self.hidden_defaults_source[0] if self.hidden_defaults_source else None
+        path = self.hidden_path.parent / SUITE_FILE
+        return path if path.is_file() else None
+
     def read_hidden(self) -> HiddenHalf:
-        """The hidden half, parsed afresh and not kept (checks before a run read it so); records its version and
-        hash."""
+        """The hidden half, parsed afresh and not kept (checks before a run read it so), over its suite's hidden
+        defaults and with its edits expanded; records its version and the hash of that content."""
         text = self.hidden_source[1] if self.hidden_source is not None else read_text(self.hidden_path)
-        hidden = parse_model(HiddenHalf, parse_yaml(text, self.hidden_path), self.hidden_path)
+        data = parse_yaml(text, self.hidden_path)
+        defaults = self.hidden_defaults_path
+        if defaults is not None and isinstance(data, dict):
+            source = self.hidden_defaults_source[1] if self.hidden_source is not None else read_text(defaults)
+            base = parse_model(HiddenDefaults, parse_yaml(source, defaults), defaults)
+            data = with_hidden_defaults(base.model_dump(mode="json", exclude_unset=True, exclude_none=True), data)
+        hidden = expand_cases(parse_model(HiddenHalf, data, self.hidden_path), self.hidden_path)
         if hidden.id != self.public.id:
             raise SpecError(self.hidden_path, "id", f"is {hidden.id!r}, the package is {self.public.id!r}")
-        self._hidden_facts = (hidden.version, content_hash("hidden", hidden.model_dump(mode="json")))
+        self._hidden_facts = (hidden.version, content_hash("hidden", grading_content(hidden)))
         return hidden
 
     @cached_property
@@ -212,9 +227,10 @@ def load_package(path: str | Path) -> Package:
     return assemble(folder, lambda name: (folder / name).read_bytes(), resolved=folder.resolve())
 
 
-def package_from_files(folder: Path, files: dict[str, bytes], hidden: tuple[Path, str]) -> Package:
-    """A package rebuilt from its files (package.yaml and fixtures, by name) and its hidden half's text, as a run
-    store keeps them; ``folder`` and the hidden half's path are where they were, for messages."""
+def package_from_files(folder: Path, files: dict[str, bytes], hidden: tuple[Path, str],
+                       hidden_defaults: tuple[Path, str] | None = None) -> Package:
+    """A package rebuilt from its files (``public_files``, by name), its hidden half's text and its suite's hidden
+    defaults (if it had some), as a run store keeps them; the paths are where they were, for messages."""
 
     def read(name: str) -> bytes:
         if name not in files:
@@ -222,22 +238,44 @@ def package_from_files(folder: Path, files: dict[str, bytes], hidden: tuple[Path
         return files[name]
 
     package = assemble(folder, read)
-    package.hidden_source = hidden
+    package.hidden_source, package.hidden_defaults_source = hidden, hidden_defaults
     return package
+
+
+def read_file(read: Callable[[str], bytes], path: Path, name: str, field_name: str = "(file)") -> str:
+    """The UTF-8 text of ``read(name)`` (the file at ``path``); missing, unreadable or not UTF-8 is a SpecError."""
+    try:
+        return read(name).decode("utf-8")
+    except FileNotFoundError:
+        raise SpecError(path, field_name, "file not found") from None
+    except UnicodeDecodeError as exc:
+        raise SpecError(path, field_name, f"not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise SpecError(path, field_name, exc.strerror or str(exc)) from None
+
+
+def public_content(folder: Path, read: Callable[[str], bytes]) -> tuple[Any, list[str]]:
+    """package.yaml's content over its suite's public defaults (when the folder above has a suite.yaml), and the
+    names of the files read."""
+    manifest = folder / PACKAGE_FILE
+    data = parse_yaml(read_file(read, manifest, PACKAGE_FILE), manifest)
+    suite_file = folder.parent / SUITE_FILE
+    try:
+        raw = read(SUITE_DEFAULTS)
+    except FileNotFoundError:
+        return data, [PACKAGE_FILE]
+    text = read_file(lambda _: raw, suite_file, SUITE_DEFAULTS)
+    defaults = parse_model(SuiteDefaults, parse_yaml(text, suite_file), suite_file)
+    if isinstance(data, dict):
+        data = merged(defaults.model_dump(mode="json", exclude_unset=True, exclude_none=True), data)
+    return data, [PACKAGE_FILE, SUITE_DEFAULTS]
 
 
 def assemble(folder: Path, read: Callable[[str], bytes], resolved: Path | None = None) -> Package:
     """A package from ``read(name)`` of its files; with ``resolved`` (a real folder), fixtures must stay inside it."""
     manifest = folder / PACKAGE_FILE
-    try:
-        manifest_text = read(PACKAGE_FILE).decode("utf-8")
-    except FileNotFoundError:
-        raise SpecError(manifest, "(file)", "file not found") from None
-    except UnicodeDecodeError as exc:
-        raise SpecError(manifest, "(file)", f"not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise SpecError(manifest, "(file)", exc.strerror or str(exc)) from None
-    public = parse_model(TaskPackage, parse_yaml(manifest_text, manifest), manifest)
+    data, names = public_content(folder, read)
+    public = parse_model(TaskPackage, data, manifest)
     resources: list[dict] = []
     hashes: dict[str, str] = {}
     seen: set[tuple[str, str]] = set()
@@ -257,7 +295,8 @@ def assemble(folder: Path, read: Callable[[str], bytes], resolved: Path | None =
         except UnicodeDecodeError as exc:
             raise SpecError(fixture, "(file)", f"not UTF-8 text (byte {exc.start})") from None
         resources.extend(bundle_resources(parse_json(text, fixture), fixture, seen))
-    return Package(public=public, path=folder, fixture_hashes=hashes, resources=resources)
+    return Package(public=public, path=folder, fixture_hashes=hashes, resources=resources,
+                   public_files=[*names, *public.environment.fixtures])
 
 
 def bundle_resources(bundle: Any, path: Path, seen: set[tuple[str, str]] | None = None) -> list[dict]:

@@ -130,8 +130,8 @@ CREATE TABLE IF NOT EXISTS snapshots (
 -- Which files make up each package the run used.
 CREATE TABLE IF NOT EXISTS package_files (
   task_id TEXT NOT NULL REFERENCES packages(task_id),
-  role    TEXT NOT NULL,             -- public (package.yaml and fixtures, by name in the package folder) | hidden |
-                                     -- plugin (verifiers/plugins/<kind>.py)
+  role    TEXT NOT NULL,             -- public (package.yaml, ../suite.yaml and fixtures, by name in the package folder) | hidden |
+                                     -- hidden-defaults (the suite's) | plugin (verifiers/plugins/<kind>.py)
   name    TEXT NOT NULL,
   hash    TEXT NOT NULL REFERENCES snapshots(hash),
   PRIMARY KEY (task_id, role, name)

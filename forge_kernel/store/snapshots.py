@@ -1,7 +1,8 @@
 """The files of every package a run used, kept in its store by content hash: a copied store needs nothing else.
 
-A package is its ``package.yaml`` and fixtures (role ``public``), its hidden half (``hidden``) and the custom
-verifier kinds its hidden half uses (``plugin``, ``verifiers/plugins/<kind>.py``).
+A package is its ``package.yaml``, its suite's public defaults and fixtures (role ``public``), its hidden half
+(``hidden``), its suite's hidden defaults (``hidden-defaults``) and the custom verifier kinds its hidden half uses
+(``plugin``, ``verifiers/plugins/<kind>.py``).
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..spec.errors import StoreError
-from ..spec.loading import PACKAGE_FILE, package_from_files
+from ..spec.loading import package_from_files
 
 if TYPE_CHECKING:
     from ..spec import Package
@@ -26,6 +27,9 @@ def hidden_files(package: Package) -> list[tuple[str, str, bytes]]:
     from ..verify import plugin_path  # grading's side: a replay needs no verifier
 
     files = [("hidden", str(package.hidden_path.resolve()), package.hidden_path.read_bytes())]
+    defaults = package.hidden_defaults_path
+    if defaults is not None:
+        files.append(("hidden-defaults", str(defaults.resolve()), defaults.read_bytes()))
     for kind in sorted({use.kind for use in package.read_hidden().verifiers}):
         path = plugin_path(kind, package.hidden_path)
         if path.is_file():
@@ -35,8 +39,7 @@ def hidden_files(package: Package) -> list[tuple[str, str, bytes]]:
 
 def disk_files(package: Package) -> list[tuple[str, str, bytes]]:
     """(role, name, content) of every file of a package loaded from disk."""
-    public = [("public", name, (package.path / name).read_bytes())
-              for name in [PACKAGE_FILE, *package.public.environment.fixtures]]
+    public = [("public", name, (package.path / name).read_bytes()) for name in package.public_files]
     return public + hidden_files(package)
 
 
@@ -47,7 +50,7 @@ def write_snapshots(db: sqlite3.Connection, package: Package) -> None:
 
 def keep_hidden(db: sqlite3.Connection, package: Package) -> None:
     """Keep the hidden half (from disk) a regrade used, in place of the one the store held."""
-    db.execute("DELETE FROM package_files WHERE task_id = ? AND role IN ('hidden', 'plugin')", (package.id,))
+    db.execute("DELETE FROM package_files WHERE task_id = ? AND role IN ('hidden', 'hidden-defaults', 'plugin')", (package.id,))
     keep(db, package.id, hidden_files(package))
 
 
@@ -72,13 +75,15 @@ def snapshot_package(db: sqlite3.Connection, task_id: str, path: str, where: Pat
         raise StoreError(where, "package_files", f"holds no files of {task_id}")
     public = {name: content for role, name, content in rows if role == "public"}
     hidden = next((name, content) for role, name, content in rows if role == "hidden")
+    defaults = next(((Path(name), content.decode("utf-8")) for role, name, content in rows
+                     if role == "hidden-defaults"), None)
     hidden_path = Path(hidden[0])
     for role, kind, content in rows:
         if role == "plugin":
             from ..verify import plugin_path, register_plugin
 
             register_plugin(kind, content.decode("utf-8"), plugin_path(kind, hidden_path))
-    return package_from_files(Path(path), public, (hidden_path, hidden[1].decode("utf-8")))
+    return package_from_files(Path(path), public, (hidden_path, hidden[1].decode("utf-8")), defaults)
 
 
 def stored_files(store, package: Package) -> list[tuple[str, str, bytes]]:

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from ..ehr import EHRImage
 from ..ehr.image import codes_of, patient_of, time_of
 from ..spec import Event, Package, ToolCall, TrajectoryFile
+from ..spec.edits import call_labels
 from ..spec.hidden import MutantOperator, ValidMutant
 from ..tools import TOOLS
 from ..tools.protocols import criterion_window
@@ -124,12 +125,7 @@ class Gold:
 
     def labels(self) -> list[str]:
         """``<tool>#<n>`` of each gold call: the n-th call of that tool."""
-        seen: dict[str, int] = {}
-        out = []
-        for call in self.calls:
-            seen[call.tool] = seen.get(call.tool, 0) + 1
-            out.append(f"{call.tool}#{seen[call.tool]}")
-        return out
+        return call_labels(self.calls)
 
     def mutant(self, operator: MutantOperator, target: str, note: str, changed: tuple[int, ...] = (),
                **update: Any) -> Mutant:
