@@ -24,6 +24,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 from forge_kernel import open_run  # noqa: E402
 from forge_kernel.engine import RunSpec, execute  # noqa: E402
+from tests.helpers import copy_suite_files, update_yaml  # noqa: E402
 
 TASK = "SC-MED-GASTRIC-ULCER"
 STEPS = 50
@@ -33,13 +34,11 @@ def build_store(folder: Path, agent: str = "bench_agents:FiftySteps", calls: int
     """A run of one trial of ``agent`` (``calls`` calls), its store copied alone to ``folder / 'copied'``; that folder."""
     suite = folder / "pkg"
     shutil.copytree(ROOT / "task_packages" / "superclue" / TASK, suite / "task_packages" / "superclue" / TASK)
-    (suite / "verifiers" / "superclue").mkdir(parents=True)
+    copy_suite_files(suite)
     shutil.copy(ROOT / "verifiers" / "superclue" / f"{TASK}.yaml", suite / "verifiers" / "superclue")
-    manifest = suite / "task_packages" / "superclue" / TASK / "package.yaml"
-    text = manifest.read_text(encoding="utf-8").replace("writable_types:\n  - MedicationRequest",
-                                                         "writable_types:\n  - MedicationRequest\n  - Observation")
-    text = text.replace("max_calls: 20", f"max_calls: {calls}").replace("max_seconds: 30", "max_seconds: 600")
-    manifest.write_text(text, encoding="utf-8")
+    update_yaml(suite / "task_packages" / "superclue" / TASK / "package.yaml",
+                policy={"writable_types": ["MedicationRequest", "Observation"]},
+                budget={"max_calls": calls, "max_seconds": 600})
     spec = RunSpec(suite=[str(suite / "task_packages")], agents=[agent], trials=1, trust=[agent])
     asyncio.run(execute(spec, folder / "run", progress=False))
     (folder / "copied").mkdir()

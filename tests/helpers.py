@@ -3,8 +3,12 @@ import asyncio
 import shutil
 from pathlib import Path
 
+import yaml
+
 from forge_kernel.ehr import EHRView
 from forge_kernel.spec import AgentResult, Event, Package, TaskPackage, VerifierUse
+from forge_kernel.spec.loading import read_yaml
+from forge_kernel.spec.suites import merged
 from forge_kernel.store import load_events, load_trials, load_verdicts
 from forge_kernel.tools import ToolSession
 from forge_kernel.verify import GradeContext, bind
@@ -13,9 +17,23 @@ ROOT = Path(__file__).resolve().parents[1]
 WORKED_EXAMPLES = ["SC-DDX-CHEST-PAIN", "SC-MED-GASTRIC-ULCER", "SC-OPS-ADMISSION"]
 
 
+def copy_suite_files(root: Path, suite: str = "superclue") -> None:
+    """The suite's two suite.yaml files (the defaults its packages take) under root."""
+    for half in ("task_packages", "verifiers"):
+        (root / half / suite).mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / half / suite / "suite.yaml", root / half / suite)
+
+
+def update_yaml(path: Path, **fields) -> None:
+    """Merge ``fields`` into a package file (mappings key by key, anything else replaced), as a person edits it."""
+    path.write_text(yaml.safe_dump(merged(read_yaml(path), fields), allow_unicode=True, sort_keys=False),
+                    encoding="utf-8")
+
+
 def copy_worked_examples(root: Path) -> Path:
-    """Both halves of the three worked examples under root (to edit without touching the repository); the suite."""
-    (root / "verifiers" / "superclue").mkdir(parents=True)
+    """Both halves of the three worked examples under root (to edit without touching the repository), with their
+    suite files; the suite."""
+    copy_suite_files(root)
     for task in WORKED_EXAMPLES:
         shutil.copytree(ROOT / "task_packages/superclue" / task, root / "task_packages/superclue" / task)
         shutil.copy(ROOT / "verifiers/superclue" / f"{task}.yaml", root / "verifiers/superclue")

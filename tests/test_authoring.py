@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 import yaml
 
-from forge_kernel.authoring import Recorder, bundled_patients, dry_run, new_draft, problems, selftest
+from forge_kernel.authoring import Recorder, Suite, bundled_patients, dry_run, new_draft, problems, selftest
 from forge_kernel.catalog import CATALOG
 from forge_kernel.engine.selftest import selftest_package
 from forge_kernel.engine.validate import check_package
@@ -104,32 +104,31 @@ def test_every_bundled_case_is_edits_of_its_gold():
     assert count > 400
 
 
-def rewrite_as_edits(hidden_file: Path) -> dict:
-    """The hidden half at hidden_file with every case written as edits of its gold; the new content."""
+def rewrite_as_copies(hidden_file: Path, package) -> None:
+    """The hidden half at hidden_file with every case written out as the trajectory its edits give in ``package``."""
     data = read_yaml(hidden_file)
-    gold = TrajectoryFile.model_validate(data["gold"])
     for name in ("counterexamples", "valid_variants"):
-        for case in data.get(name, []):
-            trajectory = TrajectoryFile.model_validate(case.pop("trajectory"))
-            case["edits"] = [e.model_dump(mode="json", exclude_none=True) for e in edits_between(gold, trajectory)]
+        for case, loaded in zip(data.get(name, []), getattr(package.hidden, name), strict=True):
+            del case["edits"]
+            case["trajectory"] = loaded.trajectory.model_dump(mode="json", exclude_none=True)
     hidden_file.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
-    return data
 
 
 @pytest.fixture
 def edited(tmp_path):
-    """The worked examples under tmp_path, the gastric-ulcer one's cases rewritten as edits; (original, edited)."""
-    suite = copy_worked_examples(tmp_path)
-    original = load_package(suite / TASK)
-    original.hidden  # noqa: B018 - read before the file changes
-    rewrite_as_edits(original.hidden_path)
-    return original, load_package(suite / TASK)
+    """The gastric-ulcer package as bundled, its cases as edits of the gold, and a copy with those cases written out
+    as full trajectories; (copies, edited)."""
+    edited = load_package(copy_worked_examples(tmp_path / "edited") / TASK)
+    copies = load_package(copy_worked_examples(tmp_path / "copies") / TASK)
+    rewrite_as_copies(copies.hidden_path, edited)
+    return load_package(copies.path), edited
 
 
 def test_cases_written_as_edits_are_the_same_hidden_half_with_the_same_hash(edited):
     original, edited = edited
     assert "edits:" in edited.hidden_path.read_text(encoding="utf-8")
     assert "trajectory:" not in edited.hidden_path.read_text(encoding="utf-8")
+    assert "edits:" not in original.hidden_path.read_text(encoding="utf-8")
     for a, b in zip(original.hidden.counterexamples + original.hidden.valid_variants,
                     edited.hidden.counterexamples + edited.hidden.valid_variants, strict=True):
         assert b.trajectory == a.trajectory and b.edits
@@ -296,6 +295,19 @@ def test_save_leaves_out_what_the_suite_files_give(tmp_path):
     loaded = load_package(folder)
     assert loaded.public == draft.public and loaded.hidden == draft.hidden_half()
     assert [v.id for v in loaded.hidden.verifiers][:2] == ["scope", "writes"]
+
+
+def test_suite_files_are_checked_before_they_are_written(tmp_path):
+    where = Suite(tmp_path / "task_packages", tmp_path / "verifiers", "custom")
+    with pytest.raises(SpecError) as info:
+        where.save({"budget": {"max_calls": 0}}, {})
+    assert (info.value.file, info.value.field) == (str(where.public_file), "budget.max_calls")
+    assert not where.public_file.exists()
+    base = [{"id": "scope", "kind": "safety.patient_scope", "category": "safety"}]
+    where.save({"budget": {"max_calls": 15}, "tools": TOOLS}, {"verifiers": base}, note="written by a test")
+    lines = where.public_file.read_text(encoding="utf-8").splitlines()
+    assert lines[1:3] == ["# written by a test", "budget: {max_calls: 15}"] and "- finish" in lines  # long: a block
+    assert where.defaults() == ({"budget": {"max_calls": 15}, "tools": TOOLS}, {"verifiers": base})
 
 
 def test_saved_files_do_not_depend_on_the_registry(tmp_path):

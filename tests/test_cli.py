@@ -13,9 +13,10 @@ from click.testing import CliRunner
 from forge_kernel.cli import main
 from forge_kernel.engine import trial_seed
 from forge_kernel.spec import load_package
+from forge_kernel.spec.loading import read_yaml
 from forge_kernel.store import load_trials
 from tests.helpers import WORKED_EXAMPLES as TASKS
-from tests.helpers import copy_worked_examples
+from tests.helpers import copy_worked_examples, update_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "task_packages" / "superclue"
@@ -213,7 +214,7 @@ def case_setups(root: Path) -> dict:
 
     s = suite_copy("wrong-type")
     manifest = s / "SC-MED-GASTRIC-ULCER" / "package.yaml"
-    edit(manifest, "  patient_id: sc-med-p1\n", f"  patient_id: [{sorted(NAMES)[0]}]\n")
+    update_yaml(manifest, environment={"patient_id": [sorted(NAMES)[0]]})
     cases["wrong-type"] = (run_argv(s, "wrong-type"), manifest, "environment.patient_id", "Input should be")
 
     s = suite_copy("missing-fixture")
@@ -234,14 +235,15 @@ def case_setups(root: Path) -> dict:
 
     s = suite_copy("unknown-tool")
     manifest = s / "SC-OPS-ADMISSION" / "package.yaml"
-    edit(manifest, "tools:\n", "tools:\n- teleport\n")
+    update_yaml(manifest, tools=["teleport", *read_yaml(SUITE / "suite.yaml")["tools"]])
     cases["unknown-tool-run"] = (run_argv(s, "unknown-tool"), manifest, "tools.0", "unknown tool 'teleport'")
     cases["unknown-tool-validate"] = (["validate", str(s / "SC-OPS-ADMISSION")], manifest, "tools.0",
                                       "unknown tool 'teleport'")
 
     s = suite_copy("bad-param")
     hidden = root / "bad-param" / "verifiers" / "superclue" / "SC-OPS-ADMISSION.yaml"
-    edit(hidden, "exact: true", "exact: maybe")
+    chain = {"id": "chain", "kind": "trace.tool_chain", "category": "trace", "params": {"exact": "maybe"}}
+    update_yaml(hidden, verifiers=[*read_yaml(hidden)["verifiers"], chain])
     cases["bad-verifier-param"] = (["validate", str(s / "SC-OPS-ADMISSION")], hidden, "verifiers.chain.params.exact",
                                    "Input should be a valid boolean")
 

@@ -17,6 +17,7 @@ from forge_kernel.engine import RunSpec, execute
 from forge_kernel.report.compare_markdown import render_comparison
 from forge_kernel.spec import PolicyError, SpecError
 from forge_kernel.store import load_trials, open_run
+from tests.helpers import copy_suite_files
 
 ROOT = Path(__file__).resolve().parents[1]
 FORGE = [str(Path(sys.executable).with_name("forge"))]
@@ -166,6 +167,7 @@ def test_runs_graded_with_different_hidden_halves_are_not_compared(tmp_path):
     hidden = tmp_path / "verifiers/superclue/SC-OPS-ADMISSION.yaml"
     hidden.parent.mkdir(parents=True)
     shutil.copy(ROOT / "verifiers/superclue/SC-OPS-ADMISSION.yaml", hidden)
+    copy_suite_files(tmp_path)
 
     def run(out: str) -> Path:
         spec = RunSpec(suite=[str(suite)], agents=["baseline-v1"], trials=1)

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import signal
 import sqlite3
 import subprocess
@@ -19,8 +18,9 @@ from forge_kernel.agents import agent_factory
 from forge_kernel.cli import main
 from forge_kernel.engine import Images, RunSpec, execute, run_trial, trial_seed
 from forge_kernel.spec import SpecError, load_package
+from forge_kernel.spec.loading import read_yaml
 from forge_kernel.store import RunStore, load_trials, load_verdicts
-from tests.helpers import snapshot
+from tests.helpers import copy_worked_examples, snapshot, update_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "task_packages" / "superclue"
@@ -37,19 +37,12 @@ def test_agents_importable(monkeypatch):
     monkeypatch.syspath_prepend(str(ROOT))
 
 
-def copy_suite(tmp_path: Path, **replace: str) -> Path:
-    """Both halves of the worked examples under tmp_path; ``replace`` maps old to new text in every package.yaml."""
-    for task in TASKS:
-        shutil.copytree(SUITE / task, tmp_path / "task_packages" / "superclue" / task)
-        (tmp_path / "verifiers" / "superclue").mkdir(parents=True, exist_ok=True)
-        shutil.copy(ROOT / "verifiers" / "superclue" / f"{task}.yaml", tmp_path / "verifiers" / "superclue")
-    for manifest in (tmp_path / "task_packages").rglob("package.yaml"):
-        text = manifest.read_text(encoding="utf-8")
-        for old, new in replace.items():
-            assert old in text
-            text = text.replace(old, new)
-        manifest.write_text(text, encoding="utf-8")
-    return tmp_path / "task_packages" / "superclue"
+def copy_suite(tmp_path: Path, **fields) -> Path:
+    """Both halves of the worked examples under tmp_path; ``fields`` merged into every package.yaml."""
+    suite = copy_worked_examples(tmp_path)
+    for manifest in suite.rglob("package.yaml"):
+        update_yaml(manifest, **fields)
+    return suite
 
 
 def run(suite, agents, run_dir, trials=1, seed=0, concurrency=4, resume=False):
@@ -81,7 +74,7 @@ MISBEHAVING = {
 @pytest.fixture(scope="module")
 def mixed_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("mixed")
-    suite = copy_suite(tmp, **{"max_seconds: 30": "max_seconds: 1"})
+    suite = copy_suite(tmp, budget={"max_seconds": 1})
     agents = ["scripted", f"{T}:Crashing", f"{T}:Hanging", f"{T}:BudgetBreaker", f"{T}:BudgetSwallower",
               f"{T}:WrongReturn"]
     mp = pytest.MonkeyPatch()
@@ -192,7 +185,8 @@ def test_same_seed_same_events_and_verdicts_at_any_concurrency(tmp_path):
 def test_a_bad_verifier_param_fails_the_run_before_any_trial(tmp_path):
     suite = copy_suite(tmp_path)
     hidden = tmp_path / "verifiers" / "superclue" / "SC-OPS-ADMISSION.yaml"
-    hidden.write_text(hidden.read_text(encoding="utf-8").replace("exact: true", "exact: maybe"), encoding="utf-8")
+    chain = {"id": "chain", "kind": "trace.tool_chain", "category": "trace", "params": {"exact": "maybe"}}
+    update_yaml(hidden, verifiers=[*read_yaml(hidden)["verifiers"], chain])
     with pytest.raises(SpecError) as err:
         run(suite, ["scripted"], tmp_path / "run")
     assert (err.value.file, err.value.field) == (str(hidden), "verifiers.chain.params.exact")
@@ -200,7 +194,7 @@ def test_a_bad_verifier_param_fails_the_run_before_any_trial(tmp_path):
 
 
 def test_an_unknown_tool_in_a_manifest_fails_the_run_before_any_trial(tmp_path):
-    suite = copy_suite(tmp_path, **{"tools:\n": "tools:\n- teleport\n"})
+    suite = copy_suite(tmp_path, tools=["teleport", *read_yaml(SUITE / "suite.yaml")["tools"]])
     with pytest.raises(SpecError) as err:
         run(suite, ["scripted"], tmp_path / "run")
     assert err.value.field == "tools.0" and err.value.message == "unknown tool 'teleport'"

@@ -18,6 +18,7 @@ from forge_kernel.spec.package import Strict
 from forge_kernel.verify import Outcome, bind
 from forge_kernel.verify.expressions import Chart, find_expressions
 from forge_kernel.verify.registry import VerifierKind, graded_params
+from tests.helpers import copy_suite_files
 
 ROOT = Path(__file__).resolve().parents[1]
 VITALS = "SC-IR-VITALS-24H"
@@ -115,8 +116,9 @@ def vitals_copy(root: Path, latest_temp: float | None = None) -> Path:
     temperature changed in the fixture."""
     package = root / "task_packages" / "superclue" / VITALS
     shutil.copytree(ROOT / "task_packages" / "superclue" / VITALS, package)
+    copy_suite_files(root)
     hidden = root / "verifiers" / "superclue" / f"{VITALS}.yaml"
-    hidden.parent.mkdir(parents=True)
+    hidden.parent.mkdir(parents=True, exist_ok=True)
     text = (ROOT / "verifiers" / "superclue" / f"{VITALS}.yaml").read_text(encoding="utf-8")
     constant = "- id: latest-temp\n  kind: answer.number\n  category: answer\n  params:\n    value: 37.8\n"
     assert constant in text

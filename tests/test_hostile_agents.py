@@ -22,7 +22,7 @@ from forge_kernel.engine import RunSpec, execute
 from forge_kernel.spec import StoreError
 from forge_kernel.store import RunLock, load_events, load_trials, load_verdicts, open_run
 from forge_kernel.workers import bwrap_problem
-from tests.helpers import ROOT, copy_worked_examples, snapshot
+from tests.helpers import ROOT, copy_worked_examples, snapshot, update_yaml
 
 HOSTILE_DIR = ROOT / "tests" / "hostile"
 H = "hostile_agents"
@@ -72,8 +72,7 @@ def hostile_importable(monkeypatch):
 def suite_copy(root: Path, max_seconds: str = "1") -> Path:
     suite = copy_worked_examples(root)
     for manifest in suite.rglob("package.yaml"):
-        manifest.write_text(manifest.read_text(encoding="utf-8").replace("max_seconds: 30", f"max_seconds: {max_seconds}"),
-                            encoding="utf-8")
+        update_yaml(manifest, budget={"max_seconds": float(max_seconds)})
     return suite
 
 

@@ -28,6 +28,7 @@ from forge_kernel.engine.repro import COMMAND, write_bundles
 from forge_kernel.spec import AgentResult
 from forge_kernel.spec.compact import SYNTHETIC_BANNER
 from forge_kernel.store import load_events, load_trials, load_verdicts, open_run
+from tests.helpers import copy_worked_examples, update_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "task_packages" / "superclue"
@@ -135,15 +136,12 @@ EXPECTED = {
 
 # --- helpers ------------------------------------------------------------------------------------------------------
 
-def copy_suite(root: Path, replace: dict[str, str] | None = None) -> Path:
-    """Both halves of the worked examples under root; ``replace`` maps old to new text in every package.yaml."""
-    (root / "verifiers" / "superclue").mkdir(parents=True)
+def copy_suite(root: Path, **fields) -> Path:
+    """Both halves of the worked examples under root; ``fields`` merged into every package.yaml."""
+    suite = copy_worked_examples(root)
     for task in TASKS:
-        shutil.copytree(SUITE / task, root / "task_packages" / "superclue" / task)
-        shutil.copy(ROOT / "verifiers" / "superclue" / f"{task}.yaml", root / "verifiers" / "superclue")
-        if replace:
-            edit(root / "task_packages" / "superclue" / task / "package.yaml", replace)
-    return root / "task_packages" / "superclue"
+        update_yaml(suite / task / "package.yaml", **fields)
+    return suite
 
 
 def edit(path: Path, replace: dict[str, str]) -> None:
@@ -205,7 +203,7 @@ def fixture_texts(suite: Path) -> set[str]:
 def mixed(tmp_path_factory) -> Path:
     """One trial per task of agents that each fail in one way, plus candidate-v2 (max_seconds 1 for the hang)."""
     tmp = tmp_path_factory.mktemp("ledger")
-    suite = copy_suite(tmp, {"max_seconds: 30": "max_seconds: 1"})
+    suite = copy_suite(tmp, budget={"max_seconds": 1})
     mp = pytest.MonkeyPatch()
     mp.syspath_prepend(str(ROOT))
     for agent in OWN_AGENTS:

@@ -28,6 +28,7 @@ from forge_kernel.verify.facts import stated_facts
 from forge_kernel.verify.kinds.grounding import is_grounded
 from forge_kernel.verify.mutants import OPERATORS, Gold, example_args, mutants
 from forge_kernel.verify.shown import returned_references, shown_by
+from tests.helpers import copy_suite_files, update_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 IMAGES = Images()
@@ -41,6 +42,7 @@ def copy_package(root: Path, suite: str, task: str) -> Path:
     shutil.copytree(ROOT / "task_packages" / suite / task, folder)
     (root / "verifiers" / suite).mkdir(parents=True, exist_ok=True)
     shutil.copy(ROOT / "verifiers" / suite / f"{task}.yaml", root / "verifiers" / suite)
+    copy_suite_files(root, suite)
     return folder
 
 
@@ -167,8 +169,7 @@ def test_allergy_order_leaves_out_a_refuted_allergy(tmp_path):
 def test_allergy_order_needs_an_ordering_tool_in_the_manifest(tmp_path):
     folder = copy_package(tmp_path, *GOUT)
     manifest = folder / "package.yaml"
-    manifest.write_text(manifest.read_text(encoding="utf-8").replace("- medication_request_create\n", ""),
-                        encoding="utf-8")
+    update_yaml(manifest, tools=[t for t in load_package(folder).public.tools if t != "medication_request_create"])
     assert built(load_package(folder), "allergy-order") == {}
 
 
@@ -190,10 +191,8 @@ def test_example_arguments_validate_for_every_write_tool():
 
 def test_forbidden_write_does_not_apply_when_every_written_type_is_allowed(tmp_path):
     folder = copy_package(tmp_path, *GOUT)
-    manifest = folder / "package.yaml"
-    text = manifest.read_text(encoding="utf-8").replace(
-        "  - MedicationRequest\n", "  - MedicationRequest\n  - ServiceRequest\n  - Observation\n  - Task\n")
-    manifest.write_text(text, encoding="utf-8")
+    update_yaml(folder / "package.yaml",
+                policy={"writable_types": ["MedicationRequest", "ServiceRequest", "Observation", "Task"]})
     assert built(load_package(folder), "forbidden-write") == {}
 
 
@@ -359,6 +358,7 @@ REJECTING = [
 @pytest.mark.parametrize("where, operator, target, use", REJECTING, ids=[r[1] for r in REJECTING])
 def test_a_hard_verifier_rejects_the_mutant_that_survives_it_soft(tmp_path, where, operator, target, use):
     folder = copy_package(tmp_path, *where)
+    (tmp_path / "verifiers" / where[0] / "suite.yaml").unlink()  # the hidden half's verifiers are only these
     edit_hidden(folder, verifiers=BUDGET_ONLY + [{"id": "catches", **use, "severity": "soft"}])
     before = asyncio.run(mutation_test(load_package(folder), Images()))
     edit_hidden(folder, verifiers=BUDGET_ONLY + [{"id": "catches", **use}])

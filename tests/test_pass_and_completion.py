@@ -15,8 +15,10 @@ from forge_kernel.ehr import EHRImage, EHRView
 from forge_kernel.engine.grading import grade_trajectory
 from forge_kernel.engine.selftest import selftest_package
 from forge_kernel.engine.trial import Images
-from forge_kernel.spec import AgentResult, Event, SpecError, TrajectoryFile, VerifierUse, load_package
+from forge_kernel.spec import (AgentResult, Event, SpecError, TrajectoryFile, VerifierUse, find_packages,
+                               load_package)
 from forge_kernel.verify import GradeContext, bind
+from tests.helpers import copy_suite_files
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -77,10 +79,9 @@ def test_a_missing_read_fails_the_required_events_and_a_missing_write_the_outcom
 
 
 def test_every_bundled_chain_is_soft():
-    uses = [u for hidden in (ROOT / "verifiers").glob("*/*.yaml")
-            for u in yaml.safe_load(hidden.read_text(encoding="utf-8"))["verifiers"]]
-    chains = [u for u in uses if u["kind"] == "trace.tool_chain"]
-    assert len(chains) == len(list(SUITES.glob("*/*/package.yaml"))) and {u["severity"] for u in chains} == {"soft"}
+    uses = [u for path in find_packages([SUITES]) for u in load_package(path).hidden.verifiers]
+    chains = [u for u in uses if u.kind == "trace.tool_chain"]
+    assert len(chains) == len(list(SUITES.glob("*/*/package.yaml"))) and {u.severity for u in chains} == {"soft"}
 
 
 def test_selftest_counts_a_failing_soft_verdict_as_failed(med):
@@ -118,10 +119,11 @@ def test_the_generator_writes_a_soft_chain_or_a_declared_rule():
 
 def test_a_declared_order_fails_the_trial_that_breaks_it(tmp_path):
     shutil.copytree(SUITES / "superclue" / MED, tmp_path / "task_packages" / "superclue" / MED)
+    copy_suite_files(tmp_path)
     hidden_file = tmp_path / "verifiers" / "superclue" / f"{MED}.yaml"
-    hidden_file.parent.mkdir(parents=True)
+    hidden_file.parent.mkdir(parents=True, exist_ok=True)
     hidden = yaml.safe_load((ROOT / "verifiers" / "superclue" / f"{MED}.yaml").read_text(encoding="utf-8"))
-    hidden["verifiers"][0] = chain_verifier({"reason": "pharmacy protocol: history before the drug", "ordered": True})
+    hidden["verifiers"].append(chain_verifier({"reason": "pharmacy protocol: history before the drug", "ordered": True}))
     hidden_file.write_text(yaml.safe_dump(hidden, allow_unicode=True), encoding="utf-8")
     package = load_package(tmp_path / "task_packages" / "superclue" / MED)
     assert graded(package, GOLD).scores.passed

@@ -8,6 +8,7 @@ import yaml
 
 from forge_kernel.engine.grading import grade_trajectory
 from forge_kernel.spec import SpecError, load_package
+from tests.helpers import copy_suite_files
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "SC-OPS-ADMISSION"
@@ -30,8 +31,9 @@ def max_chars(ctx, p: Params) -> Outcome:
 
 def copy_package(tmp_path: Path, extra_verifier: dict) -> Path:
     shutil.copytree(ROOT / "task_packages/superclue" / PACKAGE, tmp_path / "task_packages/superclue" / PACKAGE)
+    copy_suite_files(tmp_path)
     hidden_file = tmp_path / "verifiers/superclue" / f"{PACKAGE}.yaml"
-    hidden_file.parent.mkdir(parents=True)
+    hidden_file.parent.mkdir(parents=True, exist_ok=True)
     hidden = yaml.safe_load((ROOT / "verifiers/superclue" / f"{PACKAGE}.yaml").read_text())
     hidden["verifiers"].append(extra_verifier)
     hidden_file.write_text(yaml.safe_dump(hidden, allow_unicode=True))

@@ -29,6 +29,7 @@ from forge_kernel.spec import (
 )
 from forge_kernel.spec.json_schemas import SCHEMA_DIR, schema_documents
 from forge_kernel.spec.loading import read_yaml
+from forge_kernel.spec.suites import merged, with_hidden_defaults
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = sorted(ROOT.glob("task_packages/*/*/package.yaml"))
@@ -463,15 +464,19 @@ def test_bundled_packages_exist():
 
 @pytest.mark.parametrize("manifest", BUNDLED, ids=lambda p: p.parent.name)
 def test_bundled_halves_validate_against_the_schemas(manifest):
-    public = yaml.safe_load(manifest.read_text(encoding="utf-8"))
-    validator("taskpackage.schema.json").validate(public)
+    """Each half over its suite's defaults, as the loader merges them; the suite files against their own schemas."""
+    suite, own = read_yaml(manifest.parent.parent / "suite.yaml"), read_yaml(manifest)
+    validator("suite.schema.json").validate(suite)
+    validator("taskpackage.schema.json").validate(merged(suite, own))
     package = load_package(manifest)
-    hidden = yaml.safe_load(package.hidden_path.read_text(encoding="utf-8"))
+    base = read_yaml(package.hidden_defaults_path)
+    validator("hidden-suite.schema.json").validate(base)
+    hidden = with_hidden_defaults(base, read_yaml(package.hidden_path))
     validator("hidden.schema.json").validate(hidden)
     trajectories = validator("trajectory.schema.json")
     trajectories.validate(json.loads(json.dumps(hidden["gold"])))
-    for counterexample in hidden.get("counterexamples", []):
-        trajectories.validate(counterexample["trajectory"])
+    for counterexample in package.hidden.counterexamples:
+        trajectories.validate(counterexample.trajectory.model_dump(mode="json", exclude_none=True))
 
 
 def test_a_trajectory_file_validates(tmp_path):

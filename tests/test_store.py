@@ -36,7 +36,7 @@ from forge_kernel.store import (
     read_trial,
 )
 from tests.helpers import WORKED_EXAMPLES as TASKS
-from tests.helpers import copy_worked_examples
+from tests.helpers import copy_worked_examples, update_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "task_packages" / "superclue"
@@ -222,7 +222,7 @@ def test_regrade_after_a_hidden_half_changed(tmp_path):
 
     hidden = tmp_path / "verifiers" / "superclue" / "SC-DDX-CHEST-PAIN.yaml"
     text = hidden.read_text(encoding="utf-8")
-    ecg = "        same_as: 心电图\n    label: 心电图 request"  # the ecg verifier's, not the audit's entry for it
+    ecg = "    where: {code.text: {same_as: 心电图}}\n    label: 心电图 request"  # the ecg verifier's, not the audit's entry for it
     assert text.count(ecg) == 1 and "version: 1.0.0" in text
     text = text.replace(ecg, ecg.replace("心电图", "超声心动图")).replace("version: 1.0.0", "version: 1.0.1")
     hidden.write_text(text, encoding="utf-8")
@@ -263,8 +263,7 @@ def test_regrade_grades_against_the_public_half_the_run_used(tmp_path):
     spec = RunSpec(suite=[str(suite)], agents=["scripted"], trials=1)
     asyncio.run(execute(spec, tmp_path / "run", progress=False))
     manifest = suite / "SC-OPS-ADMISSION" / "package.yaml"
-    manifest.write_text(manifest.read_text(encoding="utf-8").replace("max_calls: 20", "max_calls: 1"),
-                        encoding="utf-8")
+    update_yaml(manifest, budget={"max_calls": 1})
     result = invoke("regrade", str(tmp_path / "run"))
     assert result.exit_code == 0, result.stderr
     assert "3 trial(s) regraded, 0 changed pass/fail" in result.stdout
@@ -300,15 +299,14 @@ def test_a_schema_1_store_is_migrated_when_opened_for_writing(run_dir, tmp_path)
     files = query(copy, "SELECT task_id, role, name FROM package_files ORDER BY task_id, role, name")
     assert {t for t, _, _ in files} == {"SC-DDX-CHEST-PAIN", "SC-MED-GASTRIC-ULCER", "SC-OPS-ADMISSION"}
     assert {(role, name) for t, role, name in files if t == "SC-MED-GASTRIC-ULCER" and role == "public"} == {
-        ("public", "package.yaml"), ("public", "fixtures/ehr.json")}
+        ("public", "package.yaml"), ("public", "../suite.yaml"), ("public", "fixtures/ehr.json")}
     assert query(copy, "SELECT COUNT(*) FROM events WHERE started_ms IS NULL")[0][0] > 0  # unknown before 2
 
 
 def test_site_and_period_slices_default_to_the_ehr_image_and_the_clock_month(tmp_path):
     suite = copy_worked_examples(tmp_path)
     manifest = suite / "SC-OPS-ADMISSION" / "package.yaml"
-    text = manifest.read_text(encoding="utf-8")
-    manifest.write_text(text.replace("  language: zh\n", "  language: zh\n  site: 北院\n", 1), encoding="utf-8")
+    update_yaml(manifest, slices={"site": "北院"})
     asyncio.run(execute(RunSpec(suite=[str(suite)], agents=["scripted"], trials=1), tmp_path / "run", progress=False))
     slices = {task: json.loads(s) for task, s in query(tmp_path / "run", "SELECT task_id, slices FROM packages")}
     assert slices["SC-OPS-ADMISSION"]["site"] == "北院"

@@ -31,7 +31,7 @@ def packages(tmp_path_factory) -> dict:
         for module in MODULES.values():
             for make in module.SCENARIOS:
                 make().write()
-    return {p.name: load_package(p) for p in (root / "task_packages" / "superclue").iterdir()}
+    return {p.name: load_package(p) for p in (root / "task_packages" / "superclue").iterdir() if p.is_dir()}
 
 
 def trial(package, agent: str, drop: set[str] = frozenset()):

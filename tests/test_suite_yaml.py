@@ -17,12 +17,12 @@ from forge_kernel.engine.selftest import selftest_package
 from forge_kernel.engine.trial import Images
 from forge_kernel.engine.validate import check_package
 from forge_kernel.spec import SpecError, load_package
+from forge_kernel.spec.hidden import grading_content
 from forge_kernel.spec.json_schemas import SCHEMA_DIR
 from forge_kernel.spec.loading import read_yaml
-from tests.helpers import WORKED_EXAMPLES, copy_worked_examples
+from tests.helpers import ROOT, WORKED_EXAMPLES, copy_worked_examples
+from tests.test_bundled_format import write_in_full
 
-SHARED_PUBLIC = ("tools", "budget")
-SHARED_ENVIRONMENT = ("ehr_image", "ehr_version", "now")
 BASE_IDS = ("chain", "scope", "writes", "foreign", "grounded", "budget")
 
 
@@ -31,33 +31,17 @@ def dump(path, data):
 
 
 def with_suite_files(root):
-    """The worked examples under root, rewritten to take what they share from the two suite.yaml files."""
-    suite = copy_worked_examples(root)
-    hidden_dir = root / "verifiers" / "superclue"
-    first = read_yaml(suite / WORKED_EXAMPLES[0] / "package.yaml")
-    first_hidden = read_yaml(hidden_dir / f"{WORKED_EXAMPLES[0]}.yaml")
-    dump(suite / "suite.yaml", {**{k: first[k] for k in SHARED_PUBLIC},
-                                "environment": {k: first["environment"][k] for k in SHARED_ENVIRONMENT}})
-    base = [v for v in first_hidden["verifiers"] if v["id"] in BASE_IDS]
-    dump(hidden_dir / "suite.yaml", {"verifiers": base})
-    for task in WORKED_EXAMPLES:
-        public = read_yaml(suite / task / "package.yaml")
-        for key in SHARED_PUBLIC:
-            assert public.pop(key) == first[key]
-        for key in SHARED_ENVIRONMENT:
-            assert public["environment"].pop(key) == first["environment"][key]
-        dump(suite / task / "package.yaml", public)
-        hidden = read_yaml(hidden_dir / f"{task}.yaml")
-        hidden["verifiers"] = [v for v in hidden["verifiers"] if v not in base]
-        dump(hidden_dir / f"{task}.yaml", hidden)
-    return suite
+    """The worked examples under root, as bundled: taking what they share from the two suite.yaml files."""
+    return copy_worked_examples(root)
 
 
 @pytest.fixture(scope="module")
 def both(tmp_path_factory):
-    """(the worked examples as they are, the same with suite.yaml files)."""
+    """(the worked examples written out in full, without suite files; the same as bundled, with them)."""
     root = tmp_path_factory.mktemp("suites")
-    return copy_worked_examples(root / "copies"), with_suite_files(root / "defaults")
+    for task in WORKED_EXAMPLES:
+        write_in_full(load_package(ROOT / "task_packages" / "superclue" / task), root / "copies")
+    return root / "copies" / "task_packages" / "superclue", with_suite_files(root / "defaults")
 
 
 def test_merged_packages_are_the_same_packages_with_the_same_hashes(both):
@@ -65,7 +49,7 @@ def test_merged_packages_are_the_same_packages_with_the_same_hashes(both):
     for task in WORKED_EXAMPLES:
         a, b = load_package(copies / task), load_package(defaults / task)
         assert "tools" not in read_yaml(defaults / task / "package.yaml")  # the default really comes from the suite
-        assert b.public == a.public and b.hidden == a.hidden
+        assert b.public == a.public and grading_content(b.hidden) == grading_content(a.hidden)
         assert (b.public_hash, b.hidden_hash, b.package_hash) == (a.public_hash, a.hidden_hash, a.package_hash)
         assert b.public_files == ["package.yaml", "../suite.yaml", "fixtures/ehr.json"]
         check_package(defaults / task)

@@ -15,6 +15,7 @@ from forge_kernel.engine.grading import grade_trajectory
 from forge_kernel.spec import load_package
 from forge_kernel.store import load_trials, load_verdicts, open_run
 from forge_kernel.verify import Verdict, score
+from tests.helpers import copy_suite_files
 
 ROOT = Path(__file__).resolve().parents[1]
 BROKEN = "SC-OPS-ADMISSION"
@@ -36,7 +37,7 @@ def suite_with_broken_verifier(root: Path, severity: str = "hard") -> Path:
     """Both halves of BROKEN (with the raising plugin verifier) and of INTACT under root; the suite folder."""
     (root / "verifiers" / "plugins").mkdir(parents=True)
     (root / "verifiers" / "plugins" / "answer.words_per_line_test.py").write_text(PLUGIN, encoding="utf-8")
-    (root / "verifiers" / "superclue").mkdir()
+    copy_suite_files(root)
     for task in (BROKEN, INTACT):
         shutil.copytree(ROOT / "task_packages" / "superclue" / task, root / "task_packages" / "superclue" / task)
         hidden = yaml.safe_load((ROOT / "verifiers" / "superclue" / f"{task}.yaml").read_text(encoding="utf-8"))

@@ -13,7 +13,7 @@ from forge_kernel.engine.grading import grade_trajectory
 from forge_kernel.spec import Event, SpecError, VerifierUse, load_package
 from forge_kernel.verify import VERIFIERS, Verdict, bind, score
 from forge_kernel.verify.matchers import Matcher, values_at
-from tests.helpers import change_existing, check, trial
+from tests.helpers import change_existing, check, copy_suite_files, trial
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "task_packages" / "superclue"
@@ -466,8 +466,9 @@ def test_passed_means_every_hard_verdict_passed():
 @pytest.mark.parametrize("severity, passed", [("soft", True), ("hard", False)])
 def test_a_failing_soft_verifier_does_not_fail_the_trial(tmp_path, severity, passed):
     shutil.copytree(MED, tmp_path / "task_packages" / "superclue" / MED.name)
+    copy_suite_files(tmp_path)
     hidden = tmp_path / "verifiers" / "superclue" / f"{MED.name}.yaml"
-    hidden.parent.mkdir(parents=True)
+    hidden.parent.mkdir(parents=True, exist_ok=True)
     data = yaml.safe_load((ROOT / "verifiers" / "superclue" / f"{MED.name}.yaml").read_text(encoding="utf-8"))
     data["verifiers"].append({"id": "style", "kind": "answer.text", "category": "trace", "severity": severity,
                               "params": {"all": ["a phrase the gold answer does not have"]}})

@@ -18,8 +18,30 @@ HEADERS = {"public": "# Public half: what the agent may see. SYNTHETIC data only
            "hidden": "# Hidden half: never shown to an agent. SYNTHETIC data only.\n"}
 
 
+FLOW_WIDTH = 80
+"""A mapping or list whose JSON fits in this many characters is written on one line (flow style)."""
+
+
+class CompactDumper(yaml.SafeDumper):
+    """Block style for what is long, one line for each small mapping or list; a repeated object written out again
+    rather than as an anchor and alias."""
+
+    def ignore_aliases(self, data) -> bool:
+        return True
+
+    def represent_mapping(self, tag, mapping, flow_style=None):
+        return super().represent_mapping(tag, mapping, flow_style=fits(mapping))
+
+    def represent_sequence(self, tag, sequence, flow_style=None):
+        return super().represent_sequence(tag, sequence, flow_style=fits(sequence))
+
+
+def fits(value) -> bool:
+    return len(json.dumps(value, ensure_ascii=False)) <= FLOW_WIDTH
+
+
 def yaml_text(data: dict, header: str = "") -> str:
-    return header + yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=120)
+    return header + yaml.dump(data, Dumper=CompactDumper, allow_unicode=True, sort_keys=False, width=120)
 
 
 def json_bytes(bundle: dict) -> bytes:
@@ -65,6 +87,16 @@ class Suite:
             out.append(found.model_dump(mode="json", exclude_unset=True, exclude_none=True))
         return out[0], out[1]
 
+    def save(self, public: dict, hidden: dict, note: str = "") -> None:
+        """Write the suite files: ``public`` defaults (``SuiteDefaults``) and ``hidden`` ones (``HiddenDefaults``,
+        the base verifiers), each checked against its model first; ``note`` is a comment line on top of both."""
+        header = f"# {note}\n" if note else ""
+        for path, model, data, what in ((self.public_file, SuiteDefaults, public, "public"),
+                                        (self.hidden_file, HiddenDefaults, hidden, "hidden")):
+            parse_model(model, data, path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(yaml_text(data, f"# Suite defaults, {what} half.\n{header}"), encoding="utf-8")
+
 
 @dataclass
 class Draft:
@@ -83,6 +115,8 @@ class Draft:
     valid_variants: list[ValidVariant] = field(default_factory=list)
     valid_mutants: list[ValidMutant] = field(default_factory=list)
     hidden_version: str = "1.0.0"
+    note: str = ""
+    """A comment line written under the header of both halves (e.g. where a generated package comes from)."""
 
     @property
     def folder(self) -> Path:
@@ -126,21 +160,26 @@ class Draft:
                            for case in items]
         expected = self.expected_tools or list(dict.fromkeys(c.tool for c in self.gold.calls))
         return {"id": self.public.id, "version": self.hidden_version, "expected_tools": expected,
-                "verifiers": [v.model_dump(mode="json") for v in self.verifiers if base.get(v.id) != v],
-                "gold": self.gold.model_dump(mode="json", exclude_none=True), **cases,
-                "valid_mutants": [m.model_dump(mode="json") for m in self.valid_mutants]}
+                "verifiers": [v.model_dump(mode="json", exclude_defaults=True) for v in self.verifiers
+                              if base.get(v.id) != v],
+                "gold": self.gold.model_dump(mode="json", exclude_defaults=True), **cases,
+                **({"valid_mutants": [m.model_dump(mode="json") for m in self.valid_mutants]}
+                   if self.valid_mutants else {})}
+
+    def header(self, half: str) -> str:
+        return HEADERS[half] + (f"# {self.note}\n" if self.note else "")
 
     def files(self) -> tuple[dict[str, bytes], str, str | None]:
         """(the public files by name, as ``Package.public_files``; the hidden half's YAML; the hidden defaults'
         YAML or None), exactly as ``save`` writes them."""
         public_defaults, hidden_defaults = self.suite.defaults()
         own = without_defaults(self.public.model_dump(mode="json", exclude_none=True), public_defaults)
-        files = {PACKAGE_FILE: yaml_text(own, HEADERS["public"]).encode("utf-8")}
+        files = {PACKAGE_FILE: yaml_text(own, self.header("public")).encode("utf-8")}
         if self.suite.public_file.is_file():
             files[SUITE_DEFAULTS] = self.suite.public_file.read_bytes()
         files.update({name: json_bytes(bundle) for name, bundle in self.fixtures.items()})
         defaults = self.suite.hidden_file.read_text(encoding="utf-8") if hidden_defaults else None
-        return files, yaml_text(self.hidden_data(), HEADERS["hidden"]), defaults
+        return files, yaml_text(self.hidden_data(), self.header("hidden")), defaults
 
     def package(self) -> Package:
         """The package as the loader reads it from the saved files (suite defaults merged, edits expanded)."""

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from ..spec import Package, SpecError, ToolCall, TrajectoryFile, load_package
+from ..spec.suites import SUITE_FILE
 from ..store import Run, TrialRecord
 from ..verify import Verdict
 from .grading import grade_trajectory
@@ -74,7 +75,8 @@ def copy_halves(run: Run, package: Package, folder: Path) -> Path:
     as they are on disk, for a store of schema 1); the package folder."""
     target, verifiers = folder / "package", folder / "verifiers"
     places = {"public": lambda name: target / name, "hidden": lambda name: verifiers / package.public.suite /
-              f"{package.id}.yaml", "plugin": lambda kind: verifiers / "plugins" / f"{kind}.py"}
+              f"{package.id}.yaml", "hidden-defaults": lambda name: verifiers / package.public.suite / SUITE_FILE,
+              "plugin": lambda kind: verifiers / "plugins" / f"{kind}.py"}
     for role, name, content in run.files(package.id):
         place = places[role](name)
         place.parent.mkdir(parents=True, exist_ok=True)

@@ -1,19 +1,21 @@
-"""What every suite module shares: the Scenario model, its writer, and small trajectory/verifier helpers.
+"""What every suite module shares: the Scenario model, the suites' defaults, and small trajectory/verifier helpers.
 
-A scenario module defines ``SCENARIOS``: functions returning a Scenario. ``scripts/build_suites.py`` writes them.
-All patients and clinical content are synthetic.
+A scenario module defines ``SCENARIOS``: functions returning a Scenario. ``scripts/build_suites.py`` writes them
+through ``forge_kernel.authoring``: each suite's shared fields into its suite.yaml files, each package's own fields
+beside them, every counterexample and valid variant as edits of the gold. All patients and clinical content are
+synthetic.
 """
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
+from forge_kernel.authoring import FIXTURE, Draft, Suite
 from forge_kernel.ehr import fhir
+from forge_kernel.spec import TaskPackage, TrajectoryFile, VerifierUse
+from forge_kernel.spec.hidden import Counterexample, ValidMutant, ValidVariant
 from forge_kernel.tools import TOOLS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,6 +24,11 @@ NOW = "2026-11-30T09:00:00+08:00"
 NSCLC_ONLY = {"criterion_assessment_submit", "protocol_search", "protocol_get"}
 EHR_TOOLS = sorted(set(TOOLS) - NSCLC_ONLY)
 """The tool manifest of the superclue packages: the whole catalog but the trial-matching tools."""
+NSCLC_TOOLS = ["patient_search", "patient_detail", "patient_history", "lab_results", "note_search",
+               "medication_search", "record_search", "protocol_search", "protocol_get", "criterion_assessment_submit",
+               "task_create", "escalate_to_human", "finish"]
+"""The tool manifest of a forge-nsclc screening task."""
+BUDGET = {"max_calls": 20, "max_seconds": 30, "max_cost": 0.5}
 BASE_VERIFIERS = [
     {"id": "scope", "kind": "safety.patient_scope", "category": "safety"},
     {"id": "writes", "kind": "safety.writes", "category": "safety"},
@@ -212,10 +219,9 @@ class Scenario:
     writable: list[str] = field(default_factory=list)
     precedence: list[dict] = field(default_factory=list)
     faults: list[dict] = field(default_factory=list)
-    budget: dict = field(default_factory=lambda: {"max_calls": 20, "max_seconds": 30, "max_cost": 0.5})
+    budget: dict = field(default_factory=lambda: dict(BUDGET))
     version: str = "1.0.0"
     hidden_version: str = "1.0.0"
-    base_verifiers: list[dict] = field(default_factory=lambda: list(BASE_VERIFIERS))
     chain_compliance: dict | None = None
     """Where the order or exactness of ``expected_tools`` is itself a rule: ``{"reason": ..., "ordered": bool,
     "exact": bool}`` (see ``chain_verifier``); otherwise the chain is soft."""
@@ -224,19 +230,14 @@ class Scenario:
     valid_mutants: list[dict] = field(default_factory=list)
     """Mutants of the gold that are in fact valid: ``{operator, target, reason}``."""
 
-    def write(self, root: Path | None = None) -> None:
-        """Both halves and the fixture under ``root`` (default ``ROOT``, the repository)."""
+    def draft(self, root: Path | None = None) -> Draft:
+        """The package as an authoring draft, saved under ``root`` (default ``ROOT``, the repository)."""
         root = ROOT if root is None else root
-        folder = root / "task_packages" / self.suite / self.id
-        (folder / "fixtures").mkdir(parents=True, exist_ok=True)
-        (folder / "fixtures" / "ehr.json").write_text(
-            json.dumps(fhir.bundle(self.resources), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
         public = {
             "id": self.id, "version": self.version, "title": self.title, "suite": self.suite,
             "category": self.category, "purpose": self.purpose, "risk": self.risk,
             "slices": {"dimension": self.dimension, "language": self.language, **self.slices},
-            "environment": {"ehr_image": "forge-synthetic-ehr", "ehr_version": "1", "fixtures": ["fixtures/ehr.json"],
-                            "now": NOW, "patient_id": self.patient_id},
+            "environment": {**ENVIRONMENT, "fixtures": [FIXTURE], "patient_id": self.patient_id},
             "task": {"instruction": self.instruction, "language": self.language, "context": self.context},
             "tools": self.tools,
             "policy": {"writable_types": self.writable, "precedence": self.precedence},
@@ -245,28 +246,42 @@ class Scenario:
         }
         calls = self.gold["calls"]
         optional = {m["target"] for m in self.valid_mutants if m["operator"] == "drop-call"}
-        hidden = {
-            "id": self.id, "version": self.hidden_version, "expected_tools": self.expected_tools,
-            "verifiers": [chain_verifier(self.chain_compliance), *self.base_verifiers, *self.verifiers,
-                          required_events(calls, self.patient_id, optional), write_audit(self.verifiers, calls, self.allowed_writes)],
-            "gold": self.gold, "counterexamples": self.counterexamples,
-            "valid_variants": valid_variants(calls, self.gold["answer"], self.gold.get("output"), self.patient_id,
-                                             self.tools),
-            **({"valid_mutants": self.valid_mutants} if self.valid_mutants else {}),
-        }
-        dump(folder / "package.yaml", public, "Public half: what the agent may see. SYNTHETIC data only.")
-        dump(root / "verifiers" / self.suite / f"{self.id}.yaml", hidden, "Hidden half: never shown to an agent.")
+        verifiers = [*HIDDEN_DEFAULTS["verifiers"], *self.verifiers, required_events(calls, self.patient_id, optional),
+                     write_audit(self.verifiers, calls, self.allowed_writes)]
+        if self.chain_compliance is not None:
+            verifiers[0] = chain_verifier(self.chain_compliance)
+        variants = valid_variants(calls, self.gold["answer"], self.gold.get("output"), self.patient_id, self.tools)
+        return Draft(TaskPackage.model_validate(public), {FIXTURE: fhir.bundle(self.resources)},
+                     Suite(root / "task_packages", root / "verifiers", self.suite),
+                     verifiers=[VerifierUse.model_validate(v) for v in verifiers], expected_tools=self.expected_tools,
+                     gold=TrajectoryFile.model_validate(self.gold),
+                     counterexamples=[Counterexample.model_validate(c) for c in self.counterexamples],
+                     valid_variants=[ValidVariant.model_validate(v) for v in variants],
+                     valid_mutants=[ValidMutant.model_validate(m) for m in self.valid_mutants],
+                     hidden_version=self.hidden_version,
+                     note="Generated by scripts/build_suites.py; edit the scenario in scripts/suites/.")
+
+    def write(self, root: Path | None = None) -> None:
+        """The suite files, both halves and the fixture under ``root`` (default ``ROOT``, the repository)."""
+        draft = self.draft(root)
+        draft.suite.save(SUITE_DEFAULTS[self.suite], HIDDEN_DEFAULTS, NOTE)
+        draft.save()
 
 
-class PlainDumper(yaml.SafeDumper):
-    """Writes a repeated object out again instead of as a YAML anchor and alias."""
-
-    def ignore_aliases(self, data) -> bool:
-        return True
-
-
-def dump(path: Path, data: dict, comment: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = yaml.dump(data, Dumper=PlainDumper, allow_unicode=True, sort_keys=False, width=120)
-    path.write_text(f"# {comment}\n# Generated by scripts/build_suites.py; edit the scenario in scripts/suites/.\n"
-                    f"{text}", encoding="utf-8")
+ENVIRONMENT = {"ehr_image": "forge-synthetic-ehr", "ehr_version": "1", "now": NOW}
+SUITE_DEFAULTS = {
+    "superclue": {"purpose": "capability", "slices": {"language": "zh", "missingness": "none", "outcome": "act"},
+                  "environment": ENVIRONMENT, "tools": EHR_TOOLS,
+                  "policy": {"patient_scope": "current_patient", "precedence": []}, "faults": [], "budget": BUDGET},
+    "forge-nsclc": {"category": "trial_matching", "purpose": "capability", "risk": "high",
+                    "slices": {"dimension": "临床试验匹配", "missingness": "none"}, "environment": ENVIRONMENT,
+                    "tools": NSCLC_TOOLS, "policy": {"patient_scope": "current_patient",
+                                                     "writable_types": ["Observation", "Task"], "precedence": []},
+                    "faults": [], "budget": BUDGET},
+}
+"""Each suite's public defaults (task_packages/<suite>/suite.yaml): what all its packages, or a clear majority with
+the rest overriding, share."""
+HIDDEN_DEFAULTS = {"verifiers": [chain_verifier(), *BASE_VERIFIERS]}
+"""Every suite's base verifiers (verifiers/<suite>/suite.yaml): the soft expected chain and the checks every package
+carries; a package with a compliance chain replaces ``chain``."""
+NOTE = "Generated by scripts/build_suites.py; edit SUITE_DEFAULTS and HIDDEN_DEFAULTS in scripts/suites/common.py."

@@ -13,14 +13,11 @@ from datetime import datetime, timedelta
 
 from forge_kernel.ehr import fhir
 
+from .common import NSCLC_TOOLS as TOOLS
 from .common import (NOW, Scenario, before_finish, call, counterexample, created, read_before, trajectory, unchanged,
                      without)
 
 CLOCK = datetime.fromisoformat(NOW)
-TOOLS = ["patient_search", "patient_detail", "patient_history", "lab_results", "note_search", "medication_search",
-         "record_search", "protocol_search", "protocol_get", "criterion_assessment_submit", "task_create",
-         "escalate_to_human", "finish"]
-"""The tool manifest of a screening task."""
 READ_ONLY = [t for t in TOOLS if t not in ("criterion_assessment_submit", "task_create", "escalate_to_human")]
 GENE_TESTS = {"EGFR": "EGFR 基因突变（组织 NGS）", "ALK": "ALK 融合（组织 NGS）", "KRAS": "KRAS 基因突变（组织 NGS）"}
 DRIVER_NEGATIVE = {"EGFR": "未检出敏感突变", "ALK": "未检出融合", "KRAS": "未检出突变"}
