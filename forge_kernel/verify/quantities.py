@@ -135,9 +135,10 @@ def text_unit(unit: str | None) -> str:
     return normal_unit(f"×10^{power.group(1)}/L" if power else unit)
 
 
-def located_amounts(text: str) -> list[Located]:
+@lru_cache(maxsize=16384)
+def located_amounts(text: str) -> tuple[Located, ...]:
     """Every amount of a prose text with where it starts (dates and times are not amounts); in "134/80 mmHg"
-    both numbers are in mmHg."""
+    both numbers are in mmHg. Remembered per text: the same results reach many trials."""
     blanked = DATE_LIKE.sub(lambda m: " " * len(m.group()), text)
     found = []
     for m in TEXT_AMOUNT.finditer(blanked):
@@ -149,7 +150,7 @@ def located_amounts(text: str) -> list[Located]:
         if not first.amount.unit and second.amount.unit and between == "/":
             found[i] = Located(Amount(first.amount.value, second.amount.unit), first.start,
                                first.written + "/" + second.written, first.decimals)
-    return found
+    return tuple(found)
 
 
 def in_unit(found: Amount, unit: str) -> float | None:

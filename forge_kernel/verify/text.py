@@ -25,6 +25,7 @@ Synonyms = Union[str, list[str]]
 """A phrase, or a list of phrases any one of which will do."""
 
 
+@lru_cache(maxsize=16384)
 def normal(text: str) -> str:
     """NFKC, case-folded, with typographic apostrophes made plain: the form every comparison here uses."""
     return unicodedata.normalize("NFKC", text).casefold().replace("’", "'")
