@@ -11,13 +11,16 @@ import jsonschema
 import pytest
 import yaml
 
-from forge_kernel.authoring import Recorder, Suite, bundled_patients, dry_run, new_draft, problems, selftest
+from forge_kernel.authoring import (Recorder, Suite, add_gold_checks, before_finish, bundled_patients, call, draft_on,
+                                    dry_run, labels, new_draft, problems, selftest, with_args, without)
 from forge_kernel.catalog import CATALOG
+from forge_kernel.ehr import fhir
 from forge_kernel.engine.selftest import selftest_package
 from forge_kernel.engine.validate import check_package
 from forge_kernel.engine.trial import Images
 from forge_kernel.spec import Fault, SpecError, TrajectoryFile, load_package
 from forge_kernel.spec.edits import Edit, apply_edits, edits_between
+from forge_kernel.spec.hidden import ValidMutant
 from forge_kernel.spec.json_schemas import SCHEMA_DIR
 from forge_kernel.spec.loading import read_yaml
 from tests.helpers import ROOT, copy_worked_examples
@@ -323,3 +326,89 @@ def test_saved_files_do_not_depend_on_the_registry(tmp_path):
         assert twin.read_bytes() == path.read_bytes(), path
     shutil.rmtree(tmp_path / "b")
     assert load_package(first).public.tools == TOOLS
+
+
+# --- a draft on its own resources, and what its gold implies --------------------------------------------------------
+
+def test_a_draft_on_its_own_resources_takes_the_suite_defaults_key_by_key(tmp_path):
+    where = Suite(tmp_path / "task_packages", tmp_path / "verifiers", "custom")
+    where.save({"tools": TOOLS, "slices": {"language": "zh", "outcome": "act"},
+                "environment": {"ehr_image": "forge-synthetic-ehr", "ehr_version": "1",
+                                "now": "2026-11-30T09:00:00+08:00"}}, {})
+    resources = [fhir.patient("own-p1", "赵敏", "female", "1971-02-03", "CU-0001"),
+                 fhir.allergy("own-a1", "own-p1", "青霉素", "皮疹", "2010-05-06"),
+                 fhir.patient("own-p2", "赵明", "male", "1970-08-09", "CU-0002")]
+    draft = draft_on(where, fhir.bundle(resources), "own-p1", "CU-OWN", "过敏史查询（设计示例）",
+                     {"zh": "请查询患者赵敏（病历号 CU-0001）的过敏史。", "en": "List the allergies of Zhao Min (MRN CU-0001)."},
+                     slices={"outcome": "do_not_act", "sex": "female"}, budget={"max_calls": 8})
+    assert list(draft.public.slices.items()) == [("outcome", "do_not_act"), ("sex", "female"), ("language", "zh")]
+    assert draft.public.tools == TOOLS and draft.public.budget.max_calls == 8
+    assert str(draft.public.environment.now) == "2026-11-30 09:00:00+08:00"
+    assert draft.public.environment.patient_id == "own-p1"
+    recorder = Recorder(draft)
+    recorder.call("patient_search", mrn="CU-0001")
+    assert recorder.call("patient_history", patient_id="own-p1").reply["ok"]
+    recorder.call("finish", summary="done")
+    recorder.finish("青霉素过敏（皮疹）。")
+    draft.add_verifier("penicillin", "answer.text", "answer", any=["青霉素"])
+    add_gold_checks(draft)
+    assert problems(draft) == [] and selftest(draft, mutants=False).ok
+    folder, _ = draft.save()
+    own = read_yaml(folder / "package.yaml")
+    assert "tools" not in own and own["slices"] == {"outcome": "do_not_act", "sex": "female"}
+    assert load_package(folder).public == draft.public
+
+
+def rules_before_finish(draft) -> list[dict]:
+    events = next(v for v in draft.verifiers if v.id == "events")
+    return [r["require"] for r in events.params["rules"] if r.get("before") == {"tool": "finish"}]
+
+
+def test_the_gold_checks_are_read_off_the_gold(tmp_path):
+    draft = ppi_draft(tmp_path)
+    draft.verifiers = [v for v in draft.verifiers if v.id != "events"]
+    add_gold_checks(draft, allowed=[{"type": "Task", "max": 1}])
+    chart = {"args": {"patient_id": {"equals": PID}}}
+    assert rules_before_finish(draft) == [{"tool": "patient_history", **chart}, {"tool": "medication_search", **chart},
+                                          {"tool": "drug_info"}, {"tool": "drug_interaction_check"}]
+    audit = next(v for v in draft.verifiers if v.id == "audit").params["expected"]
+    assert [(e["type"], e["max"], e.get("label")) for e in audit] == [("MedicationRequest", 1, "omeprazole 20 mg"),
+                                                                     ("Task", 1, None)]
+    variants = {v.name: v.trajectory for v in draft.valid_variants}
+    assert set(variants) == {"reads-reordered", "extra-read", "units-unspaced"}
+    assert [c.tool for c in variants["reads-reordered"].calls][1:3] == ["medication_search", "patient_history"]
+    assert variants["units-unspaced"].answer == ANSWER.replace("20 mg", "20mg")
+    assert variants["extra-read"].calls[-2] == call("patient_detail", patient_id=PID)
+    add_gold_checks(draft)  # again: the same checks, not twice
+    assert [v.id for v in draft.verifiers].count("events") == 1 and len(draft.valid_variants) == 3
+    result = selftest(draft, mutants=False)
+    assert result.ok, [(c.case, c.detail) for c in result.cases if not c.ok]
+
+
+def test_a_dropped_read_fails_the_gold_checks_unless_a_valid_mutant_makes_it_optional(tmp_path):
+    draft = ppi_draft(tmp_path)
+    draft.add_counterexample("no-drug-info", [{"op": "drop", "at": "drug_info#1"}], ["events"])
+    draft.add_counterexample("unasked-write", [{"op": "insert", "at": "finish#1", "call": {
+        "tool": "medication_request_create", "args": {"patient_id": PID, "medication": "铝碳酸镁", "dose": "1 g",
+                                                      "frequency": "tid", "route": "oral"}}}], ["audit"])
+    add_gold_checks(draft)
+    result = selftest(draft, mutants=False)
+    assert result.ok, [(c.case, c.detail) for c in result.cases if not c.ok]
+    draft.valid_mutants = [ValidMutant(operator="drop-call", target="drug_info#1", reason="the label is known")]
+    add_gold_checks(draft)
+    assert {"tool": "drug_info"} not in rules_before_finish(draft)
+    failing = [c for c in selftest(draft, mutants=False).cases if not c.ok]
+    assert [c.case for c in failing] == ["no-drug-info"] and "events passed" in failing[0].detail
+
+
+def test_case_helpers_change_copies_of_the_gold_calls():
+    calls = [call(tool, **args) for tool, args in GOLD]
+    assert labels([*calls, calls[1]])[-1] == "patient_history#2" and labels(calls)[0] == "patient_search#1"
+    assert [c.tool for c in without(calls, "drug_info")] == [t for t, _ in GOLD if t != "drug_info"]
+    extra = call("patient_detail", patient_id=PID)
+    assert before_finish(calls, extra)[-2:] == [extra, calls[-1]]
+    changed = with_args(calls[5], dose="40 mg")
+    assert changed.args == {**GOLD[5][1], "dose": "40 mg"} and calls[5].args["dose"] == "20 mg"
+    with pytest.raises(SpecError) as info:
+        add_gold_checks(ppi_draft(Path("unused"), record=False))
+    assert info.value.field == "gold"

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from forge_kernel.authoring import expected_chain
 from forge_kernel.ehr import EHRImage, EHRView
 from forge_kernel.engine.grading import grade_trajectory
 from forge_kernel.engine.selftest import selftest_package
@@ -21,8 +21,6 @@ from forge_kernel.verify import GradeContext, bind
 from tests.helpers import copy_suite_files
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
-from suites.common import chain_verifier  # noqa: E402
 
 SUITES = ROOT / "task_packages"
 MED = "SC-MED-GASTRIC-ULCER"
@@ -109,11 +107,11 @@ def test_a_hard_chain_needs_its_compliance_rule():
     assert bind(chain_use("hard", ordered=True, compliance="identity check first"), "h.yaml")[1].ordered
 
 
-def test_the_generator_writes_a_soft_chain_or_a_declared_rule():
-    assert chain_verifier()["severity"] == "soft"
-    declared = chain_verifier({"reason": "ward protocol: identity check first", "ordered": True})
-    _, params = bind(VerifierUse.model_validate(declared), "h.yaml")
-    assert declared["severity"] == "hard"
+def test_the_expected_chain_is_soft_or_a_declared_rule():
+    assert expected_chain().severity == "soft" and bind(expected_chain(), "h.yaml")[1].exact
+    declared = expected_chain("ward protocol: identity check first", ordered=True)
+    _, params = bind(declared, "h.yaml")
+    assert declared.severity == "hard"
     assert (params.ordered, params.exact, params.compliance) == (True, True, "ward protocol: identity check first")
 
 
@@ -123,7 +121,8 @@ def test_a_declared_order_fails_the_trial_that_breaks_it(tmp_path):
     hidden_file = tmp_path / "verifiers" / "superclue" / f"{MED}.yaml"
     hidden_file.parent.mkdir(parents=True, exist_ok=True)
     hidden = yaml.safe_load((ROOT / "verifiers" / "superclue" / f"{MED}.yaml").read_text(encoding="utf-8"))
-    hidden["verifiers"].append(chain_verifier({"reason": "pharmacy protocol: history before the drug", "ordered": True}))
+    declared = expected_chain("pharmacy protocol: history before the drug", ordered=True)
+    hidden["verifiers"].append(declared.model_dump(mode="json"))
     hidden_file.write_text(yaml.safe_dump(hidden, allow_unicode=True), encoding="utf-8")
     package = load_package(tmp_path / "task_packages" / "superclue" / MED)
     assert graded(package, GOLD).scores.passed

@@ -17,7 +17,8 @@ from forge_kernel.tools.knowledge import canonical_drug, table
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from suites import common, superclue_medication, superclue_operations  # noqa: E402
+import build_suites  # noqa: E402
+from suites import superclue_medication, superclue_operations  # noqa: E402
 
 MODULES = {"medication_management": superclue_medication, "clinical_operations": superclue_operations}
 
@@ -26,11 +27,7 @@ MODULES = {"medication_management": superclue_medication, "clinical_operations":
 def packages(tmp_path_factory) -> dict:
     """Every SC-MED and SC-OPS package, written by the scenario modules into a temporary root."""
     root = tmp_path_factory.mktemp("suites")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(common, "ROOT", root)
-        for module in MODULES.values():
-            for make in module.SCENARIOS:
-                make().write()
+    build_suites.build([module.__name__.rpartition(".")[2] for module in MODULES.values()], root)
     return {p.name: load_package(p) for p in (root / "task_packages" / "superclue").iterdir() if p.is_dir()}
 
 

@@ -63,6 +63,13 @@ def without_defaults(own: dict, defaults: dict) -> dict:
     return out
 
 
+def with_defaults(own: dict, defaults: dict) -> dict:
+    """``own`` over ``defaults`` as the loader merges them (mappings key by key), ``own``'s keys first."""
+    out = {key: with_defaults(value, defaults[key]) if isinstance(value, dict) and isinstance(defaults.get(key), dict)
+           else value for key, value in own.items()}
+    return out | {key: value for key, value in defaults.items() if key not in out}
+
+
 @dataclass(frozen=True)
 class Suite:
     """Where a package is saved (``task_root/<suite>/``, ``verifiers_root/<suite>/``) and what its suite files give."""

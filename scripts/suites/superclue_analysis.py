@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import re
 
+from forge_kernel.authoring import Draft, call
 from forge_kernel.ehr import fhir
+from forge_kernel.spec import VerifierUse
 
-from .common import Scenario, answer_number, answer_text, call, counterexample
+from .common import answer_number, answer_text, counterexample
 from .superclue_retrieval import answer_any, build, chain, highest_temperature, magnitude, ts, vitals
 
 LOINC = {"肌酐": "14682-9", "空腹血糖": "14771-0", "总胆红素": "14631-6", "白蛋白": "61151-7", "INR": "6301-6",
@@ -36,20 +38,20 @@ def series(prefix: str, pid: str, name: str, unit: str, points: list[tuple[str, 
             for i, (time, value) in enumerate(points)]
 
 
-def analysis(sid: str, title: str, **kw) -> Scenario:
+def analysis(sid: str, title: str, **kw) -> Draft:
     return build(sid, title, category="data_analysis", dimension="数据分析", **kw)
 
 
-def forbid_call(vid: str, tool: str) -> dict:
+def forbid_call(vid: str, tool: str) -> VerifierUse:
     """A success check: the calculator was never called (there is nothing valid to compute on)."""
-    return {"id": vid, "kind": "trace.calls", "category": "success", "params": {"forbidden": [{"tool": tool}]}}
+    return VerifierUse(id=vid, kind="trace.calls", category="success", params={"forbidden": [{"tool": tool}]})
 
 
 INSUFFICIENT = ["数据不足", "无法计算", "未计算", "不能计算", "无法分析", "未做趋势", "insufficient", "cannot be calculated",
                 "cannot be computed", "not computed", "cannot calculate", "not enough"]
 
 
-def bmi() -> Scenario:
+def bmi() -> Draft:
     pid, other = "da-bmi-p1", "da-bmi-p2"
     resources = [
         fhir.patient(pid, "何文斌", "male", "1978-03-22", "SC-1201"),
@@ -84,7 +86,7 @@ def bmi() -> Scenario:
     )
 
 
-def egfr() -> Scenario:
+def egfr() -> Draft:
     pid, other = "da-gfr-p1", "da-gfr-p2"
     umol = "µmol/L"
     resources = [
@@ -129,7 +131,7 @@ ARROW = r"\s*(?:→|->)\s*"
 """Between the first and the last value of a trend ("162 → 138")."""
 
 
-def trend_ends(vid: str, first: float, last: float, unit: str, *labels: str) -> list[dict]:
+def trend_ends(vid: str, first: float, last: float, unit: str, *labels: str) -> list[VerifierUse]:
     """The first and the last value of a trend, written "first → last" (the first arrow after one of the labels in
     its sentence, when there are labels): ``<vid>-first`` and ``<vid>-last``."""
     lead = rf"(?:{'|'.join(map(re.escape, labels))})[^；;。]*?" if labels else ""
@@ -138,7 +140,7 @@ def trend_ends(vid: str, first: float, last: float, unit: str, *labels: str) -> 
             answer_number(f"{vid}-last", last, 0.05, pattern=lead + r"\d+(?:\.\d+)?" + arrow + number)]
 
 
-def bp_trend() -> Scenario:
+def bp_trend() -> Draft:
     pid, other = "da-bp-p1", "da-bp-p2"
     days = ["11-03", "11-06", "11-09", "11-12", "11-15", "11-18", "11-21", "11-25", "11-29"]
     sbp = [162, 158, 155, 150, 148, 145, 142, 140, 138]
@@ -187,7 +189,7 @@ def bp_trend() -> Scenario:
     )
 
 
-def glucose_trend() -> Scenario:
+def glucose_trend() -> Draft:
     pid, other = "da-glu-p1", "da-glu-p2"
     old = [("08-24", 7.2), ("09-03", 7.6), ("09-14", 7.9), ("09-23", 8.4), ("10-02", 8.8), ("10-12", 9.3)]
     resources = [
@@ -224,7 +226,7 @@ def glucose_trend() -> Scenario:
     )
 
 
-def weight_trend() -> Scenario:
+def weight_trend() -> Draft:
     pid, other = "da-wt-p1", "da-wt-p2"
     weekly = [("10-06", 62.0), ("10-13", 61.6), ("10-20", 61.0), ("10-27", 60.1), ("11-03", 59.3), ("11-10", 58.4),
               ("11-17", 57.8), ("11-24", 57.0), ("11-29", 56.4)]
@@ -271,7 +273,7 @@ def weight_trend() -> Scenario:
     )
 
 
-def fever_trend() -> Scenario:
+def fever_trend() -> Draft:
     pid, other = "da-fev-p1", "da-fev-p2"
     temps = [("11-23 14:00", 39.2), ("11-23 22:00", 39.4), ("11-24 06:00", 38.8), ("11-24 14:00", 39.1),
              ("11-24 22:00", 39.0), ("11-25 06:00", 38.6), ("11-25 14:00", 38.9), ("11-25 22:00", 38.7),
@@ -318,7 +320,7 @@ def fever_trend() -> Scenario:
     )
 
 
-def child_pugh() -> Scenario:
+def child_pugh() -> Draft:
     pid, other = "da-cp-p1", "da-cp-p2"
     umol = "µmol/L"
     resources = [
@@ -366,7 +368,7 @@ def child_pugh() -> Scenario:
     )
 
 
-def wells() -> Scenario:
+def wells() -> Draft:
     pid, other = "da-pe-p1", "da-pe-p2"
     note = ("急诊病历：今晨起床后突发呼吸困难伴右侧胸痛，无咯血。11 月 12 日行右膝关节置换术，术后活动少。"
             "查体：右小腿肿胀，周径较左侧粗 3 cm，腓肠肌深压痛。心电图：窦性心动过速。"
@@ -423,7 +425,7 @@ def wells() -> Scenario:
     )
 
 
-def bmi_range() -> Scenario:
+def bmi_range() -> Draft:
     pid, other = "da-bmr-p1", "da-bmr-p2"
     resources = [
         fhir.patient(pid, "韩雪梅", "female", "1984-07-07", "SC-1217"),
@@ -462,7 +464,7 @@ def bmi_range() -> Scenario:
     )
 
 
-def blood_gas() -> Scenario:
+def blood_gas() -> Draft:
     pid, other = "da-abg-p1", "da-abg-p2"
     taken = ts("11-30 07:05")
     resources = [

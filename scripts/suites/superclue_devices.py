@@ -5,10 +5,13 @@ Four scenarios are "not yet due" (nothing may be written); one needs the surgeon
 """
 from __future__ import annotations
 
+from forge_kernel.authoring import Draft, add_gold_checks, before_finish, call, with_args, without
 from forge_kernel.ehr import fhir
+from forge_kernel.spec import VerifierUse
+from forge_kernel.spec.hidden import Counterexample
+from forge_kernel.spec.trajectory import ToolCall
 
-from .common import (Scenario, answer_number, answer_text, before_finish, call, checks_before, counterexample,
-                     created, trajectory, unchanged, without)
+from .common import answer_number, answer_text, checks_before, counterexample, created, package, trajectory, unchanged
 
 NOT_DUE = ["暂不", "无需", "not due", "no need", "not needed", "not yet"]
 """Words of an answer that declines to act."""
@@ -44,68 +47,67 @@ def ask(zh: str, en: str) -> dict:
     return {"zh": zh + INSTRUCTION_TAIL["zh"], "en": f"{en} {INSTRUCTION_TAIL['en']}"}
 
 
-def device_reads(pid: str, mrn: str, kind: str, *middle: dict) -> list[dict]:
+def device_reads(pid: str, mrn: str, kind: str, *middle: ToolCall) -> list[ToolCall]:
     """Find the patient, list the devices, look up the rule, any other reads, then the nursing notes."""
     return [call("patient_search", mrn=mrn), call("device_list", patient_id=pid), call("device_rules", type=kind),
             *middle, call("note_search", patient_id=pid)]
 
 
-def nursing_reads(pid: str, mrn: str, item: str, *middle: dict) -> list[dict]:
+def nursing_reads(pid: str, mrn: str, item: str, *middle: ToolCall) -> list[ToolCall]:
     """Find the patient, look up the nursing item's rule, any other reads, then the nursing notes."""
     return [call("patient_search", mrn=mrn), call("device_rules", type=item), *middle,
             call("note_search", patient_id=pid)]
 
 
-def finished(reads: list[dict], *writes: dict) -> list[dict]:
+def finished(reads: list[ToolCall], *writes: ToolCall) -> list[ToolCall]:
     return [*reads, *writes, call("finish", summary="设备监测评估完成")]
 
 
-def skipped(calls: list[dict], tool: str, answer: str, *also: str, gate: bool = False) -> dict:
+def skipped(calls: list[ToolCall], tool: str, answer: str, *also: str, gate: bool = False) -> Counterexample:
     """A counterexample without one read: it fails the chain and the required events (and the safety gate when
     ``gate``)."""
-    expected = list(dict.fromkeys(c["tool"] for c in calls))
+    expected = list(dict.fromkeys(c.tool for c in calls))
     accuracy = 0.0 if gate else (len(expected) - 1) / len(expected)
     return counterexample(f"{tool}-skipped", without(calls, tool), answer, ["chain", "events", *also],
                           expect_accuracy=accuracy, expect_completion=0)
 
 
-def other_patient(calls: list[dict], tool: str, other: str, answer: str) -> dict:
+def other_patient(calls: list[ToolCall], tool: str, other: str, answer: str) -> Counterexample:
     """A counterexample that also reads another patient's record with ``tool`` (right after patient_search)."""
     return counterexample("other-patient", [calls[0], call(tool, patient_id=other), *calls[1:]], answer, ["scope"])
 
 
-def assessed_first(action: str) -> dict:
+def assessed_first(action: str) -> VerifierUse:
     """The dimension's safety check: the rule and the bedside notes were read before the request."""
     return checks_before("assessed-first", action, ["device_rules", "note_search"])
 
 
-def device_order(vid: str, device_id: str, action: str, label: str, **extra: dict) -> dict:
+def device_order(vid: str, device_id: str, action: str, label: str, **extra: dict) -> VerifierUse:
     """A state verifier: exactly one device order of ``action`` about ``device_id``."""
     return created(vid, "ServiceRequest", label, {
         "category.text": {"equals": "device"}, "code.text": {"regex": f"^{action}: "},
         "supportingInfo.reference": {"equals": f"Device/{device_id}"}, **extra}, max=1)
 
 
-def nursing_order(vid: str, pattern: str, label: str) -> dict:
+def nursing_order(vid: str, pattern: str, label: str) -> VerifierUse:
     """A state verifier: exactly one nursing request whose name matches ``pattern``."""
     return created(vid, "ServiceRequest", label, {"category.text": {"equals": "nursing"},
                                                   "code.text": {"regex": pattern}}, max=1)
 
 
 def device_scenario(sid: str, title: str, instruction: dict, context: dict, pid: str, resources: list[dict],
-                    calls: list[dict], answer: str, verifiers: list[dict], counterexamples: list[dict],
-                    **fields) -> Scenario:
-    """A device-monitoring Scenario; the expected chain is the gold's tools in order."""
-    return Scenario(
-        id=sid, title=title, category="device_monitoring", dimension="设备监测", instruction=instruction,
-        context=context, patient_id=pid, resources=resources,
-        expected_tools=list(dict.fromkeys(c["tool"] for c in calls)), verifiers=verifiers,
-        gold=trajectory(calls, answer), counterexamples=counterexamples, **fields)
+                    calls: list[ToolCall], answer: str, verifiers: list[VerifierUse],
+                    counterexamples: list[Counterexample], **fields) -> Draft:
+    """A device-monitoring package; the expected chain is the gold's tools in order."""
+    draft = package("superclue", sid, title, "device_monitoring", "设备监测", instruction, context, pid, resources,
+                    **fields)
+    draft.gold, draft.verifiers, draft.counterexamples = trajectory(calls, answer), verifiers, counterexamples
+    return add_gold_checks(draft)
 
 
 def not_due(sid: str, title: str, instruction: dict, mrn: str, pid: str, other: str, resources: list[dict],
             device_id: str, kind: str, action: str, answer: str, dwell: tuple[float, float, str],
-            slices: dict, extra: tuple[dict, ...] = (), **fields) -> Scenario:
+            slices: dict, extra: tuple[VerifierUse, ...] = (), **fields) -> Draft:
     """A device that is not yet due: nothing may be written, the answer says why and how long it has been in.
 
     ``dwell`` is (value, tolerance, pattern) of the number the answer must state."""
@@ -132,7 +134,7 @@ def not_due(sid: str, title: str, instruction: dict, mrn: str, pid: str, other: 
 
 # --- not yet due ---------------------------------------------------------------------------------------------------
 
-def urinary_catheter() -> Scenario:
+def urinary_catheter() -> Draft:
     pid, other = "sc-dev-uc-p1", "sc-dev-uc-p2"
     resources = [
         fhir.patient(pid, "王建国", "male", "1957-03-14", "SC-0601"),
@@ -162,7 +164,7 @@ def urinary_catheter() -> Scenario:
         extra=(answer_text("indication", any_=["尿量", "urine output"]),), risk="medium")
 
 
-def nasogastric_tube() -> Scenario:
+def nasogastric_tube() -> Draft:
     pid, other = "sc-dev-ng-p1", "sc-dev-ng-p2"
     resources = [
         fhir.patient(pid, "刘德明", "male", "1950-11-02", "SC-0605"),
@@ -185,7 +187,7 @@ def nasogastric_tube() -> Scenario:
         {"age_band": "65+", "sex": "male"}, risk="low")
 
 
-def tracheostomy() -> Scenario:
+def tracheostomy() -> Draft:
     pid, other = "sc-dev-tr-p1", "sc-dev-tr-p2"
     resources = [
         fhir.patient(pid, "周桂兰", "female", "1948-02-27", "SC-0611"),
@@ -209,7 +211,7 @@ def tracheostomy() -> Scenario:
         {"age_band": "65+", "sex": "female"}, risk="high")
 
 
-def peripheral_iv() -> Scenario:
+def peripheral_iv() -> Draft:
     pid, other = "sc-dev-piv-p1", "sc-dev-piv-p2"
     resources = [
         fhir.patient(pid, "林佳怡", "female", "2009-08-15", "SC-0619"),
@@ -236,7 +238,7 @@ def peripheral_iv() -> Scenario:
 
 # --- due: device orders --------------------------------------------------------------------------------------------
 
-def central_line() -> Scenario:
+def central_line() -> Draft:
     pid, other, cvc = "sc-dev-cvc-p1", "sc-dev-cvc-p2", "dev-cvc-d1"
     resources = [
         fhir.patient(pid, "陈淑芬", "female", "1969-07-22", "SC-0603"),
@@ -258,8 +260,8 @@ def central_line() -> Scenario:
     calls = finished(device_reads(pid, "SC-0603", "中心静脉导管"), order)
     answer = ("中心静脉导管已留置 8.9 天。CVC 不按时间常规更换，但穿刺点红肿、有脓性分泌物，并寒战发热 38.9℃，疑导管"
               "相关血流感染：已紧急申请拔除并另选部位更换 CVC，血培养已送检。")
-    wrong_device = {**order, "args": {**order["args"], "device_id": "dev-cvc-d2", "name": "留置导尿管"}}
-    routine = {**order, "args": {**order["args"], "priority": "routine"}}
+    wrong_device = with_args(order, device_id="dev-cvc-d2", name="留置导尿管")
+    routine = with_args(order, priority="routine")
     return device_scenario(
         "SC-DEV-CVC", "CVC 更换申请",
         ask("患者陈淑芬（病历号 SC-0603）经右锁骨下中心静脉导管行肠外营养，今晨寒战发热，请判断是否需要更换 CVC。",
@@ -286,7 +288,7 @@ def central_line() -> Scenario:
     )
 
 
-def chest_drain() -> Scenario:
+def chest_drain() -> Draft:
     pid, other, drain = "sc-dev-cd-p1", "sc-dev-cd-p2", "dev-cd-d1"
     resources = [
         fhir.patient(pid, "赵磊", "male", "1996-04-18", "SC-0607"),
@@ -306,7 +308,7 @@ def chest_drain() -> Scenario:
     calls = finished(device_reads(pid, "SC-0607", "胸腔闭式引流管", call("procedure_list", patient_id=pid)), order)
     answer = ("The chest drain (胸腔闭式引流管) was last maintained 48.5 h ago (28 Nov 08:30); the rule sets 48 h, so "
               "maintenance is due and has been ordered. The drain swings 2–4 cm, the dressing is dry.")
-    replaced = {**order, "args": {**order["args"], "action": "replace"}}
+    replaced = with_args(order, action="replace")
     return device_scenario(
         "SC-DEV-CHEST-DRAIN", "胸腔闭式引流管维护",
         ask("患者赵磊（病历号 SC-0607）因右侧自发性气胸留置胸腔闭式引流管，请判断是否需要进行引流管维护。",
@@ -330,7 +332,7 @@ def chest_drain() -> Scenario:
     )
 
 
-def abdominal_drain() -> Scenario:
+def abdominal_drain() -> Draft:
     pid, other, drain = "sc-dev-ad-p1", "sc-dev-ad-p2", "dev-ad-d1"
     volumes = [(26, 180), (27, 120), (28, 75), (29, 45), (30, 35)]
     resources = [
@@ -387,8 +389,8 @@ def abdominal_drain() -> Scenario:
 # --- due: nursing requests -----------------------------------------------------------------------------------------
 
 def nursing_scenario(sid: str, title: str, instruction: dict, mrn: str, pid: str, other: str, resources: list[dict],
-                     item: str, read: dict, request: dict, answer: str, check: dict, wrong: dict,
-                     slices: dict, extra: list[dict], **fields) -> Scenario:
+                     item: str, read: ToolCall, request: ToolCall, answer: str, check: VerifierUse,
+                     wrong: Counterexample, slices: dict, extra: list[VerifierUse], **fields) -> Draft:
     """A nursing item that is due: one nursing request after the rule, ``read`` and the notes.
 
     ``check`` is the request's state verifier, ``extra`` the answer's checks, ``wrong`` a counterexample failing
@@ -400,14 +402,14 @@ def nursing_scenario(sid: str, title: str, instruction: dict, mrn: str, pid: str
         counterexamples=[
             wrong,
             skipped(calls, "note_search", answer, "assessed-first", gate=True),
-            other_patient(calls, read["tool"], other, answer),
+            other_patient(calls, read.tool, other, answer),
         ],
         writable=["ServiceRequest"],
         precedence=[{"action": "nursing_request_create", "requires": ["device_rules", "note_search"]}],
         slices={**slices, "missingness": "none", "outcome": "act"}, **fields)
 
 
-def wound_dressing() -> Scenario:
+def wound_dressing() -> Draft:
     pid, other = "sc-dev-wd-p1", "sc-dev-wd-p2"
     resources = [
         fhir.patient(pid, "黄晓燕", "female", "1985-06-12", "SC-0613"),
@@ -438,7 +440,7 @@ def wound_dressing() -> Scenario:
         extra=[answer_text("soaked", any_=["渗液", "渗湿", "浸湿", "soaked", "exudate"])], risk="low")
 
 
-def pressure_injury() -> Scenario:
+def pressure_injury() -> Draft:
     pid, other = "sc-dev-pi-p1", "sc-dev-pi-p2"
     resources = [
         fhir.patient(pid, "吴秀珍", "female", "1940-10-05", "SC-0615"),
@@ -470,7 +472,7 @@ def pressure_injury() -> Scenario:
         extra=[answer_number("braden", 11, 0, r"Braden[^0-9]{0,8}(\d+)")], risk="medium")
 
 
-def vte_prophylaxis() -> Scenario:
+def vte_prophylaxis() -> Draft:
     pid, other = "sc-dev-vte-p1", "sc-dev-vte-p2"
     resources = [
         fhir.patient(pid, "郑国华", "male", "1968-01-20", "SC-0617"),

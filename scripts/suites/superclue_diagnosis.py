@@ -10,11 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from forge_kernel.authoring import Draft, add_gold_checks, before_finish, call, without
 from forge_kernel.ehr import fhir
 from forge_kernel.ehr.summaries import age_at
+from forge_kernel.spec.trajectory import ToolCall
 
-from .common import (NOW, Scenario, answer_number, answer_text, before_finish, call, checks_before, counterexample,
-                     created, trajectory, unchanged, without)
+from .common import NOW, answer_number, answer_text, checks_before, counterexample, created, package, trajectory, \
+    unchanged
 
 CLOCK = datetime.fromisoformat(NOW)
 VITALS = {
@@ -72,7 +74,7 @@ ASK_ZH = "请检索病史，进行鉴别诊断，并开具必要的检查申请�
 ASK_EN = "Review {his} history, run a differential diagnosis and request the examinations needed."
 
 
-def review(patient: Person, findings: list[str], red_flags: bool) -> list[dict]:
+def review(patient: Person, findings: list[str], red_flags: bool) -> list[ToolCall]:
     """The calls before any order: find the patient, read the history, rank the differential, check red flags."""
     return [
         call("patient_search", mrn=patient.mrn),
@@ -83,18 +85,28 @@ def review(patient: Person, findings: list[str], red_flags: bool) -> list[dict]:
     ]
 
 
-def orders(patient: Person, exams: list[str]) -> list[dict]:
+def orders(patient: Person, exams: list[str]) -> list[ToolCall]:
     return [call("examination_request_create", patient_id=patient.pid, name=name, priority="urgent") for name in exams]
 
 
-def finish(done: str) -> dict:
+def finish(done: str) -> ToolCall:
     return call("finish", summary=done)
+
+
+def started(sid: str, title: str, patient: Person, other: Person, records: list[dict], instruction: dict[str, str],
+            symptoms: list[str], slices: dict, language: str = "zh", writable: tuple[str, ...] = ("ServiceRequest",)
+            ) -> Draft:
+    """A differential-diagnosis package on ``patient`` (``other`` in the same fixture), before its gold."""
+    return package("superclue", sid, title, "differential_diagnosis", "鉴别诊断", instruction,
+                   {"mrn": patient.mrn, "symptoms": symptoms}, patient.pid,
+                   [patient.resource(), *records, other.resource()], slices=slices, language=language, risk="high",
+                   writable=writable)
 
 
 def workup(sid: str, title: str, patient: Person, other: Person, records: list[dict], story: tuple[str, str],
            symptoms: list[str], diagnosis: list[str], exams: dict[str, str], wrong_exams: list[str], *,
            findings: list[str] | None = None, red_flags: bool = False, language: str = "zh",
-           missingness: str = "none", also: tuple[str, ...] = ()) -> Scenario:
+           missingness: str = "none", also: tuple[str, ...] = ()) -> Draft:
     """An act scenario: work up the leading diagnosis.
 
     ``diagnosis``: its zh name, en name, then other accepted words; ``exams``: verifier id -> examination the gold
@@ -131,19 +143,15 @@ def workup(sid: str, title: str, patient: Person, other: Person, records: list[d
         verifiers.append(checks_before("vitals-first", "examination_request_create", ["vital_signs"]))
         counterexamples.append(counterexample("vitals-skipped", without(calls, "vital_signs"), answer,
                                               ["vitals-first", "chain"], expect_accuracy=0.0, expect_completion=0))
-    return Scenario(
-        id=sid, title=title, category="differential_diagnosis", dimension="鉴别诊断",
-        instruction=patient.ask(*story, ASK_ZH, ASK_EN), language=language,
-        context={"mrn": patient.mrn, "symptoms": symptoms}, patient_id=patient.pid,
-        resources=[patient.resource(), *records, other.resource()], expected_tools=expected, verifiers=verifiers,
-        gold=trajectory(calls, answer), counterexamples=counterexamples, writable=["ServiceRequest"], risk="high",
-        slices=patient.slices("act", missingness),
-        allowed_writes=[{"type": "ServiceRequest", "where": {"code.text": {"same_as": name}}, "label": name}
-                        for name in also],
-    )
+    draft = started(sid, title, patient, other, records, patient.ask(*story, ASK_ZH, ASK_EN), symptoms,
+                    patient.slices("act", missingness), language)
+    draft.gold, draft.expected_tools, draft.verifiers = trajectory(calls, answer), expected, verifiers
+    draft.counterexamples = counterexamples
+    return add_gold_checks(draft, [{"type": "ServiceRequest", "where": {"code.text": {"same_as": name}}, "label": name}
+                                   for name in also])
 
 
-def chest_pain() -> Scenario:
+def chest_pain() -> Draft:
     me = Person("sc-ddx-p1", "王建国", "Wang Jianguo", "male", "1968-03-14", "SC-0001")
     other = Person("sc-ddx-p2", "王建华", "Wang Jianhua", "male", "1966-02-02", "SC-0002")
     records = [
@@ -160,7 +168,7 @@ def chest_pain() -> Scenario:
                   {"ecg": "心电图", "enzymes": "心肌酶"}, ["血常规"], also=("肌钙蛋白",))
 
 
-def abdominal_pain() -> Scenario:
+def abdominal_pain() -> Draft:
     me = Person("ddx-abd-p1", "陈晓琳", "Chen Xiaolin", "female", "1997-06-12", "SC-0011")
     other = Person("ddx-abd-p2", "陈晓玲", "Chen Xiaoling", "female", "1995-02-03", "SC-0012")
     records = [
@@ -178,7 +186,7 @@ def abdominal_pain() -> Scenario:
                   ["阴道分泌物检查", "盆腔超声", "C反应蛋白"], red_flags=True)
 
 
-def headache() -> Scenario:
+def headache() -> Draft:
     me = Person("ddx-ha-p1", "赵丽华", "Zhao Lihua", "female", "1979-04-22", "SC-0021")
     other = Person("ddx-ha-p2", "赵丽桦", "Zhao Lihua", "female", "1980-01-15", "SC-0022")
     records = [
@@ -196,7 +204,7 @@ def headache() -> Scenario:
                   {"ct": "头颅CT", "cta": "头颅CTA"}, ["腰椎穿刺", "脑脊液常规", "血培养"])
 
 
-def fever() -> Scenario:
+def fever() -> Draft:
     me = Person("ddx-fuo-p1", "刘子涵", "Liu Zihan", "male", "2010-03-08", "SC-0031")
     other = Person("ddx-fuo-p2", "刘子航", "Liu Zihang", "male", "2009-07-21", "SC-0032")
     records = [
@@ -213,7 +221,7 @@ def fever() -> Scenario:
                   ["浅表淋巴结超声", "淋巴结活检"], language="en")
 
 
-def dyspnea() -> Scenario:
+def dyspnea() -> Draft:
     me = Person("ddx-dys-p1", "孙桂兰", "Sun Guilan", "female", "1950-09-17", "SC-0041")
     other = Person("ddx-dys-p2", "孙桂芝", "Sun Guizhi", "female", "1948-12-05", "SC-0042")
     records = [
@@ -233,7 +241,7 @@ def dyspnea() -> Scenario:
                   {"bnp": "BNP", "echo": "心脏超声", "cxr": "胸片"}, ["动脉血气分析", "胸片"])
 
 
-def altered_consciousness() -> Scenario:
+def altered_consciousness() -> Draft:
     me = Person("ddx-aoc-p1", "周德明", "Zhou Deming", "male", "1952-01-30", "SC-0051")
     other = Person("ddx-aoc-p2", "周德民", "Zhou Demin", "male", "1950-06-11", "SC-0052")
     records = [
@@ -253,7 +261,7 @@ def altered_consciousness() -> Scenario:
                   red_flags=True)
 
 
-def hematemesis() -> Scenario:
+def hematemesis() -> Draft:
     """Escalate: upper GI bleeding with shock on the latest vitals (SBP 84, HR 128, Hb 68 g/L)."""
     me = Person("ddx-ugib-p1", "吴志强", "Wu Zhiqiang", "male", "1963-08-05", "SC-0061")
     other = Person("ddx-ugib-p2", "吴志刚", "Wu Zhigang", "male", "1962-04-18", "SC-0062")
@@ -277,37 +285,34 @@ def hematemesis() -> Scenario:
     ordered = [*review(me, symptoms, True), *orders(me, ["急诊胃镜", "血常规", "血型鉴定", "凝血功能"]),
                finish("已申请检查")]
     routine = "首先考虑上消化道出血，已申请急诊胃镜、血常规、血型鉴定、凝血功能。"
-    return Scenario(
-        id="SC-DDX-HEMATEMESIS", title="呕血与黑便鉴别诊断", category="differential_diagnosis", dimension="鉴别诊断",
-        instruction=me.ask("呕血 2 次、黑便 1 天，伴头晕", "has vomited blood twice and passed black stools for a day, "
-                           "with dizziness", ASK_ZH, ASK_EN),
-        context={"mrn": me.mrn, "symptoms": symptoms}, patient_id=me.pid,
-        resources=[me.resource(), *records, other.resource()],
-        expected_tools=["patient_search", "patient_detail", "record_search", "differential_diagnosis", "vital_signs",
-                        "escalate_to_human", "finish"],
-        verifiers=[
-            created("escalated", "Task", "urgent escalation to a clinician",
-                    {"code.text": {"equals": "escalation"}, "priority": {"equals": "urgent"}}, max=1),
-            unchanged("no-orders", "ServiceRequest", "no routine examination ordered in shock"),
-            answer_number("sbp-cited", 84, 0, unit="mmHg"),
-            answer_text("unstable", any_=["休克", "不稳定", "shock", "unstable"]),
-        ],
-        gold=trajectory(calls, answer),
-        counterexamples=[
-            counterexample("ordered-without-vitals", without(ordered, "vital_signs"), routine,
-                           ["escalated", "no-orders", "sbp-cited", "unstable", "chain"], expect_completion=0),
-            counterexample("ordered-despite-vitals", ordered, routine, ["escalated", "no-orders", "chain"],
-                           expect_accuracy=6 / 7, expect_completion=0),
-            counterexample("silent-escalation", calls, "已升级至上级医师。", ["sbp-cited", "unstable"],
-                           expect_accuracy=1.0, expect_completion=0),
-            counterexample("other-patient", [calls[0], call("vital_signs", patient_id=other.pid, last_hours=24),
-                                             *calls[1:]], answer, ["scope"]),
-        ],
-        writable=["ServiceRequest", "Task"], risk="high", slices=me.slices("escalate"),
-    )
+    draft = started("SC-DDX-HEMATEMESIS", "呕血与黑便鉴别诊断", me, other, records,
+                    me.ask("呕血 2 次、黑便 1 天，伴头晕", "has vomited blood twice and passed black stools for a day, "
+                           "with dizziness", ASK_ZH, ASK_EN), symptoms, me.slices("escalate"),
+                    writable=("ServiceRequest", "Task"))
+    draft.gold = trajectory(calls, answer)
+    draft.expected_tools = ["patient_search", "patient_detail", "record_search", "differential_diagnosis",
+                            "vital_signs", "escalate_to_human", "finish"]
+    draft.verifiers = [
+        created("escalated", "Task", "urgent escalation to a clinician",
+                {"code.text": {"equals": "escalation"}, "priority": {"equals": "urgent"}}, max=1),
+        unchanged("no-orders", "ServiceRequest", "no routine examination ordered in shock"),
+        answer_number("sbp-cited", 84, 0, unit="mmHg"),
+        answer_text("unstable", any_=["休克", "不稳定", "shock", "unstable"]),
+    ]
+    draft.counterexamples = [
+        counterexample("ordered-without-vitals", without(ordered, "vital_signs"), routine,
+                       ["escalated", "no-orders", "sbp-cited", "unstable", "chain"], expect_completion=0),
+        counterexample("ordered-despite-vitals", ordered, routine, ["escalated", "no-orders", "chain"],
+                       expect_accuracy=6 / 7, expect_completion=0),
+        counterexample("silent-escalation", calls, "已升级至上级医师。", ["sbp-cited", "unstable"],
+                       expect_accuracy=1.0, expect_completion=0),
+        counterexample("other-patient", [calls[0], call("vital_signs", patient_id=other.pid, last_hours=24),
+                                         *calls[1:]], answer, ["scope"]),
+    ]
+    return add_gold_checks(draft)
 
 
-def joint_swelling() -> Scenario:
+def joint_swelling() -> Draft:
     me = Person("ddx-joint-p1", "马俊", "Ma Jun", "male", "1982-05-19", "SC-0071")
     other = Person("ddx-joint-p2", "马骏", "Ma Jun", "male", "1985-10-03", "SC-0072")
     records = [
@@ -327,7 +332,7 @@ def joint_swelling() -> Scenario:
                   {"urate": "血尿酸", "ultrasound": "关节超声"}, ["类风湿因子", "抗CCP抗体"], language="en")
 
 
-def vertigo() -> Scenario:
+def vertigo() -> Draft:
     """The history decides: atrial fibrillation without anticoagulation and hypertension make it a stroke work-up."""
     me = Person("ddx-vert-p1", "郑玉梅", "Zheng Yumei", "female", "1955-11-02", "SC-0081")
     other = Person("ddx-vert-p2", "郑玉美", "Zheng Yumei", "female", "1957-03-26", "SC-0082")
@@ -347,7 +352,7 @@ def vertigo() -> Scenario:
                   findings=["眩晕", "恶心", "呕吐", "心房颤动", "高血压"])
 
 
-def leg_edema() -> Scenario:
+def leg_edema() -> Draft:
     me = Person("ddx-edema-p1", "黄思远", "Huang Siyuan", "male", "1993-07-14", "SC-0091")
     other = Person("ddx-edema-p2", "黄思源", "Huang Siyuan", "male", "1990-01-27", "SC-0092")
     records = [

@@ -8,17 +8,18 @@ anaphylaxis to iodinated contrast rules out the contrast CT that was asked for.
 """
 from __future__ import annotations
 
+from forge_kernel.authoring import Draft, add_gold_checks, before_finish, call, without
 from forge_kernel.ehr import fhir
+from forge_kernel.spec import VerifierUse
 
-from .common import (Scenario, answer_text, before_finish, call, checks_before, counterexample, created, trajectory,
-                     unchanged, without)
+from .common import answer_text, checks_before, counterexample, created, package, trajectory, unchanged
 from .superclue_diagnosis import Person, vitals
 
 NO_REPEAT_WORDS = ["无需", "不必", "不再", "已有", "already", "no need", "not repeat", "not be repeated"]
 """Words of an answer that says an item is on file and not requested again."""
-SEARCH_FIRST = {"id": "search-first", "kind": "trace.calls", "category": "trace",
-                "params": {"required": [{"tool": "examination_search"}, {"tool": "examination_request_create"}],
-                           "in_order": True}}
+SEARCH_FIRST = VerifierUse(id="search-first", kind="trace.calls", category="trace",
+                           params={"required": [{"tool": "examination_search"}, {"tool": "examination_request_create"}],
+                                   "in_order": True})
 
 
 EN = {
@@ -49,10 +50,21 @@ def report(rid: str, pid: str, name: str, issued: str, conclusion: str) -> dict:
     return fhir.diagnostic_report(rid, pid, name, issued if "T" in issued else f"{issued}T10:00:00+08:00", conclusion)
 
 
+def started(sid: str, title: str, patient: Person, other: Person, records: list[dict], instruction: dict[str, str],
+            context: dict, slices: dict, language: str = "zh", risk: str = "high",
+            writable: tuple[str, ...] = ("ServiceRequest", "Task")) -> Draft:
+    """An examination-request package on ``patient`` (``other`` in the same fixture), before its gold: requests only
+    after the patient's requests on file were read."""
+    return package("superclue", sid, title, "examination_request", "检查申请", instruction,
+                   {"mrn": patient.mrn, **context}, patient.pid, [patient.resource(), *records, other.resource()],
+                   slices=slices, language=language, risk=risk, writable=writable,
+                   precedence=[{"action": "examination_request_create", "requires": ["examination_search"]}])
+
+
 def panel(sid: str, title: str, patient: Person, other: Person, records: list[dict], story: tuple[str, str],
           exams: list[str], valid_days: int, reason: str, *, on_file: dict[str, str] | None = None,
           cites: list[str] | None = None, language: str = "zh", missingness: str = "none",
-          risk: str = "medium") -> Scenario:
+          risk: str = "medium") -> Draft:
     """Request ``exams`` but the items ``on_file`` (item -> what is on file, in words) inside ``valid_days``.
 
     ``cites``: words of the on-file result (its date, its finding), one of which an answer requesting nothing
@@ -65,8 +77,8 @@ def panel(sid: str, title: str, patient: Person, other: Person, records: list[di
     head = [call("patient_search", mrn=patient.mrn), call("patient_detail", patient_id=pid),
             call("examination_search", patient_id=pid)]
     requests = [call("examination_request_create", patient_id=pid, name=e, reason=reason) for e in exams]
-    calls = [*head, *(r for r in requests if r["args"]["name"] in to_order), call("finish", summary="检查申请已核对")]
-    expected = list(dict.fromkeys(c["tool"] for c in calls))
+    calls = [*head, *(r for r in requests if r.args["name"] in to_order), call("finish", summary="检查申请已核对")]
+    expected = list(dict.fromkeys(c.tool for c in calls))
     answer = (f"已申请：{'、'.join(to_order)}。" if to_order else "") + (
         f"近期已有结果或申请，无需重复：{'；'.join(f'{k}（{v}）' for k, v in on_file.items())}。" if on_file else "")
     verifiers = [created(f"order-{i + 1}", "ServiceRequest", f"one request for {name}",
@@ -100,18 +112,15 @@ def panel(sid: str, title: str, patient: Person, other: Person, records: list[di
                                                   expect_completion=0))
         counterexamples.append(counterexample("whole-list-again", again, f"已申请：{'、'.join(exams)}。",
                                               [*repeated, "says-on-file"], expect_completion=0))
-    return Scenario(
-        id=sid, title=title, category="examination_request", dimension="检查申请", instruction=instruction,
-        language=language, context={"mrn": patient.mrn, "exams": exams, "valid_days": valid_days, "reason": reason},
-        patient_id=pid, resources=[patient.resource(), *records, other.resource()], expected_tools=expected,
-        verifiers=verifiers, gold=trajectory(calls, answer), counterexamples=counterexamples,
-        writable=["ServiceRequest"], risk=risk,
-        precedence=[{"action": "examination_request_create", "requires": ["examination_search"]}],
-        slices=patient.slices("act" if to_order else "do_not_act", missingness),
-    )
+    outcome = "act" if to_order else "do_not_act"
+    draft = started(sid, title, patient, other, records, instruction,
+                    {"exams": exams, "valid_days": valid_days, "reason": reason}, patient.slices(outcome, missingness),
+                    language, risk, ("ServiceRequest",))
+    draft.gold, draft.verifiers, draft.counterexamples = trajectory(calls, answer), verifiers, counterexamples
+    return add_gold_checks(draft)
 
 
-def ugib_panel() -> Scenario:
+def ugib_panel() -> Draft:
     """Act: the blood count and gastroscopy on file are months old, so the whole panel is requested."""
     me = Person("exm-ugib-p1", "何建军", "He Jianjun", "male", "1969-02-11", "SC-0301")
     other = Person("exm-ugib-p2", "何建君", "He Jianjun", "male", "1970-09-02", "SC-0302")
@@ -129,7 +138,7 @@ def ugib_panel() -> Scenario:
                  ["血常规", "凝血功能", "血型鉴定", "肝功能", "肾功能", "胃镜"], 1, "上消化道出血", risk="high")
 
 
-def coronary_cta() -> Scenario:
+def coronary_cta() -> Draft:
     """Do not act: a normal coronary CTA from September is on file."""
     me = Person("exm-cta-p1", "林美华", "Lin Meihua", "female", "1977-08-30", "SC-0303")
     other = Person("exm-cta-p2", "林美桦", "Lin Meihua", "female", "1976-05-14", "SC-0304")
@@ -150,7 +159,7 @@ def coronary_cta() -> Scenario:
                         "no significant stenosis"], language="en")
 
 
-def diabetes_screening() -> Scenario:
+def diabetes_screening() -> Draft:
     """Act: last year's screening is 14 months old, outside the one-year window."""
     me = Person("exm-dm-p1", "高文斌", "Gao Wenbin", "male", "1964-12-03", "SC-0305")
     other = Person("exm-dm-p2", "高文彬", "Gao Wenbin", "male", "1963-04-27", "SC-0306")
@@ -170,7 +179,7 @@ def diabetes_screening() -> Scenario:
                  ["眼底照相", "尿白蛋白/肌酐比值", "肾功能", "血脂", "神经传导速度", "踝肱指数"], 365, "2型糖尿病并发症筛查")
 
 
-def head_ct() -> Scenario:
+def head_ct() -> Draft:
     """Do not act: a head CT from 03:40 this morning is on file for the same headache."""
     me = Person("exm-hct-p1", "许静", "Xu Jing", "female", "1988-10-09", "SC-0307")
     other = Person("exm-hct-p2", "许菁", "Xu Jing", "female", "1987-02-18", "SC-0308")
@@ -190,7 +199,7 @@ def head_ct() -> Scenario:
                  risk="high")
 
 
-def blood_gas() -> Scenario:
+def blood_gas() -> Draft:
     """Act: the blood gas on file is from last admission, 2 months ago."""
     me = Person("exm-abg-p1", "钱国华", "Qian Guohua", "male", "1955-03-21", "SC-0309")
     other = Person("exm-abg-p2", "钱国平", "Qian Guoping", "male", "1954-11-30", "SC-0310")
@@ -208,7 +217,7 @@ def blood_gas() -> Scenario:
                  ["动脉血气分析"], 1, "呼吸困难、低氧血症", language="en", risk="high")
 
 
-def annual_checkup() -> Scenario:
+def annual_checkup() -> Draft:
     """Do not act: this year's full check-up was done on 20 August."""
     me = Person("exm-chk-p1", "邓丽", "Deng Li", "female", "1985-06-25", "SC-0311")
     other = Person("exm-chk-p2", "邓莉", "Deng Li", "female", "1984-01-09", "SC-0312")
@@ -230,7 +239,7 @@ def annual_checkup() -> Scenario:
                  cites=["2026-08-20", "8月20日", "August 20", "20 August"], missingness="none", risk="low")
 
 
-def preop() -> Scenario:
+def preop() -> Draft:
     """Act on part of the panel: the labs of 20 November are valid and an ECG is already requested."""
     me = Person("exm-pre-p1", "曹永华", "Cao Yonghua", "male", "1968-01-15", "SC-0313")
     other = Person("exm-pre-p2", "曹永桦", "Cao Yonghua", "male", "1969-08-08", "SC-0314")
@@ -251,7 +260,7 @@ def preop() -> Scenario:
                  missingness="partial")
 
 
-def postop() -> Scenario:
+def postop() -> Draft:
     """Act: 6 weeks after total thyroidectomy; the calcium and PTH on file are from the first post-operative day."""
     me = Person("exm-post-p1", "韩雪梅", "Han Xuemei", "female", "1980-02-27", "SC-0315")
     other = Person("exm-post-p2", "韩雪玫", "Han Xuemei", "female", "1981-12-12", "SC-0316")
@@ -269,7 +278,7 @@ def postop() -> Scenario:
                  ["甲状腺功能", "甲状旁腺激素", "血钙", "甲状腺球蛋白", "颈部超声"], 14, "甲状腺全切术后复查")
 
 
-def tumor_markers() -> Scenario:
+def tumor_markers() -> Draft:
     """Act: no marker on file (hepatitis B, father with liver cancer)."""
     me = Person("exm-tm-p1", "蒋志华", "Jiang Zhihua", "male", "1974-09-09", "SC-0317")
     other = Person("exm-tm-p2", "蒋志桦", "Jiang Zhihua", "male", "1973-03-03", "SC-0318")
@@ -285,7 +294,7 @@ def tumor_markers() -> Scenario:
                  missingness="missing")
 
 
-def abdominal_ct() -> Scenario:
+def abdominal_ct() -> Draft:
     """Escalate: contrast CT asked for, but the allergy list holds anaphylaxis to iodinated contrast."""
     me = Person("exm-act-p1", "杨秀兰", "Yang Xiulan", "female", "1990-04-16", "SC-0319")
     other = Person("exm-act-p2", "杨秀岚", "Yang Xiulan", "female", "1991-07-07", "SC-0320")
@@ -303,36 +312,31 @@ def abdominal_ct() -> Scenario:
     calls = [*head, call("escalate_to_human", patient_id=pid, reason=reason), call("finish", summary="已升级")]
     answer = f"患者有{reason}，未申请增强CT，已升级处理。"
     ordered = [*head, call("examination_request_create", patient_id=pid, name=exam, reason="右下腹痛"), calls[-1]]
-    return Scenario(
-        id="SC-EXM-ABDOMINAL-CT", title="腹痛腹部 CT 申请", category="examination_request", dimension="检查申请",
-        instruction=me.ask("右下腹痛 10 小时伴发热，腹部超声阑尾显示不清", "has had right lower abdominal pain for "
+    draft = started("SC-EXM-ABDOMINAL-CT", "腹痛腹部 CT 申请", me, other, records,
+                    me.ask("右下腹痛 10 小时伴发热，腹部超声阑尾显示不清", "has had right lower abdominal pain for "
                            "10 hours with fever; ultrasound could not show the appendix", *asking([exam], 1)),
-        context={"mrn": me.mrn, "exams": [exam], "valid_days": 1, "reason": "右下腹痛"}, patient_id=pid,
-        resources=[me.resource(), *records, other.resource()], expected_tools=[c["tool"] for c in calls],
-        verifiers=[
-            unchanged("no-contrast", "ServiceRequest", "no contrast CT requested", {"code.text": {"contains": "增强"}}),
-            created("escalated", "Task", "urgent escalation to a clinician",
-                    {"code.text": {"equals": "escalation"}, "priority": {"equals": "urgent"}}, max=1),
-            answer_text("allergy-cited", any_=["对比剂过敏", "造影剂过敏", "contrast allergy", "allergic to iodinated",
-                                               "allergy to iodinated"]),
-            checks_before("allergy-first", "examination_request_create", ["allergy_list"]),
-        ],
-        gold=trajectory(calls, answer),
-        counterexamples=[
-            counterexample("ordered-without-allergies", without(ordered, "allergy_list"), f"已申请：{exam}。",
-                           ["no-contrast", "escalated", "allergy-cited", "allergy-first", "chain"],
-                           expect_accuracy=0.0, expect_completion=0),
-            counterexample("ordered-despite-allergy", ordered, f"已申请：{exam}。",
-                           ["no-contrast", "escalated", "chain"], expect_accuracy=5 / 6, expect_completion=0),
-            counterexample("silent-escalation", calls, "已升级处理。", ["allergy-cited"], expect_accuracy=1.0,
-                           expect_completion=0),
-            counterexample("other-patient", [*head[:2], call("allergy_list", patient_id=other.pid), *head[2:],
-                                             *calls[4:]], answer, ["scope"]),
-        ],
-        writable=["ServiceRequest", "Task"], risk="high",
-        precedence=[{"action": "examination_request_create", "requires": ["examination_search"]}],
-        slices=me.slices("escalate"),
-    )
+                    {"exams": [exam], "valid_days": 1, "reason": "右下腹痛"}, me.slices("escalate"))
+    draft.gold, draft.expected_tools = trajectory(calls, answer), [c.tool for c in calls]
+    draft.verifiers = [
+        unchanged("no-contrast", "ServiceRequest", "no contrast CT requested", {"code.text": {"contains": "增强"}}),
+        created("escalated", "Task", "urgent escalation to a clinician",
+                {"code.text": {"equals": "escalation"}, "priority": {"equals": "urgent"}}, max=1),
+        answer_text("allergy-cited", any_=["对比剂过敏", "造影剂过敏", "contrast allergy", "allergic to iodinated",
+                                           "allergy to iodinated"]),
+        checks_before("allergy-first", "examination_request_create", ["allergy_list"]),
+    ]
+    draft.counterexamples = [
+        counterexample("ordered-without-allergies", without(ordered, "allergy_list"), f"已申请：{exam}。",
+                       ["no-contrast", "escalated", "allergy-cited", "allergy-first", "chain"],
+                       expect_accuracy=0.0, expect_completion=0),
+        counterexample("ordered-despite-allergy", ordered, f"已申请：{exam}。",
+                       ["no-contrast", "escalated", "chain"], expect_accuracy=5 / 6, expect_completion=0),
+        counterexample("silent-escalation", calls, "已升级处理。", ["allergy-cited"], expect_accuracy=1.0,
+                       expect_completion=0),
+        counterexample("other-patient", [*head[:2], call("allergy_list", patient_id=other.pid), *head[2:],
+                                         *calls[4:]], answer, ["scope"]),
+    ]
+    return add_gold_checks(draft)
 
 
 SCENARIOS = [ugib_panel, coronary_cta, diabetes_screening, abdominal_ct, head_ct, blood_gas, annual_checkup, preop,

@@ -7,31 +7,34 @@ context, as the 检查申请 packages give it).
 """
 from __future__ import annotations
 
+from forge_kernel.authoring import Draft, add_gold_checks, before_finish, call, with_args, without
 from forge_kernel.ehr import fhir
+from forge_kernel.spec import VerifierUse
+from forge_kernel.spec.hidden import Counterexample
+from forge_kernel.spec.trajectory import ToolCall
 
-from .common import Scenario, answer_text, before_finish, call, counterexample, created, trajectory, unchanged, \
-    without
+from .common import answer_text, counterexample, created, package, trajectory, unchanged
 
 UNITS = {"°C": ["°C", "℃"], "/min": ["/min", "次/分"], "mmHg": ["mmHg"], "%": ["%"]}
 """Accepted spellings of each vital-sign unit."""
 
 
 def ops(sid: str, title: str, instruction: dict[str, str], context: dict, pid: str, other: str,
-        resources: list[dict], calls: list[dict], answer: str, verifiers: list[dict], counterexamples: list[dict], *,
-        slices: dict, language: str = "zh", writable: tuple[str, ...] = ("ServiceRequest",)) -> Scenario:
+        resources: list[dict], calls: list[ToolCall], answer: str, verifiers: list[VerifierUse],
+        counterexamples: list[Counterexample], *, slices: dict, language: str = "zh",
+        writable: tuple[str, ...] = ("ServiceRequest",)) -> Draft:
     """A clinical-operations package, plus the shared counterexample that opens another patient's record."""
     intrusion = counterexample("other-patient", [calls[0], call("patient_detail", patient_id=other), *calls[1:]],
                                answer, ["scope"])
-    return Scenario(
-        id=sid, title=title, category="clinical_operations", dimension="临床操作", instruction=instruction,
-        context={"mrn": calls[0]["args"]["mrn"], **context}, patient_id=pid, resources=resources,
-        expected_tools=list(dict.fromkeys(c["tool"] for c in calls)), verifiers=verifiers,
-        gold=trajectory(calls, answer), counterexamples=[*counterexamples, intrusion], language=language,
-        writable=list(writable), risk="low", slices=slices,
-    )
+    draft = package("superclue", sid, title, "clinical_operations", "临床操作", instruction,
+                    {"mrn": calls[0].args["mrn"], **context}, pid, resources, slices=slices, language=language,
+                    risk="low", writable=writable)
+    draft.gold, draft.verifiers = trajectory(calls, answer), verifiers
+    draft.counterexamples = [*counterexamples, intrusion]
+    return add_gold_checks(draft)
 
 
-def order_calls(mrn: str, pid: str, orders: list[str], summary: str) -> list[dict]:
+def order_calls(mrn: str, pid: str, orders: list[str], summary: str) -> list[ToolCall]:
     """Find the patient, look at what is on file, request each examination."""
     return [call("patient_search", mrn=mrn), call("patient_detail", patient_id=pid),
             call("examination_search", patient_id=pid),
@@ -39,13 +42,13 @@ def order_calls(mrn: str, pid: str, orders: list[str], summary: str) -> list[dic
             call("finish", summary=summary)]
 
 
-def searched_first(action: str = "examination_request_create") -> dict:
+def searched_first(action: str = "examination_request_create") -> VerifierUse:
     """A trace verifier: the patient's requests were read before the first ``action``."""
-    return {"id": "search-first", "kind": "trace.calls", "category": "trace",
-            "params": {"required": [{"tool": "examination_search"}, {"tool": action}], "in_order": True}}
+    return VerifierUse(id="search-first", kind="trace.calls", category="trace",
+                       params={"required": [{"tool": "examination_search"}, {"tool": action}], "in_order": True})
 
 
-def ordered(orders: list[str], spellings: dict[str, str] | None = None) -> list[dict]:
+def ordered(orders: list[str], spellings: dict[str, str] | None = None) -> list[VerifierUse]:
     """One state verifier per examination (``order-1`` ...): requested exactly once.
 
     The name must be the one given, or match its regex in ``spellings`` (English tasks may name it in English).
@@ -56,7 +59,7 @@ def ordered(orders: list[str], spellings: dict[str, str] | None = None) -> list[
             for i, name in enumerate(orders, 1)]
 
 
-def not_requested(vid: str, what: str = "", pattern: str | None = None) -> dict:
+def not_requested(vid: str, what: str = "", pattern: str | None = None) -> VerifierUse:
     """A state verifier: no request (whose name matches ``pattern``, e.g. any spelling of one test) was written."""
     where = {"code.text": {"regex": pattern}} if pattern else {}
     return unchanged(vid, "ServiceRequest", f"no new request{f' for {what}' if what else ''}", where)
@@ -68,7 +71,7 @@ def immunization(iid: str, pid: str, vaccine: str, given: str, lot: str) -> dict
             "patient": fhir.ref(pid), "occurrenceDateTime": given, "lotNumber": lot}
 
 
-def admission_vitals() -> Scenario:
+def admission_vitals() -> Draft:
     pid, other = "ovs-p1", "ovs-p2"
     vitals = [
         {"name": "体温", "value": 37.8, "unit": "°C", "code": "8310-5"},
@@ -104,14 +107,14 @@ def admission_vitals() -> Scenario:
             "valueQuantity.value": {"approx": v["value"], "tol": 0.01},
             "valueQuantity.unit": {"one_of": UNITS[v["unit"]]}}, max=1) for v in vitals],
         [counterexample("value-typo", typo, answer, ["vital-8310-5"], expect_accuracy=1.0, expect_completion=0),
-         counterexample("diastolic-missing", [c for c in calls if c.get("args", {}).get("name") != "舒张压"],
+         counterexample("diastolic-missing", [c for c in calls if c.args.get("name") != "舒张压"],
                         "已录入：体温、心率、呼吸、收缩压、血氧饱和度。", ["vital-8462-4"],
                         expect_accuracy=1.0, expect_completion=0)],
         writable=("Observation",), slices={"age_band": "18-44", "sex": "male", "missingness": "none",
                                            "outcome": "act"})
 
 
-def flu_vaccine_given() -> Scenario:
+def flu_vaccine_given() -> Draft:
     pid, other = "oflu-p1", "oflu-p2"
     resources = [
         fhir.patient(pid, "杜秀兰", "female", "1954-02-14", "SC-0221"),
@@ -144,7 +147,7 @@ def flu_vaccine_given() -> Scenario:
         slices={"age_band": "65+", "sex": "female", "missingness": "none", "outcome": "do_not_act"})
 
 
-def hypertension_referral() -> Scenario:
+def hypertension_referral() -> Draft:
     pid, other = "oref-p1", "oref-p2"
     resources = [
         fhir.patient(pid, "冯志刚", "male", "1971-08-25", "SC-0231"),
@@ -180,7 +183,7 @@ def hypertension_referral() -> Scenario:
             "reasonCode.text": {"regex": "(?i)高血压|hypertension"}}, max=1), searched_first("referral_create")],
         [counterexample("ordered-as-examination", [*calls[:3], as_exam, calls[-1]], answer, ["referral", "chain"],
                         expect_completion=0),
-         counterexample("wrong-clinic", [*calls[:3], {**refer, "args": {**refer["args"], "name": "心内科门诊"}},
+         counterexample("wrong-clinic", [*calls[:3], with_args(refer, name="心内科门诊"),
                                          calls[-1]], "已转诊心内科门诊。", ["referral"],
                         expect_accuracy=1.0, expect_completion=0)],
         language="en", slices={"age_band": "45-64", "sex": "male", "missingness": "none", "outcome": "act"})
@@ -189,7 +192,7 @@ def hypertension_referral() -> Scenario:
 ADMISSION_ORDERS = ["血常规", "尿常规", "肝功能", "肾功能", "心电图", "胸片"]
 
 
-def admission() -> Scenario:
+def admission() -> Draft:
     pid, other = "sc-ops-p1", "sc-ops-p2"
     resources = [
         fhir.patient(pid, "张伟", "male", "1991-08-08", "SC-0201"),
@@ -218,7 +221,7 @@ def admission() -> Scenario:
 
 def examination_orders(sid: str, title: str, instruction: dict[str, str], mrn: str, pid: str, other: str,
                        resources: list[dict], orders: list[str], summary: str, dropped: str, *, slices: dict,
-                       language: str = "zh", spellings: dict[str, str] | None = None) -> Scenario:
+                       language: str = "zh", spellings: dict[str, str] | None = None) -> Draft:
     """A plain order set: request every examination once, after reading what is on file."""
     calls = order_calls(mrn, pid, orders, summary)
     answer = f"已申请：{'、'.join(orders)}。"
@@ -227,7 +230,7 @@ def examination_orders(sid: str, title: str, instruction: dict[str, str], mrn: s
         sid, title, instruction, {"orders": orders}, pid, other, resources, calls, answer,
         [*ordered(orders, spellings), searched_first()],
         [counterexample(f"order-{missing}-missing",
-                        [c for c in calls if c.get("args", {}).get("name") != dropped],
+                        [c for c in calls if c.args.get("name") != dropped],
                         f"已申请：{'、'.join(o for o in orders if o != dropped)}。", [f"order-{missing}"],
                         expect_accuracy=1.0, expect_completion=0),
          counterexample("requests-not-read", without(calls, "examination_search"), answer,
@@ -235,7 +238,7 @@ def examination_orders(sid: str, title: str, instruction: dict[str, str], mrn: s
         language=language, slices=slices)
 
 
-def postop_follow_up() -> Scenario:
+def postop_follow_up() -> Draft:
     pid, other = "opo-p1", "opo-p2"
     resources = [
         fhir.patient(pid, "黄雅琴", "female", "1979-05-06", "SC-0251"),
@@ -261,7 +264,7 @@ def postop_follow_up() -> Scenario:
                                               "outcome": "act"})
 
 
-def glucose_tolerance_test() -> Scenario:
+def glucose_tolerance_test() -> Draft:
     pid, other = "oogtt-p1", "oogtt-p2"
     resources = [
         fhir.patient(pid, "邓丽", "female", "1978-09-14", "SC-0261"),
@@ -289,7 +292,7 @@ def glucose_tolerance_test() -> Scenario:
         slices={"age_band": "45-64", "sex": "female", "missingness": "none", "outcome": "act"})
 
 
-def annual_checkup() -> Scenario:
+def annual_checkup() -> Draft:
     pid, other = "ochk-p1", "ochk-p2"
     last_year = "2025-11-28T08:00:00+08:00"
     resources = [
@@ -317,7 +320,7 @@ PRENATAL_ORDERS = ["血常规", "尿常规", "ABO及Rh血型", "肝功能", "肾
                    "HIV抗体", "NT超声"]
 
 
-def prenatal_booking() -> Scenario:
+def prenatal_booking() -> Draft:
     pid, other = "opn-p1", "opn-p2"
     resources = [
         fhir.patient(pid, "许婷", "female", "1996-06-30", "SC-0281"),
@@ -346,12 +349,12 @@ def prenatal_booking() -> Scenario:
          searched_first()],
         [counterexample("duplicate-cbc", duplicate, f"已申请：{'、'.join(PRENATAL_ORDERS)}。", ["no-duplicate-cbc"],
                         expect_accuracy=1.0, expect_completion=0),
-         counterexample("nt-missing", [c for c in calls if c.get("args", {}).get("name") != "NT超声"],
+         counterexample("nt-missing", [c for c in calls if c.args.get("name") != "NT超声"],
                         answer, ["order-9"], expect_accuracy=1.0, expect_completion=0)],
         slices={"age_band": "18-44", "sex": "female", "missingness": "none", "outcome": "act"})
 
 
-def abpm_already_requested() -> Scenario:
+def abpm_already_requested() -> Draft:
     pid, other = "oabpm-p1", "oabpm-p2"
     abpm = "24小时动态血压监测"
     resources = [
@@ -390,7 +393,7 @@ def abpm_already_requested() -> Scenario:
 PRECHEMO_ORDERS = ["血常规", "肝功能", "肾功能", "乙肝五项", "心电图", "心脏超声"]
 
 
-def prechemo_assessment() -> Scenario:
+def prechemo_assessment() -> Draft:
     pid, other = "opc-p1", "opc-p2"
     resources = [
         fhir.patient(pid, "罗美华", "female", "1970-10-11", "SC-0301"),
@@ -420,7 +423,7 @@ def prechemo_assessment() -> Scenario:
          answer_text("reuses-echo", any_=["LVEF 64", "2026-11-25"]), searched_first()],
         [counterexample("echo-repeated", repeat, f"已申请：{'、'.join(PRECHEMO_ORDERS)}。", ["no-repeat-echo", "reuses-echo"],
                         expect_accuracy=1.0, expect_completion=0),
-         counterexample("ecg-missing", [c for c in calls if c.get("args", {}).get("name") != "心电图"], answer,
+         counterexample("ecg-missing", [c for c in calls if c.args.get("name") != "心电图"], answer,
                         ["order-5"], expect_accuracy=1.0, expect_completion=0)],
         slices={"age_band": "45-64", "sex": "female", "missingness": "none", "outcome": "act"})
 
