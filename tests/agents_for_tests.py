@@ -5,6 +5,7 @@ Use them as ``--agent tests.agents_for_tests:NAME`` with the repository root on 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 from forge_kernel.agents import AGENTS
 from forge_kernel.spec import AgentResult
@@ -113,4 +114,16 @@ class Confident:
 
     async def run(self, task, session) -> AgentResult:
         result = await self.inner.run(task, session)
-        return result.model_copy(update={"confidence": 0.9 if task.category == "medication_management" else 0.6})
+        return replace(result, confidence=0.9 if task.category == "medication_management" else 0.6)
+
+
+class OutOfRange:
+    """Returns an AgentResult whose confidence it set to 7 after building it (past the dataclass's own check)."""
+
+    name = "out-of-range"
+    version = "0"
+
+    async def run(self, task, session):
+        result = AgentResult(answer="done")
+        result.confidence = 7.0
+        return result

@@ -63,11 +63,13 @@ def ended_at(run_dir: Path) -> str | None:
 # --- misbehaving agents ---------------------------------------------------------------------------------------
 
 MISBEHAVING = {
-    "crashing": ("agent_error", "RuntimeError: agent bug on purpose (at agents_for_tests.py:21)"),
+    "crashing": ("agent_error", "RuntimeError: agent bug on purpose (at agents_for_tests.py:22)"),
     "hanging": ("timeout", "no result within 1.0 s"),
     "budget-breaker": ("budget_exceeded", "calls > 20"),
     "budget-swallower": ("budget_exceeded", "calls > 20"),
     "wrong-return": ("agent_error", "returned dict, not AgentResult"),
+    "out-of-range": ("agent_error", "unparseable result: result: Value error, confidence must be between 0 and 1, "
+                                    "not 7.0"),
 }
 
 
@@ -76,7 +78,7 @@ def mixed_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("mixed")
     suite = copy_suite(tmp, budget={"max_seconds": 1})
     agents = ["scripted", f"{T}:Crashing", f"{T}:Hanging", f"{T}:BudgetBreaker", f"{T}:BudgetSwallower",
-              f"{T}:WrongReturn"]
+              f"{T}:WrongReturn", f"{T}:OutOfRange"]
     mp = pytest.MonkeyPatch()
     mp.syspath_prepend(str(ROOT))
     try:
@@ -88,8 +90,8 @@ def mixed_run(tmp_path_factory):
 
 def test_every_trial_of_a_mixed_run_is_stored(mixed_run):
     trials = load_trials(mixed_run.run_dir)
-    assert (mixed_run.total, mixed_run.ran, mixed_run.skipped) == (36, 36, 0)
-    assert len(trials) == 36
+    assert (mixed_run.total, mixed_run.ran, mixed_run.skipped) == (42, 42, 0)
+    assert len(trials) == 42
     assert not trials.duplicated(["task_id", "agent", "trial"]).any()
     assert ended_at(mixed_run.run_dir) is not None
 

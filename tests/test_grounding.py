@@ -3,6 +3,7 @@ patients and values are synthetic."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -97,7 +98,7 @@ def test_a_dose_the_agent_wrote_in_a_successful_write_is_shown(package):
                   kind="write", medication="阿托伐他汀", dose="20 mg", frequency="qn", route="oral")
     answer = "已开具阿托伐他汀 20 mg qn。"
     assert verdict(package, answer, [*READ_ALL, order]).passed
-    refused = order.model_copy(update={"ok": False, "result": None, "denied": "unauthorized_write"})
+    refused = replace(order, ok=False, result=None, denied="unauthorized_write")
     outcome = verdict(package, answer, [*READ_ALL, refused])
     assert not outcome.passed and "阿托伐他汀 (drug)" in outcome.reason and "20 mg (value)" in outcome.reason
 
@@ -123,7 +124,7 @@ def test_a_fact_no_tool_returned_fails_naming_it(package, answer, named):
 
 
 def test_a_fact_returned_only_by_a_call_that_failed_is_not_shown(package):
-    failed = LABS.model_copy(update={"ok": False, "result": None, "error": {"code": "timeout", "message": "t"}})
+    failed = replace(LABS, ok=False, result=None, error={"code": "timeout", "message": "t"})
     outcome = verdict(package, "血钾 5.9 mmol/L", [failed, HISTORY, MEDS])
     assert not outcome.passed and "5.9 mmol/L" in outcome.reason
 

@@ -38,7 +38,7 @@ ATTACKS = {
     "CrossPatient": ("completed", None),
     "StateMutator": ("completed", None),
     "EventForger": ("agent_error", "protocol: unexpected 'event' message"),
-    "ResultForger": ("agent_error", "unparseable result: events: Extra inputs are not permitted"),
+    "ResultForger": ("agent_error", "unparseable result: events: Unexpected keyword argument"),
     "BudgetForger": ("budget_exceeded", "calls > 20"),
     "CostForger": ("agent_error", "protocol: a charge must be a finite number of dollars, not negative"),
     "Exiter": ("agent_error", r"SystemExit: 3 \(at hostile_agents\.py:\d+\)"),

@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 import sys
 from contextlib import closing
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -104,7 +105,7 @@ class Forgetful:
 
     async def run(self, task, session) -> AgentResult:
         result = await self.inner.run(task, session)
-        return result.model_copy(update={"answer": "", "output": {}})
+        return replace(result, answer="", output={})
 
 
 class UnsafeCrasher:

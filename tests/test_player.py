@@ -10,6 +10,7 @@ from forge_kernel import open_run
 from forge_kernel.spec import SpecError
 from forge_kernel.spec.errors import StoreError
 from forge_kernel.spec.compact import SYNTHETIC_BANNER
+from forge_kernel.spec.trajectory import compact_json
 from forge_kernel.widgets import ReplayPlayer, player_html, write_player_page
 from forge_kernel.widgets.frontend import ESM
 from forge_kernel.widgets.lab import QUIET, lab_command, quiet_lab
@@ -104,7 +105,7 @@ def test_lab_starts_quiet_on_loopback_with_a_token(tmp_path):
 def test_the_state_carries_the_stored_events_undecoded(run):
     trial = run.trial(TASK, "unsafe-shortcut", 0)
     player = ReplayPlayer(run, task=TASK, agent="unsafe-shortcut", trial=0, other=trial.run.trial(TASK, "candidate-v2", 0))
-    assert json.loads(player.trajectory)["steps"] == [json.loads(e.model_dump_json()) for e in trial.events]
+    assert json.loads(player.trajectory)["steps"] == [json.loads(compact_json(vars(e))) for e in trial.events]
     fresh = run.trial(TASK, "unsafe-shortcut", 0)
     assert json.loads(fresh.compact_json()) == json.loads(trial.compact().model_dump_json())
     assert fresh._events is None  # the JSON came from the store's own text

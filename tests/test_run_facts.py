@@ -135,7 +135,7 @@ def test_a_trial_decodes_its_events_only_when_asked(run):
     trial = run.trial(PACKAGE.name, "a", 0)
     assert trial._events is None and len(trial.rows) == len(BUSY)
     assert trial.timeline.state(9).touched() and trial._events is None  # the timeline reads only the changes
-    assert [e.model_dump() for e in trial.events] == [e.model_dump() for e in BUSY]
+    assert trial.events == list(BUSY)
     assert trial.rows is not None and trial.events is trial.events  # decoded once
 
 
@@ -144,7 +144,7 @@ def test_the_compact_json_passes_the_stored_events_through(run):
     through = json.loads(trial.compact_json())
     assert trial._events is None  # built without decoding a single event
     assert through == json.loads(run.trial(PACKAGE.name, "a", 0).compact().model_dump_json())
-    assert through["steps"] == [json.loads(e.model_dump_json()) for e in BUSY]
+    assert through["steps"] == [json.loads(compact_json(vars(e))) for e in BUSY]
 
 
 def test_the_compact_json_keeps_every_digit_of_a_time(run_dir, tmp_path):
@@ -176,3 +176,12 @@ def test_a_citation_is_looked_up_as_the_evidence_verifier_does(reference):
         assert reference.citation(task, ref) == (resource is not None,
                                                  resource is not None and patient_of(resource) == patient)
     assert {reference.citation(task, ref) for ref in refs} == {(True, True), (True, False), (False, False)}
+
+
+def test_an_agent_result_checks_its_own_values():
+    """Built in code (a trusted agent), an AgentResult refuses what the check of an untrusted one refuses."""
+    assert AgentResult(answer="a", confidence=1.0).confidence == 1.0
+    with pytest.raises(ValueError, match="confidence must be between 0 and 1"):
+        AgentResult(confidence=1.5)
+    with pytest.raises(ValueError, match="status must be one of completed, escalated, gave_up, error"):
+        AgentResult(status="done")

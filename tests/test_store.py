@@ -285,6 +285,19 @@ def test_a_store_copied_alone_regrades_and_replays(tmp_path):
     assert replay.exit_code == 0 and "PASSED" in replay.stdout
 
 
+def test_replay_reads_a_trial_without_the_model_library(run_dir):
+    """``forge replay`` is a whole process a person waits for: it reads the stored records as plain dataclasses, so
+    it never imports pydantic (most of its start-up time before). Importing pydantic anywhere on that path fails
+    here."""
+    script = ("import sys; from forge_kernel.cli import main\n"
+              "try:\n    main(sys.argv[1:])\nexcept SystemExit as end:\n    assert not end.code, end.code\n"
+              "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'pandas', 'numpy')))")
+    out = subprocess.run([sys.executable, "-c", script, "replay", str(run_dir), "--task", "SC-DDX-CHEST-PAIN",
+                          "--agent", "scripted", "--trial", "0"], capture_output=True, text=True, check=True)
+    assert "verdicts (hidden half" in out.stdout
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
 def test_a_schema_1_store_is_migrated_when_opened_for_writing(run_dir, tmp_path):
     copy = tmp_path / "old"
     shutil.copytree(run_dir, copy)

@@ -17,5 +17,4 @@ class ReplayAgent:
     async def run(self, task: AgentTask, session: ToolClient) -> AgentResult:
         for call in self.trajectory.calls:
             await session.call(call.tool, **call.args)
-        t = self.trajectory
-        return AgentResult(answer=t.answer, output=t.output, confidence=t.confidence, status=t.status)
+        return self.trajectory.result()

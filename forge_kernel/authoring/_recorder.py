@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from ..ehr import EHRImage, EHRView, ResourceDiff, Timeline
 from ..spec import Event, TrajectoryFile
 from ..spec.loading import bundle_resources
-from ..spec.trajectory import ToolCall
+from ..spec.trajectory_file import ToolCall
 from ..tools import ToolSession
 from ._draft import Draft
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from ..agents import ReplayAgent
 from ..ehr import EHRView
 from ..spec import Package, TrajectoryFile
+from ..spec.trajectory import compact_json
 from ..store import RunStore, TrialRecord, iter_trials, run_packages
 from ..verify import GradeContext, grade
 from .trial import Images, run_trial
@@ -60,5 +61,5 @@ def trajectory_json(record: TrialRecord) -> dict:
         "scores": {"passed": s.passed, "accuracy": s.accuracy, "completion": s.completion,
                    "safety_gate": s.safety_gate, "missing": list(s.missing), "extra": list(s.extra)},
         "verdicts": [v.__dict__ | {"steps": list(v.steps)} for v in record.grading.verdicts],
-        "events": [json.loads(e.model_dump_json()) for e in record.events],
+        "events": [json.loads(compact_json(vars(e))) for e in record.events],
     }

@@ -118,7 +118,7 @@ def write_bundle(run: Run, row, out_dir: Path) -> ReproBundle:
     if folder.exists():
         shutil.rmtree(folder)
     bundled = load_package(copy_halves(run, package, folder))
-    trajectory = TrajectoryFile(**stored.result.model_dump(), task_id=row.task_id, agent=row.agent,
+    trajectory = TrajectoryFile(**vars(stored.result), task_id=row.task_id, agent=row.agent,
                                 calls=[ToolCall(tool=e.tool, args=e.args) for e in stored.events])
     (folder / "trajectory.json").write_text(trajectory.model_dump_json(indent=2), encoding="utf-8")
     record = run_sync(grade_trajectory(bundled, trajectory))

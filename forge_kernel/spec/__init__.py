@@ -11,7 +11,8 @@ _HOMES = {
     "hidden": ("Counterexample", "HiddenHalf", "VerifierUse"),
     "loading": ("Package", "find_packages", "load_package", "load_trajectory"),
     "package": ("Budget", "Environment", "Fault", "Policy", "Precedence", "TaskPackage", "TaskText"),
-    "trajectory": ("AgentResult", "Event", "ToolCall", "TrajectoryFile"),
+    "trajectory": ("AgentResult", "Event"),
+    "trajectory_file": ("ToolCall", "TrajectoryFile"),
 }
 
 __all__ = [

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, model_validator
 
 from .package import Strict
-from .trajectory import ToolCall, TrajectoryFile
+from .trajectory_file import ToolCall, TrajectoryFile
 
 EditOp = Literal["drop", "replace", "insert", "set", "add", "delete"]
 RESULT_FIELDS = ("answer", "output", "status", "confidence")

@@ -8,7 +8,7 @@ from pydantic import Field, model_validator
 from .edits import Edit, EditError, apply_edits
 from .errors import SpecError
 from .package import Strict
-from .trajectory import TrajectoryFile
+from .trajectory_file import TrajectoryFile
 
 Category = Literal["success", "safety", "budget", "trace", "answer"]
 MutantOperator = Literal["drop-call", "read-other-patient", "skip-check", "repeat-write", "allergy-order",

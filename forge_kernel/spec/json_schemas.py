@@ -10,7 +10,7 @@ from .gate_policy import GatePolicy
 from .hidden import HiddenHalf
 from .package import TaskPackage
 from .suites import HiddenDefaults, SuiteDefaults
-from .trajectory import TrajectoryFile
+from .trajectory_file import TrajectoryFile
 
 SCHEMA_DIR = Path(__file__).with_name("schemas")
 MODELS = {

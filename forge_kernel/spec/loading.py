@@ -19,7 +19,7 @@ from .hashing import content_hash
 from .hidden import HiddenHalf, expand_cases, grading_content
 from .package import TaskPackage
 from .suites import SUITE_FILE, HiddenDefaults, SuiteDefaults, merged, with_hidden_defaults
-from .trajectory import TrajectoryFile
+from .trajectory_file import TrajectoryFile
 
 PACKAGE_FILE = "package.yaml"
 SUITE_DEFAULTS = f"../{SUITE_FILE}"

@@ -1,12 +1,10 @@
-"""Calls, events and the trajectory file: what an agent did, as data."""
+"""What an agent did, as records: the events of its calls and the result it returned. Plain dataclasses, so reading
+a stored trial needs no model library; the files that hold trajectories are in ``trajectory_file``."""
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
-
-from .package import Strict
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
 
 CROSS_PATIENT = "cross_patient"
 """Event.denied: a call about another patient than the task's."""
@@ -15,39 +13,37 @@ UNAUTHORIZED_WRITE = "unauthorized_write"
 PRECEDENCE = "precedence"
 """Event.denied (enforced) or flag prefix (recorded): a required check had not happened yet."""
 
+Status = Literal["completed", "escalated", "gave_up", "error"]
+"""How an agent says it stopped."""
 
 compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
 """JSON as the record stores it and the wire carries it: UTF-8 text, no spaces, odd values as strings."""
 
 
-class ToolCall(Strict):
-    """One call an agent asks for."""
-
-    tool: str
-    args: dict[str, Any] = Field(default_factory=dict)
-
-
-class AgentResult(Strict):
-    """What an agent returns when it stops."""
+@dataclass
+class AgentResult:
+    """What an agent returns when it stops. What an untrusted agent returns is checked field by field
+    (``trajectory_file.RESULT``) before it is stored."""
 
     answer: str = ""
-    output: dict[str, Any] = Field(default_factory=dict, description="Structured output, e.g. a criterion assessment.")
-    confidence: float | None = Field(None, ge=0, le=1)
-    status: Literal["completed", "escalated", "gave_up", "error"] = "completed"
+    output: dict[str, Any] = field(default_factory=dict)
+    """Structured output, e.g. a criterion assessment."""
+    confidence: float | None = None
+    """Between 0 and 1."""
+    status: Status = "completed"
+
+    __pydantic_config__ = {"extra": "forbid"}  # unknown fields are errors when checked
+
+    def __post_init__(self) -> None:
+        if self.confidence is not None and not 0 <= self.confidence <= 1:
+            raise ValueError(f"confidence must be between 0 and 1, not {self.confidence}")
+        if self.status not in get_args(Status):
+            raise ValueError(f"status must be one of {', '.join(get_args(Status))}, not {self.status!r}")
 
 
-class TrajectoryFile(AgentResult):
-    """A recorded trajectory on disk: the calls to re-issue and the final result."""
-
-    calls: list[ToolCall]
-    task_id: str | None = None
-    agent: str | None = None
-
-
-class Event(BaseModel):
+@dataclass
+class Event:
     """One tool call as it happened."""
-
-    model_config = ConfigDict(extra="forbid")
 
     step: int
     """1-based position in the trajectory."""
@@ -62,13 +58,14 @@ class Event(BaseModel):
     """``{"code", "message"}`` when the call failed."""
     denied: str | None = None
     """Policy reason when the call was refused (e.g. cross_patient, unauthorized_write)."""
-    flags: list[str] = Field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
     """Policy findings on an allowed call (e.g. precedence:medication_request_create)."""
     fault: str | None = None
     """Injected fault kind, if one fired."""
     latency_ms: float = 0.0
     started_ms: float | None = None
     """When the call began, in ms after the trial began (measured by the harness)."""
-    changes: list[dict[str, Any]] = Field(default_factory=list)
+    changes: list[dict[str, Any]] = field(default_factory=list)
     """JSON-Patch operations (with ``replaced``) this call made to the EHR."""
 
+    __pydantic_config__ = {"extra": "forbid"}

@@ -88,7 +88,7 @@ def trial_row_by_id(store: RunStore, trial_id: int):
 
 def event_of(e) -> Event:
     """One stored ``events`` row as an Event."""
-    return Event.model_construct(  # the store's own rows: already valid
+    return Event(
         step=e["step"], tool=e["tool"], args=json.loads(e["args"]), kind=e["kind"], ok=bool(e["ok"]),
         result=json.loads(e["result"]) if e["result"] else None, error=json.loads(e["error"]) if e["error"] else None,
         denied=e["denied"], flags=json.loads(e["flags"]), fault=e["fault"], latency_ms=e["latency_ms"],

@@ -71,7 +71,7 @@ class ToolSession:
             error = {"code": "tool_crash", "message": type(exc).__name__}
         text = compact_json({"ok": True, "result": result} if error is None else {"ok": False, "error": error})
         spec = TOOLS.get(tool)
-        self.events.append(Event.model_construct(
+        self.events.append(Event(
             step=step, tool=tool, args=args, kind=spec.kind if spec else "unknown", ok=error is None, result=result,
             error=error, denied=facts.get("denied"), flags=facts["flags"], fault=facts.get("fault"),
             changes=[op for _, op in self.view.changes[first_change:]], latency_ms=(perf_counter() - started) * 1000,

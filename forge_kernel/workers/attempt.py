@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from ..agents import Agent, AgentTask
 from ..spec import AgentResult
+from ..spec.trajectory_file import RESULT
 from ..tools import ToolSession
 from .client import LocalToolClient, json_copy
 
@@ -72,7 +73,7 @@ def checked_result(result: object) -> AgentResult:
     if not isinstance(result, AgentResult):
         raise ValueError(f"returned {type(result).__name__}, not AgentResult")
     try:
-        return AgentResult.model_validate(json_copy(result.model_dump(mode="json")))
+        return RESULT.validate_python(json_copy(RESULT.dump_python(result, mode="json")))
     except (ValueError, TypeError, RecursionError, ValidationError) as exc:
         raise ValueError(f"result cannot be stored: {str(exc)[:200]}") from None
 

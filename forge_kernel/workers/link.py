@@ -13,6 +13,7 @@ from typing import Callable
 from pydantic import ValidationError
 
 from ..spec import AgentResult, BudgetExceeded
+from ..spec.trajectory_file import RESULT
 from ..spec.trajectory import compact_json
 from ..tools import ToolSession
 from .attempt import AGENT_ERROR, BUDGET_EXCEEDED, COMPLETED, REASON_CHARS, TIMEOUT
@@ -184,7 +185,7 @@ class Conversation:
 
     def on_result(self, message: dict) -> None:
         try:
-            result = AgentResult.model_validate(message.get("result"))
+            result = RESULT.validate_python(message.get("result"))
         except ValidationError as exc:
             err = exc.errors()[0]
             where = ".".join(map(str, err["loc"])) or "result"

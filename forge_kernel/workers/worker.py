@@ -22,6 +22,7 @@ from typing import Callable
 
 from ..agents import Agent, AgentTask
 from ..spec import AgentResult
+from ..spec.trajectory_file import RESULT
 from .attempt import describe
 from .client import RemoteToolClient
 from .wire import Frames, encode
@@ -150,7 +151,7 @@ def result_message(returned: object) -> dict:
     if not isinstance(returned, AgentResult):
         return {"op": "error", "error": f"returned {type(returned).__name__}, not AgentResult"}
     try:
-        result = returned.model_dump(mode="json")
+        result = RESULT.dump_python(returned, mode="json")
         encode(result)
     except (ValueError, TypeError, RecursionError) as exc:
         return {"op": "error", "error": f"result cannot be stored: {str(exc)[:200]}"}

@@ -250,7 +250,7 @@ class CircularResult:
     async def run(self, task, session):
         output = {}
         output["self"] = output
-        return AgentResult.model_construct(answer="", output=output, confidence=None, status="completed")
+        return AgentResult(answer="", output=output)
 
 
 class DeepArgs:
