@@ -9,7 +9,7 @@ from collections.abc import Iterable
 
 from ..spec import SpecError, TrajectoryFile, VerifierUse
 from ..spec.hidden import ValidVariant
-from ..spec.trajectory import ToolCall
+from ..spec.trajectory_file import ToolCall
 from ..tools import TOOLS
 from ._draft import Draft
 

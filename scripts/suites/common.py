@@ -12,9 +12,8 @@ from pathlib import Path
 
 from forge_kernel.authoring import Draft, Suite, draft_on, expected_chain
 from forge_kernel.ehr import fhir
-from forge_kernel.spec import TrajectoryFile, VerifierUse
+from forge_kernel.spec import ToolCall, TrajectoryFile, VerifierUse
 from forge_kernel.spec.hidden import Counterexample
-from forge_kernel.spec.trajectory import ToolCall
 from forge_kernel.tools import TOOLS
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,9 +13,8 @@ from datetime import datetime, timedelta
 
 from forge_kernel.authoring import Draft, add_gold_checks, before_finish, call, without
 from forge_kernel.ehr import fhir
-from forge_kernel.spec import VerifierUse
+from forge_kernel.spec import ToolCall, VerifierUse
 from forge_kernel.spec.hidden import Counterexample, ValidMutant
-from forge_kernel.spec.trajectory import ToolCall
 
 from .common import NOW, counterexample, created, package, read_before, trajectory, unchanged
 from .common import NSCLC_TOOLS as TOOLS

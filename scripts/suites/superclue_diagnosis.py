@@ -13,7 +13,7 @@ from datetime import datetime
 from forge_kernel.authoring import Draft, add_gold_checks, before_finish, call, without
 from forge_kernel.ehr import fhir
 from forge_kernel.ehr.summaries import age_at
-from forge_kernel.spec.trajectory import ToolCall
+from forge_kernel.spec import ToolCall
 
 from .common import NOW, answer_number, answer_text, checks_before, counterexample, created, package, trajectory, \
     unchanged

@@ -10,9 +10,8 @@ import re
 
 from forge_kernel.authoring import Draft, add_gold_checks, call, with_args, without
 from forge_kernel.ehr import fhir
-from forge_kernel.spec import VerifierUse
+from forge_kernel.spec import ToolCall, VerifierUse
 from forge_kernel.spec.hidden import Counterexample
-from forge_kernel.spec.trajectory import ToolCall
 
 from .common import answer_number, answer_text, counterexample, package, trajectory
 
