@@ -155,6 +155,17 @@ def test_a_suite_is_a_plain_name(tmp_path, suite):
     assert (err.field, err.message) == ("suite", "String should match pattern '^[A-Za-z0-9][A-Za-z0-9._-]*$'")
 
 
+@pytest.mark.parametrize("name", ["suite", "Suite"])
+def test_no_package_is_called_like_the_suite_defaults(tmp_path, name):
+    """verifiers/<suite>/suite.yaml holds a suite's hidden defaults: a package of that id would have its hidden half
+    read from, or written over, that file."""
+    folder = write_package(tmp_path)
+    (folder / "package.yaml").write_text(yaml.safe_dump(with_(PUBLIC, "id", name)), encoding="utf-8")
+    err = spec_error(load_package, folder)
+    assert (err.field, err.message) == ("id", f"Value error, {name!r} is taken: verifiers/<suite>/suite.yaml holds "
+                                              "the suite's hidden defaults")
+
+
 @pytest.mark.parametrize("how", ["dot-dot", "absolute", "symlink"])
 def test_a_fixture_must_stay_inside_the_package_folder(tmp_path, how):
     folder = write_package(tmp_path)

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
 Language = Literal["zh", "en"]
 PLAIN_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 """A plain file or folder name: a letter or digit, then letters, digits, ``.``, ``_`` or ``-`` (no ``/``, no ``..``)."""
+SUITE_NAME = "suite"
+"""What a suite's defaults are called (``suite.yaml`` beside its packages and its hidden halves): no package's id."""
 
 
 class Strict(BaseModel):
@@ -84,3 +86,10 @@ class TaskPackage(Strict):
     policy: Policy = Field(default_factory=Policy)
     faults: list[Fault] = Field(default_factory=list)
     budget: Budget = Field(default_factory=Budget)
+
+    @field_validator("id")
+    @classmethod
+    def _not_the_suite_file(cls, value: str) -> str:
+        if value.lower() == SUITE_NAME:
+            raise ValueError(f"{value!r} is taken: verifiers/<suite>/{SUITE_NAME}.yaml holds the suite's hidden defaults")
+        return value

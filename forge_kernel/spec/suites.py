@@ -11,9 +11,9 @@ from typing import Any
 from pydantic import BaseModel, Field, create_model
 
 from .hidden import VerifierUse
-from .package import Environment, Strict, TaskPackage
+from .package import SUITE_NAME, Environment, Strict, TaskPackage
 
-SUITE_FILE = "suite.yaml"
+SUITE_FILE = f"{SUITE_NAME}.yaml"
 
 
 def partial(model: type[BaseModel], name: str, doc: str, drop: tuple[str, ...] = (),
