@@ -1,6 +1,7 @@
 """The grounding check: every patient fact an answer states must have been shown to the agent in its trial."""
 from __future__ import annotations
 
+from functools import cache
 from itertools import combinations
 
 from pydantic import Field
@@ -71,12 +72,19 @@ def spans_between(fact: Fact, seen: Shown) -> bool:
     return any(near(fact, (b - a) * per_second) for a, b in combinations(seen.instants, 2))
 
 
+@cache
+def terms_by_name(kind: FactKind) -> dict[str, list[str]]:
+    """Drug (or diagnosis) name -> the compact terms of its vocabulary that stand for it."""
+    found: dict[str, list[str]] = {}
+    for term, name in (drug_vocabulary() if kind == "drug" else diagnosis_vocabulary()).items():
+        found.setdefault(name, []).append(term)
+    return found
+
+
 def names_shown(fact: Fact, seen: Shown) -> bool:
     """Some text shown names the same drug or diagnosis, under any of its names."""
-    vocabulary = drug_vocabulary() if fact.kind == "drug" else diagnosis_vocabulary()
     text = seen.compact_text
-    return any(term in text and term_pattern(term).search(text)
-               for term, name in vocabulary.items() if name == fact.name)
+    return any(term in text and term_pattern(term).search(text) for term in terms_by_name(fact.kind).get(fact.name, ()))
 
 
 def is_grounded(fact: Fact, seen: Shown) -> bool:
