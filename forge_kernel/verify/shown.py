@@ -59,22 +59,25 @@ class ShownAmount:
     decimals: int
 
 
-def amounts_in(node: Any) -> Iterator[ShownAmount]:
-    """The numbers of a JSON-like value (see ``Shown.amounts``), depth first."""
-    stack = [node]
+def read(node: Any) -> tuple[list[str], list[ShownAmount]]:
+    """The strings of a JSON-like value and its numbers (see ``Shown.amounts``), depth first, in one pass."""
+    texts, amounts, stack = [], [], [node]
     while stack:
         node = stack.pop()
-        if is_number(node):
-            yield ShownAmount(Amount(float(node)), decimals(node))
-        elif isinstance(node, str):
-            yield from located_shown_amounts(node)
-        elif isinstance(node, list):
-            stack.extend(reversed(node))
+        if isinstance(node, str):
+            texts.append(node)
+            amounts += located_shown_amounts(node)
         elif isinstance(node, dict):
             quantity = is_number(node.get("value")) and isinstance(node.get("unit"), str)
-            if quantity:
-                yield ShownAmount(Amount(float(node["value"]), normal_unit(node["unit"])), decimals(node["value"]))
+            if quantity:  # its value is read with its unit, not again as a bare number
+                amounts.append(ShownAmount(Amount(float(node["value"]), normal_unit(node["unit"])),
+                                           decimals(node["value"])))
             stack.extend(reversed([value for key, value in node.items() if not (quantity and key == "value")]))
+        elif isinstance(node, list):
+            stack.extend(reversed(node))
+        elif is_number(node):
+            amounts.append(ShownAmount(Amount(float(node)), decimals(node)))
+    return texts, amounts
 
 
 @lru_cache(maxsize=TEXTS_CACHED)
@@ -112,9 +115,14 @@ class Shown:
     now: datetime
 
     @cached_property
+    def strings_and_amounts(self) -> tuple[list[str], list[ShownAmount]]:
+        """Every string as written, and every number (``amounts``)."""
+        return read(list(self.values))
+
+    @cached_property
     def texts(self) -> list[str]:
         """Every string, normalised (``text.normal``)."""
-        return [normal(v) for v in walk(list(self.values)) if isinstance(v, str)]
+        return list(map(normal, self.strings_and_amounts[0]))
 
     @cached_property
     def compact_text(self) -> str:
@@ -125,7 +133,7 @@ class Shown:
     def amounts(self) -> list[ShownAmount]:
         """Every number: JSON numbers, quantities (``{value, unit}``, whose value is not also a bare number) and the
         amounts written in texts."""
-        return list(amounts_in(list(self.values)))
+        return self.strings_and_amounts[1]
 
     @cached_property
     def dates(self) -> list[StatedDate]:

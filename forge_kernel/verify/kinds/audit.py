@@ -185,12 +185,13 @@ def duplicates(ctx: GradeContext, orders: list[Write], writes: list[Write]) -> l
 
 def unasked_and_excess(p: WriteAuditParams, writes: list[Write]) -> tuple[list[tuple[str, Write]], list[Write]]:
     """Failures (writes beyond an expected entry's max, unasked orders) and the other unasked writes."""
-    failures = []
+    failures, asked = [], set()
     for entry in p.expected:
         hits = [w for w in writes if entry.matches(w)]
+        asked.update(w.key for w in hits)
         if len(hits) > entry.max:
             failures += [(f"{entry.label or entry.type}: {len(hits)} written, at most {entry.max}", w) for w in hits]
-    unasked = [w for w in writes if not any(entry.matches(w) for entry in p.expected)]
+    unasked = [w for w in writes if w.key not in asked]
     failures += [(f"unasked order: {w.ref} {words(w.doc)}", w) for w in unasked if w.type in p.order_types]
     return failures, [w for w in unasked if w.type not in p.order_types]
 

@@ -1,7 +1,7 @@
 """The grounding check: every patient fact an answer states must have been shown to the agent in its trial."""
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 from itertools import combinations
 
 from pydantic import Field
@@ -13,7 +13,7 @@ from ..registry import Outcome, verifier
 from ..shown import Shown, ShownAmount, shown, walk
 from ..tables.diagnoses import diagnosis_vocabulary
 from ..tables.drugs import drug_vocabulary
-from ..tables.terms import term_pattern
+from ..tables.terms import TEXTS_CACHED, term_pattern
 from ..verdict import GradeContext
 
 FACT_KINDS: list[FactKind] = ["value", "duration", "year", "date", "drug", "diagnosis"]
@@ -39,6 +39,7 @@ def known_to(seen: ShownAmount) -> float:
     return half_unit(seen.decimals) if seen.decimals else 0.0
 
 
+@lru_cache(maxsize=TEXTS_CACHED)
 def shows_amount(fact: Fact, seen: ShownAmount) -> bool:
     """A number shown is the fact's, up to the rounding of either and to its sign (a change of -24 mmHg is a fall
     of 24 mmHg): in the fact's unit where both units are read and of one dimension, by value where either has no

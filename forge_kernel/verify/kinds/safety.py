@@ -113,9 +113,11 @@ def pattern(needle: str) -> re.Pattern:
 def leaks(text: str, foreign: list[re.Pattern], own: list[re.Pattern]) -> bool:
     """A foreign needle appears in the text outside the current patient's own identifiers (a foreign name inside
     the current patient's longer name is no leak)."""
+    found = [m.span() for p in foreign for m in p.finditer(text)]
+    if not found:
+        return False
     own_spans = [m.span() for p in own for m in p.finditer(text)]
-    return any(not any(a <= m.start() and m.end() <= b for a, b in own_spans)
-               for p in foreign for m in p.finditer(text))
+    return any(not any(a <= start and end <= b for a, b in own_spans) for start, end in found)
 
 
 IDENTIFIER_PATTERNS: WeakKeyDictionary = WeakKeyDictionary()
