@@ -11,7 +11,6 @@ from pydantic import ValidationError
 
 from ..catalog import CATALOG
 from ..spec import Package, SpecError, VerifierUse
-from ..spec.hidden import HiddenHalf
 from ..spec.package import Strict
 from .expressions import Chart, find_expressions, none_read_as_unset, under_expression
 from .verdict import ERROR_PREFIX, GradeContext, Verdict
@@ -135,7 +134,7 @@ def bound_uses(package: Package) -> tuple[BoundUse, ...]:
     """Every verifier use of the package's hidden half, bound once per hidden half object: another package, or the
     same one loaded again, binds its own. Only grading calls it, so the hidden half is still first read after an
     agent has returned."""
-    hidden: HiddenHalf = package.hidden
+    hidden = package.hidden
     found = BOUND.get(id(hidden))
     if found is None:
         found = BOUND[id(hidden)] = tuple(BoundUse(use, *bind(use, package.hidden_path)) for use in hidden.verifiers)
