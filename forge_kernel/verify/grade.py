@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..spec.grading import Grading, Verdict
-from .registry import run_verifier
+from .registry import bound_uses, run_verifier
 from .scoring import score
 from .verdict import GradeContext
 
@@ -11,7 +11,7 @@ from .verdict import GradeContext
 def grade(ctx: GradeContext) -> Grading:
     """Run the hidden half's verifiers; a trial that did not end normally also gets a failing verdict."""
     hidden = ctx.package.hidden
-    verdicts = [run_verifier(use, ctx) for use in hidden.verifiers]
+    verdicts = [run_verifier(bound, ctx) for bound in bound_uses(ctx.package)]
     if ctx.status != "completed":
         verdicts.append(Verdict("trial.ended", "trial.ended", "trace", "hard", False, f"trial ended: {ctx.status}"))
     scores = score(hidden.expected_tools, ctx.events, verdicts)

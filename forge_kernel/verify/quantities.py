@@ -153,6 +153,7 @@ def located_amounts(text: str) -> tuple[Located, ...]:
     return tuple(found)
 
 
+@lru_cache(maxsize=4096)
 def in_unit(found: Amount, unit: str) -> float | None:
     """The amount's value in another unit of its dimension, or None where pint cannot convert it."""
     target = _quantity(1.0, unit)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import inspect
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, get_type_hints
@@ -9,7 +10,7 @@ from typing import Any, Callable, get_type_hints
 from pydantic import ValidationError
 
 from ..catalog import CATALOG
-from ..spec import SpecError, VerifierUse
+from ..spec import Package, SpecError, VerifierUse
 from ..spec.package import Strict
 from .expressions import Chart, find_expressions, none_read_as_unset, under_expression
 from .verdict import ERROR_PREFIX, GradeContext, Verdict
@@ -116,13 +117,38 @@ def register_plugin(name: str, source: str, path: Path) -> VerifierKind | None:
     return VERIFIERS.get(name)
 
 
-def run_verifier(use: VerifierUse, ctx: GradeContext) -> Verdict:
+@dataclass(frozen=True)
+class BoundUse:
+    """A verifier use with its kind and validated params (None where expressions give them their values)."""
+
+    use: VerifierUse
+    kind: VerifierKind
+    params: Strict | None
+
+
+BOUND: dict[int, tuple[BoundUse, ...]] = {}
+"""The bound uses of each hidden half in memory, by the id of that object (dropped when it is collected)."""
+
+
+def bound_uses(package: Package) -> tuple[BoundUse, ...]:
+    """Every verifier use of the package's hidden half, bound once per hidden half object: another package, or the
+    same one loaded again, binds its own. Only grading calls it, so the hidden half is still first read after an
+    agent has returned."""
+    hidden = package.hidden
+    found = BOUND.get(id(hidden))
+    if found is None:
+        found = BOUND[id(hidden)] = tuple(BoundUse(use, *bind(use, package.hidden_path)) for use in hidden.verifiers)
+        weakref.finalize(hidden, BOUND.pop, id(hidden), None)
+    return found
+
+
+def run_verifier(bound: BoundUse, ctx: GradeContext) -> Verdict:
     """One verifier's verdict on a trial. A verifier that raises (or whose expressions give values that do not
     fit its params) gives a verdict that fails as an error, the exception in its reason; grading goes on."""
-    file = ctx.package.hidden_path
-    kind, params = bind(use, file)
+    use, kind, params = bound.use, bound.kind, bound.params
     try:
         if params is None:
+            file = ctx.package.hidden_path
             params = graded_params(kind, use, file, Chart(ctx.view.image, ctx.package.public.environment.patient_id))
         outcome = kind.check(ctx, params)
     except Exception as exc:  # any failure of a verifier is the grading's, never the trial's

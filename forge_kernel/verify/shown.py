@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
-from functools import cached_property
+from datetime import datetime, tzinfo
+from functools import cached_property, lru_cache
 from typing import Any, Iterable, Iterator
 
 from ..ehr import EHRImage
 from ..spec import Package
 from ..spec.trajectory import Event
 from .quantities import Amount, is_number, located_amounts, normal_unit
-from .tables.terms import compact
+from .tables.terms import TEXTS_CACHED, compact
 from .text import StatedDate, normal, stated_dates
 from .verdict import GradeContext
 
@@ -22,10 +22,14 @@ YEAR = re.compile(r"(?<!\d)(?:19|20)\d{2}(?!\d)")
 
 def walk(node: Any) -> Iterator[Any]:
     """Every value inside a JSON-like value, depth first, containers included."""
-    yield node
-    children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
-    for child in children:
-        yield from walk(child)
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, dict):
+            stack.extend(reversed(node.values()))
+        elif isinstance(node, list):
+            stack.extend(reversed(node))
 
 
 def returned_references(events: Iterable[Event], image: EHRImage) -> set[str]:
@@ -55,22 +59,50 @@ class ShownAmount:
     decimals: int
 
 
-def amounts_in(node: Any) -> Iterator[ShownAmount]:
-    """The numbers of a JSON-like value (see ``Shown.amounts``)."""
-    if is_number(node):
-        yield ShownAmount(Amount(float(node)), decimals(node))
-    elif isinstance(node, str):
-        yield from (ShownAmount(a.amount, a.decimals) for a in located_amounts(node))
-    elif isinstance(node, list):
-        for item in node:
-            yield from amounts_in(item)
-    elif isinstance(node, dict):
-        quantity = is_number(node.get("value")) and isinstance(node.get("unit"), str)
-        if quantity:
-            yield ShownAmount(Amount(float(node["value"]), normal_unit(node["unit"])), decimals(node["value"]))
-        for key, value in node.items():
-            if not (quantity and key == "value"):
-                yield from amounts_in(value)
+def read(node: Any) -> tuple[list[str], list[ShownAmount]]:
+    """The strings of a JSON-like value and its numbers (see ``Shown.amounts``), depth first, in one pass."""
+    texts, amounts, stack = [], [], [node]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            texts.append(node)
+            amounts += located_shown_amounts(node)
+        elif isinstance(node, dict):
+            quantity = is_number(node.get("value")) and isinstance(node.get("unit"), str)
+            if quantity:  # its value is read with its unit, not again as a bare number
+                amounts.append(ShownAmount(Amount(float(node["value"]), normal_unit(node["unit"])),
+                                           decimals(node["value"])))
+            stack.extend(reversed([value for key, value in node.items() if not (quantity and key == "value")]))
+        elif isinstance(node, list):
+            stack.extend(reversed(node))
+        elif is_number(node):
+            amounts.append(ShownAmount(Amount(float(node)), decimals(node)))
+    return texts, amounts
+
+
+@lru_cache(maxsize=TEXTS_CACHED)
+def located_shown_amounts(text: str) -> tuple[ShownAmount, ...]:
+    """The amounts a text writes, as numbers shown (remembered per text)."""
+    return tuple(ShownAmount(a.amount, a.decimals) for a in located_amounts(text))
+
+
+@lru_cache(maxsize=TEXTS_CACHED)
+def years_in(text: str) -> frozenset[int]:
+    """The years a normalised text writes."""
+    return frozenset(int(y) for y in YEAR.findall(text))
+
+
+@lru_cache(maxsize=TEXTS_CACHED)
+def instants_in(text: str, tz: tzinfo | None) -> tuple[float, ...]:
+    """POSIX times of the ISO dates and times a normalised text writes (a date alone is its midnight in ``tz``)."""
+    found = []
+    for m in ISO_TIME.finditer(text):
+        try:
+            moment = datetime.fromisoformat(m.group().upper().replace("Z", "+00:00"))
+        except ValueError:
+            continue
+        found.append((moment if moment.tzinfo else moment.replace(tzinfo=tz)).timestamp())
+    return tuple(found)
 
 
 @dataclass(frozen=True)
@@ -83,9 +115,14 @@ class Shown:
     now: datetime
 
     @cached_property
+    def strings_and_amounts(self) -> tuple[list[str], list[ShownAmount]]:
+        """Every string as written, and every number (``amounts``)."""
+        return read(list(self.values))
+
+    @cached_property
     def texts(self) -> list[str]:
         """Every string, normalised (``text.normal``)."""
-        return [normal(v) for v in walk(list(self.values)) if isinstance(v, str)]
+        return list(map(normal, self.strings_and_amounts[0]))
 
     @cached_property
     def compact_text(self) -> str:
@@ -96,7 +133,7 @@ class Shown:
     def amounts(self) -> list[ShownAmount]:
         """Every number: JSON numbers, quantities (``{value, unit}``, whose value is not also a bare number) and the
         amounts written in texts."""
-        return list(amounts_in(list(self.values)))
+        return self.strings_and_amounts[1]
 
     @cached_property
     def dates(self) -> list[StatedDate]:
@@ -106,20 +143,13 @@ class Shown:
 
     @cached_property
     def years(self) -> set[int]:
-        return {self.now.year, *(int(y) for text in self.texts for y in YEAR.findall(text))}
+        return {self.now.year}.union(*map(years_in, self.texts))
 
     @cached_property
     def instants(self) -> list[float]:
         """POSIX times of every ISO date and time the texts write (a date alone is its midnight), and now."""
-        found = {self.now.timestamp()}
-        for text in self.texts:
-            for m in ISO_TIME.finditer(text):
-                try:
-                    moment = datetime.fromisoformat(m.group().upper().replace("Z", "+00:00"))
-                except ValueError:
-                    continue
-                found.add((moment if moment.tzinfo else moment.replace(tzinfo=self.now.tzinfo)).timestamp())
-        return sorted(found)
+        tz = self.now.tzinfo
+        return sorted({self.now.timestamp()}.union(*(instants_in(text, tz) for text in self.texts)))
 
 
 def shown(ctx: GradeContext) -> Shown:

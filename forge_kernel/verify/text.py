@@ -180,9 +180,10 @@ def drug_aliases() -> list[tuple[str, str]]:
     return sorted(((normal(alias), name) for alias, name in drug_names().items()), key=lambda p: -len(p[0]))
 
 
+@lru_cache(maxsize=4096)
 def drug_of(text: str) -> str:
     """The canonical name of the drug a text names (an alias, or a longer text containing one, as in
-    "阿司匹林肠溶片 100 mg"); a drug the table does not know is its own normalised text."""
+    "阿司匹林肠溶片 100 mg"); a drug the table does not know is its own normalised text. Remembered per text."""
     written = normal(text).strip()
     for alias, name in drug_aliases():
         if alias == written or phrase_pattern(alias).search(written):
@@ -218,8 +219,10 @@ class StatedDate:
         return years_agree and (self.month, self.day) == (other.month, other.day)
 
 
-def located_dates(text: str) -> list[tuple[int, StatedDate]]:
-    """Every calendar date a normalised text writes, with where it starts, once per place."""
+@lru_cache(maxsize=16384)
+def located_dates(text: str) -> tuple[tuple[int, StatedDate], ...]:
+    """Every calendar date a normalised text writes, with where it starts, once per place. Remembered per text, as
+    ``normal`` is."""
     found: dict[int, StatedDate] = {}
     for pattern, order in DATE_FORMS:
         for m in pattern.finditer(text):
@@ -229,7 +232,7 @@ def located_dates(text: str) -> list[tuple[int, StatedDate]]:
             if m.start() not in found and month and 1 <= month <= 12 and 1 <= day <= 31:
                 found[m.start()] = StatedDate(m.group().strip(), int(parts["y"]) if parts.get("y") else None,
                                               month, day)
-    return sorted(found.items(), key=lambda item: item[0])
+    return tuple(sorted(found.items(), key=lambda item: item[0]))
 
 
 def stated_dates(text: str) -> list[StatedDate]:

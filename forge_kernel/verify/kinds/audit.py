@@ -7,6 +7,7 @@ tables) fail; other unasked writes are listed, and fail with ``strict``. Knowled
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from pydantic import Field
@@ -17,7 +18,7 @@ from ..matchers import Matcher, matches_all
 from ..registry import Outcome, verifier
 from ..tables import order_identity
 from ..tables.drugs import allergy_classes, classes_of, contraindications, cross_reacting, drugs_in, exposures
-from ..tables.terms import compact, mentioned
+from ..tables.terms import TEXTS_CACHED, compact, mentioned
 from ..verdict import GradeContext
 from .state import steps_touching
 
@@ -152,11 +153,18 @@ def allergy_problem(order: Write, allergy_ref: str, allergy: dict, cross: bool) 
     return None
 
 
+@lru_cache(maxsize=TEXTS_CACHED)
+def contraindicated_by(name: str, condition: str) -> tuple[str, ...]:
+    """The contraindications of a prescription of this name (its drugs' and their classes') that a condition's
+    words name; remembered per pair of texts."""
+    ruled_out = {compact(w): w for drug in drugs_in(name) or [""] for w in contraindications(drug, classes_of(name))}
+    return tuple(mentioned(condition, ruled_out))
+
+
 def contraindication_problem(order: Write, condition_ref: str, condition: dict) -> str | None:
     """Why an active condition rules a prescription out, by the drug's and its classes' contraindications."""
     name = words(order.doc)
-    ruled_out = {compact(w): w for drug in drugs_in(name) or [""] for w in contraindications(drug, classes_of(name))}
-    found = mentioned(words(condition), ruled_out)
+    found = contraindicated_by(name, words(condition))
     if not found:
         return None
     return f"{order.ref} {name}: contraindicated by {words(condition)} ({condition_ref}; {', '.join(found)})"
@@ -185,12 +193,13 @@ def duplicates(ctx: GradeContext, orders: list[Write], writes: list[Write]) -> l
 
 def unasked_and_excess(p: WriteAuditParams, writes: list[Write]) -> tuple[list[tuple[str, Write]], list[Write]]:
     """Failures (writes beyond an expected entry's max, unasked orders) and the other unasked writes."""
-    failures = []
+    failures, asked = [], set()
     for entry in p.expected:
         hits = [w for w in writes if entry.matches(w)]
+        asked.update(w.key for w in hits)
         if len(hits) > entry.max:
             failures += [(f"{entry.label or entry.type}: {len(hits)} written, at most {entry.max}", w) for w in hits]
-    unasked = [w for w in writes if not any(entry.matches(w) for entry in p.expected)]
+    unasked = [w for w in writes if w.key not in asked]
     failures += [(f"unasked order: {w.ref} {words(w.doc)}", w) for w in unasked if w.type in p.order_types]
     return failures, [w for w in unasked if w.type not in p.order_types]
 

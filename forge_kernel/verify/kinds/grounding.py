@@ -1,6 +1,7 @@
 """The grounding check: every patient fact an answer states must have been shown to the agent in its trial."""
 from __future__ import annotations
 
+from functools import cache, lru_cache
 from itertools import combinations
 
 from pydantic import Field
@@ -12,7 +13,7 @@ from ..registry import Outcome, verifier
 from ..shown import Shown, ShownAmount, shown, walk
 from ..tables.diagnoses import diagnosis_vocabulary
 from ..tables.drugs import drug_vocabulary
-from ..tables.terms import term_pattern
+from ..tables.terms import TEXTS_CACHED, term_pattern
 from ..verdict import GradeContext
 
 FACT_KINDS: list[FactKind] = ["value", "duration", "year", "date", "drug", "diagnosis"]
@@ -38,6 +39,7 @@ def known_to(seen: ShownAmount) -> float:
     return half_unit(seen.decimals) if seen.decimals else 0.0
 
 
+@lru_cache(maxsize=TEXTS_CACHED)
 def shows_amount(fact: Fact, seen: ShownAmount) -> bool:
     """A number shown is the fact's, up to the rounding of either and to its sign (a change of -24 mmHg is a fall
     of 24 mmHg): in the fact's unit where both units are read and of one dimension, by value where either has no
@@ -71,12 +73,19 @@ def spans_between(fact: Fact, seen: Shown) -> bool:
     return any(near(fact, (b - a) * per_second) for a, b in combinations(seen.instants, 2))
 
 
+@cache
+def terms_by_name(kind: FactKind) -> dict[str, list[str]]:
+    """Drug (or diagnosis) name -> the compact terms of its vocabulary that stand for it."""
+    found: dict[str, list[str]] = {}
+    for term, name in (drug_vocabulary() if kind == "drug" else diagnosis_vocabulary()).items():
+        found.setdefault(name, []).append(term)
+    return found
+
+
 def names_shown(fact: Fact, seen: Shown) -> bool:
     """Some text shown names the same drug or diagnosis, under any of its names."""
-    vocabulary = drug_vocabulary() if fact.kind == "drug" else diagnosis_vocabulary()
     text = seen.compact_text
-    return any(term in text and term_pattern(term).search(text)
-               for term, name in vocabulary.items() if name == fact.name)
+    return any(term in text and term_pattern(term).search(text) for term in terms_by_name(fact.kind).get(fact.name, ()))
 
 
 def is_grounded(fact: Fact, seen: Shown) -> bool:

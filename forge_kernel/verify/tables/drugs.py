@@ -129,10 +129,11 @@ def exposures(exam: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def contraindications(drug: str, drug_classes: set[str]) -> list[str]:
+@lru_cache(maxsize=TEXTS_CACHED)
+def contraindications(drug: str, drug_classes: frozenset[str]) -> tuple[str, ...]:
     """Condition words that rule a drug out: its classes' contraindicated conditions, and the contraindications of
     its drugs.yaml row that are conditions (not allergies), without their parenthesised notes."""
     words = [w for c in sorted(drug_classes) for w in classes()[c].contraindicated_conditions]
     row = next((d for d in table("drugs") if d["name"] == drug), {})
     listed = [PARENTHESES.sub("", c).strip() for c in row.get("contraindications", []) if "过敏" not in c]
-    return list(dict.fromkeys(words + [w for w in listed if w]))
+    return tuple(dict.fromkeys(words + [w for w in listed if w]))

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import TypeVar
 
@@ -26,9 +26,10 @@ def read_table(name: str, model: type[Model]) -> Model:
     return parse_model(model, read_yaml(path), path)
 
 
+@lru_cache(maxsize=TEXTS_CACHED)
 def compact(text: str) -> str:
     """A term as it is compared: looked-up form (lower case, ASCII widths, single spaces), and no space next to a
-    Chinese character ("增强 CT" and "增强CT" are one term)."""
+    Chinese character ("增强 CT" and "增强CT" are one term). Remembered per text."""
     return SPACE_BY_CJK.sub("", lookup_key(text))
 
 
