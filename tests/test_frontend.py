@@ -42,11 +42,12 @@ def js_copies(common: str, module: str) -> list[str]:
 
 
 def rules(sheet: str) -> list[tuple[list[str], frozenset[str]]]:
-    """A style sheet's rules: their selectors and their declarations, comments removed and white space folded."""
+    """A style sheet's rules: their selectors (``:where(x)`` read as ``x``) and their declarations, comments removed
+    and white space folded."""
     sheet = re.sub(r"/\*.*?\*/", "", sheet, flags=re.S)
     fold = lambda s: " ".join(s.split())  # noqa: E731
-    return [([fold(s) for s in head.split(",")], frozenset(fold(d) for d in body.split(";") if d.strip()))
-            for head, body in CSS_RULE.findall(sheet)]
+    return [([fold(re.sub(r":where\(([^()]*)\)", r"\1", s)) for s in head.split(",")],
+             frozenset(fold(d) for d in body.split(";") if d.strip())) for head, body in CSS_RULE.findall(sheet)]
 
 
 def css_copies(common: str, sheet: str) -> list[str]:

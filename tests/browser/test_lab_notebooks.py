@@ -90,6 +90,10 @@ def test_a_dashboard_cell_filters_the_failure_browser_and_a_failure_opens_the_pl
     assert task in player.locator(".mf-task").inner_text() and "unsafe-shortcut" in player.locator(".mf-head").inner_text()
     assert "Triage" in table.locator(".ff-triage").inner_text()
     assert banners(page, ".fd-dashboard") == [True, False, False]  # one output: the dashboard's banner, above all
+    # each widget brings common.css; the player's copy, added last, leaves the others' own rules as they are
+    assert [style(page, *probe) for probe in [(".fd-head", "padding-bottom"), (".ff-clear", "font-size"),
+                                              (".ff-sort", "font-size"), (".ff-sort", "font-weight")]] == [
+        "0px", "12px", "12px", "600"]
     table.scroll_into_view_if_needed()
     browser.shot(page, "lab-failures-filtered-and-opened")
 
@@ -98,6 +102,11 @@ def banners(page, first: str) -> list[bool]:
     """Whether each synthetic-data banner is shown, in page order, in the output holding ``first``."""
     output = page.locator(".jp-OutputArea-output").filter(has=page.locator(first))
     return [banner.is_visible() for banner in output.locator(".mf-banner").all()]
+
+
+def style(page, selector: str, name: str) -> str:
+    """The computed value of a style property of the first element matching ``selector``."""
+    return page.locator(selector).first.evaluate("(node, name) => getComputedStyle(node).getPropertyValue(name)", name)
 
 
 def first_write(page) -> int:
