@@ -35,7 +35,8 @@ def js_copies(common: str, module: str) -> list[str]:
     function."""
     again = []
     for name in sorted(js_names(common)):
-        redefined = rf"\bfunction\s+{name}\s*\(|\b(?:const|let|var)\s+{name}\s*=\s*(?:async\s*)?(?:function\b|\(|\w+\s*=>)"
+        redefined = (rf"\bfunction\s+{name}\s*\("
+                     rf"|\b(?:const|let|var)\s+{name}\s*=\s*(?:async\s*)?(?:function\b|\(|\w+\s*=>)")
         if re.search(redefined, module):
             again.append(name)
     return again
@@ -57,7 +58,8 @@ def css_copies(common: str, sheet: str) -> list[str]:
     blocks = {body for _, body in rules(common) if len(body) > 1}
     again = []
     for selectors, body in rules(sheet):
-        again += [f"{s} {{ {d.split(':')[0]} }}" for s in selectors for d in sorted(body) if (s, d.split(":")[0]) in shared]
+        again += [f"{s} {{ {d.split(':')[0]} }}" for s in selectors for d in sorted(body)
+                  if (s, d.split(":")[0]) in shared]
         again += [f"{', '.join(selectors)}: a common block" for _ in [body] if body in blocks]
     return again
 
@@ -81,7 +83,8 @@ def test_no_module_defines_again_what_the_common_part_defines():
     # the checks see a copy put back, the way they came before: h() in a module, the banner's style in a sheet
     h = COMMON_JS[COMMON_JS.index("function h("):COMMON_JS.index("\n}\n") + 3]
     assert js_copies(COMMON_JS, f"{text('dashboard.js')}\n{h}") == ["h"]
-    assert js_copies(COMMON_JS, "function x() {\n  const sync = (model, key, value) => model.set(key, value);\n}") == ["sync"]
+    nested = "function x() {\n  const sync = (model, key, value) => model.set(key, value);\n}"
+    assert js_copies(COMMON_JS, nested) == ["sync"]
     assert js_copies(COMMON_JS, 'const banner = model.get("banner");') == []  # a value of that name is no copy
     banner = COMMON_CSS[COMMON_CSS.index(".mf-banner {"):COMMON_CSS.index("}", COMMON_CSS.index(".mf-banner {")) + 1]
     assert css_copies(COMMON_CSS, f"{text('failures.css')}\n{banner.replace('.mf-banner', '.ff-banner')}") == [

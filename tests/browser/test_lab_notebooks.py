@@ -63,7 +63,8 @@ def comparison(browser, lab):
 def test_the_dashboard_draws_its_charts(quickstart, browser):
     page, _ = quickstart
     dashboard = page.locator(".fd-dashboard")
-    assert "SYNTHETIC DATA" in dashboard.locator(".mf-banner").inner_text() and dashboard.locator(".mf-banner").is_visible()
+    banner = dashboard.locator(".mf-banner")
+    assert "SYNTHETIC DATA" in banner.inner_text() and banner.is_visible()
     assert dashboard.locator(".fd-chart svg.marks").count() == CHARTS
     cells = dashboard.locator('[data-chart="pass_rates"] path[aria-roledescription="rect mark"]')
     assert cells.count() == 6 * 8  # agents x dimensions
