@@ -36,7 +36,7 @@ def test_the_trait_holds_the_compact_trajectory(run):
     assert json.loads(player.trajectory) == as_synced(trial) and player.other is None
     state = player.get_state()  # the trial travels as one binary buffer of JSON
     assert isinstance(state["trajectory"], bytes) and json.loads(state["trajectory"])["banner"] == SYNTHETIC_BANNER
-    assert state["_esm"] == ESM.read_text(encoding="utf-8")
+    assert state["_esm"] == ESM
     assert ReplayPlayer(run.path, task=TASK, agent="unsafe-shortcut", trial=0).trajectory == player.trajectory
     assert json.loads(player.trajectory)["seed"] == str(trial.seed) and trial.seed > 2 ** 53  # text: JS keeps 53 bits
 
@@ -80,7 +80,7 @@ def test_the_static_fragment_carries_everything_inline(run):
     data = embedded(html)
     assert data["state"]["trajectory"]["answer"] == hostile.answer and "</script><script>" not in html
     assert data["state"]["other"]["agent"] == "candidate-v2"
-    assert data["esm"] == ESM.read_text(encoding="utf-8")
+    assert data["esm"] == ESM
     assert "<link" not in html and " src=" not in html  # nothing to fetch: styles and module are inline
     assert SYNTHETIC_BANNER in html
 

@@ -9,49 +9,37 @@ const PANELS = [
   ["latency", "Latency percentiles", "Trial duration; a percentile needs enough trials to be shown."],
 ];
 
-function el(tag, attrs, ...kids) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k === "class") node.className = v;
-    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
-    else node.setAttribute(k, v);
-  }
-  for (const kid of kids.flat(Infinity)) if (kid !== undefined && kid !== null && kid !== false) node.append(kid);
-  return node;
-}
-
 const pct = (k, n) => (n ? `${Math.round((100 * k) / n)}%` : "\u2014");
 
 function gatePanel(gate) {
   if (!gate) return null;
-  return el("section", { class: `fd-panel fd-gate ${gate.green ? "fd-green" : "fd-red"}`, "data-panel": "gate" },
-    el("h3", {}, `Release gate: ${gate.candidate} vs ${gate.baseline}`),
-    el("p", { class: "fd-gate-head" }, el("b", {}, gate.green ? "GREEN" : "RED"), ` \u00b7 ${gate.summary}`),
-    el("table", { class: "fd-checks" }, el("tbody", {}, gate.checks.map((c) =>
-      el("tr", { class: `fd-check fd-${c.status.replace(" ", "-").toLowerCase()}`, "data-check": c.name },
-        el("td", { class: "fd-status" }, c.status), el("td", {}, c.name, el("span", { class: "fd-muted" }, ` ${c.level}${c.note}`)),
-        el("td", { class: "fd-detail" }, c.detail))))));
+  return h("section", { class: `fd-panel fd-gate ${gate.green ? "fd-green" : "fd-red"}`, "data-panel": "gate" },
+    h("h3", {}, `Release gate: ${gate.candidate} vs ${gate.baseline}`),
+    h("p", { class: "fd-gate-head" }, h("b", {}, gate.green ? "GREEN" : "RED"), ` \u00b7 ${gate.summary}`),
+    h("table", { class: "fd-checks" }, h("tbody", {}, gate.checks.map((c) =>
+      h("tr", { class: `fd-check fd-${c.status.replace(" ", "-").toLowerCase()}`, "data-check": c.name },
+        h("td", { class: "fd-status" }, c.status), h("td", {}, c.name, h("span", { class: "mf-muted" }, ` ${c.level}${c.note}`)),
+        h("td", { class: "fd-detail" }, c.detail))))));
 }
 
 async function draw(model, root) {
-  const h = model.get("heading"), specs = model.get("charts");
-  const note = el("div", { class: "fd-selection", role: "status" });
+  const head = model.get("heading"), specs = model.get("charts");
+  const note = h("div", { class: "fd-selection", role: "status" });
   const showSelection = () => {
     const s = model.get("selection");
     note.replaceChildren(...(s && s.agent ? [`Failure browser: ${s.agent}${s.dimension ? ` \u00d7 ${s.dimension}` : ", every dimension"} `,
-      el("button", { type: "button", class: "fd-clear", onclick: () => { model.set("selection", {}); model.save_changes(); } }, "show all failures")]
+      h("button", { type: "button", class: "mf-control fd-clear", onclick: () => sync(model, "selection", {}) }, "show all failures")]
       : ["Click a cell to filter the failure browser."]));
   };
   const holders = {};
   root.replaceChildren(
-    el("div", { class: "fd-banner", role: "note" }, model.get("banner")),
-    el("div", { class: "fd-head" }, el("b", {}, "Run dashboard"),
-      el("span", {}, `run ${h.run_id} \u00b7 ${h.tasks} tasks \u00b7 ${h.agents.length} agents \u00b7 ${h.trials} trials, ${h.passed} passed (${pct(h.passed, h.trials)})`)),
+    banner(model.get("banner")),
+    h("div", { class: "mf-heading fd-head" }, h("b", {}, "Run dashboard"),
+      h("span", {}, `run ${head.run_id} \u00b7 ${head.tasks} tasks \u00b7 ${head.agents.length} agents \u00b7 ${head.trials} trials, ${head.passed} passed (${pct(head.passed, head.trials)})`)),
     note,
-    el("div", { class: "fd-grid" }, PANELS.filter(([name]) => specs[name]).map(([name, title, help]) =>
-      el("section", { class: `fd-panel fd-${name}`, "data-panel": name }, el("h3", {}, title), el("p", { class: "fd-muted" }, help),
-        (holders[name] = el("div", { class: "fd-chart", "data-chart": name })))),
+    h("div", { class: "fd-grid" }, PANELS.filter(([name]) => specs[name]).map(([name, title, help]) =>
+      h("section", { class: `fd-panel fd-${name}`, "data-panel": name }, h("h3", {}, title), h("p", { class: "mf-muted" }, help),
+        (holders[name] = h("div", { class: "fd-chart", "data-chart": name })))),
     gatePanel(model.get("gate"))));
   showSelection();
   const views = [];
@@ -62,23 +50,22 @@ async function draw(model, root) {
       view.addEventListener("click", (_event, item) => {
         const d = item && item.datum;
         if (!d || !d.agent) return;
-        model.set("selection", { agent: d.agent, dimension: name === "pass_rates" ? d.dimension : "" });
-        model.save_changes();
+        sync(model, "selection", { agent: d.agent, dimension: name === "pass_rates" ? d.dimension : "" });
       });
     }
-    if (name === "pass_rates") view.addEventListener("dblclick", () => { model.set("selection", {}); model.save_changes(); });
+    if (name === "pass_rates") view.addEventListener("dblclick", () => sync(model, "selection", {}));
   }
   return { views, showSelection };
 }
 
 export default {
   async render({ model, el: host }) {
-    const root = el("div", { class: "fd-dashboard" });
+    const root = h("div", { class: "fd-dashboard" });
     host.replaceChildren(root);
     const { views, showSelection } = await draw(model, root);
-    model.on("change:selection", showSelection);
+    const stop = listen(model, { "change:selection": showSelection });
     return () => {
-      model.off("change:selection", showSelection);
+      stop();
       for (const view of views) view.finalize();
     };
   },

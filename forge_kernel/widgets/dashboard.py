@@ -21,9 +21,8 @@ from ..spec.errors import UsageError
 from ..store.run import Run, open_run
 from . import charts
 from .failures import FailureBrowser
-from .frontend import HERE
+from .frontend import assembled
 
-SOURCE = HERE / "dashboard.js"
 VEGA_LITE = "v6_4"
 """The Vega-Lite version bundled, the one Altair 6 writes."""
 
@@ -37,7 +36,7 @@ def cache_dir() -> Path:
 def dashboard_esm() -> str:
     """The dashboard's module with Vega, Vega-Lite and vega-embed bundled in (built by vl-convert, ~0.9 MB, in about
     2 s; kept on disk by the hash of the module and the vl-convert version)."""
-    source = SOURCE.read_text(encoding="utf-8")
+    source = assembled("dashboard.js")
     digest = hashlib.sha256(f"{vl_convert.__version__}\0{VEGA_LITE}\0{source}".encode()).hexdigest()[:16]
     path = cache_dir() / f"dashboard-{digest}.js"
     try:
@@ -71,7 +70,7 @@ class RunDashboard(anywidget.AnyWidget):
     the release gate of that comparison under ``policy`` (default: the bundled policy).
     """
 
-    _css = HERE / "dashboard.css"
+    _css = assembled("dashboard.css")
     banner = traitlets.Unicode(SYNTHETIC_BANNER).tag(sync=True)
     heading = traitlets.Dict().tag(sync=True)
     charts = traitlets.Dict().tag(sync=True)

@@ -12,18 +12,6 @@ const FILTERS = [["suite", "suite"], ["dimension", "dimension"], ["agent", "agen
 const DECISIONS = [["open", "open (no decision)"], ["confirmed", "confirmed: the agent is at fault"],
   ["wrong_gold", "wrong gold: the package is wrong"], ["fixed", "fixed"], ["wont_fix", "won't fix"]];
 
-function h(tag, attrs, ...kids) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k === "class") node.className = v;
-    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
-    else node.setAttribute(k, v === true ? "" : v);
-  }
-  for (const kid of kids.flat(Infinity)) if (kid !== undefined && kid !== null && kid !== false) node.append(kid);
-  return node;
-}
-
 const chip = (v) => h("span", { class: `ff-chip ff-cat-${v.category}${v.severity === "soft" ? " ff-soft" : ""}`,
   title: `${v.category}, ${v.severity}` }, v.id);
 
@@ -32,28 +20,24 @@ function filterBar(model) {
   const set = (name, value) => {
     const next = { ...model.get("filters") };
     if (value) next[name] = value; else delete next[name];
-    model.set("filters", next);
-    model.save_changes();
+    sync(model, "filters", next);
   };
   return h("div", { class: "ff-filters", role: "group", "aria-label": "filters" },
     FILTERS.map(([name, label]) => h("label", { class: "ff-filter" }, h("span", {}, label),
       h("select", { "data-filter": name, onchange: (e) => set(name, e.target.value) },
         h("option", { value: "" }, "any"),
         (options[name] || []).map((v) => h("option", { value: v, selected: filters[name] === v }, v))))),
-    h("button", { class: "ff-clear", type: "button", disabled: !Object.keys(filters).length,
-      onclick: () => { model.set("filters", {}); model.save_changes(); } }, "clear filters"));
+    h("button", { class: "mf-control ff-clear", type: "button", disabled: !Object.keys(filters).length,
+      onclick: () => sync(model, "filters", {}) }, "clear filters"));
 }
 
 function table(model) {
   const [column, direction] = model.get("sort"), selected = model.get("selected");
-  const sortBy = (name) => {
-    model.set("sort", [name, name === column && direction === "asc" ? "desc" : "asc"]);
-    model.save_changes();
-  };
-  const open = (row) => { model.set("selected", row.trial_id); model.save_changes(); };
+  const sortBy = (name) => sync(model, "sort", [name, name === column && direction === "asc" ? "desc" : "asc"]);
+  const open = (row) => sync(model, "selected", row.trial_id);
   const head = h("tr", {}, COLUMNS.map(([name, label, title]) => h("th", {
     "aria-sort": name === column ? (direction === "asc" ? "ascending" : "descending") : "none", title },
-    h("button", { type: "button", class: "ff-sort", "data-sort": name, onclick: () => sortBy(name) },
+    h("button", { type: "button", class: "mf-control ff-sort", "data-sort": name, onclick: () => sortBy(name) },
       label || "\u26a0", name === column ? (direction === "asc" ? " \u25b2" : " \u25bc") : ""))));
   const body = model.get("rows").map((row) => h("tr", {
     class: `ff-row${row.trial_id === selected ? " ff-selected" : ""}`, tabindex: "0", "data-trial-id": row.trial_id,
@@ -74,7 +58,7 @@ function triagePanel(model, drafts) {
   const row = model.get("rows").find((r) => r.trial_id === selected);
   const file = model.get("triage_file"), message = model.get("message");
   const reviewer = h("input", { type: "text", class: "ff-reviewer", value: model.get("reviewer"), placeholder: "your name",
-    "aria-label": "reviewer", onchange: (e) => { model.set("reviewer", e.target.value); model.save_changes(); } });
+    "aria-label": "reviewer", onchange: (e) => sync(model, "reviewer", e.target.value) });
   const items = verdicts.map((v) => {
     const draft = drafts.get(v.id) || { decision: v.decision, comment: v.comment, every: v.every_agent };
     const keep = () => drafts.set(v.id, { decision: decision.value, comment: comment.value, every: every.checked });
@@ -88,17 +72,17 @@ function triagePanel(model, drafts) {
     const note = message && message.verifier === v.id
       ? h("div", { class: `ff-message ff-${message.kind}`, role: message.kind === "error" ? "alert" : "status" }, message.text) : null;
     return h("li", { class: "ff-verdict", "data-verifier": v.id },
-      h("div", { class: "ff-verdict-head" }, chip(v), h("span", { class: "ff-muted" }, `${v.category} \u00b7 ${v.severity}`),
-        v.reviewer ? h("span", { class: "ff-muted" }, `\u00b7 ${v.decision.replace("_", " ")} by ${v.reviewer}`) : null),
+      h("div", { class: "ff-verdict-head" }, chip(v), h("span", { class: "mf-muted" }, `${v.category} \u00b7 ${v.severity}`),
+        v.reviewer ? h("span", { class: "mf-muted" }, `\u00b7 ${v.decision.replace("_", " ")} by ${v.reviewer}`) : null),
       v.reason ? h("div", { class: "ff-reason", title: v.reason }, v.reason) : null,
       file ? h("div", { class: "ff-edit" }, decision, comment,
         h("label", { class: "ff-every-label" }, every, " every agent"),
-        h("button", { type: "button", class: "ff-save", onclick: save }, "save")) : null,
+        h("button", { type: "button", class: "mf-control ff-save", onclick: save }, "save")) : null,
       note);
   });
   return h("section", { class: "ff-triage", "aria-label": "triage" },
     h("h3", {}, `Triage \u00b7 ${row ? `${row.task_id} \u00b7 ${row.agent} trial ${row.trial}` : `trial ${selected}`}`),
-    h("p", { class: "ff-muted" }, file ? ["Decisions are saved to ", h("code", {}, file),
+    h("p", { class: "mf-muted" }, file ? ["Decisions are saved to ", h("code", {}, file),
       " for this task version; the replay player below shows the trial. Reviewer: ", reviewer]
       : "Read-only: open the browser with a triage file (FailureBrowser(run, triage=\"triage.yaml\")) to record decisions."),
     h("ul", {}, items));
@@ -108,11 +92,11 @@ function paint(model, el, drafts) {
   const rows = model.get("rows"), matching = model.get("matching"), total = model.get("total");
   const filters = Object.entries(model.get("filters")), message = model.get("message");
   el.replaceChildren(h("div", { class: "ff-browser" },
-    h("div", { class: "ff-banner", role: "note" }, model.get("banner")),
-    h("div", { class: "ff-head" }, h("b", {}, "Failed trials"),
+    banner(model.get("banner")),
+    h("div", { class: "mf-heading" }, h("b", {}, "Failed trials"),
       h("span", { class: "ff-count" }, filters.length ? `${matching} of ${total} match ${filters.map(([k, v]) => `${k} = ${v}`).join(", ")}` : `${total} failed trial${total === 1 ? "" : "s"}`),
-      rows.length < matching ? h("span", { class: "ff-muted" }, `showing the first ${rows.length}`) : null,
-      h("span", { class: "ff-muted" }, "click a row to replay it below")),
+      rows.length < matching ? h("span", { class: "mf-muted" }, `showing the first ${rows.length}`) : null,
+      h("span", { class: "mf-muted" }, "click a row to replay it below")),
     filterBar(model),
     message && message.kind === "error" && !message.verifier ? h("div", { class: "ff-message ff-error ff-general", role: "alert" }, message.text) : null,
     rows.length ? h("div", { class: "ff-scroll" }, table(model))
@@ -127,14 +111,9 @@ export default {
     const forget = () => { drafts.clear(); again(); };
     const saved = () => { const m = model.get("message"); if (m && m.kind === "saved") drafts.delete(m.verifier); again(); };
     const keys = ["rows", "filters", "sort", "verdicts", "options", "matching", "total"];
-    for (const key of keys) model.on(`change:${key}`, again);
-    model.on("change:selected", forget);
-    model.on("change:message", saved);
+    const stop = listen(model, { ...Object.fromEntries(keys.map((key) => [`change:${key}`, again])),
+      "change:selected": forget, "change:message": saved });
     again();
-    return () => {
-      for (const key of keys) model.off(`change:${key}`, again);
-      model.off("change:selected", forget);
-      model.off("change:message", saved);
-    };
+    return stop;
   },
 };

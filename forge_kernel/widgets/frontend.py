@@ -1,4 +1,5 @@
-"""What the player's browser side receives: its module and style, and the state a trial (or two) gives it."""
+"""What the widgets' browser side receives: each module and style sheet behind the shared part, and the state a
+trial (or two) gives the player."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,9 +9,19 @@ from ..spec.compact import CompactTrajectory
 from ..spec.errors import SpecError
 
 HERE = Path(__file__).parent
-ESM = HERE / "player.js"
-"""The front-end module (anywidget's ``render``), shared by the live widget and the static page."""
-CSS = HERE / "player.css"
+
+
+def assembled(name: str) -> str:
+    """A widget's module or style sheet (``player.js``, ``failures.css``, ...) as the browser receives it, behind
+    what every widget shares: ``common.js`` (h() and the other helpers) or ``common.css`` (the variables, the
+    synthetic-data banner, the title line and the buttons). One ES module, one sheet: nothing is defined twice."""
+    common = HERE / f"common{Path(name).suffix}"
+    return f"{common.read_text(encoding='utf-8')}\n{(HERE / name).read_text(encoding='utf-8')}"
+
+
+ESM = assembled("player.js")
+"""The player's module (anywidget's ``render``), shared by the live widget and the static page."""
+CSS = assembled("player.css")
 
 
 def checked(trial: Any) -> Any:

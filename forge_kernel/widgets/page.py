@@ -21,7 +21,7 @@ def _script_json(trial: Any, other: Any) -> str:
     """The state and the module's source as JSON that can sit inside a <script> element."""
     state = {key: "null" if value is None else value.decode() for key, value in player_state(trial, other).items()}
     text = (f'{{"state":{{"trajectory":{state["trajectory"]},"other":{state["other"]}}},'
-            f'"esm":{json.dumps(ESM.read_text(encoding="utf-8"), ensure_ascii=False)}}}')
+            f'"esm":{json.dumps(ESM, ensure_ascii=False)}}}')
     return text.replace("<", "\\u003c")  # "<" occurs only inside JSON strings, where the escape means the same
 
 
@@ -29,7 +29,7 @@ def player_html(trial: Any, other: Any = None) -> str:
     """A self-contained HTML fragment that plays ``trial`` (and ``other`` beside it): Trials or compact forms."""
     uid = f"mf-{uuid.uuid4().hex[:12]}"
     return (f'<div class="mf-static" id="{uid}"><noscript>{escape(SYNTHETIC_BANNER)} The replay player needs '
-            f"JavaScript.</noscript></div>\n<style>{CSS.read_text(encoding='utf-8')}</style>\n"
+            f"JavaScript.</noscript></div>\n<style>{CSS}</style>\n"
             f'<script type="application/json" id="{uid}-data">{_script_json(trial, other)}</script>\n'
             f'<script type="module">const MF_ID = "{uid}";\n{SHIM.read_text(encoding="utf-8")}</script>\n')
 

@@ -16,22 +16,7 @@ const POLICY = {
 };
 const STATUS = { added: ["+", "added"], changed: ["~", "changed"], removed: ["\u2212", "removed"] };
 
-// ---- DOM ---------------------------------------------------------------------------------------------------------
-
-function h(tag, attrs, ...kids) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k === "class") node.className = v;
-    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
-    else node.setAttribute(k, v === true ? "" : v);
-  }
-  for (const kid of kids.flat(Infinity)) {
-    if (kid === undefined || kid === null || kid === false) continue;
-    node.append(kid instanceof Node ? kid : String(kid));
-  }
-  return node;
-}
+// ---- DOM (h() and banner() are common.js's) ----------------------------------------------------------------------
 
 const ICONS = {
   first: "M5 4h2v16H5zM19 4v16L8 12z",
@@ -568,7 +553,7 @@ function mount(model, el) {
 
   const label = (i) => (b ? `${"AB"[i]}` : "");
   root.append(
-    h("div", { class: "mf-banner", role: "note" }, a.banner),
+    banner(a.banner),
     taskPanel(a),
     h("div", { class: "mf-heads" }, sides.map((sd, i) => headerPanel(sd.traj, label(i), (st) => jump(i, st)))),
     h("div", { class: "mf-controls" },
@@ -592,12 +577,10 @@ export default {
   render({ model, el }) {
     let cleanup = mount(model, el);
     const again = () => { cleanup(); cleanup = mount(model, el); };
-    model.on("change:trajectory", again);
-    model.on("change:other", again);
+    const stop = listen(model, { "change:trajectory": again, "change:other": again });
     return () => {
       cleanup();
-      model.off("change:trajectory", again);
-      model.off("change:other", again);
+      stop();
     };
   },
 };

@@ -63,7 +63,8 @@ def comparison(browser, lab):
 def test_the_dashboard_draws_its_charts(quickstart, browser):
     page, _ = quickstart
     dashboard = page.locator(".fd-dashboard")
-    assert "SYNTHETIC DATA" in dashboard.locator(".fd-banner").inner_text()
+    banner = dashboard.locator(".mf-banner")
+    assert "SYNTHETIC DATA" in banner.inner_text() and banner.is_visible()
     assert dashboard.locator(".fd-chart svg.marks").count() == CHARTS
     cells = dashboard.locator('[data-chart="pass_rates"] path[aria-roledescription="rect mark"]')
     assert cells.count() == 6 * 8  # agents x dimensions
@@ -89,8 +90,24 @@ def test_a_dashboard_cell_filters_the_failure_browser_and_a_failure_opens_the_pl
     player.wait_for(timeout=15_000)
     assert task in player.locator(".mf-task").inner_text() and "unsafe-shortcut" in player.locator(".mf-head").inner_text()
     assert "Triage" in table.locator(".ff-triage").inner_text()
+    assert banners(page, ".fd-dashboard") == [True, False, False]  # one output: the dashboard's banner, above all
+    # each widget brings common.css; the player's copy, added last, leaves the others' own rules as they are
+    assert [style(page, *probe) for probe in [(".fd-head", "padding-bottom"), (".ff-clear", "font-size"),
+                                              (".ff-sort", "font-size"), (".ff-sort", "font-weight")]] == [
+        "0px", "12px", "12px", "600"]
     table.scroll_into_view_if_needed()
     browser.shot(page, "lab-failures-filtered-and-opened")
+
+
+def banners(page, first: str) -> list[bool]:
+    """Whether each synthetic-data banner is shown, in page order, in the output holding ``first``."""
+    output = page.locator(".jp-OutputArea-output").filter(has=page.locator(first))
+    return [banner.is_visible() for banner in output.locator(".mf-banner").all()]
+
+
+def style(page, selector: str, name: str) -> str:
+    """The computed value of a style property of the first element matching ``selector``."""
+    return page.locator(selector).first.evaluate("(node, name) => getComputedStyle(node).getPropertyValue(name)", name)
 
 
 def first_write(page) -> int:
@@ -104,6 +121,7 @@ def test_the_first_failure_of_unsafe_shortcut_steps_without_a_websocket_frame(re
     assert "match agent = unsafe-shortcut" in table.locator(".ff-count").inner_text()
     assert table.locator(".ff-row").first.get_attribute("aria-selected") == "true"
     assert "FAIL" in player.locator(".mf-head").inner_text()
+    assert banners(page, ".ff-browser") == [True, False]  # the table's, above the player of the same output
     diff = player.locator(".mf-col-diff")
     assert "none" in diff.inner_text()
     write = first_write(page)
@@ -162,6 +180,7 @@ def test_the_comparison_notebook_shows_the_gate_and_a_pair(comparison, browser):
     assert "candidate-v2 vs baseline-v1" in gate.inner_text()
     assert gate.locator(".fd-check").count() >= 5 and page.locator(".fd-chart svg.marks").count() == CHARTS
     pair = page.locator(".mf-player.mf-pair")
+    assert banners(page, ".fd-dashboard") == [True] and banners(page, ".mf-pair") == [True]  # alone: each its own
     assert pair.locator(".mf-head").count() == 2
     heads = pair.locator(".mf-heads").inner_text()
     assert "candidate-v2" in heads and "candidate-v2-no-conflict" in heads

@@ -37,6 +37,7 @@ def test_the_player_renders_in_lab(notebook, browser):
     page, _ = notebook
     player = page.locator(".mf-player").first
     assert "SYNTHETIC DATA" in player.locator(".mf-banner").inner_text()
+    assert [p.locator(".mf-banner").is_visible() for p in page.locator(".mf-player").all()] == [True, True]
     head = player.locator(".mf-head").inner_text()
     assert "FAIL" in head and "unsafe-shortcut" in head and "trusted, in process" in head
     assert player.locator(".mf-position").inner_text() == "step 1 of 4"

@@ -67,7 +67,7 @@ def test_the_static_page_steps_with_the_keyboard(browser, pages):
     page.goto(pages["trial"])
     player = page.locator(".mf-player")
     player.wait_for()
-    assert "SYNTHETIC DATA" in player.locator(".mf-banner").inner_text()
+    assert "SYNTHETIC DATA" in player.locator(".mf-banner").inner_text() and player.locator(".mf-banner").is_visible()
     player.focus()
     page.keyboard.press("End")
     assert player.locator(".mf-position").inner_text() == "step 4 of 4"
