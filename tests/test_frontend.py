@@ -1,13 +1,10 @@
 """The widgets' shared front end: every module and style sheet is served behind common.js / common.css, and no
 module defines again what the common part defines (a copy would also break the module: one ES module cannot
-declare a name twice, which node, where present, is asked to confirm)."""
+declare a name twice; the browser tests load every assembled module)."""
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 
-import pytest
 
 from forge_kernel.widgets.dashboard import RunDashboard
 from forge_kernel.widgets.failures import FailureTable
@@ -99,21 +96,3 @@ def test_every_variable_a_sheet_uses_is_defined():
         sheet = text(f"{name}.css")
         used = set(re.findall(r"var\((--[\w-]+)", COMMON_CSS + sheet)) - set(re.findall(r"--jp-[\w-]+", COMMON_CSS))
         assert used <= defined | set(re.findall(r"(--mf-[\w-]+)\s*:", sheet)), name
-
-
-NODE = shutil.which("node")
-
-
-def parses(source: str, tmp_path) -> subprocess.CompletedProcess:
-    path = tmp_path / "module.mjs"
-    path.write_text(source, encoding="utf-8")
-    return subprocess.run([NODE, "--check", str(path)], capture_output=True, text=True, timeout=60)
-
-
-@pytest.mark.skipif(NODE is None, reason="needs node to parse the modules (the browser tests load them anyway)")
-def test_each_assembled_module_is_one_es_module_and_a_copy_breaks_it(tmp_path):
-    for name in MODULES:
-        result = parses(assembled(f"{name}.js"), tmp_path)
-        assert result.returncode == 0, f"{name}: {result.stderr}"
-    broken = parses(f"{COMMON_JS}\n{COMMON_JS}\n{text('player.js')}", tmp_path)
-    assert broken.returncode != 0 and "Identifier 'h' has already been declared" in broken.stderr
