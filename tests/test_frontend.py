@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 
-
 from forge_kernel.widgets.dashboard import RunDashboard
 from forge_kernel.widgets.failures import FailureTable
 from forge_kernel.widgets.frontend import CSS, ESM, HERE, assembled
