@@ -29,8 +29,6 @@ LAYERS = {
 
 LAZY_UP = {
     ("spec/gate_policy.py", "catalog"): "a policy names gate checks, which register above; read when checked",
-    ("spec/json_schemas.py", "catalog"): "the schema writer lists every tool and kind (run as a script)",
-    ("spec/json_schemas.py", "verify"): "the schema writer types from_ehr expressions (run as a script)",
     ("store/run.py", "widgets"): "Trial.player() and Run.failures(): the widgets opened from a Run handle",
 }
 """Upward imports made inside a function, each with why it is there."""
