@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from forge_kernel.agents import AgentTask, Features, Planner
-from forge_kernel.agents.planner.devices import hours_between, mentioned
+from forge_kernel.agents.planner._devices import hours_between, mentioned
 from forge_kernel.ehr import EHRImage, EHRView, fhir
 from forge_kernel.engine.selftest import selftest_package
 from forge_kernel.engine.trial import Images, run_trial

@@ -1,6 +1,6 @@
 """Tools: the registry, the catalog, knowledge tables, the policy engine, fault injection and the tool session."""
 from ..spec.trajectory import CROSS_PATIENT, PRECEDENCE, UNAUTHORIZED_WRITE
-from . import calculators, control, knowledge, lists, nursing, protocols, reads, writes  # noqa: F401  (registers the catalog)
+from . import _calculators, _control, _lists, _nursing, _reads, _writes, knowledge, protocols  # noqa: F401  (registers the catalog)
 from .base import TOOLS, Args, Tool, ToolContext, ToolError, tool
 from .session import BudgetExceeded, ToolSession
 

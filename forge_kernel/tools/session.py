@@ -11,8 +11,8 @@ from ..ehr import EHRView
 from ..spec import BudgetExceeded, TaskPackage
 from ..spec.trajectory import Event, compact_json
 from .base import TOOLS, Tool, ToolContext, ToolError
-from .faults import FaultPlan
-from .policy import decide
+from ._faults import FaultPlan
+from ._policy import decide
 
 
 class ToolSession:

@@ -25,7 +25,7 @@ from ..spec import AgentResult
 from ..spec.trajectory_file import RESULT
 from .attempt import describe
 from .client import RemoteToolClient
-from .wire import Frames, encode
+from ._wire import Frames, encode
 
 HARNESS_FRAME_BYTES = 256 * 1024 * 1024
 """Frames from the harness are trusted; the cap only guards against a broken stream."""

@@ -13,7 +13,7 @@ from pydantic import Field
 
 from ..ehr.image import time_of
 from .base import Args, ToolContext, ToolError, tool
-from .reads import PatientArgs, require_patient
+from ._reads import PatientArgs, require_patient
 from ..ehr.summaries import when
 
 MICROMOLAR = Literal["umol/L", "µmol/L", "μmol/L"]

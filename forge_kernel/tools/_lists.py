@@ -8,7 +8,7 @@ from pydantic import Field
 
 from ..ehr.image import parse_time
 from .base import ToolContext, tool
-from .reads import PatientArgs, require_patient
+from ._reads import PatientArgs, require_patient
 from ..ehr.summaries import concept_text, summarize
 
 SIMPLE_LISTS = {
