@@ -15,7 +15,7 @@ from ..store import DB_NAME, RunLock, RunStore
 from ..store.run_store import utc_now
 from ..workers import InProcess, IsolatedAgent, Runner, Sandbox, choose
 from ..workers.attempt import describe
-from .manifest import build_manifest
+from ._manifest import build_manifest
 from .seeds import trial_seed
 from .trial import Images, attempt_trial, task_template
 from .validate import check_package

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Callable
 from ..ehr import EHRImage, Timeline, patient_of
 from ..ehr.image import Key
 from ..spec.errors import SpecError
-from . import facts as sql
+from . import _facts as sql
 from . import matching
 from .loaders import event_json, event_of, event_rows, trial_frame, trial_row, trial_row_by_id, trial_without_events
 from .records import TrialRecord
