@@ -7,13 +7,8 @@ import json
 from pathlib import Path
 
 from ..catalog import load
-from ..spec.catalog_schema import hidden_schema, tool_names
-from ..spec.compact import CompactTrajectory
-from ..spec.gate_policy import GatePolicy
-from ..spec.hidden import HiddenHalf
-from ..spec.package import TaskPackage
-from ..spec.suites import HiddenDefaults, SuiteDefaults
-from ..spec.trajectory_file import TrajectoryFile
+from ..spec import (CompactTrajectory, GatePolicy, HiddenDefaults, HiddenHalf, SuiteDefaults, TaskPackage,
+                    TrajectoryFile, hidden_schema, tool_names)
 from ..verify.expressions import Expression
 
 SCHEMA_DIR = Path(__file__).parents[1] / "spec" / "schemas"

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..spec import ForgeError
-from ..store.run_store import DB_NAME
+from ..store import DB_NAME
 from ._approved import last_approved
 from ._html_export import export_html
 from ._params import LAST_APPROVED, ReleaseParameters, load_parameters

@@ -8,8 +8,7 @@ from typing import Any, NoReturn
 from pydantic import ValidationError
 
 from ..ehr import EHRView
-from ..spec import BudgetExceeded, TaskPackage
-from ..spec.trajectory import Event, compact_json
+from ..spec import BudgetExceeded, Event, TaskPackage, compact_json
 from .base import TOOLS, Tool, ToolContext, ToolError
 from ._faults import FaultPlan
 from ._policy import decide

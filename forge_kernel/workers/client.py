@@ -10,8 +10,7 @@ import asyncio
 import json
 from typing import Any
 
-from ..spec import BudgetExceeded
-from ..spec.trajectory import compact_json
+from ..spec import BudgetExceeded, compact_json
 from ..tools import ToolSession
 from ._wire import encode
 

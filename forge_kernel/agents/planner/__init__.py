@@ -9,6 +9,17 @@ from . import (  # noqa: F401  (registers the plans)
     _operations,
     _retrieval,
 )
-from .core import PLANS, Features, Plan, PlanContext, Planner, plan
+from ... import _lazy
 
-__all__ = ["Features", "PLANS", "Plan", "PlanContext", "Planner", "plan"]
+_HOMES = {
+    "core": ("Features", "PLANS", "Plan", "PlanContext", "Planner", "plan"),
+}
+
+__all__ = [
+    "Features", "PLANS", "Plan", "PlanContext", "Planner", "plan",
+]
+__getattr__ = _lazy(__name__, _HOMES)
+
+
+def __dir__() -> list[str]:
+    return __all__
