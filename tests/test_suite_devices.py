@@ -201,7 +201,7 @@ def test_risk_score_thresholds_decide_nursing_requests(item, name, values, due):
 
 PACKAGES = sorted(SUITE.glob("SC-DEV-*"))
 CANDIDATE_FAILS = {"SC-DEV-ABDOMINAL-DRAIN"}
-"""The scenario the plan does not handle (documented in planner/devices.py)."""
+"""The scenario the plan does not handle (documented in planner/_devices.py)."""
 NOT_DUE = {"SC-DEV-URINARY-CATHETER", "SC-DEV-NG-TUBE", "SC-DEV-TRACHEOSTOMY", "SC-DEV-PIV"}
 
 

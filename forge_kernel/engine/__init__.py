@@ -7,7 +7,8 @@ _HOMES = {
     "repro": ("COMMAND", "write_bundles"),
     "run": ("RunOutcome", "RunSpec", "execute", "load_suite"),
     "seeds": ("trial_seed",),
-    "selftest": ("CaseResult", "MutationReport", "PROBLEMS", "failing_hard", "mutation_test", "operator_totals", "operators_line", "selftest_package", "totals_line"),
+    "selftest": ("CaseResult", "MutationReport", "PROBLEMS", "failing_hard", "mutation_test", "operator_totals",
+                 "operators_line", "selftest_package", "totals_line"),
     "trial": ("Images", "run_trial"),
     "validate": ("check_halves", "check_package"),
 }

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..analysis import AblationCard, COLUMNS, Comparison, GateResult, Rate, STATES, SideSummary, markdown_lines as table
+from ..analysis import COLUMNS, STATES, AblationCard, Comparison, GateResult, Rate, SideSummary, markdown_lines as table
 from ..spec import SYNTHETIC_BANNER
 
 BANNER = f"> {SYNTHETIC_BANNER}"

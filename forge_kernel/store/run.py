@@ -5,7 +5,7 @@ of their files) and their EHR images are read when first asked for and kept. ``r
 ``run.trial_by_id(id)``) gives one trial with its ``timeline`` and its ``compact()`` form for front ends and its
 ``player()``. The frames
 analysis reads (``tasks``, ``outcomes``, ``failed_outcomes``, ``facts(agent)``, ``failing_verdicts``,
-``failed_calls``) are filtered and aggregated in SQL (``facts.py``), read once, and shared: do not change them in
+``failed_calls``) are filtered and aggregated in SQL (``_facts.py``), read once, and shared: do not change them in
 place.
 """
 from __future__ import annotations

@@ -6,7 +6,8 @@ side, inside a worker: the zygote (``python -m forge_kernel.workers.zygote``), t
 from .. import _lazy
 
 _HOMES = {
-    "attempt": ("AGENT_ERROR", "AgentOutcome", "BUDGET_EXCEEDED", "COMPLETED", "InProcess", "Runner", "TIMEOUT", "describe"),
+    "attempt": ("AGENT_ERROR", "AgentOutcome", "BUDGET_EXCEEDED", "COMPLETED", "InProcess", "Runner", "TIMEOUT",
+                "describe"),
     "client": ("LocalToolClient", "RemoteToolClient"),
     "pool": ("IsolatedAgent",),
     "sandbox": ("MODES", "Sandbox", "bwrap_problem", "choose"),

@@ -12,7 +12,7 @@ from typing import Callable
 
 from pydantic import ValidationError
 
-from ..spec import AgentResult, BudgetExceeded, RESULT, compact_json
+from ..spec import RESULT, AgentResult, BudgetExceeded, compact_json
 from ..tools import ToolSession
 from .attempt import AGENT_ERROR, BUDGET_EXCEEDED, COMPLETED, REASON_CHARS, TIMEOUT
 from ._wire import HEADER, Frames, WireError, encode, finite_number

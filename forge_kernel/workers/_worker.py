@@ -21,7 +21,7 @@ from time import monotonic
 from typing import Callable
 
 from ..agents import Agent, AgentTask
-from ..spec import AgentResult, RESULT
+from ..spec import RESULT, AgentResult
 from .attempt import describe
 from .client import RemoteToolClient
 from ._wire import Frames, encode
