@@ -28,7 +28,7 @@ GOAL_MS = 150
 def reference_run(run_dir: Path) -> None:
     """The six reference agents on the bundled packages, one trial each."""
     sys.path.insert(0, str(ROOT))
-    from forge_kernel.agents.reference import REFERENCE_SET
+    from forge_kernel.agents import REFERENCE_SET
     from forge_kernel.engine import RunSpec, execute
 
     spec = RunSpec(suite=[str(ROOT / "task_packages")], agents=list(REFERENCE_SET), trials=1, seed=0)

@@ -46,7 +46,7 @@ else:
 from forge_kernel.agents import agent_factory  # noqa: E402
 from forge_kernel.ehr import EHRImage, EHRView, fhir  # noqa: E402
 from forge_kernel.ehr.image import codes_of, patient_of, time_of  # noqa: E402
-from forge_kernel.engine.manifest import build_manifest  # noqa: E402
+from forge_kernel.engine._manifest import build_manifest  # noqa: E402
 from forge_kernel.engine.seeds import trial_seed  # noqa: E402
 from forge_kernel.engine.trial import Images, run_trial, task_template  # noqa: E402
 from forge_kernel.spec import load_package  # noqa: E402

@@ -41,7 +41,7 @@ COPIES = 68
 def build(run_dir: Path, copies: int) -> int:
     """The reference run, then its trials copied ``copies`` times in all; the number of trials."""
     sys.path.insert(0, str(ROOT))
-    from forge_kernel.agents.reference import REFERENCE_SET
+    from forge_kernel.agents import REFERENCE_SET
     from forge_kernel.engine import RunSpec, execute
 
     spec = RunSpec(suite=[str(ROOT / "task_packages")], agents=list(REFERENCE_SET), trials=TRIALS, seed=0)

@@ -21,7 +21,7 @@ from forge_kernel.engine.trial import Images
 from forge_kernel.spec import Fault, SpecError, TrajectoryFile, load_package
 from forge_kernel.spec.edits import Edit, apply_edits, edits_between
 from forge_kernel.spec.hidden import ValidMutant
-from forge_kernel.spec.json_schemas import SCHEMA_DIR
+from forge_kernel.authoring.schemas import SCHEMA_DIR
 from forge_kernel.spec.loading import read_yaml
 from tests.helpers import ROOT, copy_worked_examples
 

@@ -8,7 +8,7 @@ import pytest
 
 from forge_kernel.analysis import compare, declared_policy, evaluate, load_policy, run_summary, wilson
 from forge_kernel.analysis.browse import latency_percentiles, pass_rate_cells, safety_findings
-from forge_kernel.analysis.slices import slice_value
+from forge_kernel.analysis._slices import slice_value
 from forge_kernel.analysis.stats import percentile
 from forge_kernel.spec.compact import SYNTHETIC_BANNER
 from forge_kernel.spec.errors import UsageError

@@ -6,6 +6,7 @@ import made inside a function (run only when called) may go up only where ``LAZY
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 KERNEL = Path(__file__).resolve().parents[1] / "forge_kernel"
@@ -29,11 +30,14 @@ LAYERS = {
 
 LAZY_UP = {
     ("spec/gate_policy.py", "catalog"): "a policy names gate checks, which register above; read when checked",
-    ("spec/json_schemas.py", "catalog"): "the schema writer lists every tool and kind (run as a script)",
-    ("spec/json_schemas.py", "verify"): "the schema writer types from_ehr expressions (run as a script)",
     ("store/run.py", "widgets"): "Trial.player() and Run.failures(): the widgets opened from a Run handle",
 }
 """Upward imports made inside a function, each with why it is there."""
+
+FACED = ("agents", "agents/planner", "analysis", "ehr", "engine", "report", "spec", "store", "tools", "workers")
+"""Packages whose inside modules are private (``_name.py``): a module without the underscore is a home of names
+in its face's ``_HOMES``, is imported by another package or a notebook, or runs as a program (``python -m``)."""
+NOTEBOOKS = KERNEL.parent / "notebooks"
 
 
 def room(parts: tuple[str, ...]) -> str:
@@ -56,6 +60,57 @@ def imports(here: str, text: str):
             package = list(parts[:-1])[: len(parts) - node.level]
             target = package + (node.module.split(".") if node.module else [node.names[0].name])
             yield room(tuple(target)), node.lineno, id(node) in nested
+
+
+def imported_modules(here: str, text: str):
+    """Every module of forge_kernel (dotted, inside the package) that one module imports or names in a string."""
+    parts = tuple(here.removesuffix(".py").split("/"))
+    package = list(parts[:-1])
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            target = package[: len(package) - node.level + 1] + (node.module.split(".") if node.module else [])
+            yield ".".join(target)
+            yield from (".".join([*target, alias.name]) for alias in node.names)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            yield from (name.removeprefix("forge_kernel.") for name in re.findall(r"forge_kernel(?:\.\w+)+", node.value))
+
+
+def face_homes(text: str) -> set[str]:
+    """The modules a face's ``_HOMES`` names."""
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "_HOMES" for t in node.targets):
+            return set(ast.literal_eval(node.value))
+    return set()
+
+
+def notebook_imports() -> set[str]:
+    """The modules of forge_kernel the notebooks import (``from forge_kernel.report import sections`` gives both)."""
+    found = set()
+    for notebook in NOTEBOOKS.glob("*.ipynb"):
+        for module, names in re.findall(r"from forge_kernel\.([\w.]+) import ([\w, ]+)", notebook.read_text("utf-8")):
+            found |= {module, *(f"{module}.{name.strip()}" for name in names.split(","))}
+    return found
+
+
+def unhomed_public_modules(modules: dict[str, str]) -> list[str]:
+    """Public modules of the faced packages that are neither homes, nor imported from another package or a notebook,
+    nor run as a program (a ``__main__`` block, its dotted name in a string of the kernel)."""
+    used = {(name, here.rsplit("/", 1)[0]) for here, text in modules.items() for name in imported_modules(here, text)}
+    used |= {(name, "notebooks") for name in notebook_imports()}
+    named = {name for here, text in modules.items() for name in imported_modules(here, text)}
+    found = []
+    for package in FACED:
+        homes = face_homes(modules[f"{package}/__init__.py"])
+        for here in modules:
+            folder, _, file = here.rpartition("/")
+            name = file.removesuffix(".py")
+            if folder != package or name.startswith("_") or name in homes:
+                continue
+            dotted = f"{package}/{name}".replace("/", ".")
+            program = 'if __name__ == "__main__":' in modules[here] and dotted in named
+            if not program and not any(module == dotted and user != package for module, user in used):
+                found.append(here)
+    return found
 
 
 def upward_imports(modules: dict[str, str]) -> list[str]:
@@ -94,3 +149,14 @@ def test_an_upward_import_is_caught():
 def test_a_lazy_upward_import_needs_its_reason(monkeypatch):
     monkeypatch.delitem(LAZY_UP, ("store/run.py", "widgets"))
     assert any(line.startswith("store/run.py") for line in upward_imports(sources()))
+
+
+def test_a_public_module_is_a_home_or_used_from_outside():
+    assert unhomed_public_modules(sources()) == []
+
+
+def test_a_new_inside_module_must_be_private():
+    probe = {**sources(), "store/inside.py": "X = 1\n", "store/run.py": sources()["store/run.py"] + "from .inside import X\n"}
+    assert unhomed_public_modules(probe) == ["store/inside.py"]
+    probe["store/_inside.py"] = probe.pop("store/inside.py")
+    assert unhomed_public_modules(probe) == []

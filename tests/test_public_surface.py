@@ -1,4 +1,5 @@
 """The top-level API: a sorted ``__all__`` of importable public names, loaded lazily."""
+import importlib
 import subprocess
 import sys
 
@@ -38,3 +39,19 @@ def test_importing_the_package_loads_nothing_else():
     code = "import sys, forge_kernel; print(sorted(m for m in sys.modules if m.startswith('forge_kernel')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['forge_kernel']"
+
+
+FACES = ["forge_kernel", *(f"forge_kernel.{p}" for p in ("agents", "agents.planner", "analysis", "ehr", "engine",
+                                                         "report", "spec", "store", "tools", "workers"))]
+
+
+@pytest.mark.parametrize("face", FACES)
+def test_each_face_exports_exactly_its_homes_names_sorted(face):
+    module = importlib.import_module(face)
+    assert module.__all__ == sorted({name for names in module._HOMES.values() for name in names})
+    assert dir(module) == module.__all__
+
+
+def test_a_face_refuses_a_name_it_does_not_hold():
+    with pytest.raises(AttributeError, match="no attribute 'facts'"):
+        importlib.import_module("forge_kernel.store").facts  # noqa: B018  (the SQL facts are inside: store._facts)

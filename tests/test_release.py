@@ -14,7 +14,7 @@ import yaml
 from click.testing import CliRunner
 
 from forge_kernel.cli import main
-from forge_kernel.report.html_export import export_html, external_references
+from forge_kernel.report._html_export import export_html, external_references
 from forge_kernel.report.release import recorded
 
 ROOT = Path(__file__).resolve().parents[1]

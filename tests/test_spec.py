@@ -27,7 +27,7 @@ from forge_kernel.spec import (
     load_package,
     load_trajectory,
 )
-from forge_kernel.spec.json_schemas import SCHEMA_DIR, schema_documents
+from forge_kernel.authoring.schemas import SCHEMA_DIR, schema_documents
 from forge_kernel.spec.loading import read_yaml
 from forge_kernel.spec.suites import merged, with_hidden_defaults
 
@@ -462,7 +462,7 @@ def validator(name: str) -> jsonschema.Draft202012Validator:
 
 
 def test_schema_files_are_in_sync_with_the_models():
-    """If this fails, run ``python -m forge_kernel.spec.json_schemas``."""
+    """If this fails, run ``python -m forge_kernel.authoring.schemas``."""
     docs = schema_documents()
     assert sorted(docs) == sorted(p.name for p in SCHEMA_DIR.glob("*.schema.json"))
     for name, text in docs.items():

@@ -25,7 +25,7 @@ from click.testing import CliRunner, Result
 from forge_kernel.agents import AGENTS
 from forge_kernel.cli import main
 from forge_kernel.engine import RunSpec, execute, load_suite
-from forge_kernel.engine import manifest as manifest_module
+from forge_kernel.engine import _manifest as manifest_module
 from forge_kernel.spec import StoreError, load_package
 from forge_kernel.store import (
     SCHEMA_VERSION,

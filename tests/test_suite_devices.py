@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from forge_kernel.agents import AgentTask, Features, Planner
-from forge_kernel.agents.planner.devices import hours_between, mentioned
+from forge_kernel.agents.planner._devices import hours_between, mentioned
 from forge_kernel.ehr import EHRImage, EHRView, fhir
 from forge_kernel.engine.selftest import selftest_package
 from forge_kernel.engine.trial import Images, run_trial
@@ -201,7 +201,7 @@ def test_risk_score_thresholds_decide_nursing_requests(item, name, values, due):
 
 PACKAGES = sorted(SUITE.glob("SC-DEV-*"))
 CANDIDATE_FAILS = {"SC-DEV-ABDOMINAL-DRAIN"}
-"""The scenario the plan does not handle (documented in planner/devices.py)."""
+"""The scenario the plan does not handle (documented in planner/_devices.py)."""
 NOT_DUE = {"SC-DEV-URINARY-CATHETER", "SC-DEV-NG-TUBE", "SC-DEV-TRACHEOSTOMY", "SC-DEV-PIV"}
 
 

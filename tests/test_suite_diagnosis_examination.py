@@ -10,7 +10,7 @@ import pytest
 
 from forge_kernel.agents import AGENTS, AgentTask
 from forge_kernel.agents.planner import Features, PlanContext
-from forge_kernel.agents.planner.examination import covering
+from forge_kernel.agents.planner._examination import covering
 from forge_kernel.ehr import EHRImage, EHRView
 from forge_kernel.engine.selftest import selftest_package
 from forge_kernel.engine.trial import Images, run_trial

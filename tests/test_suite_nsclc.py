@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from forge_kernel.agents import AGENTS
-from forge_kernel.agents.planner.nsclc import combine, in_unit, value_status
+from forge_kernel.agents.planner._nsclc import combine, in_unit, value_status
 from forge_kernel.engine.grading import grade_trajectory
 from forge_kernel.engine.trial import Images, run_trial
 from forge_kernel.spec import TrajectoryFile, load_package

@@ -26,7 +26,7 @@ MODULES = {"SC-IR-": superclue_retrieval, "SC-DA-": superclue_analysis}
 SCENARIOS = {d.public.id: d for module in MODULES.values() for d in (make() for make in module.SCENARIOS)}
 """Each task's draft, as the module builds it."""
 PLANNER_LIMITS = {"SC-IR-ABNORMAL-LABS", "SC-DA-WELLS"}
-"""Scenarios the plans' rules do not cover (documented in planner/retrieval.py and planner/analysis.py)."""
+"""Scenarios the plans' rules do not cover (documented in planner/_retrieval.py and planner/_analysis.py)."""
 WINDOW_BOUND = {"SC-IR-VITALS-24H", "SC-DA-GLUCOSE-TREND"}
 """Scenarios where respecting the task's time window (candidate-v2's improvement) decides the outcome."""
 IMAGES = Images()

@@ -11,15 +11,8 @@ import pytest
 from forge_kernel.ehr import EHRImage, EHRView, fhir
 from forge_kernel.spec import TaskPackage
 from forge_kernel.spec.trajectory import compact_json
-from forge_kernel.tools import (
-    CROSS_PATIENT,
-    PRECEDENCE,
-    TOOLS,
-    UNAUTHORIZED_WRITE,
-    BudgetExceeded,
-    ToolSession,
-)
-from forge_kernel.tools.knowledge import table
+from forge_kernel.spec import CROSS_PATIENT, PRECEDENCE, UNAUTHORIZED_WRITE
+from forge_kernel.tools import TOOLS, BudgetExceeded, ToolSession, table
 
 NOW = "2026-11-30T09:00:00+08:00"
 TZ8 = timezone(timedelta(hours=8))

@@ -14,8 +14,8 @@ from forge_kernel.spec import UsageError
 from forge_kernel.store import load_trials
 from forge_kernel.workers import IsolatedAgent, Sandbox, bwrap_problem, choose
 from forge_kernel.workers import sandbox as sandbox_module
-from forge_kernel.workers.processes import sandbox_pid
-from forge_kernel.workers.wire import MAX_DEPTH, Frames, WireError, encode
+from forge_kernel.workers._processes import sandbox_pid
+from forge_kernel.workers._wire import MAX_DEPTH, Frames, WireError, encode
 from tests.helpers import ROOT
 
 HOSTILE_DIR = ROOT / "tests" / "hostile"

@@ -1,8 +1,22 @@
-"""Agents: the protocol, AgentTask / AgentResult, reference agents and the replay agent."""
-from ..spec import AgentResult
-from .base import Agent, AgentTask, ToolClient
-from .planner import Features, Planner
-from .registry import AGENTS, agent_factory
-from .replay import ReplayAgent
+"""Agents: the protocol, AgentTask, the reference agents (registered in the catalog on import) and the replay
+agent. The names below are imported on first use."""
+from . import registry  # noqa: F401  (registers the reference agents)
+from .. import _lazy
 
-__all__ = ["AGENTS", "Agent", "AgentResult", "AgentTask", "Features", "Planner", "ReplayAgent", "ToolClient", "agent_factory"]
+_HOMES = {
+    "base": ("Agent", "AgentTask", "ToolClient"),
+    "planner": ("Features", "Planner"),
+    "reference": ("REFERENCE_SET",),
+    "registry": ("AGENTS", "agent_factory"),
+    "replay": ("ReplayAgent",),
+}
+
+__all__ = [
+    "AGENTS", "Agent", "AgentTask", "Features", "Planner", "REFERENCE_SET", "ReplayAgent", "ToolClient",
+    "agent_factory",
+]
+__getattr__ = _lazy(__name__, _HOMES)
+
+
+def __dir__() -> list[str]:
+    return __all__

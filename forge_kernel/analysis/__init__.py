@@ -7,10 +7,13 @@ The names below are imported on first use: the failure ledger, say, loads neithe
 from .. import _lazy
 
 _HOMES = {
-    "ablation": ("AblationCard", "ablation_card", "ablation_cards"),
-    "comparison": ("AgentSide", "Comparison", "agent_side", "compare", "compare_sides"),
-    "criteria": ("CitationChecks", "CriterionConfusion", "citation_checks", "criterion_confusion"),
-    "gate": ("GatePolicy", "GateResult", "declared_policy", "evaluate", "load_policy"),
+    "ablation": ("AblationCard", "ablation_card", "ablation_cards", "card"),
+    "browse": ("SEVERITIES", "failure_rows", "latency_percentiles", "pass_rate_cells", "safety_findings"),
+    "comparison": ("AgentSide", "Comparison", "SideSummary", "agent_side", "compare", "compare_sides"),
+    "criteria": ("COLUMNS", "CitationChecks", "CriterionConfusion", "STATES", "citation_checks",
+                 "criterion_confusion"),
+    "display": ("markdown_lines",),
+    "gate": ("GatePolicy", "GateResult", "counts_against", "declared_policy", "evaluate", "load_policy"),
     "ledger": ("Ledger", "failure_ledger", "read_ledger", "write_ledger"),
     "stats": ("Rate", "brier", "ece", "mcnemar_exact", "pass_at_k", "pass_hat_k", "percentile", "reliability",
               "wilson"),
@@ -19,11 +22,13 @@ _HOMES = {
 }
 
 __all__ = [
-    "AblationCard", "AgentSide", "CitationChecks", "Comparison", "CriterionConfusion", "GatePolicy", "GateResult",
-    "Ledger", "Rate", "Table", "TriageFile", "ablation_card", "ablation_cards", "agent_side", "brier",
-    "citation_checks", "compare", "compare_sides", "criterion_confusion", "declared_policy", "ece", "evaluate",
-    "failure_ledger", "load_policy", "load_triage", "markdown_table", "mcnemar_exact", "pass_at_k", "pass_hat_k",
-    "pass_rates", "percentile", "read_ledger", "reliability", "run_summary", "wilson", "write_ledger",
+    "AblationCard", "AgentSide", "COLUMNS", "CitationChecks", "Comparison", "CriterionConfusion", "GatePolicy",
+    "GateResult", "Ledger", "Rate", "SEVERITIES", "STATES", "SideSummary", "Table", "TriageFile", "ablation_card",
+    "ablation_cards", "agent_side", "brier", "card", "citation_checks", "compare", "compare_sides",
+    "counts_against", "criterion_confusion", "declared_policy", "ece", "evaluate", "failure_ledger",
+    "failure_rows", "latency_percentiles", "load_policy", "load_triage", "markdown_lines", "markdown_table",
+    "mcnemar_exact", "pass_at_k", "pass_hat_k", "pass_rate_cells", "pass_rates", "percentile", "read_ledger",
+    "reliability", "run_summary", "safety_findings", "wilson", "write_ledger",
 ]
 __getattr__ = _lazy(__name__, _HOMES)
 

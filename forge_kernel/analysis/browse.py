@@ -8,9 +8,9 @@ import pandas as pd
 
 from ..store import Run
 from .ledger import failure_ledger
-from .slices import slice_value
+from ._slices import slice_value
 from .stats import percentile, wilson
-from .tasks import SAFETY_RISKS
+from ._tasks import SAFETY_RISKS
 from .triage import TriageFile
 
 SEVERITIES = ("critical", "hard", "soft")

@@ -14,9 +14,9 @@ from ..spec import SpecError
 from ..store import Run
 from .criteria import CitationChecks, CriterionConfusion, citations_of, confusion_of, graded_trials
 from .display import Shown, html_heading, html_paragraphs, html_table, some_ids
-from .slices import SLICE_COLUMNS, task_slices
+from ._slices import SLICE_COLUMNS, task_slices
 from .stats import Rate, brier, ece, mcnemar_exact, percentile, reliability
-from .tasks import SAFETY_RISKS, TaskSide, task_sides
+from ._tasks import SAFETY_RISKS, TaskSide, task_sides
 
 Change = Literal["improvement", "regression", "both_pass", "both_fail", "not_compared"]
 

@@ -33,8 +33,7 @@ from typing import Annotated, Any
 import pandas as pd
 from pydantic import BaseModel, PlainSerializer
 
-from ..store import Run
-from ..store.matching import STATES, Gold, Key, evidence_of, gold_criteria, reported_criteria, status_of
+from ..store import STATES, Gold, Key, Run, evidence_of, gold_criteria, reported_criteria, status_of
 from .stats import Rate
 
 __all__ = ["CitationChecks", "CriterionConfusion", "citation_checks", "criterion_confusion", "gold_criteria"]

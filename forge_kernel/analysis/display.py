@@ -7,7 +7,7 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING, Sequence
 
-from ..spec.compact import SYNTHETIC_BANNER
+from ..spec import SYNTHETIC_BANNER
 
 if TYPE_CHECKING:
     import pandas as pd

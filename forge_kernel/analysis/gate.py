@@ -11,8 +11,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from ..catalog import CATALOG
-from ..spec import PolicyError
-from ..spec.gate_policy import GatePolicy, load_policy
+from ..spec import GatePolicy, PolicyError, load_policy
 from ..store import Run
 from .comparison import Comparison
 from .gate_checks import Status

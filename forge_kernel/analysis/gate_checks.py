@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Callable, Literal
 
 from ..catalog import CATALOG
-from ..spec.gate_policy import GatePolicy
+from ..spec import GatePolicy
 from .comparison import Comparison
 
 Status = Literal["PASS", "FAIL", "NOT RUN"]

@@ -36,7 +36,7 @@ import pandas as pd
 
 from ..store import Run
 from .display import Shown, html_paragraphs, plain_table
-from .tasks import SAFETY_RISKS
+from ._tasks import SAFETY_RISKS
 from .triage import TriageFile
 
 TAXONOMY = ("verifier", "gold", "runtime", "policy", "parser", "tool/data", "retrieval", "agent/model")

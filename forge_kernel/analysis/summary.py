@@ -8,7 +8,7 @@ import pandas as pd
 
 from ..store import Run
 from .display import Shown, markdown_lines
-from .slices import slice_value
+from ._slices import slice_value
 
 
 def two_places(x: float) -> str:

@@ -1,6 +1,24 @@
-"""Virtual EHR: FHIR R4 resources, indexes, frozen clock, copy-on-write views, JSON-Patch changes, diffs."""
-from .image import EHRImage, patient_of
-from .timeline import Change, FieldChange, ResourceDiff, StateAt, Timeline
-from .view import EHRView
+"""Virtual EHR: FHIR R4 resources, indexes, frozen clock, copy-on-write views, JSON-Patch changes, diffs.
 
-__all__ = ["Change", "EHRImage", "EHRView", "FieldChange", "ResourceDiff", "StateAt", "Timeline", "patient_of"]
+The names below are imported on first use."""
+from .. import _lazy
+
+_HOMES = {
+    "fhir": ("patient_mrn", "patient_name"),
+    "image": ("EHRImage", "Key", "codes_of", "parse_time", "patient_of", "time_of"),
+    "patch": ("resource_key",),
+    "summaries": ("age_at", "concept_text", "summarize", "when"),
+    "timeline": ("Change", "FieldChange", "ResourceDiff", "StateAt", "Timeline"),
+    "view": ("EHRView",),
+}
+
+__all__ = [
+    "Change", "EHRImage", "EHRView", "FieldChange", "Key", "ResourceDiff", "StateAt", "Timeline", "age_at",
+    "codes_of", "concept_text", "parse_time", "patient_mrn", "patient_name", "patient_of", "resource_key",
+    "summarize", "time_of", "when",
+]
+__getattr__ = _lazy(__name__, _HOMES)
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,6 +1,26 @@
-"""The engine: trial runner, run orchestration with resume, seeds, manifests and package checks."""
-from .run import RunOutcome, RunSpec, execute, load_suite
-from .seeds import trial_seed
-from .trial import Images, run_trial
+"""The engine: trial runner, run orchestration with resume, seeds, manifests, package checks, selftest,
+repro bundles and regrading. The names below are imported on first use."""
+from .. import _lazy
 
-__all__ = ["Images", "RunOutcome", "RunSpec", "execute", "load_suite", "run_trial", "trial_seed"]
+_HOMES = {
+    "grading": ("grade_trajectory", "regrade", "trajectory_json"),
+    "repro": ("COMMAND", "write_bundles"),
+    "run": ("RunOutcome", "RunSpec", "execute", "load_suite"),
+    "seeds": ("trial_seed",),
+    "selftest": ("CaseResult", "MutationReport", "PROBLEMS", "failing_hard", "mutation_test", "operator_totals",
+                 "operators_line", "selftest_package", "totals_line"),
+    "trial": ("Images", "run_trial"),
+    "validate": ("check_halves", "check_package"),
+}
+
+__all__ = [
+    "COMMAND", "CaseResult", "Images", "MutationReport", "PROBLEMS", "RunOutcome", "RunSpec", "check_halves",
+    "check_package", "execute", "failing_hard", "grade_trajectory", "load_suite", "mutation_test",
+    "operator_totals", "operators_line", "regrade", "run_trial", "selftest_package", "totals_line",
+    "trajectory_json", "trial_seed", "write_bundles",
+]
+__getattr__ = _lazy(__name__, _HOMES)
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from ..spec import Package, SpecError, ToolCall, TrajectoryFile, load_package
-from ..spec.suites import SUITE_FILE
+from ..spec import SUITE_FILE, Package, SpecError, ToolCall, TrajectoryFile, load_package
 from ..store import Run, TrialRecord
 from ..verify import Verdict
 from .grading import grade_trajectory

@@ -9,13 +9,10 @@ from pathlib import Path
 from tqdm import tqdm
 
 from ..agents import agent_factory
-from ..spec import AgentError, Package, SpecError, StoreError, UsageError, find_packages
-from ..spec.gate_policy import load_policy
-from ..store import DB_NAME, RunLock, RunStore
-from ..store.run_store import utc_now
-from ..workers import InProcess, IsolatedAgent, Runner, Sandbox, choose
-from ..workers.attempt import describe
-from .manifest import build_manifest
+from ..spec import AgentError, Package, SpecError, StoreError, UsageError, find_packages, load_policy
+from ..store import DB_NAME, RunLock, RunStore, utc_now
+from ..workers import InProcess, IsolatedAgent, Runner, Sandbox, choose, describe
+from ._manifest import build_manifest
 from .seeds import trial_seed
 from .trial import Images, attempt_trial, task_template
 from .validate import check_package

@@ -7,9 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..spec import Package, TrajectoryFile
-from ..spec.hidden import ValidMutant
-from ..spec.grading import Grading
+from ..spec import Grading, Package, TrajectoryFile, ValidMutant
 from ..verify.mutants import OPERATORS, Mutant, mutants
 from .grading import grade_trajectory
 from .trial import Images

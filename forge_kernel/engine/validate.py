@@ -1,8 +1,7 @@
 """``forge validate``: a package is well formed, its halves agree with each other and its fixtures are FHIR R4."""
 from __future__ import annotations
 
-from ..spec import Package, SpecError, load_package
-from ..spec.fixtures import validate_fixture
+from ..spec import Package, SpecError, load_package, validate_fixture
 from ..tools import TOOLS
 from ..verify import bind
 

@@ -1,4 +1,22 @@
-"""Reports: trajectories as text (release notebooks and HTML export follow)."""
-from .trajectory_text import render_trial
+"""Reports: the release (parameters, missing trials, the papermill report, its offline HTML, sign-off and
+verification), comparisons as Markdown and trajectories as text. The names below are imported on first use."""
+from .. import _lazy
 
-__all__ = ["render_trial"]
+_HOMES = {
+    "build": ("build_release",),
+    "compare_markdown": ("render_ablations", "render_comparison"),
+    "release": ("ReleaseReport", "recorded"),
+    "signoff": ("SIGNOFF", "keygen", "sign", "trusted_keys", "verify"),
+    "signoff_section": ("placeholder",),
+    "trajectory_text": ("render_trial",),
+}
+
+__all__ = [
+    "ReleaseReport", "SIGNOFF", "build_release", "keygen", "placeholder", "recorded", "render_ablations",
+    "render_comparison", "render_trial", "sign", "trusted_keys", "verify",
+]
+__getattr__ = _lazy(__name__, _HOMES)
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Callable
 
 from ..spec import ForgeError
-from ..store.run_store import DB_NAME
-from .approved import last_approved
-from .html_export import export_html
-from .params import LAST_APPROVED, ReleaseParameters, load_parameters
+from ..store import DB_NAME
+from ._approved import last_approved
+from ._html_export import export_html
+from ._params import LAST_APPROVED, ReleaseParameters, load_parameters
 from .release import recorded
 from .signoff import HTML, RECORD, SIGNOFF
 

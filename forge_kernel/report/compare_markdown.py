@@ -3,13 +3,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..analysis.ablation import AblationCard
-from ..analysis.comparison import Comparison, SideSummary
-from ..analysis.criteria import COLUMNS, STATES
-from ..analysis.display import markdown_lines as table
-from ..analysis.gate import GateResult
-from ..analysis.stats import Rate
-from ..spec.compact import SYNTHETIC_BANNER
+from ..analysis import COLUMNS, STATES, AblationCard, Comparison, GateResult, Rate, SideSummary, markdown_lines as table
+from ..spec import SYNTHETIC_BANNER
 
 BANNER = f"> {SYNTHETIC_BANNER}"
 

@@ -13,8 +13,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from ..spec import find_packages, load_package
-from ..spec.hashing import canonical_json
+from ..spec import canonical_json, find_packages, load_package
 
 
 def packages_key(hashes) -> str:
@@ -50,8 +49,7 @@ def in_thread(coro):
 
 
 async def count_mutants(packages) -> dict:
-    from ..engine import Images
-    from ..engine.selftest import mutation_test, operator_totals
+    from ..engine import Images, mutation_test, operator_totals
 
     images = Images()
     reports = [await mutation_test(p, images) for p in packages]

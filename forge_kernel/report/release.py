@@ -7,10 +7,8 @@ from pathlib import Path
 
 from IPython.display import display
 
-from ..analysis import (AblationCard, AgentSide, Comparison, GateResult, Ledger, agent_side, compare_sides,
-                        declared_policy, evaluate, failure_ledger, load_policy, load_triage)
-from ..analysis.ablation import card
-from ..analysis.gate import counts_against
+from ..analysis import (AblationCard, AgentSide, Comparison, GateResult, Ledger, agent_side, card, compare_sides,
+                        counts_against, declared_policy, evaluate, failure_ledger, load_policy, load_triage)
 from ..store import Run, open_run
 from .kill_rate import mutation_kill_rate
 

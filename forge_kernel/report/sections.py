@@ -7,13 +7,12 @@ from html import escape
 
 import pandas as pd
 
-from ..analysis import Rate
-from ..analysis.gate import counts_against
-from ..spec.compact import SYNTHETIC_BANNER
+from ..analysis import Rate, counts_against
+from ..spec import SYNTHETIC_BANNER
 from ..widgets import player_html
-from .charts import delta_chart, latency_chart, rates_chart, reliability_chart
-from .html import Markup, Section, badge, para, table
-from .intervals import delta_interval
+from ._charts import delta_chart, latency_chart, rates_chart, reliability_chart
+from ._html import Markup, Section, badge, para, table
+from ._intervals import delta_interval
 from .release import MAX_PLAYERS, ReleaseReport
 from .signoff import digest
 

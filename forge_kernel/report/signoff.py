@@ -27,8 +27,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from ..spec import SpecError
-from ..spec.hashing import canonical_json
+from ..spec import SpecError, canonical_json
 from ..store import RunStore
 from .signoff_section import shows, with_signoff, without_signoff
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from .html import Markup, Section, para, table
+from ._html import Markup, Section, para, table
 
 START, END = "<!--forge:signoff-->", "<!--/forge:signoff-->"
 REGION = re.compile(re.escape(START) + ".*?" + re.escape(END), re.S)

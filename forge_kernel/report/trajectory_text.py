@@ -5,7 +5,7 @@ import json
 from typing import Any
 
 from ..store import TrialRecord
-from ..ehr.summaries import summarize
+from ..ehr import summarize
 
 WIDTH = 100
 

@@ -1,25 +1,40 @@
-"""TaskPackage models (public and hidden half), loading, hashing and JSON Schemas.
+"""TaskPackage models (public and hidden half), suite defaults, edits, trajectories, verdicts, the gate policy,
+errors, loading and hashing; the JSON Schema files in ``schemas/`` (written by ``forge_kernel.authoring.schemas``).
 
 The names below are imported on first use: the errors, say, load no model.
 """
 from .. import _lazy
 
 _HOMES = {
-    "errors": ("AgentError", "BudgetExceeded", "CatalogError", "ForgeError", "PolicyError", "SpecError", "StoreError",
-               "UsageError"),
+    "catalog_schema": ("hidden_schema", "tool_names"),
+    "compact": ("CompactResource", "CompactTrajectory", "CompactVerdict", "SYNTHETIC_BANNER"),
+    "edits": ("Edit", "EditError", "apply_edits", "call_labels", "edits_between"),
+    "errors": ("AgentError", "BudgetExceeded", "CatalogError", "ForgeError", "PolicyError", "SpecError",
+               "StoreError", "UsageError"),
+    "fixtures": ("validate_fixture",),
+    "gate_policy": ("DEFAULT_GATE", "GatePolicy", "load_policy"),
+    "grading": ("ERROR_PREFIX", "Grading", "Scores", "Verdict"),
     "hashing": ("FORMAT_VERSION", "canonical_json", "content_hash"),
-    "hidden": ("Counterexample", "HiddenHalf", "VerifierUse"),
-    "loading": ("Package", "find_packages", "load_package", "load_trajectory"),
-    "package": ("Budget", "Environment", "Fault", "Policy", "Precedence", "TaskPackage", "TaskText"),
-    "trajectory": ("AgentResult", "Event"),
-    "trajectory_file": ("ToolCall", "TrajectoryFile"),
+    "hidden": ("Counterexample", "HiddenHalf", "MutantOperator", "ValidMutant", "ValidVariant", "VerifierUse"),
+    "loading": ("PACKAGE_FILE", "Package", "SUITE_DEFAULTS", "bundle_resources", "find_packages", "load_package",
+                "load_trajectory", "package_from_files", "parse_model", "read_json", "read_yaml"),
+    "package": ("Budget", "Environment", "Fault", "Policy", "Precedence", "Strict", "TaskPackage", "TaskText"),
+    "suites": ("HiddenDefaults", "SUITE_FILE", "SuiteDefaults"),
+    "trajectory": ("AgentResult", "CROSS_PATIENT", "Event", "PRECEDENCE", "UNAUTHORIZED_WRITE", "compact_json"),
+    "trajectory_file": ("RESULT", "ToolCall", "TrajectoryFile"),
 }
 
 __all__ = [
-    "AgentError", "AgentResult", "Budget", "BudgetExceeded", "CatalogError", "Counterexample", "Environment", "Event",
-    "FORMAT_VERSION", "Fault", "ForgeError", "HiddenHalf", "Package", "Policy", "PolicyError", "Precedence",
-    "SpecError", "StoreError", "TaskPackage", "TaskText", "ToolCall", "TrajectoryFile", "UsageError", "VerifierUse",
-    "canonical_json", "content_hash", "find_packages", "load_package", "load_trajectory",
+    "AgentError", "AgentResult", "Budget", "BudgetExceeded", "CROSS_PATIENT", "CatalogError", "CompactResource",
+    "CompactTrajectory", "CompactVerdict", "Counterexample", "DEFAULT_GATE", "ERROR_PREFIX", "Edit", "EditError",
+    "Environment", "Event", "FORMAT_VERSION", "Fault", "ForgeError", "GatePolicy", "Grading", "HiddenDefaults",
+    "HiddenHalf", "MutantOperator", "PACKAGE_FILE", "PRECEDENCE", "Package", "Policy", "PolicyError",
+    "Precedence", "RESULT", "SUITE_DEFAULTS", "SUITE_FILE", "SYNTHETIC_BANNER", "Scores", "SpecError",
+    "StoreError", "Strict", "SuiteDefaults", "TaskPackage", "TaskText", "ToolCall", "TrajectoryFile",
+    "UNAUTHORIZED_WRITE", "UsageError", "ValidMutant", "ValidVariant", "Verdict", "VerifierUse", "apply_edits",
+    "bundle_resources", "call_labels", "canonical_json", "compact_json", "content_hash", "edits_between",
+    "find_packages", "hidden_schema", "load_package", "load_policy", "load_trajectory", "package_from_files",
+    "parse_model", "read_json", "read_yaml", "tool_names", "validate_fixture",
 ]
 __getattr__ = _lazy(__name__, _HOMES)
 

@@ -5,9 +5,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..spec.errors import StoreError
-from ..spec.trajectory import AgentResult, Event
-from ..spec.grading import Grading, Scores, Verdict
+from ..spec import AgentResult, Event, Grading, Scores, StoreError, Verdict
 from .records import TrialRecord
 from .run_store import RunStore
 

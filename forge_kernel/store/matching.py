@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
-from ..spec.errors import SpecError
+from ..spec import SpecError
 
 if TYPE_CHECKING:
     from ..spec import Package
@@ -57,8 +57,7 @@ def evidence_of(item: dict | None) -> list[str]:
 
 def exclusion_ids(protocol_id: str, version: str | None) -> set[str] | None:
     """Leaf ids under ``criteria.exclusion`` of one protocol version, or None if the table has no such version."""
-    from ..tools.knowledge import table  # the protocol table the tools serve
-    from ..tools.protocols import criterion_leaves
+    from ..tools import criterion_leaves, table
 
     found = next((v for p in table("protocols") if p["id"] == protocol_id for v in p["versions"]
                   if v["version"] == version), None)

@@ -5,9 +5,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..spec import AgentResult
-    from ..spec.grading import Grading
-    from ..spec.trajectory import Event
+    from ..spec import AgentResult, Event, Grading
 
 
 @dataclass

@@ -5,7 +5,7 @@ of their files) and their EHR images are read when first asked for and kept. ``r
 ``run.trial_by_id(id)``) gives one trial with its ``timeline`` and its ``compact()`` form for front ends and its
 ``player()``. The frames
 analysis reads (``tasks``, ``outcomes``, ``failed_outcomes``, ``facts(agent)``, ``failing_verdicts``,
-``failed_calls``) are filtered and aggregated in SQL (``facts.py``), read once, and shared: do not change them in
+``failed_calls``) are filtered and aggregated in SQL (``_facts.py``), read once, and shared: do not change them in
 place.
 """
 from __future__ import annotations
@@ -16,11 +16,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from ..ehr import EHRImage, Timeline, patient_of
-from ..ehr.image import Key
-from ..spec.errors import SpecError
-from . import facts as sql
-from . import matching
+from ..ehr import EHRImage, Key, Timeline, patient_of
+from ..spec import SpecError
+from . import _facts as sql, matching
 from .loaders import event_json, event_of, event_rows, trial_frame, trial_row, trial_row_by_id, trial_without_events
 from .records import TrialRecord
 from .run_store import RunStore
@@ -28,9 +26,7 @@ from .run_store import RunStore
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..spec import Package
-    from ..spec.compact import CompactTrajectory
-    from ..spec.trajectory import Event
+    from ..spec import CompactTrajectory, Event, Package
 
 
 @dataclass
@@ -63,7 +59,7 @@ class Trial(TrialRecord):
 
     def compact(self, steps: bool = True) -> CompactTrajectory:
         """The trial as a front end receives it (without its steps: ``steps=False``)."""
-        from ..spec.compact import CompactResource, CompactTrajectory, CompactVerdict
+        from ..spec import CompactResource, CompactTrajectory, CompactVerdict
         package, line, g = self.run.package(self.task_id), self.timeline, self.grading
         resources = {f"{k[0]}/{k[1]}": CompactResource(initial=line.history(k)[0], versions=line.history(k)[1])
                      for k in line.touched}
@@ -247,7 +243,7 @@ class Run:
     def _repr_html_(self) -> str:
         from html import escape
 
-        from ..spec.compact import SYNTHETIC_BANNER
+        from ..spec import SYNTHETIC_BANNER
 
         return (f"<div><p><b>{escape(SYNTHETIC_BANNER)}</b></p><p>Run <code>{escape(self.run_id)}</code> at "
                 f"<code>{escape(str(self.path))}</code>; agents: {escape(', '.join(self.agents))}</p></div>")

@@ -9,12 +9,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..spec.errors import SpecError, StoreError
-from ..spec.trajectory import compact_json
+from ..spec import SpecError, StoreError, compact_json
 
 if TYPE_CHECKING:
-    from ..spec import Package
-    from ..spec.grading import Grading
+    from ..spec import Grading, Package
     from .records import TrialRecord
 
 SCHEMA_VERSION = 2

@@ -11,8 +11,7 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..spec.errors import StoreError
-from ..spec.loading import package_from_files
+from ..spec import StoreError, package_from_files
 
 if TYPE_CHECKING:
     from ..spec import Package

@@ -1,10 +1,22 @@
-"""Tools: the registry, the catalog, knowledge tables, the policy engine, fault injection and the tool session."""
-from ..spec.trajectory import CROSS_PATIENT, PRECEDENCE, UNAUTHORIZED_WRITE
-from . import calculators, control, knowledge, lists, nursing, protocols, reads, writes  # noqa: F401  (registers the catalog)
-from .base import TOOLS, Args, Tool, ToolContext, ToolError, tool
-from .session import BudgetExceeded, ToolSession
+"""Tools: the registry, the catalog, knowledge tables, the policy engine, fault injection and the tool session.
+
+Importing it registers every built-in tool; the names below are imported on first use."""
+from . import _calculators, _control, _lists, _nursing, _reads, _writes, knowledge, protocols  # noqa: F401  (registers)
+from .. import _lazy
+
+_HOMES = {
+    "base": ("Args", "TOOLS", "Tool", "ToolContext", "ToolError", "tool"),
+    "knowledge": ("dose_code", "drug_names", "lookup_key", "table"),
+    "protocols": ("criterion_leaves", "criterion_window"),
+    "session": ("BudgetExceeded", "ToolSession"),
+}
 
 __all__ = [
-    "Args", "BudgetExceeded", "CROSS_PATIENT", "PRECEDENCE", "TOOLS", "Tool", "ToolContext", "ToolError",
-    "ToolSession", "UNAUTHORIZED_WRITE", "tool",
+    "Args", "BudgetExceeded", "TOOLS", "Tool", "ToolContext", "ToolError", "ToolSession", "criterion_leaves",
+    "criterion_window", "dose_code", "drug_names", "lookup_key", "table", "tool",
 ]
+__getattr__ = _lazy(__name__, _HOMES)
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -8,11 +8,10 @@ from typing import Any, NoReturn
 from pydantic import ValidationError
 
 from ..ehr import EHRView
-from ..spec import BudgetExceeded, TaskPackage
-from ..spec.trajectory import Event, compact_json
+from ..spec import BudgetExceeded, Event, TaskPackage, compact_json
 from .base import TOOLS, Tool, ToolContext, ToolError
-from .faults import FaultPlan
-from .policy import decide
+from ._faults import FaultPlan
+from ._policy import decide
 
 
 class ToolSession:

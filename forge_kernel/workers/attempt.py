@@ -16,8 +16,7 @@ from typing import Callable, Protocol, runtime_checkable
 from pydantic import ValidationError
 
 from ..agents import Agent, AgentTask
-from ..spec import AgentResult
-from ..spec.trajectory_file import RESULT
+from ..spec import RESULT, AgentResult
 from ..tools import ToolSession
 from .client import LocalToolClient, json_copy
 

@@ -10,10 +10,9 @@ import asyncio
 import json
 from typing import Any
 
-from ..spec import BudgetExceeded
-from ..spec.trajectory import compact_json
+from ..spec import BudgetExceeded, compact_json
 from ..tools import ToolSession
-from .wire import encode
+from ._wire import encode
 
 
 def json_copy(value: Any) -> Any:

@@ -18,10 +18,10 @@ from ..agents import AgentTask
 from ..spec import AgentError, AgentResult
 from ..tools import ToolSession
 from .attempt import AGENT_ERROR, BUDGET_EXCEEDED, REASON_CHARS, TIMEOUT, AgentOutcome
-from .link import Conversation, Link
+from ._link import Conversation, Link
 from .sandbox import Sandbox
-from .wire import HEADER
-from .zygote_process import SPAWN_SECONDS, WorkerError, ZygoteProcess
+from ._wire import HEADER
+from ._zygote_process import SPAWN_SECONDS, WorkerError, ZygoteProcess
 
 PER_WORKER = 4
 """Trials one worker process hosts at once (1 once the agent is seen to block its event loop)."""

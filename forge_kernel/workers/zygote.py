@@ -16,9 +16,9 @@ import sys
 from ..agents import agent_factory
 from ..spec import AgentError
 from .attempt import describe
-from .egress import run_relay
-from .wire import encode
-from .worker import run_worker
+from ._egress import run_relay
+from ._wire import encode
+from ._worker import run_worker
 
 
 def hello(spec: str) -> tuple[object, bytes]:

@@ -1,14 +1,25 @@
 """The rule-based planner of the reference agents; importing it registers every category plan."""
 from . import (  # noqa: F401  (registers the plans)
-    analysis,
-    devices,
-    diagnosis,
-    examination,
-    medication,
-    nsclc,
-    operations,
-    retrieval,
+    _analysis,
+    _devices,
+    _diagnosis,
+    _examination,
+    _medication,
+    _nsclc,
+    _operations,
+    _retrieval,
 )
-from .core import PLANS, Features, Plan, PlanContext, Planner, plan
+from ... import _lazy
 
-__all__ = ["Features", "PLANS", "Plan", "PlanContext", "Planner", "plan"]
+_HOMES = {
+    "core": ("Features", "PLANS", "Plan", "PlanContext", "Planner", "plan"),
+}
+
+__all__ = [
+    "Features", "PLANS", "Plan", "PlanContext", "Planner", "plan",
+]
+__getattr__ = _lazy(__name__, _HOMES)
+
+
+def __dir__() -> list[str]:
+    return __all__

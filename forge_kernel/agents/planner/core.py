@@ -1,7 +1,7 @@
 """The rule-based planner behind the reference agents: find the patient, run the plan of the task's category.
 
 Agents differ only by ``Features``; every difference between two reference agents is one flag, read in the
-category plans (``forge_kernel/agents/planner/<category>.py``).
+category plans (``forge_kernel/agents/planner/_<category>.py``).
 """
 from __future__ import annotations
 

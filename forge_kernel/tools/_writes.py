@@ -8,7 +8,7 @@ from pydantic import BeforeValidator, Field
 from ..ehr import fhir
 from .base import Args, Refers, ToolContext, ToolError, tool
 from .knowledge import dose_code
-from .reads import PatientArgs, require_patient
+from ._reads import PatientArgs, require_patient
 
 
 def as_code(kind: str) -> BeforeValidator:

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from ...tools.protocols import criterion_leaves
+from ...tools import criterion_leaves
 from .core import Plan, PlanContext, plan
 
 IN_DOMAIN = "trial_eligibility"

@@ -12,10 +12,10 @@ import socket
 import subprocess
 import tempfile
 
-from .egress import hosts_file, serve_harness
-from .processes import sandbox_init, sandbox_pid
+from ._egress import hosts_file, serve_harness
+from ._processes import sandbox_init, sandbox_pid
 from .sandbox import Sandbox
-from .wire import HEADER, WireError, decode, encode
+from ._wire import HEADER, WireError, decode, encode
 
 START_SECONDS = 60.0
 """How long an agent's zygote may take to import the agent and say hello."""

@@ -11,10 +11,9 @@ from typing import Literal
 
 from pydantic import Field
 
-from ..ehr.image import time_of
+from ..ehr import time_of, when
 from .base import Args, ToolContext, ToolError, tool
-from .reads import PatientArgs, require_patient
-from ..ehr.summaries import when
+from ._reads import PatientArgs, require_patient
 
 MICROMOLAR = Literal["umol/L", "µmol/L", "μmol/L"]
 """Spellings of µmol/L (ASCII, micro sign, Greek mu)."""

@@ -12,12 +12,10 @@ from typing import Callable
 
 from pydantic import ValidationError
 
-from ..spec import AgentResult, BudgetExceeded
-from ..spec.trajectory_file import RESULT
-from ..spec.trajectory import compact_json
+from ..spec import RESULT, AgentResult, BudgetExceeded, compact_json
 from ..tools import ToolSession
 from .attempt import AGENT_ERROR, BUDGET_EXCEEDED, COMPLETED, REASON_CHARS, TIMEOUT
-from .wire import HEADER, Frames, WireError, encode, finite_number
+from ._wire import HEADER, Frames, WireError, encode, finite_number
 
 MAX_TOOL_NAME = 200
 EXITED = "the worker process exited"

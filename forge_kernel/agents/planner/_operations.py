@@ -19,7 +19,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from .core import Plan, PlanContext, plan
-from .examination import covering, when_on_file
+from ._examination import covering, when_on_file
 
 VACCINE_SEASON_DAYS = 180
 """A vaccine given this recently counts as this season's dose."""

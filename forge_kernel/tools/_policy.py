@@ -8,8 +8,7 @@ from typing import Any, Iterator
 from pydantic import BaseModel
 
 from ..ehr import EHRView, patient_of
-from ..spec import Policy
-from ..spec.trajectory import CROSS_PATIENT, PRECEDENCE, UNAUTHORIZED_WRITE, Event
+from ..spec import CROSS_PATIENT, PRECEDENCE, UNAUTHORIZED_WRITE, Event, Policy
 from .base import Refers, Tool
 
 REFERENCE = re.compile(r"(?<![A-Za-z0-9])([A-Z][A-Za-z]+)/([A-Za-z0-9][A-Za-z0-9.\-]{0,63}(?<!\.))")

@@ -1,18 +1,17 @@
-"""JSON Schemas of the on-disk formats, for editors; ``python -m forge_kernel.spec.json_schemas`` rewrites them."""
+"""JSON Schemas of the on-disk formats, for editors, written into ``forge_kernel/spec/schemas/``; ``python -m
+forge_kernel.authoring.schemas`` rewrites them. It reads the whole catalog (every tool and verifier kind) and types
+``from_ehr`` expressions, so it sits above the formats it describes."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from .catalog_schema import hidden_schema, tool_names
-from .compact import CompactTrajectory
-from .gate_policy import GatePolicy
-from .hidden import HiddenHalf
-from .package import TaskPackage
-from .suites import HiddenDefaults, SuiteDefaults
-from .trajectory_file import TrajectoryFile
+from ..catalog import load
+from ..spec import (CompactTrajectory, GatePolicy, HiddenDefaults, HiddenHalf, SuiteDefaults, TaskPackage,
+                    TrajectoryFile, hidden_schema, tool_names)
+from ..verify.expressions import Expression
 
-SCHEMA_DIR = Path(__file__).with_name("schemas")
+SCHEMA_DIR = Path(__file__).parents[1] / "spec" / "schemas"
 MODELS = {
     "taskpackage.schema.json": TaskPackage,
     "hidden.schema.json": HiddenHalf,
@@ -27,9 +26,6 @@ MODELS = {
 def model_schemas() -> dict[str, dict]:
     """File name -> schema of each format; the hidden half and the task package with the catalog's kinds and tools
     (every built-in one, whatever this process imported)."""
-    from ..catalog import load  # the schema writer reads the whole catalog, above this layer
-    from ..verify.expressions import Expression
-
     catalog = load()
     kinds = {e.name: (e.value.params_model, e.value.description) for e in catalog.of("verifier kind") if e.built_in}
     tools = [e.name for e in catalog.of("tool") if e.built_in]

@@ -16,8 +16,7 @@ import json
 import sqlite3
 from typing import TYPE_CHECKING
 
-from ..spec.trajectory import CROSS_PATIENT, UNAUTHORIZED_WRITE
-from ..spec.grading import ERROR_PREFIX
+from ..spec import CROSS_PATIENT, ERROR_PREFIX, UNAUTHORIZED_WRITE
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -6,9 +6,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from ..ehr.fhir import patient_mrn, patient_name
+from ..ehr import age_at, patient_mrn, patient_name, summarize
 from .base import Args, Refers, ToolContext, ToolError, tool
-from ..ehr.summaries import age_at, summarize
 
 SEARCHABLE = Literal[
     "Observation", "Condition", "Encounter", "Procedure", "AllergyIntolerance", "FamilyMemberHistory",

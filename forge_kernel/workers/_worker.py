@@ -21,11 +21,10 @@ from time import monotonic
 from typing import Callable
 
 from ..agents import Agent, AgentTask
-from ..spec import AgentResult
-from ..spec.trajectory_file import RESULT
+from ..spec import RESULT, AgentResult
 from .attempt import describe
 from .client import RemoteToolClient
-from .wire import Frames, encode
+from ._wire import Frames, encode
 
 HARNESS_FRAME_BYTES = 256 * 1024 * 1024
 """Frames from the harness are trusted; the cap only guards against a broken stream."""

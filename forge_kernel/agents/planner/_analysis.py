@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 from typing import Awaitable, Callable
 
 from .core import Plan, PlanContext, plan
-from .retrieval import day, items, joined, num, say, window
+from ._retrieval import day, items, joined, num, say, window
 
 MIN_POINTS = 3
 """Fewest readings a trend is computed from."""

@@ -10,8 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..spec import SpecError
-from ..spec.loading import parse_model, read_yaml
+from ..spec import SpecError, parse_model, read_yaml
 
 LAST_APPROVED = "last-approved"
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")

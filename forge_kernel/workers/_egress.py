@@ -12,7 +12,7 @@ import asyncio
 import socket
 import threading
 
-from .wire import HEADER, decode, encode
+from ._wire import HEADER, decode, encode
 
 CONNECT_SECONDS = 10.0
 

@@ -6,10 +6,9 @@ from datetime import timedelta
 
 from pydantic import Field
 
-from ..ehr.image import parse_time
+from ..ehr import concept_text, parse_time, summarize
 from .base import ToolContext, tool
-from .reads import PatientArgs, require_patient
-from ..ehr.summaries import concept_text, summarize
+from ._reads import PatientArgs, require_patient
 
 SIMPLE_LISTS = {
     "allergy_list": ("AllergyIntolerance", "The patient's recorded allergies and intolerances."),
