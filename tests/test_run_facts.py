@@ -185,3 +185,12 @@ def test_an_agent_result_checks_its_own_values():
         AgentResult(confidence=1.5)
     with pytest.raises(ValueError, match="status must be one of completed, escalated, gave_up, error"):
         AgentResult(status="done")
+
+
+def test_the_fingerprint_of_no_writes_is_the_hash_of_nothing():
+    from forge_kernel.store._facts import NO_WRITES, Fingerprint
+
+    assert Fingerprint().finalize() == NO_WRITES
+    written = Fingerprint()
+    written.step('[{"op":"add"}]')
+    assert written.finalize() != NO_WRITES
