@@ -1,6 +1,8 @@
 """The player's static page in Chromium from file://, with every network request aborted: no kernel, no manager."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from forge_kernel import open_run
@@ -17,22 +19,22 @@ def long_trajectory(base: CompactTrajectory, n: int = LONG) -> CompactTrajectory
     template = order.changes[0]["value"]
     steps, resources = [], {}
     for i in range(1, n + 1):
-        step = base.steps[0].model_copy(update={"step": i, "changes": []})
+        step = replace(base.steps[0], step=i, changes=[])
         key = f"MedicationRequest/mr-{i - i % 10}"
         if i % 10 == 0:
             doc = {**template, "id": key.split("/")[1]}
-            step = order.model_copy(update={"step": i, "changes": [{"op": "add", "path": f"/{key}", "value": doc}]})
+            step = replace(order, step=i, changes=[{"op": "add", "path": f"/{key}", "value": doc}])
             resources[key] = CompactResource(initial=None, versions=[(i, doc)])
         elif i % 10 == 5 and i > 10:
             key = f"MedicationRequest/mr-{i - 5}"
             stopped = {**resources[key].versions[-1][1], "status": "stopped"}
-            step = order.model_copy(update={"step": i, "tool": "medication_request_update", "changes": [
-                {"op": "replace", "path": f"/{key}/status", "value": "stopped", "replaced": "active"}]})
+            step = replace(order, step=i, tool="medication_request_update", changes=[
+                {"op": "replace", "path": f"/{key}/status", "value": "stopped", "replaced": "active"}])
             resources[key].versions.append((i, stopped))
         steps.append(step)
     resources["MedicationRequest/mr-10"].versions.append((n, None))
-    steps[-1] = steps[-1].model_copy(update={"changes": [{"op": "remove", "path": "/MedicationRequest/mr-10",
-                                                           "replaced": resources["MedicationRequest/mr-10"].versions[0][1]}]})
+    steps[-1] = replace(steps[-1], changes=[{"op": "remove", "path": "/MedicationRequest/mr-10",
+                                             "replaced": resources["MedicationRequest/mr-10"].versions[0][1]}])
     verdicts = [v.model_copy(update={"steps": [n // 2]}) if v.steps else v for v in base.verdicts]
     return base.model_copy(update={"steps": steps, "resources": resources, "verdicts": verdicts})
 
