@@ -34,7 +34,8 @@ LAZY_UP = {
 }
 """Upward imports made inside a function, each with why it is there."""
 
-FACED = ("agents", "agents/planner", "analysis", "ehr", "engine", "report", "spec", "store", "tools", "workers")
+FACED = ("agents", "agents/planner", "analysis", "ehr", "engine", "report", "spec", "store", "tools", "verify",
+         "verify/kinds", "verify/tables", "widgets", "workers")
 """Packages whose inside modules are private (``_name.py``): a module without the underscore is a home of names
 in its face's ``_HOMES``, is imported by another package or a notebook, or runs as a program (``python -m``)."""
 NOTEBOOKS = KERNEL.parent / "notebooks"
