@@ -161,3 +161,9 @@ def test_a_new_inside_module_must_be_private():
     assert unhomed_public_modules(probe) == ["store/inside.py"]
     probe["store/_inside.py"] = probe.pop("store/inside.py")
     assert unhomed_public_modules(probe) == []
+
+
+def test_a_subpackage_inside_module_must_be_private_too():
+    answer = sources()["verify/kinds/answer.py"]
+    probe = {**sources(), "verify/kinds/inside.py": "X = 1\n", "verify/kinds/answer.py": answer + "from .inside import X\n"}
+    assert unhomed_public_modules(probe) == ["verify/kinds/inside.py"]
