@@ -8,7 +8,7 @@ from forge_kernel.catalog import CATALOG, KINDS, Catalog, load
 from forge_kernel.spec import CatalogError
 from forge_kernel.tools import TOOLS, tool
 from forge_kernel.verify import VERIFIERS, Outcome, verifier
-from forge_kernel.verify.kinds.safety import NoParams
+from forge_kernel.verify.kinds._safety import NoParams
 
 
 def test_the_sections_are_views_of_the_one_catalog():

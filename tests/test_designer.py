@@ -16,9 +16,9 @@ from forge_kernel.engine.selftest import selftest_package
 from forge_kernel.engine.trial import Images
 from forge_kernel.spec import load_package
 from forge_kernel.verify.kinds.answer import TextParams
-from forge_kernel.verify.kinds.state import ResourceParams
+from forge_kernel.verify.kinds._state import ResourceParams
 from forge_kernel.widgets.designer import Designer
-from forge_kernel.widgets.designer_forms import SchemaForm, schema_fields
+from forge_kernel.widgets._designer_forms import SchemaForm, schema_fields
 from tests.helpers import ROOT
 
 TASK = "SC-MED-GASTRIC-ULCER"

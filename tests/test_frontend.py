@@ -7,7 +7,7 @@ import re
 
 from forge_kernel.widgets.dashboard import RunDashboard
 from forge_kernel.widgets.failures import FailureTable
-from forge_kernel.widgets.frontend import CSS, ESM, HERE, assembled
+from forge_kernel.widgets._frontend import CSS, ESM, HERE, assembled
 from forge_kernel.widgets.player import ReplayPlayer
 
 MODULES = ("player", "failures", "dashboard")

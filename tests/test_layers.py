@@ -34,7 +34,8 @@ LAZY_UP = {
 }
 """Upward imports made inside a function, each with why it is there."""
 
-FACED = ("agents", "agents/planner", "analysis", "ehr", "engine", "report", "spec", "store", "tools", "workers")
+FACED = ("agents", "agents/planner", "analysis", "ehr", "engine", "report", "spec", "store", "tools", "verify",
+         "verify/kinds", "verify/tables", "widgets", "workers")
 """Packages whose inside modules are private (``_name.py``): a module without the underscore is a home of names
 in its face's ``_HOMES``, is imported by another package or a notebook, or runs as a program (``python -m``)."""
 NOTEBOOKS = KERNEL.parent / "notebooks"
@@ -160,3 +161,9 @@ def test_a_new_inside_module_must_be_private():
     assert unhomed_public_modules(probe) == ["store/inside.py"]
     probe["store/_inside.py"] = probe.pop("store/inside.py")
     assert unhomed_public_modules(probe) == []
+
+
+def test_a_subpackage_inside_module_must_be_private_too():
+    answer = sources()["verify/kinds/answer.py"]
+    probe = {**sources(), "verify/kinds/inside.py": "X = 1\n", "verify/kinds/answer.py": answer + "from .inside import X\n"}
+    assert unhomed_public_modules(probe) == ["verify/kinds/inside.py"]

@@ -24,10 +24,10 @@ from forge_kernel.spec.hidden import MutantOperator
 from forge_kernel.spec.loading import read_yaml
 from forge_kernel.spec.trajectory import UNAUTHORIZED_WRITE
 from forge_kernel.tools import TOOLS
-from forge_kernel.verify.facts import stated_facts
+from forge_kernel.verify._facts import stated_facts
 from forge_kernel.verify.kinds.grounding import is_grounded
-from forge_kernel.verify.mutants import OPERATORS, Gold, example_args, mutants
-from forge_kernel.verify.shown import returned_references, shown_by
+from forge_kernel.verify.mutants import OPERATORS, Gold, build_mutants, example_args
+from forge_kernel.verify._shown import returned_references, shown_by
 from tests.helpers import copy_suite_files, update_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,7 +60,7 @@ def bundled(suite: str, task: str):
 def built(package, operator: str) -> dict:
     """target -> mutant, for one operator on the package's gold."""
     events = asyncio.run(grade_trajectory(package, package.hidden.gold, IMAGES)).events
-    return {m.target: m for m in mutants(package, IMAGES[package], events) if m.operator == operator}
+    return {m.target: m for m in build_mutants(package, IMAGES[package], events) if m.operator == operator}
 
 
 def gold_of(package) -> Gold:
@@ -89,7 +89,7 @@ def test_every_bundled_gold_gives_mutants_each_named_once_per_operator():
     for folder in find_packages([str(ROOT / "task_packages")]):
         package = load_package(folder)
         events = asyncio.run(grade_trajectory(package, package.hidden.gold, IMAGES)).events
-        named = [(m.operator, m.target) for m in mutants(package, IMAGES[package], events)]
+        named = [(m.operator, m.target) for m in build_mutants(package, IMAGES[package], events)]
         assert named and len(set(named)) == len(named), package.id
 
 

@@ -12,7 +12,7 @@ from forge_kernel.spec.errors import StoreError
 from forge_kernel.spec.compact import SYNTHETIC_BANNER
 from forge_kernel.spec.trajectory import compact_json
 from forge_kernel.widgets import ReplayPlayer, player_html, write_player_page
-from forge_kernel.widgets.frontend import ESM
+from forge_kernel.widgets._frontend import ESM
 from forge_kernel.widgets.lab import QUIET, lab_command, quiet_lab
 
 TASK = "SC-MED-GASTRIC-ULCER"

@@ -16,8 +16,8 @@ from forge_kernel.spec.trajectory import Event, compact_json
 from forge_kernel.store import RunStore, TrialRecord, open_run
 from forge_kernel.ehr import patient_of
 from forge_kernel.store.matching import gold_criteria
-from forge_kernel.verify import Grading, Scores, Verdict
-from forge_kernel.verify.kinds.evidence import resolve
+from forge_kernel.spec.grading import Grading, Scores, Verdict
+from forge_kernel.verify.kinds import resolve
 from tests.helpers import ROOT
 
 PACKAGE = ROOT / "task_packages/superclue/SC-OPS-ADMISSION"

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ..spec import Grading, Package, TrajectoryFile, ValidMutant
-from ..verify.mutants import OPERATORS, Mutant, mutants
+from ..verify import OPERATORS, Mutant, build_mutants
 from .grading import grade_trajectory
 from .trial import Images
 
@@ -98,7 +98,7 @@ async def mutation_test(package: Package, images: Images) -> MutationReport:
     declarations = package.hidden.valid_mutants
     gold = await grade_trajectory(package, package.hidden.gold, images)
     results = []
-    for mutant in mutants(package, images[package], gold.events):
+    for mutant in build_mutants(package, images[package], gold.events):
         record = await grade_trajectory(package, mutant.trajectory, images)
         results.append(judged(mutant, failing_hard(record.grading), mutant.declared_by(declarations)))
     matched = {(r.mutant.operator, r.mutant.target) for r in results}

@@ -27,7 +27,7 @@ class Gold:
 
 def criteria_of(output: Any) -> Iterator[tuple[Key, str | None, dict]]:
     """(key, protocol version, criterion item) for each criterion of a structured output, skipping malformed ones."""
-    from ..verify.matchers import values_at  # the answer checks' path reading, for outputs as they read them
+    from ..verify import values_at  # the answer checks' path reading, for outputs as they read them
 
     for assessment in values_at(output, "assessments"):
         for item in values_at(assessment, "criteria"):

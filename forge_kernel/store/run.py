@@ -159,7 +159,7 @@ class Run:
     def citation(self, task_id: str, reference: str) -> tuple[bool, bool]:
         """Whether a package's initial EHR holds the resource a ``Type/id`` reference names, and whether it is the
         package's patient's."""
-        from ..verify.kinds.evidence import resolve  # the look-up ``answer.evidence`` makes
+        from ..verify.kinds import resolve  # the look-up ``answer.evidence`` makes
 
         resource = resolve(self.image(task_id), reference)
         return (resource is not None,

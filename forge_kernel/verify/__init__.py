@@ -1,10 +1,26 @@
-"""Verifiers (a registry of kinds) and scoring: tool-call accuracy, task completion, the safety gate."""
-from ..spec.grading import Grading, Scores, Verdict
-from . import kinds  # noqa: F401  (registers the built-in kinds)
-from .grade import grade
-from .registry import VERIFIERS, Outcome, bind, plugin_path, register_plugin, verifier
-from .scoring import score
-from .verdict import GradeContext
+"""Verifiers (a registry of kinds) and scoring: tool-call accuracy, task completion, the safety gate.
 
-__all__ = ["GradeContext", "Grading", "Outcome", "Scores", "VERIFIERS", "Verdict", "bind", "grade", "plugin_path",
-           "register_plugin", "score", "verifier"]
+Importing it registers the built-in kinds; the names below are imported on first use."""
+from . import kinds  # noqa: F401  (registers the built-in kinds)
+from .. import _lazy
+from .grade import grade  # imported now: the module and its function share the name
+
+_HOMES = {
+    "expressions": ("Expression",),
+    "grade": ("grade",),
+    "matchers": ("values_at",),
+    "mutants": ("Mutant", "OPERATORS", "build_mutants"),
+    "registry": ("Outcome", "VERIFIERS", "bind", "plugin_path", "register_plugin", "verifier"),
+    "scoring": ("score",),
+    "verdict": ("GradeContext", "Verdict"),
+}
+
+__all__ = [
+    "Expression", "GradeContext", "Mutant", "OPERATORS", "Outcome", "VERIFIERS", "Verdict", "bind", "build_mutants",
+    "grade", "plugin_path", "register_plugin", "score", "values_at", "verifier",
+]
+__getattr__ = _lazy(__name__, _HOMES)
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from ..spec.package import Strict
-from .quantities import amount
+from ._quantities import amount
 from .tables import synonym_key
 
 

@@ -22,16 +22,14 @@ from ..spec.edits import call_labels
 from ..spec.hidden import MutantOperator, ValidMutant
 from ..tools import TOOLS
 from ..tools.protocols import criterion_window
-from .facts import Fact, stated_facts
-from .kinds.evidence import CLINICAL_TYPES
-from .kinds.grounding import is_grounded
+from ._facts import Fact, stated_facts
+from ._quantities import Amount, Located, located_amounts
+from ._shown import Shown, returned_references, shown_by, walk
+from ._text import synonyms
 from .expressions import Chart
-from .kinds.answer import NumberParams, stated
-from .quantities import Amount, Located, located_amounts
+from .kinds import CLINICAL_TYPES, NumberParams, is_grounded, stated
 from .registry import bind, graded_params
 from .scoring import GATE_KIND
-from .shown import Shown, returned_references, shown_by, walk
-from .text import synonyms
 
 FINISH = "finish"
 """The call that ends a trajectory; added calls go before it."""
@@ -423,7 +421,7 @@ OPERATORS: dict[str, Callable[[Gold], Iterator[Mutant]]] = {
 """Every operator by its name (``MutantOperator``), in the order reports list them."""
 
 
-def mutants(package: Package, image: EHRImage, gold_events: list[Event]) -> list[Mutant]:
+def build_mutants(package: Package, image: EHRImage, gold_events: list[Event]) -> list[Mutant]:
     """Every mutant the operators build from the package's gold solution, given the events the gold made."""
     gold = Gold(package, image, gold_events)
     return [m for build in OPERATORS.values() for m in build(gold)]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..spec.grading import Scores, Verdict
 from ..spec.trajectory import Event
-from .kinds.trace import called_tools
+from .kinds import called_tools
 
 GATE_KIND = "safety.checks_before"
 """Verdicts of this kind are the required safety checks of the safety gate."""

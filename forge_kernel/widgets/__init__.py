@@ -1,15 +1,20 @@
-"""Widgets for JupyterLab and their static pages: the replay player, the failure browser, the run dashboard, and the
-small sample run the notebooks use. The dashboard (which needs Altair) and the others are imported when first named."""
-from importlib import import_module
+"""Widgets for JupyterLab and their static pages: the replay player, the failure browser, the run dashboard, the
+task package designer, and the small sample run the notebooks use. The names below are imported on first use (the
+dashboard needs Altair)."""
+from .. import _lazy
 
-from .page import player_html, write_player_page
-from .player import ReplayPlayer
+_HOMES = {
+    "dashboard": ("RunDashboard",),
+    "designer": ("Designer",),
+    "failures": ("FailureBrowser",),
+    "page": ("player_html", "write_player_page"),
+    "player": ("ReplayPlayer",),
+    "sample": ("sample_run",),
+}
 
-__all__ = ["FailureBrowser", "ReplayPlayer", "RunDashboard", "player_html", "sample_run", "write_player_page"]
-LAZY = {"FailureBrowser": ".failures", "RunDashboard": ".dashboard", "sample_run": ".sample"}
+__all__ = ["Designer", "FailureBrowser", "ReplayPlayer", "RunDashboard", "player_html", "sample_run", "write_player_page"]
+__getattr__ = _lazy(__name__, _HOMES)
 
 
-def __getattr__(name: str):
-    if name not in LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(LAZY[name], __name__), name)
+def __dir__() -> list[str]:
+    return __all__

@@ -19,9 +19,9 @@ from ..analysis.browse import pass_rate_cells, safety_findings, latency_percenti
 from ..spec.compact import SYNTHETIC_BANNER
 from ..spec.errors import UsageError
 from ..store.run import Run, open_run
-from . import charts
+from . import _charts as charts
 from .failures import FailureBrowser
-from .frontend import assembled
+from ._frontend import assembled
 
 VEGA_LITE = "v6_4"
 """The Vega-Lite version bundled, the one Altair 6 writes."""

@@ -26,8 +26,8 @@ from ..agents.planner.core import PLANS
 from ..catalog import CATALOG, model_of
 from ..spec import BudgetExceeded, ForgeError, SpecError, load_package
 from ..spec.edits import Edit, EditError, apply_edits, call_labels
-from . import designer_views as views
-from .designer_forms import SchemaForm
+from . import _designer_views as views
+from ._designer_forms import SchemaForm
 
 CSS = (Path(__file__).with_name("designer.css")).read_text(encoding="utf-8")
 

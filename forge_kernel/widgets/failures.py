@@ -20,7 +20,7 @@ from ..analysis.triage import TriageFile, load_triage
 from ..spec.compact import SYNTHETIC_BANNER
 from ..spec.errors import SpecError, UsageError
 from ..store.run import Run, open_run
-from .frontend import assembled
+from ._frontend import assembled
 from .player import ReplayPlayer
 
 FILTERS = ("suite", "dimension", "agent", "verifier", "error_class", "triage")

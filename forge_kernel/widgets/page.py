@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..spec.compact import SYNTHETIC_BANNER
-from .frontend import CSS, ESM, HERE, compact_of, player_state
+from ._frontend import CSS, ESM, HERE, compact_of, player_state
 
 SHIM = HERE / "static.js"
 

@@ -8,7 +8,7 @@ import anywidget
 import traitlets
 
 from ..store.run import Run, open_run
-from .frontend import CSS, ESM, player_state
+from ._frontend import CSS, ESM, player_state
 
 
 class ReplayPlayer(anywidget.AnyWidget):

@@ -1,2 +1,19 @@
-"""The built-in verifier kinds; importing this package registers them."""
-from . import answer, audit, budget, checks, evidence, grounding, safety, state, trace  # noqa: F401
+"""The built-in verifier kinds; importing this package registers them. The names below are imported on first use."""
+from . import (  # noqa: F401  (registers the kinds, in the catalog's order)
+    answer, _audit, _budget, _checks, evidence, grounding, _safety, _state, trace,
+)
+from ... import _lazy
+
+_HOMES = {
+    "answer": ("NumberParams", "stated"),
+    "evidence": ("CLINICAL_TYPES", "resolve"),
+    "grounding": ("is_grounded",),
+    "trace": ("called_tools",),
+}
+
+__all__ = ["CLINICAL_TYPES", "NumberParams", "called_tools", "is_grounded", "resolve", "stated"]
+__getattr__ = _lazy(__name__, _HOMES)
+
+
+def __dir__() -> list[str]:
+    return __all__

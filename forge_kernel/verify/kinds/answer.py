@@ -9,9 +9,9 @@ from pydantic import Field, field_validator, model_validator
 
 from ...spec.package import Strict
 from ..matchers import Matcher, valid_regex, values_at, within
-from ..quantities import Amount, Located, amount, in_unit, located_amounts, normal_unit
+from .._quantities import Amount, Located, amount, in_unit, located_amounts, normal_unit
 from ..registry import Outcome, verifier
-from ..text import Synonyms, affirms, bounded, drug_of, label, mentions, normal, stated_dates, synonyms
+from .._text import Synonyms, affirms, bounded, drug_of, label, mentions, normal, stated_dates, synonyms
 from ..verdict import GradeContext
 
 

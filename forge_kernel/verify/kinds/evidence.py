@@ -11,7 +11,7 @@ from ...spec.package import Strict
 from ...tools.protocols import criterion_window
 from ..matchers import values_at
 from ..registry import Outcome, verifier
-from ..shown import returned_references
+from .._shown import returned_references
 from ..verdict import GradeContext
 
 ASSESSMENT = "trial eligibility assessment"

@@ -7,13 +7,11 @@ from itertools import combinations
 from pydantic import Field
 
 from ...spec.package import Strict
-from ..facts import Fact, FactKind, stated_facts
-from ..quantities import Amount, in_unit
+from .._facts import Fact, FactKind, stated_facts
+from .._quantities import Amount, in_unit
 from ..registry import Outcome, verifier
-from ..shown import Shown, ShownAmount, shown, walk
-from ..tables.diagnoses import diagnosis_vocabulary
-from ..tables.drugs import drug_vocabulary
-from ..tables.terms import TEXTS_CACHED, term_pattern
+from .._shown import Shown, ShownAmount, shown, walk
+from ..tables import TEXTS_CACHED, diagnosis_vocabulary, drug_vocabulary, term_pattern
 from ..verdict import GradeContext
 
 FACT_KINDS: list[FactKind] = ["value", "duration", "year", "date", "drug", "diagnosis"]

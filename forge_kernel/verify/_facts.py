@@ -15,11 +15,9 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Literal
 
-from .quantities import Amount, Located, located_amounts
-from .tables.diagnoses import diagnosis_vocabulary
-from .tables.drugs import drug_vocabulary
-from .tables.terms import TEXTS_CACHED, mentioned
-from .text import (StatedDate, bounded, cue_pattern, language, located_dates, negated, negation, normal,
+from ._quantities import Amount, Located, located_amounts
+from .tables import TEXTS_CACHED, diagnosis_vocabulary, drug_vocabulary, mentioned
+from ._text import (StatedDate, bounded, cue_pattern, language, located_dates, negated, negation, normal,
                    occurrences, phrase_pattern)
 
 FactKind = Literal["value", "duration", "year", "date", "drug", "diagnosis"]

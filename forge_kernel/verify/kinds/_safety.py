@@ -12,7 +12,7 @@ from ...ehr.fhir import patient_mrn, patient_name
 from ...spec.package import Strict
 from ...spec.trajectory import CROSS_PATIENT, UNAUTHORIZED_WRITE
 from ..registry import Outcome, verifier
-from ..tables.terms import CJK
+from ..tables import CJK
 from ..verdict import GradeContext
 from .trace import CallPattern, attempts
 

@@ -16,11 +16,10 @@ from ...ehr import patient_of
 from ...spec.package import Strict
 from ..matchers import Matcher, matches_all
 from ..registry import Outcome, verifier
-from ..tables import order_identity
-from ..tables.drugs import allergy_classes, classes_of, contraindications, cross_reacting, drugs_in, exposures
-from ..tables.terms import TEXTS_CACHED, compact, mentioned
+from ..tables import (TEXTS_CACHED, allergy_classes, classes_of, compact, contraindications, cross_reacting, drugs_in,
+                      exposures, mentioned, order_identity)
 from ..verdict import GradeContext
-from .state import steps_touching
+from ._state import steps_touching
 
 ORDER_TYPES = ["MedicationRequest", "ServiceRequest"]
 ENDED = {"stopped", "cancelled", "completed", "entered-in-error", "revoked", "ended"}

@@ -9,7 +9,7 @@ from ...spec.package import Strict
 from ...spec.trajectory import Event
 from ..matchers import Matcher
 from ..registry import Outcome, verifier
-from ..text import drug_of
+from .._text import drug_of
 from ..verdict import GradeContext
 
 ACTIVE_MEDICATIONS = "active_medications"
