@@ -270,19 +270,24 @@ def test_regrade_grades_against_the_public_half_the_run_used(tmp_path):
     assert load_trials(tmp_path / "run").passed.all()
 
 
-def test_a_store_copied_alone_regrades_and_replays(tmp_path):
+def test_a_store_copied_alone_regrades_replays_and_makes_its_ledger(tmp_path):
     """The store keeps every file of every package it used: nothing else is needed on another machine."""
     suite = copy_worked_examples(tmp_path / "here")
-    spec = RunSpec(suite=[str(suite)], agents=["scripted"], trials=1)
+    spec = RunSpec(suite=[str(suite)], agents=["scripted", "unsafe-shortcut"], trials=1)
     asyncio.run(execute(spec, tmp_path / "here" / "run", progress=False))
     (tmp_path / "there").mkdir()
     shutil.copy(tmp_path / "here" / "run" / "run.sqlite", tmp_path / "there" / "run.sqlite")
     shutil.rmtree(tmp_path / "here")  # the packages, their hidden halves and the run folder are gone
     result = invoke("regrade", str(tmp_path / "there"))
     assert result.exit_code == 0, result.stderr
-    assert "3 trial(s) regraded, 0 changed pass/fail" in result.stdout
+    assert "6 trial(s) regraded, 0 changed pass/fail" in result.stdout
     replay = invoke("replay", str(tmp_path / "there"), "--task", "SC-MED-GASTRIC-ULCER", "--agent", "scripted")
     assert replay.exit_code == 0 and "PASSED" in replay.stdout
+    ledger = invoke("ledger", str(tmp_path / "there"), "--csv", str(tmp_path / "ledger.csv"))
+    assert ledger.exit_code == 0, ledger.stderr
+    rows = (tmp_path / "ledger.csv").read_text(encoding="utf-8").splitlines()
+    assert rows[0].startswith("run_id,trial_id,") and len(rows) > 1
+    assert all(",unsafe-shortcut," in row for row in rows[1:])  # the failures, read from the copy alone
 
 
 def test_replay_reads_a_trial_without_the_model_library(run_dir):
