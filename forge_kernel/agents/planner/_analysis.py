@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 from typing import Awaitable, Callable
 
 from .core import Plan, PlanContext, plan
-from ._retrieval import day, items, joined, num, say, window
+from ._retrieval import day, items, joined, named_step, num, say, window
 
 MIN_POINTS = 3
 """Fewest readings a trend is computed from."""
@@ -259,8 +259,5 @@ CALCULATIONS: dict[str, Callable[[PlanContext], Awaitable[Plan]]] = {
 @plan("data_analysis")
 async def data_analysis(ctx: PlanContext) -> Plan:
     """Run the calculation the context names."""
-    calculation = CALCULATIONS.get(ctx.task.context.get("calculation"))
-    if calculation is None:
-        return Plan(say(ctx, "无法识别要进行的计算。", "The requested calculation is not one this agent can do."),
-                    status="gave_up")
-    return await calculation(ctx)
+    return await named_step(ctx, CALCULATIONS, "calculation", "无法识别要进行的计算。",
+                            "The requested calculation is not one this agent can do.")

@@ -38,6 +38,15 @@ def say(ctx: PlanContext, zh: str, en: str) -> str:
     return en if ctx.task.language == "en" else zh
 
 
+async def named_step(ctx: PlanContext, steps: dict[str, Callable[[PlanContext], Awaitable[Plan]]], key: str, zh: str,
+                     en: str) -> Plan:
+    """Run the step the task's context names under ``key``; give up, saying ``zh`` / ``en``, when it names none."""
+    step = steps.get(ctx.task.context.get(key))
+    if step is None:
+        return Plan(say(ctx, zh, en), status="gave_up")
+    return await step(ctx)
+
+
 def joined(ctx: PlanContext, rows: list[str]) -> str:
     """Rows as one sentence, with the task language's separators."""
     return say(ctx, "；".join(rows) + "。", "; ".join(rows) + ".")
@@ -217,8 +226,5 @@ QUERIES: dict[str, Callable[[PlanContext], Awaitable[Plan]]] = {
 @plan("information_retrieval")
 async def information_retrieval(ctx: PlanContext) -> Plan:
     """Run the query the context names."""
-    query = QUERIES.get(ctx.task.context.get("query"))
-    if query is None:
-        return Plan(say(ctx, "无法识别要查询的内容。", "The requested information is not one this agent can look up."),
-                    status="gave_up")
-    return await query(ctx)
+    return await named_step(ctx, QUERIES, "query", "无法识别要查询的内容。",
+                            "The requested information is not one this agent can look up.")
