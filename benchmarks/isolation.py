@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
+import socket
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -24,6 +27,7 @@ from forge_kernel.engine.seeds import trial_seed
 from forge_kernel.engine.trial import Images, run_trial, task_template
 from forge_kernel.store import RunStore
 from forge_kernel.workers import InProcess, IsolatedAgent, choose
+from forge_kernel.workers.pool import PER_WORKER
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # bench_agents, importable here and (through PYTHONPATH) in the workers
@@ -31,6 +35,64 @@ sys.path.insert(0, str(HERE))  # bench_agents, importable here and (through PYTH
 from bench_agents import MODEL_LATENCY_S, REPEATS  # noqa: E402
 
 AGENTS = {"scripted": "scripted", "repeater": "bench_agents:Repeater", "idle": "bench_agents:Idle"}
+
+
+def cpu_seconds() -> tuple[float, float]:
+    """CPU seconds so far: (this process, every process on the machine: user, nice, system and interrupts of all
+    CPUs, from /proc/stat; time stolen by the hypervisor left out)."""
+    mine = os.times()
+    user, nice, system, _idle, _iowait, irq, softirq = map(int, open("/proc/stat").readline().split()[1:8])
+    return mine.user + mine.system, (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
+ECHO = """
+import asyncio, os, socket, sys
+class Echo(asyncio.Protocol):
+    def connection_made(self, transport):
+        self.transport = transport
+    def data_received(self, data):
+        self.transport.write(data)
+    def connection_lost(self, exc):
+        self.done.set_result(None)
+async def main():
+    echo = Echo()
+    echo.done = asyncio.get_running_loop().create_future()
+    await asyncio.get_running_loop().create_unix_connection(lambda: echo, sock=socket.socket(fileno=int(sys.argv[1])))
+    await echo.done
+os.nice(10)
+asyncio.run(main())
+"""
+"""The other end of the bare round trip: sends back whatever arrives."""
+
+
+class Ping(asyncio.Protocol):
+    def __init__(self):
+        self.answered: asyncio.Future | None = None
+
+    def data_received(self, data):
+        self.answered.set_result(data)
+
+
+async def bench_round_trip(n: int, warmup: int, figure):
+    """A bare round trip between two processes' asyncio event loops over a Unix socket (a 200-byte message
+    echoed), the child below the parent's priority as the workers are: the floor under any tool call that
+    crosses to an agent's own event loop."""
+    ours, theirs = socket.socketpair()
+    echo = subprocess.Popen([sys.executable, "-c", ECHO, str(theirs.fileno())], pass_fds=[theirs.fileno()])
+    theirs.close()
+    transport, ping = await asyncio.get_running_loop().create_unix_connection(Ping, sock=ours)
+    samples = []
+    for i in range(warmup + n):
+        ping.answered = asyncio.get_running_loop().create_future()
+        t0 = perf_counter_ns()
+        transport.write(b"x" * 200)
+        await ping.answered
+        if i >= warmup:
+            samples.append(perf_counter_ns() - t0)
+    transport.close()
+    await asyncio.to_thread(echo.wait)  # the socket closes on the loop's next turn
+    return figure("baseline: a bare round trip between two processes' event loops (200 bytes over a Unix socket)",
+                  samples)
 
 
 def sandbox_mode() -> str:
@@ -72,7 +134,7 @@ async def bench_paths(package_dir: Path, n: int, warmup: int, figure) -> dict:
         store.close()
         tmp.cleanup()
     return {key: figure(f"{key[1]} ({key[0]})", values) for key, values in samples.items()} | {
-        "mode": sandbox.mode}
+        "round_trip": await bench_round_trip(n * 10, warmup * 10, figure), "mode": sandbox.mode}
 
 
 async def bench_concurrency(package_dir: Path, trials: int, concurrency: int) -> dict:
@@ -95,23 +157,27 @@ async def bench_concurrency(package_dir: Path, trials: int, concurrency: int) ->
                 for name, run_spec in (("warmup", warmup), ("warm", spec)):
                     cards = [{"name": r.name, "version": r.version} for r, _ in agents.values()]
                     with open_store(Path(tmp) / name, run_spec, packages, cards, sandbox, False) as store:
-                        started = perf_counter()
+                        started, cpu = perf_counter(), cpu_seconds()
                         await run_plan(store, run_spec, packages, agents, concurrency, False)
                         warm = perf_counter() - started
+                        harness_cpu, machine_cpu = (b - a for a, b in zip(cpu, cpu_seconds()))
                         passed = store.db.execute("SELECT SUM(passed) FROM scores").fetchone()[0]
             finally:
                 await stop_agents(r for r, _ in agents.values())
         out[path] = {"cold_s": cold, "warm_s": warm, "passed": passed, "warm_eff": ideal / warm,
-                     "cold_eff": ideal / cold}
+                     "cold_eff": ideal / cold, "harness_cpu_s": harness_cpu, "machine_cpu_s": machine_cpu}
     return out
 
 
 def section(paths: dict, conc: dict, baseline_ns: float, table, fmt) -> list[str]:
     """The two sections of RESULTS.md."""
+    n = conc["trials"]
     mode = paths["mode"]
     get = {key: fig for key, fig in paths.items() if key != "mode"}
     iso, local = get[("isolated", "scripted")], get[("in-process", "scripted")]
+    trip = get.pop("round_trip")
     per_call = {p: (get[(p, "repeater")].median - get[(p, "idle")].median) / REPEATS for p in ("in-process", "isolated")}
+    boundary = per_call["isolated"] - per_call["in-process"]
     overhead = iso.median - baseline_ns
     goal = 3_000_000
     lines = [
@@ -122,13 +188,19 @@ def section(paths: dict, conc: dict, baseline_ns: float, table, fmt) -> list[str
         "Both cores in use (the harness and a worker are separate processes). Each sample is one trial, from "
         "`run_trial` to the committed write; in-process and isolated trials are interleaved.",
         "",
-        *table([(fig, "—") for fig in get.values()], "note"),
+        *table([(fig, "—") for fig in get.values()] + [(trip, "—")], "note"),
         "",
         f"- Per tool call (({REPEATS} look-ups − none) / {REPEATS}): in process {fmt(per_call['in-process'])}, "
         f"isolated {fmt(per_call['isolated'])}: the process boundary adds "
-        f"{fmt(per_call['isolated'] - per_call['in-process'])} per call.",
+        f"{fmt(boundary)} per call.",
         f"- Per trial with no call (Idle): in process {fmt(get[('in-process', 'idle')].median)}, isolated "
         f"{fmt(get[('isolated', 'idle')].median)}.",
+        f"- A bare round trip between two processes' event loops takes {fmt(trip.median)} here: the floor of a call "
+        f"that crosses to the agent's own event loop. The rest of the {fmt(boundary)} is the frames' work on both "
+        "sides (encoding, checking, decoding) and the worker's loop.",
+        f"- A 7-call trial crosses 8 times (the task and its result, and 7 calls): with nothing but bare round trips "
+        f"added, an isolated trial would take {fmt(local.median + 8 * trip.median)} here (in process "
+        f"{fmt(local.median)} + 8 × {fmt(trip.median)}).",
         f"- **An isolated trial of 7 calls: {fmt(iso.median)} ({fmt(iso.median - local.median)} more than in process); "
         f"harness overhead (median trial − median direct tool calls, {fmt(baseline_ns)}): {fmt(overhead)}. "
         f"Goal under 3 ms: {'met' if overhead < goal else 'NOT met'}.**",
@@ -138,17 +210,26 @@ def section(paths: dict, conc: dict, baseline_ns: float, table, fmt) -> list[str
         f"{conc['trials']:,} trials of `PacedScripted` (the scripted agent waiting {MODEL_LATENCY_S * 1000:.0f} ms before "
         f"each of its 7 calls) at concurrency {conc['concurrency']}; ideal makespan {conc['ideal_s']:.2f} s "
         f"({math.ceil(conc['trials'] / conc['concurrency'])} waves × 7 × {MODEL_LATENCY_S * 1000:.0f} ms). Efficiency = "
-        "ideal / measured. Warm: the agent started and its workers (four trials each) forked by a first run of "
-        f"{conc['concurrency']} trials; cold: the whole `execute` from a standing start.",
+        f"ideal / measured. Warm: the agent started and its workers (up to {PER_WORKER} trials each) forked by a first "
+        f"run of {conc['concurrency']} trials; cold: the whole `execute` from a standing start.",
         "",
-        "| path | warm makespan | warm efficiency | cold makespan | cold efficiency | trials passed |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| path | warm makespan | warm efficiency | cold makespan | cold efficiency | trials passed | "
+        "harness CPU per trial | machine CPU per trial |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
         *(f"| {path} | {r['warm_s']:.2f} s | {r['warm_eff']:.0%} | {r['cold_s']:.2f} s | {r['cold_eff']:.0%} | "
-          f"{r['passed']:,} / {conc['trials']:,} |" for path, r in ((p, conc[p]) for p in ("in-process", "isolated"))),
+          f"{r['passed']:,} / {conc['trials']:,} | {fmt(r['harness_cpu_s'] / n * 1e9)} | "
+          f"{fmt(r['machine_cpu_s'] / n * 1e9)} |"
+          for path, r in ((p, conc[p]) for p in ("in-process", "isolated"))),
         "",
         f"**Isolated, warm: {conc['isolated']['warm_eff']:.0%} efficiency. Goal at least 90%: "
         f"{'met' if conc['isolated']['warm_eff'] >= 0.9 else 'NOT met'}.** The cold figure adds starting the agent's "
         "sandbox (its imports) and forking every worker, once per run.",
+        "",
+        f"CPU per trial is that of the warm run: the harness process alone (the `forge` process: sessions, the wire, "
+        f"grading, the store), and every process on the machine (the harness, the agent's workers, anything else "
+        f"running). At 90% the run would take {conc['ideal_s'] / 0.9:.2f} s, in which the {os.cpu_count()} CPUs give "
+        f"{fmt(os.cpu_count() * conc['ideal_s'] / 0.9 / n * 1e9)} per trial at most, and the harness process, which "
+        f"serves every call on one core, {fmt(conc['ideal_s'] / 0.9 / n * 1e9)}.",
         "",
     ]
     return lines

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, Iterator
 
 from pydantic import BaseModel
@@ -47,9 +48,8 @@ def decide(policy: Policy, patient_id: str, view: EHRView, tool: Tool, args: obj
 def named_records(args: BaseModel, in_text: bool) -> Iterator[tuple[str, str]]:
     """(type, id) of every record the arguments name: arguments marked with ``Refers`` (in nested models too), and
     with ``in_text`` every "Type/id" reference in any text of the arguments (what a write would put on record)."""
-    for name, info in type(args).model_fields.items():
+    for name, mark in field_marks(type(args)):
         value = getattr(args, name)
-        mark = next((m for m in info.metadata if isinstance(m, Refers)), None)
         for item in value if isinstance(value, list) else [value]:
             if isinstance(item, BaseModel):
                 yield from named_records(item, in_text=False)
@@ -60,6 +60,13 @@ def named_records(args: BaseModel, in_text: bool) -> Iterator[tuple[str, str]]:
     if in_text:
         for text in strings(args.model_dump()):
             yield from (m.groups() for m in REFERENCE.finditer(text))
+
+
+@cache
+def field_marks(model: type[BaseModel]) -> tuple[tuple[str, Refers | None], ...]:
+    """Each field of an argument model with its ``Refers`` mark (None when it has none), read once per model."""
+    return tuple((name, next((m for m in info.metadata if isinstance(m, Refers)), None))
+                 for name, info in model.model_fields.items())
 
 
 def strings(value: Any) -> Iterator[str]:

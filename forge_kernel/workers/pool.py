@@ -23,7 +23,7 @@ from .sandbox import Sandbox
 from ._wire import HEADER
 from ._zygote_process import SPAWN_SECONDS, WorkerError, ZygoteProcess
 
-PER_WORKER = 4
+PER_WORKER = 16
 """Trials one worker process hosts at once (1 once the agent is seen to block its event loop)."""
 GRACE_SECONDS = 1.0
 """How long a worker has to stop a cancelled trial before it is killed."""
