@@ -356,6 +356,7 @@ def main() -> None:
     trials = opts.trials or (200 if opts.quick else 2000)
     began = perf_counter()
     print(f"MedAgent Forge benchmarks (SYNTHETIC data only) — {PINNING}", flush=True)
+    speed_before = calibration()
 
     print(f"[1/5] harness overhead per trial: {trials:,} trials ...", flush=True)
     t1 = asyncio.run(bench_trials(trials, warmup=50 if opts.quick else 200))
@@ -395,8 +396,9 @@ def main() -> None:
         f"- Python: {sys.version.split()[0]} ({platform.python_implementation()}), {platform.platform()}",
         f"- Code: git {git_state()}",
         f"- Whole script: {total_s:.1f} s",
-        f"- Machine speed: a pure-Python loop of 10 million additions took {calibration():.2f} s (the same loop is "
-        "the yardstick between runs on machines of different speed)",
+        f"- Machine speed: a pure-Python loop of 10 million additions took {speed_before:.2f} s before the "
+        f"benchmarks and {calibration():.2f} s after them (the same loop is the yardstick between runs on machines "
+        "of different speed, and shows whether the machine's speed changed during the run)",
         "",
         "Medians and p95 (nearest rank) over the repeats shown, after warm-ups; garbage collection left on, as in a "
         "real run. Other processes on the machine are not controlled: p95 figures pick up their noise.",

@@ -24,7 +24,7 @@ class WireError(Exception):
 
 def encode(message: dict) -> bytes:
     """One frame; raises ValueError / RecursionError for what JSON cannot carry (odd values become strings)."""
-    body = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str).encode()
+    body = _ENCODER.encode(message).encode()
     return HEADER.pack(len(body)) + body
 
 
@@ -49,7 +49,7 @@ def depth_of(value: Any, limit: int = MAX_DEPTH) -> int:
 def decode(body: bytes) -> dict:
     """A frame's body as a JSON object, or WireError."""
     try:
-        message = json.loads(body, parse_constant=_no_constant)
+        message = _DECODER.decode(body.decode())
     except RecursionError:
         raise WireError("JSON nested too deeply") from None
     except (ValueError, UnicodeDecodeError) as exc:
@@ -86,6 +86,10 @@ class Frames:
 
 def _no_constant(name: str):
     raise ValueError(f"{name} is not JSON")
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
 
 
 def finite_number(value: Any) -> bool:
