@@ -8,9 +8,10 @@ from importlib import import_module
 from typing import Any, Callable
 
 
-def _lazy(package: str, homes: dict[str, tuple[str, ...]]) -> Callable[[str], Any]:
-    """A module ``__getattr__`` for ``package`` (this one, and subpackages that do the same): each name of ``homes``
-    (submodule -> names) is imported from its submodule when first asked for, then kept in the package."""
+def _lazy(package: str, homes: dict[str, tuple[str, ...]], listed: list[str]) -> tuple[Callable, Callable]:
+    """A module's ``__getattr__`` and ``__dir__`` for ``package`` (this one, and subpackages that do the same): each
+    name of ``homes`` (submodule -> names) is imported from its submodule when first asked for, then kept in the
+    package; ``dir()`` gives ``listed`` (the package's ``__all__``)."""
     where = {name: module for module, names in homes.items() for name in names}
 
     def __getattr__(name: str) -> Any:
@@ -20,7 +21,10 @@ def _lazy(package: str, homes: dict[str, tuple[str, ...]]) -> Callable[[str], An
         setattr(sys.modules[package], name, value)
         return value
 
-    return __getattr__
+    def __dir__() -> list[str]:
+        return listed
+
+    return __getattr__, __dir__
 
 
 _HOMES = {
@@ -52,8 +56,4 @@ __all__ = [
 ]
 
 
-__getattr__ = _lazy(__name__, _HOMES)
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

@@ -15,8 +15,4 @@ __all__ = [
     "AGENTS", "Agent", "AgentTask", "Features", "Planner", "REFERENCE_SET", "ReplayAgent", "ToolClient",
     "agent_factory",
 ]
-__getattr__ = _lazy(__name__, _HOMES)
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

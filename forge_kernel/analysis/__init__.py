@@ -30,8 +30,4 @@ __all__ = [
     "mcnemar_exact", "pass_at_k", "pass_hat_k", "pass_rate_cells", "pass_rates", "percentile", "read_ledger",
     "reliability", "run_summary", "safety_findings", "wilson", "write_ledger",
 ]
-__getattr__ = _lazy(__name__, _HOMES)
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

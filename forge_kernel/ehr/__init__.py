@@ -17,8 +17,4 @@ __all__ = [
     "codes_of", "concept_text", "parse_time", "patient_mrn", "patient_name", "patient_of", "resource_key",
     "summarize", "time_of", "when",
 ]
-__getattr__ = _lazy(__name__, _HOMES)
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

@@ -19,8 +19,4 @@ __all__ = [
     "operator_totals", "operators_line", "regrade", "run_trial", "selftest_package", "totals_line",
     "trajectory_json", "trial_seed", "write_bundles",
 ]
-__getattr__ = _lazy(__name__, _HOMES)
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

@@ -15,8 +15,4 @@ __all__ = [
     "ReleaseReport", "SIGNOFF", "build_release", "keygen", "placeholder", "recorded", "render_ablations",
     "render_comparison", "render_trial", "sign", "trusted_keys", "verify",
 ]
-__getattr__ = _lazy(__name__, _HOMES)
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

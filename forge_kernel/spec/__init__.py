@@ -36,8 +36,4 @@ __all__ = [
     "find_packages", "hidden_schema", "load_package", "load_policy", "load_trajectory", "package_from_files",
     "parse_model", "read_json", "read_yaml", "tool_names", "validate_fixture",
 ]
-__getattr__ = _lazy(__name__, _HOMES)
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

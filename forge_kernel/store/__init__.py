@@ -19,8 +19,4 @@ __all__ = [
     "evidence_of", "gold_criteria", "iter_trials", "load_events", "load_trials", "load_verdicts", "open_run",
     "read_trial", "reported_criteria", "run_packages", "status_of", "stored_files", "utc_now",
 ]
-__getattr__ = _lazy(__name__, _HOMES)
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

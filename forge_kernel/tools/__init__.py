@@ -15,8 +15,4 @@ __all__ = [
     "Args", "BudgetExceeded", "TOOLS", "Tool", "ToolContext", "ToolError", "ToolSession", "criterion_leaves",
     "criterion_window", "dose_code", "drug_names", "lookup_key", "table", "tool",
 ]
-__getattr__ = _lazy(__name__, _HOMES)
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

@@ -19,8 +19,4 @@ __all__ = [
     "Expression", "GradeContext", "Mutant", "OPERATORS", "Outcome", "VERIFIERS", "Verdict", "bind", "build_mutants",
     "grade", "plugin_path", "register_plugin", "score", "values_at", "verifier",
 ]
-__getattr__ = _lazy(__name__, _HOMES)
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

@@ -13,8 +13,4 @@ _HOMES = {
 }
 
 __all__ = ["Designer", "FailureBrowser", "ReplayPlayer", "RunDashboard", "player_html", "sample_run", "write_player_page"]
-__getattr__ = _lazy(__name__, _HOMES)
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

@@ -18,8 +18,4 @@ __all__ = [
     "LocalToolClient", "MODES", "RemoteToolClient", "Runner", "Sandbox", "TIMEOUT", "bwrap_problem", "choose",
     "describe",
 ]
-__getattr__ = _lazy(__name__, _HOMES)
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from ..spec import RESULT, AgentResult, BudgetExceeded, compact_json
 from ..tools import ToolSession
 from .attempt import AGENT_ERROR, BUDGET_EXCEEDED, COMPLETED, REASON_CHARS, TIMEOUT
-from ._wire import HEADER, Frames, WireError, encode, finite_number
+from ._wire import Frames, WireError, encode, finite_number, frame
 
 MAX_TOOL_NAME = 200
 EXITED = "the worker process exited"
@@ -170,7 +170,7 @@ class Conversation:
 
     def send_reply(self, call_id: int, reply: str) -> None:
         body = f'{{"op":"reply","trial":{self.trial},"id":{call_id},"reply":{reply}}}'.encode()
-        self.link.write(HEADER.pack(len(body)) + body)
+        self.link.write(frame(body))
 
     def on_charge(self, message: dict) -> None:
         usd = message.get("usd")

@@ -24,8 +24,7 @@ class WireError(Exception):
 
 def encode(message: dict) -> bytes:
     """One frame; raises ValueError / RecursionError for what JSON cannot carry (odd values become strings)."""
-    body = _ENCODER.encode(message).encode()
-    return HEADER.pack(len(body)) + body
+    return frame(_ENCODER.encode(message).encode())
 
 
 def frame(body: bytes) -> bytes:

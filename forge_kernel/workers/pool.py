@@ -20,7 +20,7 @@ from ..tools import ToolSession
 from .attempt import AGENT_ERROR, BUDGET_EXCEEDED, REASON_CHARS, TIMEOUT, AgentOutcome
 from ._link import Conversation, Link
 from .sandbox import Sandbox
-from ._wire import HEADER
+from ._wire import frame
 from ._zygote_process import SPAWN_SECONDS, WorkerError, ZygoteProcess
 
 PER_WORKER = 16
@@ -90,9 +90,8 @@ class IsolatedAgent:
         """The fullest worker that still has a free slot (few processes, each kept busy)."""
         best = None
         for link in self._links:
-            load = len(link.conversations) + len(link.freeing)
-            if load < self.per_worker and not link.broken and (best is None or load > best[0]):
-                best = (load, link)
+            if link.load < self.per_worker and not link.broken and (best is None or link.load > best[0]):
+                best = (link.load, link)
         return best and best[1]
 
     def _freed(self, link: Link) -> None:
@@ -169,7 +168,7 @@ class IsolatedAgent:
         link.sent_tools.add(key)
         body = (f'{{"op":"run","trial":{trial},"seed":{seed},"tools_key":"{key}"{tools},'
                 f'"task":{task.model_dump_json(exclude={"tool_definitions", "seed"})}}}').encode()
-        return HEADER.pack(len(body)) + body
+        return frame(body)
 
     async def _release(self, link: Link, conversation: Conversation, cancel: bool) -> None:
         """Wait for the worker to free the trial's slot (cancelling it first when it overran); kill it if not."""

@@ -18,8 +18,4 @@ _HOMES = {
 __all__ = [
     "Features", "PLANS", "Plan", "PlanContext", "Planner", "plan",
 ]
-__getattr__ = _lazy(__name__, _HOMES)
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

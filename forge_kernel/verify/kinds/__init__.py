@@ -12,8 +12,4 @@ _HOMES = {
 }
 
 __all__ = ["CLINICAL_TYPES", "NumberParams", "called_tools", "is_grounded", "resolve", "stated"]
-__getattr__ = _lazy(__name__, _HOMES)
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

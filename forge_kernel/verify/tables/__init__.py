@@ -16,8 +16,4 @@ __all__ = [
     "diagnosis_vocabulary", "drug_vocabulary", "drugs_in", "exposures", "mentioned", "order_identity",
     "synonym_key", "term_pattern",
 ]
-__getattr__ = _lazy(__name__, _HOMES)
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)
