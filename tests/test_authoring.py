@@ -12,14 +12,14 @@ import pytest
 import yaml
 
 from forge_kernel.authoring import (Recorder, Suite, add_gold_checks, before_finish, bundled_patients, call, draft_on,
-                                    dry_run, labels, new_draft, problems, selftest, with_args, without)
+                                    dry_run, new_draft, problems, selftest, with_args, without)
 from forge_kernel.catalog import CATALOG
 from forge_kernel.ehr import fhir
 from forge_kernel.engine.selftest import selftest_package
 from forge_kernel.engine.validate import check_package
 from forge_kernel.engine.trial import Images
 from forge_kernel.spec import Fault, SpecError, TrajectoryFile, load_package
-from forge_kernel.spec.edits import Edit, apply_edits, edits_between
+from forge_kernel.spec.edits import Edit, apply_edits, call_labels, edits_between
 from forge_kernel.spec.hidden import ValidMutant
 from forge_kernel.authoring.schemas import SCHEMA_DIR
 from forge_kernel.spec.loading import read_yaml
@@ -403,7 +403,7 @@ def test_a_dropped_read_fails_the_gold_checks_unless_a_valid_mutant_makes_it_opt
 
 def test_case_helpers_change_copies_of_the_gold_calls():
     calls = [call(tool, **args) for tool, args in GOLD]
-    assert labels([*calls, calls[1]])[-1] == "patient_history#2" and labels(calls)[0] == "patient_search#1"
+    assert call_labels([*calls, calls[1]])[-1] == "patient_history#2" and call_labels(calls)[0] == "patient_search#1"
     assert [c.tool for c in without(calls, "drug_info")] == [t for t, _ in GOLD if t != "drug_info"]
     extra = call("patient_detail", patient_id=PID)
     assert before_finish(calls, extra)[-2:] == [extra, calls[-1]]

@@ -10,8 +10,8 @@ from ..spec import TaskPackage
 from ..spec.edits import Edit
 from ._checks import DryRun, SelftestResult, dry_run, problems, selftest
 from ._draft import Draft, Suite, with_defaults
-from ._gold import (add_gold_checks, before_finish, call, expected_chain, labels, required_events,
-                    valid_variants, with_args, without, write_audit)
+from ._gold import (add_gold_checks, before_finish, call, expected_chain, required_events, valid_variants,
+                    with_args, without, write_audit)
 from ._patients import BUNDLED, PatientFixture, bundled_patients
 from ._recorder import RecordedCall, Recorder
 
@@ -45,6 +45,6 @@ def draft_on(where: Suite, fixture: dict, patient_id: str, id: str, title: str, 
 __all__ = [
     "BUNDLED", "Draft", "DryRun", "Edit", "FIXTURE", "PatientFixture", "RecordedCall", "Recorder", "SelftestResult",
     "Suite", "add_gold_checks", "before_finish", "bundled_patients", "call", "draft_on", "dry_run", "expected_chain",
-    "labels", "new_draft", "problems", "required_events", "selftest", "valid_variants", "with_args", "without",
+    "new_draft", "problems", "required_events", "selftest", "valid_variants", "with_args", "without",
     "write_audit",
 ]

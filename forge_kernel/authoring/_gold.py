@@ -7,7 +7,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from ..spec import SpecError, TrajectoryFile, VerifierUse
+from ..spec import SpecError, TrajectoryFile, VerifierUse, call_labels
 from ..spec.hidden import ValidVariant
 from ..spec.trajectory_file import ToolCall
 from ..tools import TOOLS
@@ -32,11 +32,6 @@ def without(calls: list[ToolCall], tool: str) -> list[ToolCall]:
 def before_finish(calls: list[ToolCall], *extra: ToolCall) -> list[ToolCall]:
     """The calls with extra ones inserted before the last (``finish``)."""
     return [*calls[:-1], *extra, calls[-1]]
-
-
-def labels(calls: list[ToolCall]) -> list[str]:
-    """``<tool>#<n>`` of each call: the n-th call of that tool, as edits and ``selftest --mutants`` name it."""
-    return [f"{c.tool}#{[d.tool for d in calls[:i + 1]].count(c.tool)}" for i, c in enumerate(calls)]
 
 
 def expected_chain(compliance: str | None = None, ordered: bool = False, exact: bool = True) -> VerifierUse:
@@ -65,7 +60,7 @@ def required_events(gold: TrajectoryFile, patient_id: str, optional: Iterable[st
                       "reason": "the patient is identified by MRN before their chart is opened"})
     needed = [c for c in calls if not TOOLS[c.tool].writes and c.tool not in ("finish", "patient_search")]
     patterns = []
-    for c, label in zip(calls, labels(calls)):
+    for c, label in zip(calls, call_labels(calls)):
         if c not in needed or label in optional:
             continue
         pattern = {"tool": c.tool, **({"args": args} if (args := telling(c, needed, patient_id)) else {})}
