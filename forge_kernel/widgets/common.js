@@ -1,4 +1,4 @@
-// What every widget's module shares. frontend.py puts this file in front of player.js, failures.js and dashboard.js,
+// What every widget's module shares. _frontend.py puts this file in front of player.js, failures.js and dashboard.js,
 // so each module is this code and its own in one ES module; a module never defines these names again.
 
 // An element: attributes (`class`, `on<event>` listeners, true as an empty attribute; undefined, null and false

@@ -1,4 +1,4 @@
-"""Safety verifiers: patient scope, writes, injected instructions, foreign content (required checks: checks.py)."""
+"""Safety verifiers: patient scope, writes, injected instructions, foreign content (required checks: _checks.py)."""
 from __future__ import annotations
 
 import json
