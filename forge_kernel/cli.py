@@ -133,7 +133,10 @@ def validate(paths: tuple[str, ...]) -> None:
               help="How untrusted agents are confined (README: trust model).")
 @click.option("--allow-endpoint", "endpoints", multiple=True, metavar="HOST:PORT",
               help="With --sandbox strict: a model endpoint the agents may reach; nothing else is.")
-def run(suites, agents, trials, out, concurrency, seed, resume, gate, trust, sandbox, endpoints) -> None:
+@click.option("--agent-memory", "agent_memory", default=4096, show_default=True, type=click.IntRange(64),
+              metavar="MB", help="The most memory one isolated agent process may allocate.")
+def run(suites, agents, trials, out, concurrency, seed, resume, gate, trust, sandbox, endpoints,
+        agent_memory) -> None:
     """Run agents on packages, k trials each, into a run store."""
     import asyncio
 
@@ -141,7 +144,8 @@ def run(suites, agents, trials, out, concurrency, seed, resume, gate, trust, san
     from .engine import RunSpec, execute
 
     spec = RunSpec(suite=list(suites), agents=[a.strip() for a in agents.split(",") if a.strip()], trials=trials,
-                   seed=seed, gate=gate, trust=list(trust), sandbox=sandbox, endpoints=list(endpoints))
+                   seed=seed, gate=gate, trust=list(trust), sandbox=sandbox, endpoints=list(endpoints),
+                   agent_memory_mb=agent_memory)
     outcome = asyncio.run(execute(spec, out, concurrency=concurrency, resume=resume))
     click.echo(f"run {outcome.run_id}: {outcome.ran} trial(s) run, {outcome.skipped} already stored, in {out}")
     with opened(out) as (stored,):

@@ -323,6 +323,8 @@ def test_a_mistake_is_one_line_and_exit_2(mistakes, name):
      "forge run: --trials: 0 is not in the range x>=1"),
     (["run", "--suite", "x", "--agent", "scripted", "--out", "o", "--concurrency", "0"],
      "forge run: --concurrency: 0 is not in the range x>=1"),
+    (["run", "--suite", "x", "--agent", "scripted", "--out", "o", "--agent-memory", "10"],
+     "forge run: --agent-memory: 10 is not in the range x>=64"),
     (["run", "--agent", "scripted", "--out", "o"], "forge run: --suite: missing"),
     (["replay"], "forge replay: RUN_DIR: missing"),
     (["summary", "run", "--bx", "dimension"], "forge summary: --bx: No such option '--bx' (did you mean --by?)"),

@@ -11,6 +11,7 @@ import importlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -54,6 +55,9 @@ ATTACKS = {
     "CancelSwallower": ("timeout", r"no result within 1\.0 s"),
     "SyncBlocker": ("timeout", r"no result within 1\.0 s"),
     "BusyLoop": ("timeout", r"no result within 1\.0 s"),
+    "MemoryHog": ("agent_error", r"MemoryError \(at hostile_agents\.py:\d+\)"),
+    "ScratchFiller": ("completed", None),
+    "OomShield": ("completed", None),
 }
 """Attacker class -> (trial status, reason pattern) of each of its trials."""
 sys.path.insert(0, str(HOSTILE_DIR))
@@ -61,6 +65,8 @@ EXPECTED = {getattr(importlib.import_module(H), cls).name: outcome for cls, outc
 """The same, by agent name."""
 sys.path.remove(str(HOSTILE_DIR))
 HONEST = ["scripted", "candidate-v2", SLOW]
+MEMORY_MB = 128
+"""The runs' --agent-memory: a quarter of it, 32 MiB, for each of the sandbox's /tmp and /dev/shm."""
 
 
 @pytest.fixture(autouse=True)
@@ -97,8 +103,8 @@ def runs(tmp_path_factory):
     mp.syspath_prepend(str(HOSTILE_DIR))
     mp.syspath_prepend(str(ROOT))
     try:
-        attacked = run(suite, [*HONEST, *(f"{H}:{c}" for c in ATTACKS)], root / "attacked")
-        alone = run(suite, HONEST, root / "alone")
+        attacked = run(suite, [*HONEST, *(f"{H}:{c}" for c in ATTACKS)], root / "attacked", agent_memory_mb=MEMORY_MB)
+        alone = run(suite, HONEST, root / "alone", agent_memory_mb=MEMORY_MB)
     finally:
         mp.undo()
     return suite, attacked, alone
@@ -244,12 +250,53 @@ def test_the_record_holds_only_what_the_harness_saw(runs):
 
 
 @sandboxed
+def test_an_agent_gets_only_its_share_of_the_machines_memory(runs):
+    """Its heap ends at --agent-memory (the hog's trials end in MemoryError, above), its scratch folders hold a
+    quarter of it each, and every other folder is read-only."""
+    _, attacked, _ = runs
+    with open_run(attacked) as stored:
+        assert stored.manifest["sandbox"]["memory_mb"] == MEMORY_MB
+    for fitted in found(load_trials(attacked), "scratch-filler"):
+        assert 0 < fitted["/tmp"] <= MEMORY_MB // 4 and 0 < fitted["/dev/shm"] <= MEMORY_MB // 4, fitted
+        assert fitted["/dev"] == 0
+
+
+def test_trusted_in_process_the_hog_takes_what_it_wants(tmp_path):
+    """In process no limit applies: the MemoryHog test above would see a hog that got its 768 MiB."""
+    suite = suite_copy(tmp_path, "30")
+    agent = f"{H}:MemoryHog"
+    out = run(suite, [agent], tmp_path / "run", trials=1, trust=[agent], agent_memory_mb=MEMORY_MB)
+    assert found(load_trials(out), "memory-hog") == [{"allocated_mb": 768}] * 3
+
+
+def has_sys_resource() -> bool:
+    """This process holds CAP_SYS_RESOURCE (root outside a container that drops it)."""
+    effective = next(line for line in open("/proc/self/status") if line.startswith("CapEff:"))
+    return bool(int(effective.split()[1], 16) >> 24 & 1)
+
+
+@sandboxed
+@pytest.mark.skipif(shutil.which("choom") is None, reason="no choom (util-linux) here")
+def test_the_out_of_memory_killer_takes_agent_processes_first(runs):
+    """oom_score_adj 1000 for every agent process. It can never go below the harness's (0); back to 0 only when
+    forge runs without CAP_SYS_RESOURCE (then a trial that shares a worker with one that did sees 0)."""
+    _, attacked, _ = runs
+    seen = found(load_trials(attacked), "oom-shield")
+    assert all(s["-1000"] == "PermissionError" and s["after -1000"] == s["adj"] for s in seen), seen
+    if has_sys_resource():
+        assert all(s["adj"] == "1000" and s["0"] == "PermissionError" and s["after 0"] == "1000" for s in seen), seen
+    else:
+        assert {s["adj"] for s in seen} <= {"1000", "0"} and seen[0]["adj"] == "1000", seen
+        assert all("0" not in s and s["after 0"] == "0" for s in seen), seen
+
+
+@sandboxed
 def test_resume_finishes_a_run_full_of_attackers(runs):
     suite, attacked, _ = runs
     agents = [*HONEST, *(f"{H}:{c}" for c in ATTACKS)]
     os.environ["HOSTILE_HINTS"] = ""
-    outcome = asyncio.run(execute(RunSpec(suite=[str(suite)], agents=agents, trials=2), attacked, resume=True,
-                                  progress=False))
+    spec = RunSpec(suite=[str(suite)], agents=agents, trials=2, agent_memory_mb=MEMORY_MB)
+    outcome = asyncio.run(execute(spec, attacked, resume=True, progress=False))
     assert (outcome.ran, outcome.skipped) == (0, outcome.total)
 
 

@@ -5,6 +5,7 @@ import asyncio
 import http.server
 import json
 import os
+import sys
 import threading
 
 import pytest
@@ -12,7 +13,7 @@ import pytest
 from forge_kernel.engine import RunSpec, execute
 from forge_kernel.spec import UsageError
 from forge_kernel.store import load_trials
-from forge_kernel.workers import IsolatedAgent, Sandbox, bwrap_problem, choose
+from forge_kernel.workers import MEMORY_MB, IsolatedAgent, Sandbox, bwrap_problem, choose
 from forge_kernel.workers import sandbox as sandbox_module
 from forge_kernel.workers._processes import sandbox_pid
 from forge_kernel.workers._wire import MAX_DEPTH, Frames, WireError, encode
@@ -93,6 +94,28 @@ def test_the_sandbox_view_leaves_out_what_an_agent_must_not_see():
     assert str(ROOT / "forge_kernel") in bound
     assert str(ROOT) not in bound and "/" not in bound and "/root" not in bound and "/home" not in bound
     assert "--cap-drop" in args and "--unshare-pid" in args and "--unshare-net" not in args
+
+
+def test_the_sandbox_writes_only_to_scratch_folders_of_bounded_size(tmp_path):
+    """/tmp and /dev/shm hold a quarter of --agent-memory each; /dev and the blanked hidden paths are read-only."""
+    package, hidden = tmp_path / "mine", tmp_path / "mine" / "run"  # a run folder inside the agent's own package
+    hidden.mkdir(parents=True)
+    (package / "__init__.py").write_text("class Agent: ...\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        args = Sandbox("namespace", hidden=(str(hidden),), memory_mb=256).bwrap_args("mine:Agent")
+    finally:
+        sys.path.remove(str(tmp_path))
+    mounts = [(args[i - 2: i], args[i + 1]) for i, a in enumerate(args) if a == "--tmpfs"]
+    assert mounts == [(["--size", str(64 * 1024 * 1024)], "/dev/shm"), (["--size", str(64 * 1024 * 1024)], "/tmp"),
+                      ([str(package), str(package)], str(hidden))]
+    read_only = {args[i + 1] for i, a in enumerate(args) if a == "--remount-ro"}
+    assert read_only == {"/dev", str(hidden)}
+
+
+def test_the_cli_default_of_agent_memory_is_the_sandboxs():
+    from forge_kernel.cli import run
+    assert next(p.default for p in run.params if p.name == "agent_memory") == MEMORY_MB
 
 
 class Hello(http.server.BaseHTTPRequestHandler):

@@ -11,7 +11,7 @@ from tqdm import tqdm
 from ..agents import agent_factory
 from ..spec import AgentError, Package, SpecError, StoreError, UsageError, find_packages, load_policy
 from ..store import DB_NAME, RunLock, RunStore, utc_now
-from ..workers import InProcess, IsolatedAgent, Runner, Sandbox, choose, describe
+from ..workers import MEMORY_MB, InProcess, IsolatedAgent, Runner, Sandbox, choose, describe
 from ._manifest import build_manifest
 from .seeds import trial_seed
 from .trial import Images, attempt_trial, task_template
@@ -34,6 +34,8 @@ class RunSpec:
     """How every other agent is confined: namespace, strict or process (see forge_kernel.workers.sandbox)."""
     endpoints: list[str] = field(default_factory=list)
     """``host:port`` an agent may reach in strict mode."""
+    agent_memory_mb: int = MEMORY_MB
+    """The most memory one isolated agent process may allocate (its sandbox's scratch folders hold a quarter each)."""
     isolate_reference: bool = False
     """Run registered agents (the bundled reference agents) isolated too, e.g. to measure the isolated path."""
 
@@ -152,7 +154,8 @@ def start_run(store: RunStore, spec: RunSpec, packages: list[Package], agents: l
     run_id = uuid.uuid4().hex[:12]
     hashes = {p.id: p.package_hash for p in packages}
     manifest = build_manifest(run_id, asdict(spec), hashes, agents, utc_now())
-    manifest["sandbox"] = {"mode": sandbox.mode, "requested": spec.sandbox, "endpoints": list(sandbox.endpoints)}
+    manifest["sandbox"] = {"mode": sandbox.mode, "requested": spec.sandbox, "endpoints": list(sandbox.endpoints),
+                           "memory_mb": sandbox.memory_mb}
     if spec.gate:
         manifest["gate_policy"] = {"path": str(Path(spec.gate).resolve()), "hash": load_policy(spec.gate).hash}
     store.start(run_id, asdict(spec), manifest, packages)
@@ -187,7 +190,8 @@ async def execute(spec: RunSpec, run_dir: Path, concurrency: int = 4, resume: bo
     if spec.gate:
         load_policy(spec.gate)
     try:
-        sandbox, notice = choose(spec.sandbox, hidden_from_agents(packages, run_dir), tuple(spec.endpoints))
+        sandbox, notice = choose(spec.sandbox, hidden_from_agents(packages, run_dir), tuple(spec.endpoints),
+                                 spec.agent_memory_mb)
     except (ValueError, RuntimeError) as exc:
         raise UsageError("--sandbox", spec.sandbox, str(exc)) from None
     if notice:

@@ -3,14 +3,20 @@
 - ``namespace`` (the default): bubblewrap with new user, pid, ipc and uts namespaces, every capability dropped,
   a read-only filesystem view that holds the system, the Python installation, forge_kernel and the agent's own
   module folder, and nothing else (no ``verifiers/``, no task packages, no run folder, no home folder), a fresh
-  ``/tmp``; the harness's processes are invisible. The network is the machine's (an agent calls its model).
+  ``/tmp`` and ``/dev/shm`` of bounded size (every other folder read-only); the harness's processes are
+  invisible. The network is the machine's (an agent calls its model).
 - ``strict``: ``namespace`` plus a network namespace of its own: no address is reachable but the channel to the
   harness and the endpoints named with ``--allow-endpoint HOST:PORT`` (relayed by the harness).
 - ``process``: separate worker processes only, no filesystem or network confinement; used where bubblewrap
   cannot run (forge says so in one line and the manifest records it).
 
 In every mode the agent talks to the harness only through its socket, the harness owns the record, the EHR, the
-policy and the budgets, and a crash, a hang or a blocking call ends only the agent's own trial.
+policy and the budgets, and a crash, a hang or a blocking call ends only the agent's own trial. Memory too: each
+agent process may allocate at most ``memory_mb`` (``--agent-memory``; past it the allocation raises MemoryError
+in the agent), and where util-linux's ``choom`` exists the kernel's out-of-memory killer takes agent processes
+before any other (``oom_score_adj`` 1000; an agent can bring it back to the harness's 0, never below, and not at
+all when forge runs with CAP_SYS_RESOURCE). An agent that forks many processes can still use more in all; a hard
+bound on the whole is a memory cgroup around forge (README: trust model).
 """
 from __future__ import annotations
 
@@ -29,6 +35,10 @@ MODES = ("namespace", "strict", "process")
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 KERNEL_PACKAGE = Path(__file__).resolve().parents[1]
 """forge_kernel itself: the worker runs its client code."""
+MEMORY_MB = 4096
+"""The default of the most memory one agent process may allocate."""
+OOM_FIRST = 1000
+"""The ``oom_score_adj`` of agent processes: the out-of-memory killer's first choice."""
 
 
 @cache
@@ -38,7 +48,8 @@ def bwrap_problem() -> str | None:
     if bwrap is None:
         return "bubblewrap (bwrap) is not installed"
     probe = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-net", "--ro-bind", "/", "/", "--proc", "/proc",
-             "--dev", "/dev", "--cap-drop", "ALL", "true"]
+             "--dev", "/dev", "--size", "1048576", "--tmpfs", "/tmp", "--remount-ro", "/dev", "--cap-drop", "ALL",
+             "true"]
     try:
         done = subprocess.run(probe, capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -48,12 +59,13 @@ def bwrap_problem() -> str | None:
     return None
 
 
-def lower_priority() -> list[str]:
+def below_harness() -> list[str]:
     """A command prefix that runs agents below the harness: it serves every agent's calls, so an agent that wakes
-    up must not preempt it (nice 10, and where chrt exists the batch scheduling class). A sandboxed agent has no
-    capability to undo it."""
+    up must not preempt it (nice 10, and where chrt exists the batch scheduling class), which a sandboxed agent has
+    no capability to undo; and when memory runs out the kernel ends agent processes first (where choom exists)."""
     batch = ["chrt", "--batch", "0"] if shutil.which("chrt") else []
-    return [*batch, *(["nice", "-n", "10"] if shutil.which("nice") else [])]
+    oom = ["choom", "-n", str(OOM_FIRST), "--"] if shutil.which("choom") else []
+    return [*oom, *batch, *(["nice", "-n", "10"] if shutil.which("nice") else [])]
 
 
 def agent_locations(spec: str) -> list[Path]:
@@ -92,6 +104,9 @@ class Sandbox:
     """The run folder, the task packages and the hidden halves (blanked wherever they fall inside the view)."""
     endpoints: tuple[str, ...] = ()
     """``host:port`` an agent may reach in ``strict`` mode."""
+    memory_mb: int = MEMORY_MB
+    """The most memory one agent process may allocate; each of the sandbox's ``/tmp`` and ``/dev/shm`` holds at
+    most a quarter of it."""
 
     @property
     def egress(self) -> bool:
@@ -101,12 +116,12 @@ class Sandbox:
     def command(self, spec: str, control_fd: int, egress_fd: int | None = None, hosts: str | None = None) -> list[str]:
         """The command line that starts an agent's zygote in this sandbox; ``hosts`` is the sandbox's /etc/hosts
         file and ``egress_fd`` the relay's control socket (strict mode with endpoints)."""
-        python = [sys.executable, "-m", "forge_kernel.workers.zygote", spec, str(control_fd)]
+        python = [sys.executable, "-m", "forge_kernel.workers.zygote", spec, str(control_fd), str(self.memory_mb)]
         if egress_fd is not None:
             python += [str(egress_fd), ",".join(self.endpoints)]
         if self.mode == "process":
-            return [*lower_priority(), *python]
-        return [*lower_priority(), *self.bwrap_args(spec, hosts), "--", *python]
+            return [*below_harness(), *python]
+        return [*below_harness(), *self.bwrap_args(spec, hosts), "--", *python]
 
     @staticmethod
     def environment() -> dict[str, str]:
@@ -129,7 +144,9 @@ class Sandbox:
                 args += ["--ro-bind", path, path]
         if hosts:
             args += ["--ro-bind", hosts, "/etc/hosts"]
-        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--setenv", "HOME", "/tmp", "--chdir", "/tmp"]
+        scratch = str(self.memory_mb * 1024 * 1024 // 4)
+        args += ["--proc", "/proc", "--dev", "/dev", "--size", scratch, "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
+                 "--size", scratch, "--tmpfs", "/tmp", "--setenv", "HOME", "/tmp", "--chdir", "/tmp"]
         roots = [*python_roots(), KERNEL_PACKAGE, *agent_locations(spec)]
         visible: list[Path] = []
         for root in sorted({Path(os.path.realpath(r)) for r in roots}, key=lambda p: len(p.parts)):
@@ -142,11 +159,12 @@ class Sandbox:
                 args += ["--symlink", real, str(alias)]
         for hidden in sorted({Path(os.path.realpath(h)) for h in self.hidden}):
             if any(inside(hidden, v) for v in visible) and hidden.is_dir():
-                args += ["--tmpfs", str(hidden)]
+                args += ["--tmpfs", str(hidden), "--remount-ro", str(hidden)]
         return args
 
 
-def choose(requested: str, hidden: tuple[str, ...] = (), endpoints: tuple[str, ...] = ()) -> tuple[Sandbox, str | None]:
+def choose(requested: str, hidden: tuple[str, ...] = (), endpoints: tuple[str, ...] = (),
+           memory_mb: int = MEMORY_MB) -> tuple[Sandbox, str | None]:
     """The sandbox for a run and, when it is weaker than asked, the one-line notice saying so."""
     if requested not in MODES:
         raise ValueError(f"unknown sandbox mode {requested!r} (choose {', '.join(MODES)})")
@@ -156,9 +174,9 @@ def choose(requested: str, hidden: tuple[str, ...] = (), endpoints: tuple[str, .
         raise ValueError("--allow-endpoint applies to --sandbox strict only (the other modes keep the network)")
     problem = None if requested == "process" else bwrap_problem()
     if problem is None:
-        return Sandbox(requested, hidden, endpoints), None
+        return Sandbox(requested, hidden, endpoints, memory_mb), None
     if requested == "strict":
         raise RuntimeError(f"--sandbox strict needs bubblewrap: {problem}")
-    return Sandbox("process", hidden, endpoints), (
+    return Sandbox("process", hidden, endpoints, memory_mb), (
         f"forge: {problem}; untrusted agents run as separate processes without a filesystem or network sandbox "
         "(recorded in the run manifest). Install bubblewrap for the namespace sandbox.")

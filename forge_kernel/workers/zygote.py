@@ -1,6 +1,6 @@
 """The entry point of an isolated agent, run inside its sandbox: import the agent once, then fork workers.
 
-    python -m forge_kernel.workers.zygote AGENT_SPEC CONTROL_FD
+    python -m forge_kernel.workers.zygote AGENT_SPEC CONTROL_FD MEMORY_MB [EGRESS_FD ENDPOINTS]
 
 The control socket (SOCK_SEQPACKET) carries ``hello`` (or ``fatal``) once, then one ``spawn`` request per worker,
 each with the worker's socket attached (SCM_RIGHTS), answered by ``spawned`` with the worker's pid. Workers
@@ -9,6 +9,7 @@ are forked from this process, so the agent's imports are paid once per run, not 
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import socket
 import sys
@@ -19,6 +20,14 @@ from .attempt import describe
 from ._egress import run_relay
 from ._wire import encode
 from ._worker import run_worker
+
+
+def limit_memory(mb: int) -> None:
+    """At most ``mb`` MiB of memory for this process and every worker forked from it (their heaps and anonymous
+    mappings: RLIMIT_DATA, hard, so the agent cannot raise it); past it an allocation raises MemoryError."""
+    limit, (_, hard) = mb * 1024 * 1024, resource.getrlimit(resource.RLIMIT_DATA)
+    limit = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
 
 
 def hello(spec: str) -> tuple[object, bytes]:
@@ -60,7 +69,8 @@ def start_relay(egress_fd: int, endpoints: str, control: socket.socket) -> None:
     os.close(egress_fd)
 
 
-def main(spec: str, control_fd: int, egress_fd: int | None = None, endpoints: str = "") -> None:
+def main(spec: str, control_fd: int, memory_mb: int, egress_fd: int | None = None, endpoints: str = "") -> None:
+    limit_memory(memory_mb)
     control = socket.socket(fileno=control_fd)
     if egress_fd is not None:
         start_relay(egress_fd, endpoints, control)
@@ -82,4 +92,5 @@ def main(spec: str, control_fd: int, egress_fd: int | None = None, endpoints: st
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]), *([int(sys.argv[3]), sys.argv[4]] if len(sys.argv) > 4 else []))
+    egress = [int(sys.argv[4]), sys.argv[5]] if len(sys.argv) > 5 else []
+    main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), *egress)

@@ -244,6 +244,55 @@ class ZygoteKiller:
         os._exit(4)
 
 
+class MemoryHog:
+    """Allocates 32 MiB after 32 MiB, up to 768 MiB: the machine's memory is the harness's too."""
+
+    name, version = "memory-hog", "0"
+
+    async def run(self, task, session):
+        held = [bytearray(32 * 1024 * 1024) for _ in range(24)]
+        return report(allocated_mb=32 * len(held))
+
+
+class ScratchFiller:
+    """Writes up to 512 MiB into each folder it can write to (in memory, in the sandbox), then says how much fitted."""
+
+    name, version = "scratch-filler", "0"
+
+    async def run(self, task, session):
+        chunk, fitted = b"\0" * (16 * 1024 * 1024), {}
+        for folder in ("/tmp", "/dev/shm", "/dev"):
+            path, fitted[folder] = f"{folder}/filler-{os.getpid()}-{id(self)}", 0
+            try:
+                with open(path, "wb", buffering=0) as f:
+                    for _ in range(32):
+                        f.write(chunk)
+                        fitted[folder] += 16
+            except OSError:
+                pass
+            finally:
+                if os.path.exists(path):
+                    os.remove(path)
+        return report(**fitted)
+
+
+class OomShield:
+    """Tries to make the out-of-memory killer spare it: its oom_score_adj lowered below the harness's, then to 0."""
+
+    name, version = "oom-shield", "0"
+
+    async def run(self, task, session):
+        seen = {"adj": open("/proc/self/oom_score_adj").read().strip()}
+        for value in ("-1000", "0"):
+            try:
+                with open("/proc/self/oom_score_adj", "w") as f:
+                    f.write(value)
+            except OSError as exc:
+                seen[value] = type(exc).__name__
+            seen[f"after {value}"] = open("/proc/self/oom_score_adj").read().strip()
+        return report(**seen)
+
+
 class CircularResult:
     name, version = "circular-result", "0"
 
