@@ -233,6 +233,10 @@ def case_setups(root: Path) -> dict:
     cases["unknown-agent"] = (["run", "--suite", str(SUITE / TASKS[0]), "--agent", "scripted,nobody", "--trials", "1",
                                "--out", str(root / "unknown-agent" / "run")], "--agent", "nobody", "unknown agent")
 
+    unset = ["--agent-env", "FORGE_NO_SUCH_VARIABLE"]
+    cases["unset-agent-env"] = ([*run_argv(SUITE / TASKS[0], "unset-agent-env"), *unset], *unset,
+                                "no such variable in this environment")
+
     s = suite_copy("unknown-tool")
     manifest = s / "SC-OPS-ADMISSION" / "package.yaml"
     update_yaml(manifest, tools=["teleport", *read_yaml(SUITE / "suite.yaml")["tools"]])
@@ -283,9 +287,9 @@ def case_setups(root: Path) -> dict:
 
 
 AS_SUBPROCESS = ["malformed-yaml", "unknown-field", "missing-fixture", "unknown-agent", "unknown-tool-run"]
-IN_PROCESS = ["wrong-type", "missing-hidden-half", "missing-suite", "unknown-tool-validate", "bad-verifier-param",
-              "invalid-fhir", "deep-fixture", "trajectory-missing", "trajectory-broken", "trajectory-extra",
-              "trajectory-deep", "replay-no-run"]
+IN_PROCESS = ["wrong-type", "missing-hidden-half", "missing-suite", "unset-agent-env", "unknown-tool-validate",
+              "bad-verifier-param", "invalid-fhir", "deep-fixture", "trajectory-missing", "trajectory-broken",
+              "trajectory-extra", "trajectory-deep", "replay-no-run"]
 CASE_NAMES = AS_SUBPROCESS + IN_PROCESS
 
 

@@ -23,6 +23,7 @@ from forge_kernel.engine import RunSpec, execute
 from forge_kernel.spec import StoreError
 from forge_kernel.store import RunLock, load_events, load_trials, load_verdicts, open_run
 from forge_kernel.workers import bwrap_problem
+from forge_kernel.workers.sandbox import KEPT_ENV
 from tests.helpers import ROOT, copy_worked_examples, snapshot, update_yaml
 
 HOSTILE_DIR = ROOT / "tests" / "hostile"
@@ -58,6 +59,7 @@ ATTACKS = {
     "MemoryHog": ("agent_error", r"MemoryError \(at hostile_agents\.py:\d+\)"),
     "ScratchFiller": ("completed", None),
     "OomShield": ("completed", None),
+    "EnvReader": ("completed", None),
 }
 """Attacker class -> (trial status, reason pattern) of each of its trials."""
 sys.path.insert(0, str(HOSTILE_DIR))
@@ -83,10 +85,12 @@ def suite_copy(root: Path, max_seconds: str = "1") -> Path:
 
 
 def run(suite: Path, agents: list[str], out: Path, trials: int = 2, concurrency: int = 8, **spec) -> Path:
-    """A run in this process, the attackers told where the repository and the run are (the worst case)."""
+    """A run in this process, the attackers told where the repository and the run are (the worst case), with a
+    secret in the harness's environment that no agent is given."""
     os.environ["HOSTILE_HINTS"] = os.pathsep.join([str(ROOT), str(out), str(suite)])
-    asyncio.run(execute(RunSpec(suite=[str(suite)], agents=agents, trials=trials, **spec), out, concurrency=concurrency,
-                        progress=False))
+    os.environ["FORGE_TEST_SECRET"] = "synthetic-secret"
+    spec = RunSpec(suite=[str(suite)], agents=agents, trials=trials, agent_env=["HOSTILE_HINTS"], **spec)
+    asyncio.run(execute(spec, out, concurrency=concurrency, progress=False))
     return out
 
 
@@ -256,9 +260,10 @@ def test_an_agent_gets_only_its_share_of_the_machines_memory(runs):
     _, attacked, _ = runs
     with open_run(attacked) as stored:
         assert stored.manifest["sandbox"]["memory_mb"] == MEMORY_MB
-    for fitted in found(load_trials(attacked), "scratch-filler"):
-        assert 0 < fitted["/tmp"] <= MEMORY_MB // 4 and 0 < fitted["/dev/shm"] <= MEMORY_MB // 4, fitted
-        assert fitted["/dev"] == 0
+    fitted = found(load_trials(attacked), "scratch-filler")  # trials of its other workers fill the same folders
+    for folder in ("/tmp", "/dev/shm"):
+        assert 0 < max(f[folder] for f in fitted) <= MEMORY_MB // 4, fitted
+    assert {f["/dev"] for f in fitted} == {0}
 
 
 def test_trusted_in_process_the_hog_takes_what_it_wants(tmp_path):
@@ -267,6 +272,25 @@ def test_trusted_in_process_the_hog_takes_what_it_wants(tmp_path):
     agent = f"{H}:MemoryHog"
     out = run(suite, [agent], tmp_path / "run", trials=1, trust=[agent], agent_memory_mb=MEMORY_MB)
     assert found(load_trials(out), "memory-hog") == [{"allocated_mb": 768}] * 3
+
+
+@sandboxed
+def test_an_agent_gets_only_the_environment_it_is_given(runs):
+    """PATH, HOME, locale, time zone, its module path, its working folder (PWD, set by bubblewrap) and what
+    --agent-env names: no other key or token."""
+    _, attacked, _ = runs
+    for seen in found(load_trials(attacked), "env-reader"):
+        assert seen["secret"] is None
+        given = {*KEPT_ENV, "PYTHONPATH", "PWD", "HOSTILE_HINTS"}
+        extra = {n for n in seen["names"] if not n.startswith("LC_")} - given
+        assert not extra and "HOSTILE_HINTS" in seen["names"], seen["names"]
+
+
+def test_trusted_in_process_the_env_reader_finds_the_secret(tmp_path):
+    suite = suite_copy(tmp_path, "30")
+    agent = f"{H}:EnvReader"
+    out = run(suite, [agent], tmp_path / "run", trials=1, trust=[agent])
+    assert {a["secret"] for a in found(load_trials(out), "env-reader")} == {"synthetic-secret"}
 
 
 def has_sys_resource() -> bool:
@@ -295,7 +319,8 @@ def test_resume_finishes_a_run_full_of_attackers(runs):
     suite, attacked, _ = runs
     agents = [*HONEST, *(f"{H}:{c}" for c in ATTACKS)]
     os.environ["HOSTILE_HINTS"] = ""
-    spec = RunSpec(suite=[str(suite)], agents=agents, trials=2, agent_memory_mb=MEMORY_MB)
+    spec = RunSpec(suite=[str(suite)], agents=agents, trials=2, agent_memory_mb=MEMORY_MB,
+                   agent_env=["HOSTILE_HINTS"])
     outcome = asyncio.run(execute(spec, attacked, resume=True, progress=False))
     assert (outcome.ran, outcome.skipped) == (0, outcome.total)
 

@@ -110,8 +110,9 @@ def test_manifest_records_provenance(run_dir):
                                    "config": AGENTS["scripted"]().config}]
     assert manifest["spec"] == {"suite": WORKED, "agents": ["scripted"], "trials": 3, "seed": 11, "gate": None,
                                 "trust": [], "sandbox": "namespace", "endpoints": [], "agent_memory_mb": 4096,
-                                "isolate_reference": False}
-    assert manifest["sandbox"]["mode"] in ("namespace", "process") and manifest["sandbox"]["memory_mb"] == 4096
+                                "agent_env": [], "isolate_reference": False}
+    assert manifest["sandbox"]["mode"] in ("namespace", "process")
+    assert (manifest["sandbox"]["memory_mb"], manifest["sandbox"]["env"]) == (4096, [])
     assert manifest["host"]["python"] == platform.python_version()
     assert manifest["host"]["hostname"] == platform.node()
     started, ended = (datetime.fromisoformat(manifest[k]) for k in ("started_at", "ended_at"))

@@ -142,8 +142,8 @@ def probe(tmp_path, monkeypatch, urls: list[str], **spec) -> dict:
     monkeypatch.syspath_prepend(str(HOSTILE_DIR))
     monkeypatch.setenv("PROBE_URLS", " ".join(urls))
     out = tmp_path / "run"
-    asyncio.run(execute(RunSpec(suite=[str(PACKAGE)], agents=["hostile_agents:NetProbe"], trials=1, **spec), out,
-                        progress=False))
+    asyncio.run(execute(RunSpec(suite=[str(PACKAGE)], agents=["hostile_agents:NetProbe"], trials=1,
+                                agent_env=["PROBE_URLS"], **spec), out, progress=False))
     return json.loads(load_trials(out).answer[0])
 
 

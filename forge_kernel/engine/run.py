@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import uuid
 from dataclasses import asdict, dataclass, field
@@ -36,6 +37,8 @@ class RunSpec:
     """``host:port`` an agent may reach in strict mode."""
     agent_memory_mb: int = MEMORY_MB
     """The most memory one isolated agent process may allocate (its sandbox's scratch folders hold a quarter each)."""
+    agent_env: list[str] = field(default_factory=list)
+    """Environment variables isolated agents get besides PATH, HOME, locale and time zone (a model's API key)."""
     isolate_reference: bool = False
     """Run registered agents (the bundled reference agents) isolated too, e.g. to measure the isolated path."""
 
@@ -155,7 +158,7 @@ def start_run(store: RunStore, spec: RunSpec, packages: list[Package], agents: l
     hashes = {p.id: p.package_hash for p in packages}
     manifest = build_manifest(run_id, asdict(spec), hashes, agents, utc_now())
     manifest["sandbox"] = {"mode": sandbox.mode, "requested": spec.sandbox, "endpoints": list(sandbox.endpoints),
-                           "memory_mb": sandbox.memory_mb}
+                           "memory_mb": sandbox.memory_mb, "env": list(sandbox.env)}
     if spec.gate:
         manifest["gate_policy"] = {"path": str(Path(spec.gate).resolve()), "hash": load_policy(spec.gate).hash}
     store.start(run_id, asdict(spec), manifest, packages)
@@ -189,9 +192,12 @@ async def execute(spec: RunSpec, run_dir: Path, concurrency: int = 4, resume: bo
     packages = load_suite(spec.suite)
     if spec.gate:
         load_policy(spec.gate)
+    unset = [name for name in spec.agent_env if name not in os.environ]
+    if unset:
+        raise UsageError("--agent-env", unset[0], "no such variable in this environment")
     try:
         sandbox, notice = choose(spec.sandbox, hidden_from_agents(packages, run_dir), tuple(spec.endpoints),
-                                 spec.agent_memory_mb)
+                                 spec.agent_memory_mb, tuple(spec.agent_env))
     except (ValueError, RuntimeError) as exc:
         raise UsageError("--sandbox", spec.sandbox, str(exc)) from None
     if notice:

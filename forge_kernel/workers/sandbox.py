@@ -39,6 +39,9 @@ MEMORY_MB = 4096
 """The default of the most memory one agent process may allocate."""
 OOM_FIRST = 1000
 """The ``oom_score_adj`` of agent processes: the out-of-memory killer's first choice."""
+KEPT_ENV = ("PATH", "HOME", "LANG", "LANGUAGE", "TZ")
+"""The harness's environment variables every agent gets (with the ``LC_*`` ones); any other only when named with
+``--agent-env``: an agent never sees the user's other keys and tokens."""
 
 
 @cache
@@ -107,6 +110,8 @@ class Sandbox:
     memory_mb: int = MEMORY_MB
     """The most memory one agent process may allocate; each of the sandbox's ``/tmp`` and ``/dev/shm`` holds at
     most a quarter of it."""
+    env: tuple[str, ...] = ()
+    """Names of the harness's environment variables the agents get besides ``KEPT_ENV`` (a model's API key)."""
 
     @property
     def egress(self) -> bool:
@@ -123,11 +128,12 @@ class Sandbox:
             return [*below_harness(), *python]
         return [*below_harness(), *self.bwrap_args(spec, hosts), "--", *python]
 
-    @staticmethod
-    def environment() -> dict[str, str]:
-        """The zygote's environment: the harness's, with its module search path (so ``module:attribute`` imports
-        there as it does here; inside a sandbox only the agent's own folder of it is visible)."""
-        return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))}
+    def environment(self) -> dict[str, str]:
+        """The zygote's environment: the harness's ``KEPT_ENV``, ``LC_*`` and ``env`` variables, and its module
+        search path (so ``module:attribute`` imports there as it does here; inside a sandbox only the agent's own
+        folder of it is visible)."""
+        kept = {k: v for k, v in os.environ.items() if k in KEPT_ENV or k.startswith("LC_") or k in self.env}
+        return {**kept, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))}
 
     def bwrap_args(self, spec: str, hosts: str | None = None) -> list[str]:
         args = [shutil.which("bwrap") or "bwrap", "--unshare-user", "--uid", "65534", "--gid", "65534",
@@ -164,7 +170,7 @@ class Sandbox:
 
 
 def choose(requested: str, hidden: tuple[str, ...] = (), endpoints: tuple[str, ...] = (),
-           memory_mb: int = MEMORY_MB) -> tuple[Sandbox, str | None]:
+           memory_mb: int = MEMORY_MB, env: tuple[str, ...] = ()) -> tuple[Sandbox, str | None]:
     """The sandbox for a run and, when it is weaker than asked, the one-line notice saying so."""
     if requested not in MODES:
         raise ValueError(f"unknown sandbox mode {requested!r} (choose {', '.join(MODES)})")
@@ -174,9 +180,9 @@ def choose(requested: str, hidden: tuple[str, ...] = (), endpoints: tuple[str, .
         raise ValueError("--allow-endpoint applies to --sandbox strict only (the other modes keep the network)")
     problem = None if requested == "process" else bwrap_problem()
     if problem is None:
-        return Sandbox(requested, hidden, endpoints, memory_mb), None
+        return Sandbox(requested, hidden, endpoints, memory_mb, env), None
     if requested == "strict":
         raise RuntimeError(f"--sandbox strict needs bubblewrap: {problem}")
-    return Sandbox("process", hidden, endpoints, memory_mb), (
+    return Sandbox("process", hidden, endpoints, memory_mb, env), (
         f"forge: {problem}; untrusted agents run as separate processes without a filesystem or network sandbox "
         "(recorded in the run manifest). Install bubblewrap for the namespace sandbox.")

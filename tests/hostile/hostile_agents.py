@@ -244,6 +244,15 @@ class ZygoteKiller:
         os._exit(4)
 
 
+class EnvReader:
+    """Reads its environment for the user's keys and tokens."""
+
+    name, version = "env-reader", "0"
+
+    async def run(self, task, session):
+        return report(names=sorted(os.environ), secret=os.environ.get("FORGE_TEST_SECRET"))
+
+
 class MemoryHog:
     """Allocates 32 MiB after 32 MiB, up to 768 MiB: the machine's memory is the harness's too."""
 
