@@ -127,3 +127,13 @@ class OutOfRange:
         result = AgentResult(answer="done")
         result.confidence = 7.0
         return result
+
+
+class DigitFlood:
+    """Answers 4,000 digits, written against patterns that backtrack over digits."""
+
+    name = "digit-flood"
+    version = "0"
+
+    async def run(self, task, session) -> AgentResult:
+        return AgentResult(answer="1" * 4000)

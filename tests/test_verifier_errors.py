@@ -3,6 +3,7 @@ the other verifiers still run, the run goes on, and the failure ledger puts such
 from __future__ import annotations
 
 import asyncio
+import importlib
 import shutil
 from pathlib import Path
 
@@ -16,6 +17,9 @@ from forge_kernel.spec import load_package
 from forge_kernel.store import load_trials, load_verdicts, open_run
 from forge_kernel.verify import Verdict, score
 from tests.helpers import copy_suite_files
+
+grade_module = importlib.import_module("forge_kernel.verify.grade")
+"""The module (``forge_kernel.verify.grade`` as an attribute is the function)."""
 
 ROOT = Path(__file__).resolve().parents[1]
 BROKEN = "SC-OPS-ADMISSION"
@@ -98,3 +102,57 @@ def test_the_run_goes_on_and_the_ledger_blames_the_verifier(tmp_path):
         assert row["taxonomy"] == "verifier" and row["component"] == COMPONENT["verifier"]
     assert ledger.loc[(INTACT, "unsafe-shortcut"), "taxonomy"] == "policy"  # a plain failure is not the verifier's
     assert (INTACT, "candidate-v2") not in ledger.index
+
+
+# --- an answer written against the checks' patterns ------------------------------------------------------------
+
+BACKTRACKING = {"id": "weight-change", "kind": "answer.number", "category": "answer", "severity": "soft",
+                "params": {"value": 2.0, "tol": 0.1, "pattern": r"(\d+(?:\.\d+)?)(?:\s*kg)?\s*(?:→|->)\s*"}}
+"""An author's pattern that backtracks over a long run of digits: quadratic in its length (4,000 digits take
+seconds, 100,000 take hours)."""
+FLOOD = "1" * 4000
+
+
+def suite_with_backtracking_pattern(root: Path) -> Path:
+    """INTACT with BACKTRACKING among its verifiers (not the first), under root; the suite folder."""
+    copy_suite_files(root)
+    shutil.copytree(ROOT / "task_packages" / "superclue" / INTACT, root / "task_packages" / "superclue" / INTACT)
+    hidden = yaml.safe_load((ROOT / "verifiers" / "superclue" / f"{INTACT}.yaml").read_text(encoding="utf-8"))
+    hidden["verifiers"].insert(1, BACKTRACKING)
+    (root / "verifiers" / "superclue" / f"{INTACT}.yaml").write_text(yaml.safe_dump(hidden, allow_unicode=True),
+                                                                    encoding="utf-8")
+    return root / "task_packages" / "superclue"
+
+
+@pytest.fixture
+def short_grading(monkeypatch):
+    monkeypatch.setattr(grade_module, "GRADING_SECONDS", 0.2)
+
+
+def test_grading_that_runs_past_its_time_ends_in_error_verdicts(tmp_path, short_grading):
+    """The verifiers done keep their verdicts; the one running and the rest fail as errors, and the trial fails."""
+    package = load_package(suite_with_backtracking_pattern(tmp_path) / INTACT)
+    flooded = package.hidden.gold.model_copy(update={"answer": FLOOD})
+    grading = asyncio.run(grade_trajectory(package, flooded)).grading
+    ids = [v.verifier_id for v in grading.verdicts]
+    assert ids == [u.id for u in package.hidden.verifiers]
+    done, rest = grading.verdicts[:ids.index("weight-change")], grading.verdicts[ids.index("weight-change"):]
+    assert done and not any(v.error for v in done)
+    assert {(v.passed, v.error, v.reason) for v in rest} == {
+        (False, True, "error: not graded: the trial's grading ran past 0.2 s")}
+    assert grading.scores.passed is False
+    gold = asyncio.run(grade_trajectory(package, package.hidden.gold)).grading
+    assert gold.scores.passed, [v for v in gold.verdicts if not v.passed]  # the limit does not touch a normal trial
+
+
+def test_an_agent_flooding_its_answer_fails_its_own_trials_and_the_run_goes_on(tmp_path, short_grading):
+    suite = suite_with_backtracking_pattern(tmp_path)
+    flood = "tests.agents_for_tests:DigitFlood"
+    out = tmp_path / "run"
+    asyncio.run(execute(RunSpec(suite=[str(suite)], agents=["scripted", flood], trials=2, trust=[flood]), out,
+                        progress=False))
+    trials = load_trials(out).set_index("agent")
+    assert trials.loc["scripted"].passed.all() and not trials.loc["digit-flood"].passed.any()
+    stored = load_verdicts(out)
+    flooded = stored[stored.trial_id.isin(trials.loc["digit-flood"].trial_id) & (stored.verifier_id == "weight-change")]
+    assert len(flooded) == 2 and flooded.reason.str.endswith("grading ran past 0.2 s").all()

@@ -11,7 +11,8 @@
   cannot run (forge says so in one line and the manifest records it).
 
 In every mode the agent talks to the harness only through its socket, the harness owns the record, the EHR, the
-policy and the budgets, and a crash, a hang or a blocking call ends only the agent's own trial. Memory too: each
+policy and the budgets, and a crash, a hang or a blocking call ends only the agent's own trial. Of the harness's
+environment the agent gets ``KEPT_ENV`` and the variables named with ``--agent-env``, nothing else. Memory: each
 agent process may allocate at most ``memory_mb`` (``--agent-memory``; past it the allocation raises MemoryError
 in the agent), and where util-linux's ``choom`` exists the kernel's out-of-memory killer takes agent processes
 before any other (``oom_score_adj`` 1000; an agent can bring it back to the harness's 0, never below, and not at
