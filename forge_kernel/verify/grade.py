@@ -27,8 +27,9 @@ class OutOfTime(BaseException):
 @contextmanager
 def time_limit(seconds: float) -> Iterator[None]:
     """Raise OutOfTime in this thread once ``seconds`` have passed (regular expressions are interrupted too). Only
-    the main thread can be interrupted so: in any other this sets no limit."""
-    if threading.current_thread() is not threading.main_thread():
+    the main thread can be interrupted so: in any other, or while another timer of the process runs, this sets
+    no limit."""
+    if threading.current_thread() is not threading.main_thread() or signal.getitimer(signal.ITIMER_REAL)[0]:
         yield
         return
     armed = True
