@@ -129,11 +129,15 @@ class OutOfRange:
         return result
 
 
+FLOOD = "1" * 4000
+"""An answer written against patterns that backtrack over digits."""
+
+
 class DigitFlood:
-    """Answers 4,000 digits, written against patterns that backtrack over digits."""
+    """Answers FLOOD."""
 
     name = "digit-flood"
     version = "0"
 
     async def run(self, task, session) -> AgentResult:
-        return AgentResult(answer="1" * 4000)
+        return AgentResult(answer=FLOOD)

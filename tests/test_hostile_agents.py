@@ -310,7 +310,8 @@ def test_the_out_of_memory_killer_takes_agent_processes_first(runs):
     if has_sys_resource():
         assert all(s["adj"] == "1000" and s["0"] == "PermissionError" and s["after 0"] == "1000" for s in seen), seen
     else:
-        assert {s["adj"] for s in seen} <= {"1000", "0"} and seen[0]["adj"] == "1000", seen
+        adjusted = {s["adj"] for s in seen}  # the first trial in each worker saw 1000
+        assert "1000" in adjusted and adjusted <= {"1000", "0"}, seen
         assert all("0" not in s and s["after 0"] == "0" for s in seen), seen
 
 

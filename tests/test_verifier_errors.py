@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import importlib
 import shutil
+import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,7 @@ from forge_kernel.engine.grading import grade_trajectory
 from forge_kernel.spec import load_package
 from forge_kernel.store import load_trials, load_verdicts, open_run
 from forge_kernel.verify import Verdict, score
+from tests.agents_for_tests import FLOOD
 from tests.helpers import copy_suite_files
 
 grade_module = importlib.import_module("forge_kernel.verify.grade")
@@ -37,20 +40,26 @@ def words_per_line(ctx, p: Strict) -> Outcome:
 '''
 
 
+def suite_with(root: Path, added: dict[str, dict | None]) -> Path:
+    """The suite's files and both halves of each task of ``added`` under root, the verifier use given for a task
+    inserted second in its hidden half; the suite folder."""
+    copy_suite_files(root)
+    for task, use in added.items():
+        shutil.copytree(ROOT / "task_packages" / "superclue" / task, root / "task_packages" / "superclue" / task)
+        hidden = yaml.safe_load((ROOT / "verifiers" / "superclue" / f"{task}.yaml").read_text(encoding="utf-8"))
+        if use is not None:
+            hidden["verifiers"].insert(1, use)
+        (root / "verifiers" / "superclue" / f"{task}.yaml").write_text(yaml.safe_dump(hidden, allow_unicode=True),
+                                                                      encoding="utf-8")
+    return root / "task_packages" / "superclue"
+
+
 def suite_with_broken_verifier(root: Path, severity: str = "hard") -> Path:
     """Both halves of BROKEN (with the raising plugin verifier) and of INTACT under root; the suite folder."""
     (root / "verifiers" / "plugins").mkdir(parents=True)
     (root / "verifiers" / "plugins" / "answer.words_per_line_test.py").write_text(PLUGIN, encoding="utf-8")
-    copy_suite_files(root)
-    for task in (BROKEN, INTACT):
-        shutil.copytree(ROOT / "task_packages" / "superclue" / task, root / "task_packages" / "superclue" / task)
-        hidden = yaml.safe_load((ROOT / "verifiers" / "superclue" / f"{task}.yaml").read_text(encoding="utf-8"))
-        if task == BROKEN:
-            hidden["verifiers"].insert(1, {"id": "wordy", "kind": "answer.words_per_line_test", "category": "answer",
-                                           "severity": severity})
-        (root / "verifiers" / "superclue" / f"{task}.yaml").write_text(yaml.safe_dump(hidden, allow_unicode=True),
-                                                                      encoding="utf-8")
-    return root / "task_packages" / "superclue"
+    wordy = {"id": "wordy", "kind": "answer.words_per_line_test", "category": "answer", "severity": severity}
+    return suite_with(root, {BROKEN: wordy, INTACT: None})
 
 
 @pytest.mark.parametrize("severity", ["hard", "soft"])
@@ -108,20 +117,13 @@ def test_the_run_goes_on_and_the_ledger_blames_the_verifier(tmp_path):
 
 BACKTRACKING = {"id": "weight-change", "kind": "answer.number", "category": "answer", "severity": "soft",
                 "params": {"value": 2.0, "tol": 0.1, "pattern": r"(\d+(?:\.\d+)?)(?:\s*kg)?\s*(?:→|->)\s*"}}
-"""An author's pattern that backtracks over a long run of digits: quadratic in its length (4,000 digits take
-seconds, 100,000 take hours)."""
-FLOOD = "1" * 4000
+"""An author's pattern that backtracks over a long run of digits, slower than its length squared (4,000 digits took
+5 s, 100,000 did not finish in 10 minutes)."""
 
 
 def suite_with_backtracking_pattern(root: Path) -> Path:
     """INTACT with BACKTRACKING among its verifiers (not the first), under root; the suite folder."""
-    copy_suite_files(root)
-    shutil.copytree(ROOT / "task_packages" / "superclue" / INTACT, root / "task_packages" / "superclue" / INTACT)
-    hidden = yaml.safe_load((ROOT / "verifiers" / "superclue" / f"{INTACT}.yaml").read_text(encoding="utf-8"))
-    hidden["verifiers"].insert(1, BACKTRACKING)
-    (root / "verifiers" / "superclue" / f"{INTACT}.yaml").write_text(yaml.safe_dump(hidden, allow_unicode=True),
-                                                                    encoding="utf-8")
-    return root / "task_packages" / "superclue"
+    return suite_with(root, {INTACT: BACKTRACKING})
 
 
 @pytest.fixture
@@ -156,3 +158,17 @@ def test_an_agent_flooding_its_answer_fails_its_own_trials_and_the_run_goes_on(t
     stored = load_verdicts(out)
     flooded = stored[stored.trial_id.isin(trials.loc["digit-flood"].trial_id) & (stored.verifier_id == "weight-change")]
     assert len(flooded) == 2 and flooded.reason.str.endswith("grading ran past 0.2 s").all()
+
+
+def test_the_time_limit_leaves_another_timer_of_the_process_alone():
+    signal.setitimer(signal.ITIMER_REAL, 60)
+    try:
+        with grade_module.time_limit(0.01):
+            time.sleep(0.05)  # no OutOfTime: the limit is not set while the other timer runs
+        assert 59 < signal.getitimer(signal.ITIMER_REAL)[0] <= 60
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    with pytest.raises(grade_module.OutOfTime):
+        with grade_module.time_limit(0.01):
+            time.sleep(0.05)
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0
