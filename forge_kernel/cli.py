@@ -135,11 +135,13 @@ def validate(paths: tuple[str, ...]) -> None:
               help="With --sandbox strict: a model endpoint the agents may reach; nothing else is.")
 @click.option("--agent-memory", "agent_memory", default=4096, show_default=True, type=click.IntRange(64),
               metavar="MB", help="The most memory one isolated agent process may allocate.")
+@click.option("--agent-processes", "agent_processes", default=4096, show_default=True, type=click.IntRange(16),
+              metavar="N", help="The most processes and threads one isolated agent may have at once.")
 @click.option("--agent-env", "agent_env", multiple=True, metavar="NAME",
               help="An environment variable isolated agents get (e.g. their model's API key); they get no other "
                    "but PATH, HOME, locale and time zone.")
 def run(suites, agents, trials, out, concurrency, seed, resume, gate, trust, sandbox, endpoints, agent_memory,
-        agent_env) -> None:
+        agent_processes, agent_env) -> None:
     """Run agents on packages, k trials each, into a run store."""
     import asyncio
 
@@ -148,7 +150,7 @@ def run(suites, agents, trials, out, concurrency, seed, resume, gate, trust, san
 
     spec = RunSpec(suite=list(suites), agents=[a.strip() for a in agents.split(",") if a.strip()], trials=trials,
                    seed=seed, gate=gate, trust=list(trust), sandbox=sandbox, endpoints=list(endpoints),
-                   agent_memory_mb=agent_memory, agent_env=list(agent_env))
+                   agent_memory_mb=agent_memory, agent_processes=agent_processes, agent_env=list(agent_env))
     outcome = asyncio.run(execute(spec, out, concurrency=concurrency, resume=resume))
     click.echo(f"run {outcome.run_id}: {outcome.ran} trial(s) run, {outcome.skipped} already stored, in {out}")
     with opened(out) as (stored,):

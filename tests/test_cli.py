@@ -329,6 +329,8 @@ def test_a_mistake_is_one_line_and_exit_2(mistakes, name):
      "forge run: --concurrency: 0 is not in the range x>=1"),
     (["run", "--suite", "x", "--agent", "scripted", "--out", "o", "--agent-memory", "10"],
      "forge run: --agent-memory: 10 is not in the range x>=64"),
+    (["run", "--suite", "x", "--agent", "scripted", "--out", "o", "--agent-processes", "2"],
+     "forge run: --agent-processes: 2 is not in the range x>=16"),
     (["run", "--agent", "scripted", "--out", "o"], "forge run: --suite: missing"),
     (["replay"], "forge replay: RUN_DIR: missing"),
     (["summary", "run", "--bx", "dimension"], "forge summary: --bx: No such option '--bx' (did you mean --by?)"),

@@ -11,10 +11,11 @@ import threading
 import pytest
 
 from forge_kernel.engine import RunSpec, execute
-from forge_kernel.spec import UsageError
+from forge_kernel.spec import StoreError, UsageError
 from forge_kernel.store import load_trials
-from forge_kernel.workers import MEMORY_MB, IsolatedAgent, Sandbox, bwrap_problem, choose
+from forge_kernel.workers import MEMORY_MB, PROCESSES, IsolatedAgent, Sandbox, bwrap_problem, choose
 from forge_kernel.workers import sandbox as sandbox_module
+from forge_kernel.workers._cgroup import cap_problem, pids_folder
 from forge_kernel.workers._processes import sandbox_pid
 from forge_kernel.workers._wire import MAX_DEPTH, Frames, WireError, encode
 from tests.helpers import ROOT
@@ -65,7 +66,13 @@ def test_nesting_up_to_the_cap_passes():
 
 # --- sandbox modes --------------------------------------------------------------------------------------------
 
-def test_choosing_a_mode():
+@pytest.fixture
+def cgroups_at_hand(monkeypatch):
+    """As where forge can make pids cgroups (nothing is made while choosing)."""
+    monkeypatch.setattr(sandbox_module, "cap_problem", lambda: None)
+
+
+def test_choosing_a_mode(cgroups_at_hand):
     with pytest.raises(ValueError, match="unknown sandbox mode"):
         choose("chroot")
     with pytest.raises(ValueError, match="applies to --sandbox strict only"):
@@ -75,7 +82,7 @@ def test_choosing_a_mode():
     assert choose("process") == (Sandbox("process"), None)
 
 
-def test_without_bubblewrap_forge_says_so_and_falls_back(monkeypatch):
+def test_without_bubblewrap_forge_says_so_and_falls_back(monkeypatch, cgroups_at_hand):
     sandbox_module.bwrap_problem.cache_clear()
     monkeypatch.setattr(sandbox_module.shutil, "which", lambda name: None)
     try:
@@ -86,6 +93,44 @@ def test_without_bubblewrap_forge_says_so_and_falls_back(monkeypatch):
             choose("strict")
     finally:
         sandbox_module.bwrap_problem.cache_clear()
+
+
+def test_where_no_pids_cgroup_can_be_made_forge_says_so(monkeypatch):
+    monkeypatch.setattr(sandbox_module, "cap_problem", lambda: "no pids cgroup controller is handed to forge here")
+    sandbox, notice = choose("process", processes=64)
+    assert sandbox.processes is None
+    assert notice == ("forge: no pids cgroup controller is handed to forge here; an untrusted agent's processes are "
+                      "not bounded in number (recorded in the run manifest; README: trust model).")
+
+
+MOUNTS = """\
+31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
+39 31 0:36 /docker/abc {root}/pids rw,relatime - cgroup cgroup rw,pids
+41 31 0:38 / {root}/unified rw,relatime - cgroup2 cgroup2 rw
+"""
+
+
+@pytest.mark.parametrize("cgroups, delegated, expected", [
+    ("8:pids:/docker/abc/run\n0::/\n", "", ("pids/run", "v1")),  # v1, the mount's root is the container's own
+    ("8:cpu:/\n0::/forge\n", "cpu pids", ("unified/forge", "v2")),
+    ("8:cpu:/\n0::/forge\n", "cpu", (None, "")),  # v2, but the pids controller is not handed down
+])
+def test_finding_forges_own_pids_cgroup(tmp_path, cgroups, delegated, expected):
+    (tmp_path / "unified" / "forge").mkdir(parents=True)
+    (tmp_path / "unified" / "forge" / "cgroup.subtree_control").write_text(delegated)
+    folder, version = pids_folder(MOUNTS.format(root=tmp_path), cgroups)
+    assert (folder and str(folder.relative_to(tmp_path)), version) == expected
+
+
+@pytest.mark.skipif(cap_problem() is not None and not os.environ.get("CI"), reason=f"no pids cgroup: {cap_problem()}")
+def test_a_resume_where_processes_cannot_be_bounded_is_refused(tmp_path, monkeypatch):
+    spec = RunSpec(suite=[str(PACKAGE)], agents=["scripted"], trials=1)
+    asyncio.run(execute(spec, tmp_path / "run", progress=False))
+    monkeypatch.setattr(sandbox_module, "cap_problem", lambda: "taken out for the test")
+    with pytest.raises(StoreError) as refused:
+        asyncio.run(execute(spec, tmp_path / "run", resume=True, progress=False))
+    assert (refused.value.field, refused.value.message) == (
+        "--agent-processes", "the run's agents had at most 4096 processes each; here their number cannot be bounded")
 
 
 def test_the_sandbox_view_leaves_out_what_an_agent_must_not_see():
@@ -113,9 +158,10 @@ def test_the_sandbox_writes_only_to_scratch_folders_of_bounded_size(tmp_path):
     assert read_only == {"/dev", str(hidden)}
 
 
-def test_the_cli_default_of_agent_memory_is_the_sandboxs():
+def test_the_cli_defaults_of_agent_memory_and_processes_are_the_sandboxs():
     from forge_kernel.cli import run
-    assert next(p.default for p in run.params if p.name == "agent_memory") == MEMORY_MB
+    defaults = {p.name: p.default for p in run.params}
+    assert (defaults["agent_memory"], defaults["agent_processes"]) == (MEMORY_MB, PROCESSES)
 
 
 class Hello(http.server.BaseHTTPRequestHandler):

@@ -12,7 +12,7 @@ from tqdm import tqdm
 from ..agents import agent_factory
 from ..spec import AgentError, Package, SpecError, StoreError, UsageError, find_packages, load_policy
 from ..store import DB_NAME, RunLock, RunStore, utc_now
-from ..workers import MEMORY_MB, InProcess, IsolatedAgent, Runner, Sandbox, choose, describe
+from ..workers import MEMORY_MB, PROCESSES, InProcess, IsolatedAgent, Runner, Sandbox, choose, describe
 from ._manifest import build_manifest
 from .seeds import trial_seed
 from .trial import Images, attempt_trial, task_template
@@ -39,6 +39,8 @@ class RunSpec:
     """The most memory one isolated agent process may allocate (its sandbox's scratch folders hold a quarter each)."""
     agent_env: list[str] = field(default_factory=list)
     """Environment variables isolated agents get besides PATH, HOME, locale and time zone (a model's API key)."""
+    agent_processes: int = PROCESSES
+    """The most processes and threads one isolated agent may have at once, where forge can bound them."""
     isolate_reference: bool = False
     """Run registered agents (the bundled reference agents) isolated too, e.g. to measure the isolated path."""
 
@@ -158,7 +160,8 @@ def start_run(store: RunStore, spec: RunSpec, packages: list[Package], agents: l
     hashes = {p.id: p.package_hash for p in packages}
     manifest = build_manifest(run_id, asdict(spec), hashes, agents, utc_now())
     manifest["sandbox"] = {"mode": sandbox.mode, "requested": spec.sandbox, "endpoints": list(sandbox.endpoints),
-                           "memory_mb": sandbox.memory_mb, "env": list(sandbox.env)}
+                           "memory_mb": sandbox.memory_mb, "env": list(sandbox.env),
+                           "processes": sandbox.processes}
     if spec.gate:
         manifest["gate_policy"] = {"path": str(Path(spec.gate).resolve()), "hash": load_policy(spec.gate).hash}
     store.start(run_id, asdict(spec), manifest, packages)
@@ -170,10 +173,13 @@ def check_same_run(store: RunStore, run_dir: Path, spec: RunSpec, packages: list
     for key, value in asdict(spec).items():
         if key not in ("suite", "gate") and stored.get(key, RunSpec.__dataclass_fields__[key].default) != value:
             raise StoreError(run_dir, f"--{key}", f"is {value!r}, the stored run has {stored.get(key)!r}")
-    recorded = (store.manifest().get("sandbox") or {}).get("mode", sandbox.mode)
-    if recorded != sandbox.mode:
-        raise StoreError(run_dir, "--sandbox", f"the run's agents were isolated in {recorded!r} mode; "
+    recorded = store.manifest().get("sandbox") or {}
+    if recorded.get("mode", sandbox.mode) != sandbox.mode:
+        raise StoreError(run_dir, "--sandbox", f"the run's agents were isolated in {recorded['mode']!r} mode; "
                                              f"here only {sandbox.mode!r} is possible")
+    if recorded.get("processes", sandbox.processes) != sandbox.processes:
+        raise StoreError(run_dir, "--agent-processes", f"the run's agents had at most {recorded['processes']} "
+                         "processes each; here their number cannot be bounded")
     current = {p.id: p.package_hash for p in packages}
     stored_hashes = store.package_hashes()
     changed = sorted(k for k, h in stored_hashes.items() if current.get(k) != h)
@@ -197,10 +203,10 @@ async def execute(spec: RunSpec, run_dir: Path, concurrency: int = 4, resume: bo
         raise UsageError("--agent-env", unset[0], "no such variable in this environment")
     try:
         sandbox, notice = choose(spec.sandbox, hidden_from_agents(packages, run_dir), tuple(spec.endpoints),
-                                 spec.agent_memory_mb, tuple(spec.agent_env))
+                                 spec.agent_memory_mb, tuple(spec.agent_env), spec.agent_processes)
     except (ValueError, RuntimeError) as exc:
         raise UsageError("--sandbox", spec.sandbox, str(exc)) from None
-    if notice:
+    if notice and set(spec.agents) - trusted_entries(spec):
         print(notice, file=sys.stderr)
     agents = await start_agents(spec, sandbox)
     try:

@@ -10,12 +10,12 @@ _HOMES = {
                 "describe"),
     "client": ("LocalToolClient", "RemoteToolClient"),
     "pool": ("IsolatedAgent",),
-    "sandbox": ("MEMORY_MB", "MODES", "Sandbox", "bwrap_problem", "choose"),
+    "sandbox": ("MEMORY_MB", "MODES", "PROCESSES", "Sandbox", "bwrap_problem", "choose"),
 }
 
 __all__ = [
     "AGENT_ERROR", "AgentOutcome", "BUDGET_EXCEEDED", "COMPLETED", "InProcess", "IsolatedAgent",
-    "LocalToolClient", "MEMORY_MB", "MODES", "RemoteToolClient", "Runner", "Sandbox", "TIMEOUT", "bwrap_problem",
+    "LocalToolClient", "MEMORY_MB", "MODES", "PROCESSES", "RemoteToolClient", "Runner", "Sandbox", "TIMEOUT", "bwrap_problem",
     "choose", "describe",
 ]
 __getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

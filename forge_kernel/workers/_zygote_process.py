@@ -2,6 +2,8 @@
 
 The zygote runs the agent's code, so nothing it says is trusted: it can only name pids inside its own sandbox
 (``processes.sandbox_pid`` checks), and in strict mode it reaches only the endpoints the harness dials for it.
+Where the sandbox bounds the agent's processes, the zygote starts in a pids cgroup of its own (``_cgroup``), and
+whatever the agent left running is killed with it.
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import socket
 import subprocess
 import tempfile
 
+from ._cgroup import ProcessCap
 from ._egress import hosts_file, serve_harness
 from ._processes import sandbox_init, sandbox_pid
 from .sandbox import Sandbox
@@ -39,6 +42,7 @@ class ZygoteProcess:
         """Its control socket closed: it exited or was killed."""
         self._relay: asyncio.Future | None = None
         self._hosts: str | None = None
+        self._cap: ProcessCap | None = None
 
     async def start(self) -> dict:
         """Start the sandbox; the zygote's first message (``hello`` or ``fatal``), or WorkerError."""
@@ -47,8 +51,14 @@ class ZygoteProcess:
         fds = [theirs.fileno(), *([egress.fileno()] if egress else [])]
         command = self.sandbox.command(self.spec, theirs.fileno(), egress and egress.fileno(), self._hosts)
         try:
+            if self.sandbox.processes is not None:
+                self._cap = ProcessCap(self.sandbox.processes)
+                command = [*self._cap.prefix(), *command]
             self.process = subprocess.Popen(command, pass_fds=fds, env=self.sandbox.environment(),
                                             stdin=subprocess.DEVNULL, stdout=2, start_new_session=True)
+        except BaseException:
+            self.close()
+            raise
         finally:
             theirs.close()
             if egress:
@@ -143,6 +153,9 @@ class ZygoteProcess:
                     pass
             self.process.wait()
             self.process = None
+        if self._cap is not None:
+            self._cap.remove()
+            self._cap = None
         if self._hosts is not None:
             os.unlink(self._hosts)
             self._hosts = None

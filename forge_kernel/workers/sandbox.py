@@ -16,8 +16,10 @@ environment the agent gets ``KEPT_ENV`` and the variables named with ``--agent-e
 agent process may allocate at most ``memory_mb`` (``--agent-memory``; past it the allocation raises MemoryError
 in the agent), and where util-linux's ``choom`` exists the kernel's out-of-memory killer takes agent processes
 before any other (``oom_score_adj`` 1000; an agent can bring it back to the harness's 0, never below, and not at
-all when forge runs with CAP_SYS_RESOURCE). An agent that forks many processes can still use more in all; a hard
-bound on the whole is a memory cgroup around forge (README: trust model).
+all when forge runs with CAP_SYS_RESOURCE). Processes: where forge can make a pids cgroup (``_cgroup``), an agent
+has at most ``processes`` processes and threads at once, its sandbox included (``--agent-processes``); a fork past
+it fails in the agent. An agent that forks many processes can still use more memory in all; a hard bound on the
+whole is a memory cgroup around forge (README: trust model).
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from ._cgroup import cap_problem
 from ._egress import parse_endpoint
 
 MODES = ("namespace", "strict", "process")
@@ -38,6 +41,8 @@ KERNEL_PACKAGE = Path(__file__).resolve().parents[1]
 """forge_kernel itself: the worker runs its client code."""
 MEMORY_MB = 4096
 """The default of the most memory one agent process may allocate."""
+PROCESSES = 4096
+"""The default of the most processes and threads one agent may have at once (its workers and sandbox included)."""
 OOM_FIRST = 1000
 """The ``oom_score_adj`` of agent processes: the out-of-memory killer's first choice."""
 KEPT_ENV = ("PATH", "HOME", "LANG", "LANGUAGE", "TZ")
@@ -113,6 +118,8 @@ class Sandbox:
     most a quarter of it."""
     env: tuple[str, ...] = ()
     """Names of the harness's environment variables the agents get besides ``KEPT_ENV`` (a model's API key)."""
+    processes: int | None = PROCESSES
+    """The most processes and threads one agent may have at once; None where forge cannot bound them."""
 
     @property
     def egress(self) -> bool:
@@ -171,8 +178,9 @@ class Sandbox:
 
 
 def choose(requested: str, hidden: tuple[str, ...] = (), endpoints: tuple[str, ...] = (),
-           memory_mb: int = MEMORY_MB, env: tuple[str, ...] = ()) -> tuple[Sandbox, str | None]:
-    """The sandbox for a run and, when it is weaker than asked, the one-line notice saying so."""
+           memory_mb: int = MEMORY_MB, env: tuple[str, ...] = (),
+           processes: int = PROCESSES) -> tuple[Sandbox, str | None]:
+    """The sandbox for a run and, when it is weaker than asked, a notice saying so (a line for each weakness)."""
     if requested not in MODES:
         raise ValueError(f"unknown sandbox mode {requested!r} (choose {', '.join(MODES)})")
     for endpoint in endpoints:
@@ -180,10 +188,14 @@ def choose(requested: str, hidden: tuple[str, ...] = (), endpoints: tuple[str, .
     if endpoints and requested != "strict":
         raise ValueError("--allow-endpoint applies to --sandbox strict only (the other modes keep the network)")
     problem = None if requested == "process" else bwrap_problem()
-    if problem is None:
-        return Sandbox(requested, hidden, endpoints, memory_mb, env), None
-    if requested == "strict":
+    if problem is not None and requested == "strict":
         raise RuntimeError(f"--sandbox strict needs bubblewrap: {problem}")
-    return Sandbox("process", hidden, endpoints, memory_mb, env), (
+    uncapped = cap_problem()
+    notices = [] if problem is None else [
         f"forge: {problem}; untrusted agents run as separate processes without a filesystem or network sandbox "
-        "(recorded in the run manifest). Install bubblewrap for the namespace sandbox.")
+        "(recorded in the run manifest). Install bubblewrap for the namespace sandbox."]
+    if uncapped is not None:
+        notices.append(f"forge: {uncapped}; an untrusted agent's processes are not bounded in number (recorded in "
+                       "the run manifest; README: trust model).")
+    mode = requested if problem is None else "process"
+    return Sandbox(mode, hidden, endpoints, memory_mb, env, None if uncapped else processes), "\n".join(notices) or None

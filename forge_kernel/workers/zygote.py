@@ -45,8 +45,13 @@ def hello(spec: str) -> tuple[object, bytes]:
 
 
 def fork_worker(make, fd: int, control: socket.socket) -> int:
-    """A child process serving trials on ``fd``; returns its pid (in this sandbox's pid namespace)."""
-    pid = os.fork()
+    """A child process serving trials on ``fd``; returns its pid (in this sandbox's pid namespace), or 0 when no
+    process can be made (the agent holds all it may have): the harness sees the worker's socket close."""
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(fd)
+        return 0
     if pid:
         os.close(fd)
         return pid

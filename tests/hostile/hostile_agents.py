@@ -302,6 +302,32 @@ class OomShield:
         return report(**seen)
 
 
+class ForkBomb:
+    """Forks children that wait, until the kernel refuses one or it has 300, then lets them go: the machine's process
+    table is the harness's too (a real bomb would not stop at 300)."""
+
+    name, version = "fork-bomb", "0"
+
+    async def run(self, task, session):
+        children, refused, (held, hold) = [], None, os.pipe()
+        try:
+            for _ in range(300):
+                pid = os.fork()
+                if pid == 0:  # waits until the bomb closes its end of the pipe
+                    os.close(hold)
+                    os.read(held, 1)
+                    os._exit(0)
+                children.append(pid)
+        except OSError as exc:
+            refused = type(exc).__name__
+        finally:
+            os.close(hold)
+            os.close(held)
+            for pid in children:
+                os.waitpid(pid, 0)
+        return report(forked=len(children), refused=refused)
+
+
 class CircularResult:
     name, version = "circular-result", "0"
 
