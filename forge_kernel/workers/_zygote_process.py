@@ -16,6 +16,7 @@ import tempfile
 
 from ._cgroup import ProcessCap
 from ._egress import hosts_file, serve_harness
+from ._output import OUTPUT_BYTES, AgentOutput
 from ._processes import sandbox_init, sandbox_pid
 from .sandbox import Sandbox
 from ._wire import HEADER, WireError, decode, encode
@@ -43,6 +44,9 @@ class ZygoteProcess:
         self._relay: asyncio.Future | None = None
         self._hosts: str | None = None
         self._cap: ProcessCap | None = None
+        self._output: asyncio.BaseTransport | None = None
+        self._allowance = [OUTPUT_BYTES]
+        """What is left of the agent's output to show, across restarts."""
 
     async def start(self) -> dict:
         """Start the sandbox; the zygote's first message (``hello`` or ``fatal``), or WorkerError."""
@@ -55,7 +59,10 @@ class ZygoteProcess:
                 self._cap = ProcessCap(self.sandbox.processes)
                 command = [*self._cap.prefix(), *command]
             self.process = subprocess.Popen(command, pass_fds=fds, env=self.sandbox.environment(),
-                                            stdin=subprocess.DEVNULL, stdout=2, start_new_session=True)
+                                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                            stderr=subprocess.STDOUT, start_new_session=True)
+            self._output, _ = await asyncio.get_running_loop().connect_read_pipe(
+                lambda: AgentOutput(self.spec, self._allowance), self.process.stdout)
         except BaseException:
             self.close()
             raise
@@ -153,6 +160,11 @@ class ZygoteProcess:
                     pass
             self.process.wait()
             self.process = None
+        if self._output is not None:
+            if not self._output.is_closing():  # else it has read to the end
+                self._output.get_protocol().drain(self._output.get_extra_info("pipe"))
+            self._output.close()
+            self._output = None
         if self._cap is not None:
             self._cap.remove()
             self._cap = None

@@ -328,6 +328,23 @@ class ForkBomb:
         return report(forked=len(children), refused=refused)
 
 
+class Flooder:
+    """Writes 4 MiB of lines to its stdout and its stderr, then 1 MiB without a line break: forge's stderr is the
+    terminal's or the CI log's."""
+
+    name, version = "flooder", "0"
+
+    async def run(self, task, session):
+        line = "FLOOD " * 170 + "\n"  # 1 KiB
+        for stream in (sys.stdout, sys.stderr):
+            for _ in range(4096):
+                stream.write(line)
+            stream.flush()
+        sys.stdout.write("F" * 1024 * 1024)
+        sys.stdout.flush()
+        return report(wrote_kib=9 * 1024)
+
+
 class CircularResult:
     name, version = "circular-result", "0"
 
