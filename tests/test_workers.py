@@ -11,11 +11,14 @@ import threading
 import pytest
 
 from forge_kernel.engine import RunSpec, execute
-from forge_kernel.spec import StoreError, UsageError
+from forge_kernel.spec import AgentError, StoreError, UsageError
 from forge_kernel.store import load_trials
 from forge_kernel.workers import MEMORY_MB, PROCESSES, IsolatedAgent, Sandbox, bwrap_problem, choose
 from forge_kernel.workers import sandbox as sandbox_module
+from forge_kernel.workers import _cgroup as cgroup_module
+from forge_kernel.workers import _zygote_process as zygote_process
 from forge_kernel.workers._cgroup import cap_problem, pids_folder
+from forge_kernel.workers._output import AgentOutput, Allowance
 from forge_kernel.workers._processes import sandbox_pid
 from forge_kernel.workers._wire import MAX_DEPTH, Frames, WireError, encode
 from tests.helpers import ROOT
@@ -57,6 +60,20 @@ def test_an_oversized_frame_is_refused_before_its_body_arrives():
 def test_what_the_wire_refuses(body, why):
     with pytest.raises(WireError, match=why):
         Frames().feed(frame(body))
+
+
+def test_an_agents_output_is_shown_line_by_line_up_to_its_allowance(capsys):
+    allowance = Allowance(2048)
+    allowance.left = 20  # 2 KiB, of which 20 bytes are left
+    first, second = AgentOutput("a:B", allowance), AgentOutput("a:B", allowance)  # the zygote restarted
+    for chunk in (b"one\ntw", b"o\n"):
+        first.data_received(chunk)
+    first.connection_lost(None)
+    second.data_received(b"x" * 100)  # no line break: shown cut, once the allowance is reached
+    second.data_received(b"more\n")
+    assert capsys.readouterr().err.splitlines() == [
+        "a:B: one", "a:B: two", "a:B: " + "x" * 12,
+        "forge: a:B has printed 2 KiB; the rest of its output is not shown"]
 
 
 def test_nesting_up_to_the_cap_passes():
@@ -122,7 +139,32 @@ def test_finding_forges_own_pids_cgroup(tmp_path, cgroups, delegated, expected):
     assert (folder and str(folder.relative_to(tmp_path)), version) == expected
 
 
-@pytest.mark.skipif(cap_problem() is not None and not os.environ.get("CI"), reason=f"no pids cgroup: {cap_problem()}")
+needs_cgroups = pytest.mark.skipif(cap_problem() is not None and not os.environ.get("CI"),
+                                   reason=f"no pids cgroup here: {cap_problem()}")
+
+
+@needs_cgroups
+def test_the_cgroups_of_a_killed_forge_are_removed_when_the_next_one_looks(monkeypatch):
+    parent = cgroup_module.parent_folder()[0]
+    left = parent / "forge-999999999-0"  # no such process
+    left.mkdir()
+    try:
+        cgroup_module.parent_folder.cache_clear()
+        assert cgroup_module.parent_folder() == (parent, None) and not left.exists()
+    finally:
+        if left.exists():
+            left.rmdir()
+
+
+def test_an_agent_whose_cgroup_cannot_be_made_does_not_start(monkeypatch):
+    def refuse(most):
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(zygote_process, "ProcessCap", refuse)
+    with pytest.raises(AgentError, match=r"cannot start: cannot make its pids cgroup \(Permission denied\)"):
+        asyncio.run(IsolatedAgent.start("scripted", Sandbox("process", processes=64)))
+
+
+@needs_cgroups
 def test_a_resume_where_processes_cannot_be_bounded_is_refused(tmp_path, monkeypatch):
     spec = RunSpec(suite=[str(PACKAGE)], agents=["scripted"], trials=1)
     asyncio.run(execute(spec, tmp_path / "run", progress=False))

@@ -15,7 +15,7 @@ _HOMES = {
 
 __all__ = [
     "AGENT_ERROR", "AgentOutcome", "BUDGET_EXCEEDED", "COMPLETED", "InProcess", "IsolatedAgent",
-    "LocalToolClient", "MEMORY_MB", "MODES", "PROCESSES", "RemoteToolClient", "Runner", "Sandbox", "TIMEOUT", "bwrap_problem",
-    "choose", "describe",
+    "LocalToolClient", "MEMORY_MB", "MODES", "PROCESSES", "RemoteToolClient", "Runner", "Sandbox", "TIMEOUT",
+    "bwrap_problem", "choose", "describe",
 ]
 __getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

@@ -25,7 +25,10 @@ def pids_folder(mountinfo: str, cgroups: str) -> tuple[Path | None, str]:
     own = {}
     for line in cgroups.splitlines():
         _, controllers, path = line.split(":", 2)
-        own["v2" if controllers == "" else "v1" if "pids" in controllers.split(",") else None] = path
+        if controllers == "":
+            own["v2"] = path
+        elif "pids" in controllers.split(","):
+            own["v1"] = path
     for line in mountinfo.splitlines():
         before, _, after = line.partition(" - ")
         fields, (fstype, _, options) = before.split(), after.split(" ", 2)
@@ -58,6 +61,12 @@ def parent_folder() -> tuple[Path | None, str | None]:
     except OSError as exc:
         return None, f"cannot make a pids cgroup in {folder} ({exc.strerror})"
     probe.remove()
+    for left in folder.glob("forge-*-*"):  # of a forge that was killed: empty once its sandboxes died with it
+        if not Path("/proc", left.name.split("-")[1]).exists():
+            try:
+                left.rmdir()
+            except OSError:
+                pass
     return folder, None
 
 

@@ -1,33 +1,44 @@
 """What an isolated agent prints: its lines on forge's stderr, each after the agent's name, up to a cap per agent.
 
 An agent's stdout and stderr are one pipe that the harness reads. Past ``OUTPUT_BYTES`` forge says so once and
-reads on without showing more, so an agent that floods its output fills neither a terminal nor a CI log, and never
-blocks on a full pipe.
+reads on without showing more, so an agent that floods its output fills neither a terminal nor a CI log, and is
+never left blocked on a full pipe (its writes wait only for the harness to read).
 """
 from __future__ import annotations
 
 import asyncio
 import os
 import sys
+from dataclasses import dataclass, field
 
 OUTPUT_BYTES = 64 * 1024
 """The most an agent's output forge shows in one run."""
 
 
-class AgentOutput(asyncio.Protocol):
-    """Reads one agent's output pipe (across restarts of its zygote, with one allowance)."""
+@dataclass
+class Allowance:
+    """How much of one agent's output forge shows in a run, and how much of it is left."""
 
-    def __init__(self, label: str, allowance: list[int]):
+    total: int = OUTPUT_BYTES
+    left: int = field(init=False)
+
+    def __post_init__(self):
+        self.left = self.total
+
+
+class AgentOutput(asyncio.Protocol):
+    """Reads one agent's output pipe (one pipe per start of its zygote, one allowance for them all)."""
+
+    def __init__(self, label: str, allowance: Allowance):
         self.label = label
         self.allowance = allowance
-        """Bytes still to show, shared by every pipe of the agent."""
         self.partial = b""
 
     def data_received(self, data: bytes) -> None:
-        if self.allowance[0] <= 0:
+        if self.allowance.left <= 0:
             return
         *lines, self.partial = (self.partial + data).split(b"\n")
-        if len(self.partial) >= self.allowance[0]:  # a flood without line breaks is shown as one line, cut
+        if len(self.partial) >= self.allowance.left:  # a flood without line breaks is shown as one line, cut
             lines.append(self.partial)
             self.partial = b""
         self.show(lines)
@@ -45,17 +56,17 @@ class AgentOutput(asyncio.Protocol):
         self.connection_lost(None)
 
     def connection_lost(self, exc) -> None:
-        if self.partial and self.allowance[0] > 0:
+        if self.partial and self.allowance.left > 0:
             self.show([self.partial])
         self.partial = b""
 
     def show(self, lines: list[bytes]) -> None:
         for line in lines:
-            if self.allowance[0] <= 0:
+            if self.allowance.left <= 0:
                 return
-            kept = line[:self.allowance[0]]
-            self.allowance[0] -= len(kept) + 1
+            kept = line[:self.allowance.left]
+            self.allowance.left -= len(kept) + 1
             print(f"{self.label}: {kept.decode(errors='replace')}", file=sys.stderr)
-            if self.allowance[0] <= 0:
-                print(f"forge: {self.label} has printed {OUTPUT_BYTES // 1024} KiB; the rest of its output is not shown",
-                      file=sys.stderr)
+            if self.allowance.left <= 0:
+                print(f"forge: {self.label} has printed {self.allowance.total // 1024} KiB; the rest of its output is "
+                      "not shown", file=sys.stderr)

@@ -16,7 +16,7 @@ import tempfile
 
 from ._cgroup import ProcessCap
 from ._egress import hosts_file, serve_harness
-from ._output import OUTPUT_BYTES, AgentOutput
+from ._output import AgentOutput, Allowance
 from ._processes import sandbox_init, sandbox_pid
 from .sandbox import Sandbox
 from ._wire import HEADER, WireError, decode, encode
@@ -45,8 +45,8 @@ class ZygoteProcess:
         self._hosts: str | None = None
         self._cap: ProcessCap | None = None
         self._output: asyncio.BaseTransport | None = None
-        self._allowance = [OUTPUT_BYTES]
-        """What is left of the agent's output to show, across restarts."""
+        self._allowance = Allowance()
+        """How much of the agent's output is left to show, across restarts."""
 
     async def start(self) -> dict:
         """Start the sandbox; the zygote's first message (``hello`` or ``fatal``), or WorkerError."""
@@ -56,7 +56,10 @@ class ZygoteProcess:
         command = self.sandbox.command(self.spec, theirs.fileno(), egress and egress.fileno(), self._hosts)
         try:
             if self.sandbox.processes is not None:
-                self._cap = ProcessCap(self.sandbox.processes)
+                try:
+                    self._cap = ProcessCap(self.sandbox.processes)
+                except OSError as exc:
+                    raise WorkerError(f"cannot make its pids cgroup ({exc.strerror})") from None
                 command = [*self._cap.prefix(), *command]
             self.process = subprocess.Popen(command, pass_fds=fds, env=self.sandbox.environment(),
                                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

@@ -329,7 +329,7 @@ class ForkBomb:
 
 
 class Flooder:
-    """Writes 4 MiB of lines to its stdout and its stderr, then 1 MiB without a line break: forge's stderr is the
+    """Writes 1 MiB of lines to its stdout and its stderr, then 256 KiB without a line break: forge's stderr is the
     terminal's or the CI log's."""
 
     name, version = "flooder", "0"
@@ -337,12 +337,12 @@ class Flooder:
     async def run(self, task, session):
         line = "FLOOD " * 170 + "\n"  # 1 KiB
         for stream in (sys.stdout, sys.stderr):
-            for _ in range(4096):
+            for _ in range(1024):
                 stream.write(line)
             stream.flush()
-        sys.stdout.write("F" * 1024 * 1024)
+        sys.stdout.write("F" * 256 * 1024)
         sys.stdout.flush()
-        return report(wrote_kib=9 * 1024)
+        return report(wrote_kib=2304)
 
 
 class CircularResult:
