@@ -134,7 +134,8 @@ def validate(paths: tuple[str, ...]) -> None:
 @click.option("--allow-endpoint", "endpoints", multiple=True, metavar="HOST:PORT",
               help="With --sandbox strict: a model endpoint the agents may reach; nothing else is.")
 @click.option("--agent-memory", "agent_memory", default=4096, show_default=True, type=click.IntRange(64),
-              metavar="MB", help="The most memory one isolated agent process may allocate.")
+              metavar="MB", help="The most memory an isolated agent may use: each of its processes, and all "
+              "of them together where forge can make cgroups.")
 @click.option("--agent-processes", "agent_processes", default=4096, show_default=True, type=click.IntRange(16),
               metavar="N", help="The most processes and threads one isolated agent may have at once.")
 @click.option("--agent-env", "agent_env", multiple=True, metavar="NAME",

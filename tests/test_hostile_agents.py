@@ -26,7 +26,7 @@ from forge_kernel.workers import bwrap_problem
 from forge_kernel.workers import _zygote_process as zygote_process
 from forge_kernel.workers import sandbox as sandbox_module
 from forge_kernel.workers._output import OUTPUT_BYTES, Allowance
-from forge_kernel.workers._cgroup import cap_problem, parent_folder
+from forge_kernel.workers._cgroup import parent_folder, problem
 from forge_kernel.workers.sandbox import KEPT_ENV
 from tests.helpers import ROOT, copy_worked_examples, snapshot, update_yaml
 
@@ -60,11 +60,12 @@ ATTACKS = {
     "CancelSwallower": ("timeout", r"no result within 1\.0 s"),
     "SyncBlocker": ("timeout", r"no result within 1\.0 s"),
     "BusyLoop": ("timeout", r"no result within 1\.0 s"),
-    "MemoryHog": ("agent_error", r"MemoryError \(at hostile_agents\.py:\d+\)"),
+    "MemoryHog": ("agent_error", r"MemoryError \(at hostile_agents\.py:\d+\)|the worker process exited"),
     "ScratchFiller": ("completed", None),
     "OomShield": ("completed", None),
     "EnvReader": ("completed", None),
     "Flooder": ("completed|timeout", r"|no result within 1\.0 s"),  # its writes wait for the harness to read
+    "ForkHog": ("completed|timeout", r"|no result within 1\.0 s"),  # the kernel takes its time to kill
     "ForkBomb": ("completed|agent_error", "|worker could not start: a new worker did not get ready"),
 }
 """Attacker class -> (trial statuses, reason pattern) of each of its trials: a fork bomb may hold every process
@@ -74,8 +75,9 @@ EXPECTED = {getattr(importlib.import_module(H), cls).name: outcome for cls, outc
 """The same, by agent name."""
 sys.path.remove(str(HOSTILE_DIR))
 HONEST = ["scripted", "candidate-v2", SLOW]
-MEMORY_MB = 128
-"""The runs' --agent-memory: a quarter of it, 32 MiB, for each of the sandbox's /tmp and /dev/shm."""
+MEMORY_MB = 384
+"""The runs' --agent-memory: for each agent process and all of an agent's together; a quarter of it, 96 MiB, for
+each of the sandbox's /tmp and /dev/shm."""
 PROCESSES = 64
 """The runs' --agent-processes."""
 LIMITS = {"agent_memory_mb": MEMORY_MB, "agent_processes": PROCESSES}
@@ -266,8 +268,9 @@ def test_the_record_holds_only_what_the_harness_saw(runs):
 
 @sandboxed
 def test_an_agent_gets_only_its_share_of_the_machines_memory(runs):
-    """Its heap ends at --agent-memory (the hog's trials end in MemoryError, above), its scratch folders hold a
-    quarter of it each, and every other folder is read-only."""
+    """Its heap ends at --agent-memory (the hog's trials end in MemoryError, or killed by the kernel when two of
+    them at once fill more than the whole, above), its scratch folders hold a quarter of it each, and every other
+    folder is read-only."""
     _, attacked, _ = runs
     with open_run(attacked) as stored:
         assert stored.manifest["sandbox"]["memory_mb"] == MEMORY_MB
@@ -302,22 +305,51 @@ def test_an_agent_has_at_most_its_share_of_processes(runs):
     """Its pids cgroup refuses the fork past --agent-processes (its sandbox and workers hold some of them); the
     honest agents in the same run are untouched (above)."""
     _, attacked, _ = runs
-    assert cap_problem() is None
+    assert problem("pids") is None
     with open_run(attacked) as stored:
         assert stored.manifest["sandbox"]["processes"] == PROCESSES
     trials = load_trials(attacked).query("agent == 'fork-bomb' and status == 'completed'")
     seen = [json.loads(answer) for answer in trials.answer]
     assert seen and all(s["refused"] == "BlockingIOError" and s["forked"] < PROCESSES for s in seen), seen
-    assert not list(Path(parent_folder()[0]).glob(f"forge-{os.getpid()}-*")), "a cgroup was left behind"
+    for controller in ("pids", "memory"):
+        assert not list(parent_folder(controller)[0].glob(f"forge-{os.getpid()}-*")), "a cgroup was left behind"
+
+
+@sandboxed
+def test_an_agents_processes_together_hold_only_its_share_of_memory(runs):
+    """Each of the hog's children stays within --agent-memory, all of them do not: the kernel kills some of them,
+    in the hog's own cgroup (the honest agents in the same run are untouched, above)."""
+    _, attacked, _ = runs
+    assert problem("memory") is None
+    with open_run(attacked) as stored:
+        assert stored.manifest["sandbox"]["memory_whole"] is True
+    trials = load_trials(attacked).query("agent == 'fork-hog' and status == 'completed'")
+    seen = [json.loads(answer) for answer in trials.answer]
+    assert seen and all(s["killed"] >= 1 and s["filled"] < s["children"] for s in seen), seen
+
+
+@sandboxed
+def test_without_its_memory_cgroup_the_fork_hog_fills_all_it_asks_for(tmp_path, monkeypatch, capfd):
+    """The test above fails when the bound on the whole is taken out: forge says so, no child is killed."""
+    real = sandbox_module.problem_of
+    monkeypatch.setattr(sandbox_module, "problem_of", lambda c: "taken out for the test" if c == "memory" else real(c))
+    suite = suite_copy(tmp_path, "30")
+    out = run(suite, [f"{H}:ForkHog"], tmp_path / "run", trials=1, concurrency=1, **LIMITS)
+    assert ("taken out for the test; an untrusted agent's processes are bounded in memory one by one, not together"
+            in capfd.readouterr().err)
+    assert found(load_trials(out), "fork-hog") == [{"children": 3, "filled": 3, "killed": 0}] * 3
+    with open_run(out) as stored:
+        assert stored.manifest["sandbox"]["memory_whole"] is False
 
 
 @sandboxed
 def test_without_its_cgroup_the_fork_bomb_gets_all_it_asks_for(tmp_path, monkeypatch, capfd):
-    """The test above fails when the bound is taken out: forge then says so, and the bomb forks its 300."""
-    monkeypatch.setattr(sandbox_module, "cap_problem", lambda: "pids cgroups taken out for the test")
+    """The test above fails when the bound is taken out (the memory one too: 300 processes hold more than 384 MiB):
+    forge then says so, and the bomb forks its 300."""
+    monkeypatch.setattr(sandbox_module, "problem_of", lambda controller: "taken out for the test")
     suite = suite_copy(tmp_path, "30")
     out = run(suite, [f"{H}:ForkBomb"], tmp_path / "run", trials=1, **LIMITS)
-    assert "pids cgroups taken out for the test; an untrusted agent's processes are not bounded" in capfd.readouterr().err
+    assert "taken out for the test; an untrusted agent's processes are not bounded in number" in capfd.readouterr().err
     assert found(load_trials(out), "fork-bomb") == [{"forked": 300, "refused": None}] * 3
     with open_run(out) as stored:
         assert stored.manifest["sandbox"]["processes"] is None

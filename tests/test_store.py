@@ -27,7 +27,7 @@ from forge_kernel.cli import main
 from forge_kernel.engine import RunSpec, execute, load_suite
 from forge_kernel.engine import _manifest as manifest_module
 from forge_kernel.spec import StoreError, load_package
-from forge_kernel.workers._cgroup import cap_problem
+from forge_kernel.workers._cgroup import problem
 from forge_kernel.store import (
     SCHEMA_VERSION,
     RunStore,
@@ -114,7 +114,8 @@ def test_manifest_records_provenance(run_dir):
                                 "agent_env": [], "agent_processes": 4096, "isolate_reference": False}
     assert manifest["sandbox"]["mode"] in ("namespace", "process")
     assert (manifest["sandbox"]["memory_mb"], manifest["sandbox"]["env"]) == (4096, [])
-    assert manifest["sandbox"]["processes"] == (None if cap_problem() else 4096)
+    assert manifest["sandbox"]["processes"] == (None if problem("pids") else 4096)
+    assert manifest["sandbox"]["memory_whole"] is (problem("memory") is None)
     assert manifest["host"]["python"] == platform.python_version()
     assert manifest["host"]["hostname"] == platform.node()
     started, ended = (datetime.fromisoformat(manifest[k]) for k in ("started_at", "ended_at"))

@@ -17,7 +17,7 @@ from forge_kernel.workers import MEMORY_MB, PROCESSES, IsolatedAgent, Sandbox, b
 from forge_kernel.workers import sandbox as sandbox_module
 from forge_kernel.workers import _cgroup as cgroup_module
 from forge_kernel.workers import _zygote_process as zygote_process
-from forge_kernel.workers._cgroup import cap_problem, pids_folder
+from forge_kernel.workers._cgroup import own_folder, problem
 from forge_kernel.workers._output import AgentOutput, Allowance
 from forge_kernel.workers._processes import sandbox_pid
 from forge_kernel.workers._wire import MAX_DEPTH, Frames, WireError, encode
@@ -85,8 +85,8 @@ def test_nesting_up_to_the_cap_passes():
 
 @pytest.fixture
 def cgroups_at_hand(monkeypatch):
-    """As where forge can make pids cgroups (nothing is made while choosing)."""
-    monkeypatch.setattr(sandbox_module, "cap_problem", lambda: None)
+    """As where forge can make pids and memory cgroups (nothing is made while choosing)."""
+    monkeypatch.setattr(sandbox_module, "problem_of", lambda controller: None)
 
 
 def test_choosing_a_mode(cgroups_at_hand):
@@ -96,7 +96,7 @@ def test_choosing_a_mode(cgroups_at_hand):
         choose("namespace", endpoints=("127.0.0.1:8000",))
     with pytest.raises(ValueError, match="is not HOST:PORT"):
         choose("strict", endpoints=("127.0.0.1",))
-    assert choose("process") == (Sandbox("process"), None)
+    assert choose("process") == (Sandbox("process", processes=PROCESSES, memory_whole=True), None)
 
 
 def test_without_bubblewrap_forge_says_so_and_falls_back(monkeypatch, cgroups_at_hand):
@@ -112,67 +112,83 @@ def test_without_bubblewrap_forge_says_so_and_falls_back(monkeypatch, cgroups_at
         sandbox_module.bwrap_problem.cache_clear()
 
 
-def test_where_no_pids_cgroup_can_be_made_forge_says_so(monkeypatch):
-    monkeypatch.setattr(sandbox_module, "cap_problem", lambda: "no pids cgroup controller is handed to forge here")
+@pytest.mark.parametrize("missing, processes, whole, weaker", [
+    ({"pids", "memory"}, None, False, "not bounded in number and bounded in memory one by one, not together"),
+    ({"pids"}, None, True, "not bounded in number"),
+    ({"memory"}, 64, False, "bounded in memory one by one, not together"),
+])
+def test_where_a_cgroup_cannot_be_made_forge_says_so_in_one_line(monkeypatch, missing, processes, whole, weaker):
+    monkeypatch.setattr(sandbox_module, "problem_of",
+                        lambda c: "no cgroup controller is handed to forge here" if c in missing else None)
     sandbox, notice = choose("process", processes=64)
-    assert sandbox.processes is None
-    assert notice == ("forge: no pids cgroup controller is handed to forge here; an untrusted agent's processes are "
-                      "not bounded in number (recorded in the run manifest; README: trust model).")
+    assert (sandbox.processes, sandbox.memory_whole) == (processes, whole)
+    assert notice == (f"forge: no cgroup controller is handed to forge here; an untrusted agent's processes are "
+                      f"{weaker} (recorded in the run manifest; README: trust model).")
 
 
 MOUNTS = """\
 31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
 39 31 0:36 /docker/abc {root}/pids rw,relatime - cgroup cgroup rw,pids
+40 31 0:37 / {root}/memory rw,relatime - cgroup cgroup rw,memory
 41 31 0:38 / {root}/unified rw,relatime - cgroup2 cgroup2 rw
 """
 
 
-@pytest.mark.parametrize("cgroups, delegated, expected", [
-    ("8:pids:/docker/abc/run\n0::/\n", "", ("pids/run", "v1")),  # v1, the mount's root is the container's own
-    ("8:cpu:/\n0::/forge\n", "cpu pids", ("unified/forge", "v2")),
-    ("8:cpu:/\n0::/forge\n", "cpu", (None, "")),  # v2, but the pids controller is not handed down
+@pytest.mark.parametrize("controller, cgroups, delegated, expected", [
+    ("pids", "8:pids:/docker/abc/run\n0::/\n", "", ("pids/run", "v1")),  # v1, the mount's root is the container's
+    ("memory", "8:pids:/docker/abc/run\n4:memory:/m\n0::/\n", "", ("memory/m", "v1")),
+    ("pids", "8:cpu:/\n0::/forge\n", "cpu pids", ("unified/forge", "v2")),
+    ("memory", "8:cpu:/\n0::/forge\n", "memory", ("unified/forge", "v2")),
+    ("pids", "8:cpu:/\n0::/forge\n", "cpu memory", (None, "")),  # v2, but pids is not handed down
 ])
-def test_finding_forges_own_pids_cgroup(tmp_path, cgroups, delegated, expected):
+def test_finding_forges_own_cgroup_of_a_controller(tmp_path, controller, cgroups, delegated, expected):
     (tmp_path / "unified" / "forge").mkdir(parents=True)
     (tmp_path / "unified" / "forge" / "cgroup.subtree_control").write_text(delegated)
-    folder, version = pids_folder(MOUNTS.format(root=tmp_path), cgroups)
+    folder, version = own_folder(controller, MOUNTS.format(root=tmp_path), cgroups)
     assert (folder and str(folder.relative_to(tmp_path)), version) == expected
 
 
-needs_cgroups = pytest.mark.skipif(cap_problem() is not None and not os.environ.get("CI"),
-                                   reason=f"no pids cgroup here: {cap_problem()}")
+needs_cgroups = pytest.mark.skipif(any(map(problem, ("pids", "memory"))) and not os.environ.get("CI"),
+                                   reason=f"no pids or memory cgroup here: {problem('pids') or problem('memory')}")
 
 
 @needs_cgroups
-def test_the_cgroups_of_a_killed_forge_are_removed_when_the_next_one_looks(monkeypatch):
-    parent = cgroup_module.parent_folder()[0]
+@pytest.mark.parametrize("controller", ["pids", "memory"])
+def test_the_cgroups_of_a_killed_forge_are_removed_when_the_next_one_looks(controller):
+    parent, version, _ = cgroup_module.parent_folder(controller)
     left = parent / "forge-999999999-0"  # no such process
     left.mkdir()
     try:
         cgroup_module.parent_folder.cache_clear()
-        assert cgroup_module.parent_folder() == (parent, None) and not left.exists()
+        assert cgroup_module.parent_folder(controller) == (parent, version, None) and not left.exists()
     finally:
         if left.exists():
             left.rmdir()
 
 
-def test_an_agent_whose_cgroup_cannot_be_made_does_not_start(monkeypatch):
-    def refuse(most):
+def test_an_agent_whose_cgroups_cannot_be_made_does_not_start(monkeypatch):
+    def refuse(limits):
         raise PermissionError(13, "Permission denied")
-    monkeypatch.setattr(zygote_process, "ProcessCap", refuse)
-    with pytest.raises(AgentError, match=r"cannot start: cannot make its pids cgroup \(Permission denied\)"):
+    monkeypatch.setattr(zygote_process, "AgentCgroups", refuse)
+    with pytest.raises(AgentError, match=r"cannot start: cannot make its cgroups \(Permission denied\)"):
         asyncio.run(IsolatedAgent.start("scripted", Sandbox("process", processes=64)))
 
 
 @needs_cgroups
-def test_a_resume_where_processes_cannot_be_bounded_is_refused(tmp_path, monkeypatch):
+@pytest.mark.parametrize("controller, field, message", [
+    ("pids", "--agent-processes", "the run's agents had at most 4096 processes each; here their number cannot be "
+                                  "bounded"),
+    ("memory", "--agent-memory", "the run's agents were bounded in memory with all their processes together; here "
+                                 "only one process at a time"),
+])
+def test_a_resume_with_a_bound_missing_is_refused(tmp_path, monkeypatch, controller, field, message):
     spec = RunSpec(suite=[str(PACKAGE)], agents=["scripted"], trials=1)
     asyncio.run(execute(spec, tmp_path / "run", progress=False))
-    monkeypatch.setattr(sandbox_module, "cap_problem", lambda: "taken out for the test")
+    real = sandbox_module.problem_of
+    monkeypatch.setattr(sandbox_module, "problem_of", lambda c: "taken out for the test" if c == controller else real(c))
     with pytest.raises(StoreError) as refused:
         asyncio.run(execute(spec, tmp_path / "run", resume=True, progress=False))
-    assert (refused.value.field, refused.value.message) == (
-        "--agent-processes", "the run's agents had at most 4096 processes each; here their number cannot be bounded")
+    assert (refused.value.field, refused.value.message) == (field, message)
 
 
 def test_the_sandbox_view_leaves_out_what_an_agent_must_not_see():

@@ -36,7 +36,8 @@ class RunSpec:
     endpoints: list[str] = field(default_factory=list)
     """``host:port`` an agent may reach in strict mode."""
     agent_memory_mb: int = MEMORY_MB
-    """The most memory one isolated agent process may allocate (its sandbox's scratch folders hold a quarter each)."""
+    """The most memory one isolated agent process may allocate, and all of an agent's together where forge can make
+    cgroups (its sandbox's scratch folders hold a quarter each)."""
     agent_env: list[str] = field(default_factory=list)
     """Environment variables isolated agents get besides PATH, HOME, locale and time zone (a model's API key)."""
     agent_processes: int = PROCESSES
@@ -160,8 +161,8 @@ def start_run(store: RunStore, spec: RunSpec, packages: list[Package], agents: l
     hashes = {p.id: p.package_hash for p in packages}
     manifest = build_manifest(run_id, asdict(spec), hashes, agents, utc_now())
     manifest["sandbox"] = {"mode": sandbox.mode, "requested": spec.sandbox, "endpoints": list(sandbox.endpoints),
-                           "memory_mb": sandbox.memory_mb, "env": list(sandbox.env),
-                           "processes": sandbox.processes}
+                           "memory_mb": sandbox.memory_mb, "memory_whole": sandbox.memory_whole,
+                           "env": list(sandbox.env), "processes": sandbox.processes}
     if spec.gate:
         manifest["gate_policy"] = {"path": str(Path(spec.gate).resolve()), "hash": load_policy(spec.gate).hash}
     store.start(run_id, asdict(spec), manifest, packages)
@@ -180,6 +181,9 @@ def check_same_run(store: RunStore, run_dir: Path, spec: RunSpec, packages: list
     if recorded.get("processes", sandbox.processes) != sandbox.processes:
         raise StoreError(run_dir, "--agent-processes", f"the run's agents had at most {recorded['processes']} "
                          "processes each; here their number cannot be bounded")
+    if recorded.get("memory_whole", sandbox.memory_whole) != sandbox.memory_whole:
+        raise StoreError(run_dir, "--agent-memory", "the run's agents were bounded in memory with all their "
+                         "processes together; here only one process at a time")
     current = {p.id: p.package_hash for p in packages}
     stored_hashes = store.package_hashes()
     changed = sorted(k for k, h in stored_hashes.items() if current.get(k) != h)

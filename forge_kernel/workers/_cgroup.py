@@ -1,9 +1,12 @@
-"""A pids cgroup around each agent's sandbox: how many processes and threads an untrusted agent may have at once.
+"""The cgroups around each agent's sandbox: how many processes and threads an untrusted agent may have at once
+(``pids``), and how much memory all of its processes may hold together (``memory``: heaps, its scratch folders
+and System V shared memory included).
 
-Forge makes a child of its own cgroup in the pids hierarchy (cgroup v1, or v2 where its own cgroup hands the pids
-controller down), sets ``pids.max``, starts the agent's sandbox in it and, when the agent is stopped, kills what is
-left in it and removes it. Where no such cgroup can be made (typically: not root), the number is not bounded and
-forge says so (``cap_problem``).
+For each controller forge makes a child of its own cgroup (cgroup v1, one hierarchy per controller; or v2, where
+forge's own cgroup hands the controller down), sets its limit, starts the agent's sandbox in it and, when the
+agent is stopped, kills what is left in it and removes it. Past the memory limit the kernel's out-of-memory killer
+ends one of that agent's processes, never another's or the harness. Where a controller's cgroup cannot be made
+(typically: not root), that bound is missing, and forge says so (``problem``).
 """
 from __future__ import annotations
 
@@ -14,31 +17,35 @@ from functools import cache
 from itertools import count
 from pathlib import Path
 
+LIMIT_FILES = {("pids", "v1"): "pids.max", ("pids", "v2"): "pids.max",
+               ("memory", "v1"): "memory.limit_in_bytes", ("memory", "v2"): "memory.max"}
+"""The file that holds a controller's limit, by controller and cgroup version."""
 REMOVE_SECONDS = 2.0
 """How long the processes killed in a cgroup may take to go before it is left behind."""
 _names = count()
 
 
-def pids_folder(mountinfo: str, cgroups: str) -> tuple[Path | None, str]:
-    """This process's cgroup folder of the pids controller, from ``/proc/self/mountinfo`` and
-    ``/proc/self/cgroup``, and its version (``v1`` or ``v2``); None when there is none."""
+def own_folder(controller: str, mountinfo: str, cgroups: str) -> tuple[Path | None, str]:
+    """This process's cgroup folder for ``controller``, from ``/proc/self/mountinfo`` and ``/proc/self/cgroup``,
+    and its version (``v1`` or ``v2``); None when there is none that hands the controller down."""
     own = {}
     for line in cgroups.splitlines():
         _, controllers, path = line.split(":", 2)
         if controllers == "":
             own["v2"] = path
-        elif "pids" in controllers.split(","):
+        elif controller in controllers.split(","):
             own["v1"] = path
     for line in mountinfo.splitlines():
         before, _, after = line.partition(" - ")
         fields, (fstype, _, options) = before.split(), after.split(" ", 2)
-        version = "v1" if fstype == "cgroup" and "pids" in options.split(",") else "v2" if fstype == "cgroup2" else None
+        version = ("v1" if fstype == "cgroup" and controller in options.split(",")
+                   else "v2" if fstype == "cgroup2" else None)
         if version and version in own:
             root, mount = fields[3], fields[4]
             relative = os.path.relpath(own[version], root)
             if relative.startswith(".."):  # forge's cgroup is outside what this mount shows
                 continue
-            if version == "v1" or "pids" in read(Path(mount, relative, "cgroup.subtree_control")).split():
+            if version == "v1" or controller in read(Path(mount, relative, "cgroup.subtree_control")).split():
                 return Path(mount, relative).resolve(), version
     return None, ""
 
@@ -51,62 +58,78 @@ def read(path: Path) -> str:
 
 
 @cache
-def parent_folder() -> tuple[Path | None, str | None]:
-    """Where forge makes its agents' cgroups, or None and why it cannot (probed once per process)."""
-    folder, _ = pids_folder(read(Path("/proc/self/mountinfo")), read(Path("/proc/self/cgroup")))
+def parent_folder(controller: str) -> tuple[Path | None, str, str | None]:
+    """Where forge makes its agents' cgroups for ``controller``, their version, or None and why it cannot (probed
+    once per process; cgroups a killed forge left there are removed)."""
+    folder, version = own_folder(controller, read(Path("/proc/self/mountinfo")), read(Path("/proc/self/cgroup")))
     if folder is None:
-        return None, "no pids cgroup controller is handed to forge here"
+        return None, "", f"no {controller} cgroup controller is handed to forge here"
+    probe = folder / f"forge-{os.getpid()}-probe"
     try:
-        probe = ProcessCap(1, folder)
+        probe.mkdir()
+        limited = (probe / LIMIT_FILES[controller, version]).exists()
+        probe.rmdir()
     except OSError as exc:
-        return None, f"cannot make a pids cgroup in {folder} ({exc.strerror})"
-    probe.remove()
+        return None, "", f"cannot make a {controller} cgroup in {folder} ({exc.strerror})"
+    if not limited:
+        return None, "", f"a {controller} cgroup in {folder} has no {LIMIT_FILES[controller, version]}"
     for left in folder.glob("forge-*-*"):  # of a forge that was killed: empty once its sandboxes died with it
         if not Path("/proc", left.name.split("-")[1]).exists():
             try:
                 left.rmdir()
             except OSError:
                 pass
-    return folder, None
+    return folder, version, None
 
 
-def cap_problem() -> str | None:
-    """Why agents' process counts cannot be bounded here, or None when they can."""
-    return parent_folder()[1]
+def problem(controller: str) -> str | None:
+    """Why agents cannot be bounded with ``controller`` here, or None when they can."""
+    return parent_folder(controller)[2]
 
 
-class ProcessCap:
-    """One agent's pids cgroup, made with ``pids.max`` = ``most``; ``prefix()`` starts a command in it."""
+class AgentCgroups:
+    """One agent's cgroups, a limit for each controller named (``{"pids": 4096, "memory": bytes}``);
+    ``prefix()`` starts a command in them."""
 
-    def __init__(self, most: int, parent: Path | None = None):
-        self.folder = (parent or parent_folder()[0]) / f"forge-{os.getpid()}-{next(_names)}"
-        self.folder.mkdir()
+    def __init__(self, limits: dict[str, int]):
+        name, self.folders = f"forge-{os.getpid()}-{next(_names)}", []
         try:
-            (self.folder / "pids.max").write_text(str(most))
+            for controller, limit in limits.items():
+                parent, version, why = parent_folder(controller)
+                if why:
+                    raise OSError(why)
+                folder = parent / name
+                if folder not in self.folders:  # v2: one folder holds every controller
+                    folder.mkdir()
+                    self.folders.append(folder)
+                (folder / LIMIT_FILES[controller, version]).write_text(str(limit))
         except OSError:
-            self.folder.rmdir()
+            self.remove()
             raise
 
     def prefix(self) -> list[str]:
-        """A command prefix that moves the command into the cgroup before it runs."""
-        return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(self.folder / "cgroup.procs")]
+        """A command prefix that moves the command into every cgroup before it runs."""
+        script = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 1; shift; done; shift; exec "$@"'
+        return ["/bin/sh", "-c", script, "sh", *(str(f / "cgroup.procs") for f in self.folders), "--"]
 
     def remove(self) -> None:
-        """Kill every process still in the cgroup (a fork that escaped its process group included) and remove it;
-        left behind, empty of anything alive, if its processes take longer than ``REMOVE_SECONDS`` to go."""
+        """Kill every process still in the cgroups (a fork that escaped its process group included) and remove
+        them; left behind, empty of anything alive, if their processes take longer than ``REMOVE_SECONDS`` to go."""
         deadline = time.monotonic() + REMOVE_SECONDS
-        while True:
-            for pid in read(self.folder / "cgroup.procs").split():
+        for folder in self.folders:
+            while True:
+                for pid in read(folder / "cgroup.procs").split():
+                    try:
+                        os.kill(int(pid), signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
                 try:
-                    os.kill(int(pid), signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            try:
-                self.folder.rmdir()
-                return
-            except FileNotFoundError:
-                return
-            except OSError:  # busy: processes on their way out
-                if time.monotonic() > deadline:
-                    return
-                time.sleep(0.01)
+                    folder.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:  # busy: processes on their way out
+                    if time.monotonic() > deadline:
+                        break
+                    time.sleep(0.01)
+        self.folders = []

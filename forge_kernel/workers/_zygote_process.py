@@ -2,8 +2,8 @@
 
 The zygote runs the agent's code, so nothing it says is trusted: it can only name pids inside its own sandbox
 (``processes.sandbox_pid`` checks), and in strict mode it reaches only the endpoints the harness dials for it.
-Where the sandbox bounds the agent's processes, the zygote starts in a pids cgroup of its own (``_cgroup``), and
-whatever the agent left running is killed with it.
+Where the sandbox bounds the agent's processes or their memory in all, the zygote starts in cgroups of its own
+(``_cgroup``), and whatever the agent left running is killed with them.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import socket
 import subprocess
 import tempfile
 
-from ._cgroup import ProcessCap
+from ._cgroup import AgentCgroups
 from ._egress import hosts_file, serve_harness
 from ._output import AgentOutput, Allowance
 from ._processes import sandbox_init, sandbox_pid
@@ -43,7 +43,7 @@ class ZygoteProcess:
         """Its control socket closed: it exited or was killed."""
         self._relay: asyncio.Future | None = None
         self._hosts: str | None = None
-        self._cap: ProcessCap | None = None
+        self._cgroups: AgentCgroups | None = None
         self._output: asyncio.BaseTransport | None = None
         self._allowance = Allowance()
         """How much of the agent's output is left to show, across restarts."""
@@ -55,12 +55,15 @@ class ZygoteProcess:
         fds = [theirs.fileno(), *([egress.fileno()] if egress else [])]
         command = self.sandbox.command(self.spec, theirs.fileno(), egress and egress.fileno(), self._hosts)
         try:
-            if self.sandbox.processes is not None:
+            limits = {"pids": self.sandbox.processes} if self.sandbox.processes is not None else {}
+            if self.sandbox.memory_whole:
+                limits["memory"] = self.sandbox.memory_mb * 1024 * 1024
+            if limits:
                 try:
-                    self._cap = ProcessCap(self.sandbox.processes)
+                    self._cgroups = AgentCgroups(limits)
                 except OSError as exc:
-                    raise WorkerError(f"cannot make its pids cgroup ({exc.strerror})") from None
-                command = [*self._cap.prefix(), *command]
+                    raise WorkerError(f"cannot make its cgroups ({exc.strerror or exc})") from None
+                command = [*self._cgroups.prefix(), *command]
             self.process = subprocess.Popen(command, pass_fds=fds, env=self.sandbox.environment(),
                                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                             stderr=subprocess.STDOUT, start_new_session=True)
@@ -168,9 +171,9 @@ class ZygoteProcess:
                 self._output.get_protocol().drain(self._output.get_extra_info("pipe"))
             self._output.close()
             self._output = None
-        if self._cap is not None:
-            self._cap.remove()
-            self._cap = None
+        if self._cgroups is not None:
+            self._cgroups.remove()
+            self._cgroups = None
         if self._hosts is not None:
             os.unlink(self._hosts)
             self._hosts = None

@@ -16,10 +16,10 @@ environment the agent gets ``KEPT_ENV`` and the variables named with ``--agent-e
 agent process may allocate at most ``memory_mb`` (``--agent-memory``; past it the allocation raises MemoryError
 in the agent), and where util-linux's ``choom`` exists the kernel's out-of-memory killer takes agent processes
 before any other (``oom_score_adj`` 1000; an agent can bring it back to the harness's 0, never below, and not at
-all when forge runs with CAP_SYS_RESOURCE). Processes: where forge can make a pids cgroup (``_cgroup``), an agent
-has at most ``processes`` processes and threads at once, its sandbox included (``--agent-processes``); a fork past
-it fails in the agent. An agent that forks many processes can still use more memory in all; a hard bound on the
-whole is a memory cgroup around forge (README: trust model).
+all when forge runs with CAP_SYS_RESOURCE). Where forge can make cgroups (``_cgroup``), all of an agent's
+processes together hold at most ``memory_mb`` too (past it the kernel ends one of them), and they are at most
+``processes`` processes and threads at once, its sandbox included (``--agent-processes``; a fork past it fails in
+the agent). Where it cannot, forge says so; a hard bound is then a memory cgroup around forge (README: trust model).
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from ._cgroup import cap_problem
+from ._cgroup import problem as problem_of
 from ._egress import parse_endpoint
 
 MODES = ("namespace", "strict", "process")
@@ -114,12 +114,14 @@ class Sandbox:
     endpoints: tuple[str, ...] = ()
     """``host:port`` an agent may reach in ``strict`` mode."""
     memory_mb: int = MEMORY_MB
-    """The most memory one agent process may allocate; each of the sandbox's ``/tmp`` and ``/dev/shm`` holds at
-    most a quarter of it."""
+    """The most memory one agent process may allocate, and all of them together where ``memory_whole``; each of the
+    sandbox's ``/tmp`` and ``/dev/shm`` holds at most a quarter of it."""
     env: tuple[str, ...] = ()
     """Names of the harness's environment variables the agents get besides ``KEPT_ENV`` (a model's API key)."""
-    processes: int | None = PROCESSES
-    """The most processes and threads one agent may have at once; None where forge cannot bound them."""
+    processes: int | None = None
+    """The most processes and threads one agent may have at once (a pids cgroup); None: not bounded."""
+    memory_whole: bool = False
+    """``memory_mb`` bounds all of an agent's processes together (a memory cgroup), not only each one."""
 
     @property
     def egress(self) -> bool:
@@ -190,12 +192,16 @@ def choose(requested: str, hidden: tuple[str, ...] = (), endpoints: tuple[str, .
     problem = None if requested == "process" else bwrap_problem()
     if problem is not None and requested == "strict":
         raise RuntimeError(f"--sandbox strict needs bubblewrap: {problem}")
-    uncapped = cap_problem()
     notices = [] if problem is None else [
         f"forge: {problem}; untrusted agents run as separate processes without a filesystem or network sandbox "
         "(recorded in the run manifest). Install bubblewrap for the namespace sandbox."]
-    if uncapped is not None:
-        notices.append(f"forge: {uncapped}; an untrusted agent's processes are not bounded in number (recorded in "
-                       "the run manifest; README: trust model).")
+    missing = {c: why for c in ("pids", "memory") if (why := problem_of(c))}
+    if missing:
+        weaker = [*(["not bounded in number"] if "pids" in missing else []),
+                  *(["bounded in memory one by one, not together"] if "memory" in missing else [])]
+        notices.append(f"forge: {'; '.join(dict.fromkeys(missing.values()))}; an untrusted agent's processes are "
+                       f"{' and '.join(weaker)} (recorded in the run manifest; README: trust model).")
     mode = requested if problem is None else "process"
-    return Sandbox(mode, hidden, endpoints, memory_mb, env, None if uncapped else processes), "\n".join(notices) or None
+    sandbox = Sandbox(mode, hidden, endpoints, memory_mb, env, None if "pids" in missing else processes,
+                      "memory" not in missing)
+    return sandbox, "\n".join(notices) or None

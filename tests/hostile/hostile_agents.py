@@ -12,6 +12,7 @@ import gc
 import glob
 import json
 import os
+import select
 import signal
 import sqlite3
 import sys
@@ -326,6 +327,41 @@ class ForkBomb:
             for pid in children:
                 os.waitpid(pid, 0)
         return report(forked=len(children), refused=refused)
+
+
+class ForkHog:
+    """Forks 3 children that each fill 160 MiB, within the limit of one process, and keep it until all have
+    (or 0.5 s has passed): the machine's memory is the harness's too. Says how many the kernel killed."""
+
+    name, version = "fork-hog", "0"
+    children, mib = 3, 160
+
+    async def run(self, task, session):
+        (ready, filled), (held, hold), pids = os.pipe(), os.pipe(), []
+        for _ in range(self.children):
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    os.close(ready)
+                    os.close(hold)
+                    kept = b"\1" * (self.mib << 20)
+                    os.write(filled, b"1")
+                    os.read(held, len(kept) & 1)
+                finally:
+                    os._exit(0)
+            pids.append(pid)
+        os.close(filled)
+        os.close(held)
+        done, deadline = 0, time.monotonic() + 0.5
+        while done < self.children and select.select([ready], [], [], max(0, deadline - time.monotonic()))[0]:
+            got = os.read(ready, self.children)
+            if not got:
+                break
+            done += len(got)
+        os.close(hold)
+        os.close(ready)
+        killed = sum(os.WIFSIGNALED(status) for _, status in (os.waitpid(pid, 0) for pid in pids))
+        return report(children=self.children, filled=done, killed=killed)
 
 
 class Flooder:
