@@ -60,7 +60,7 @@ ATTACKS = {
     "CancelSwallower": ("timeout", r"no result within 1\.0 s"),
     "SyncBlocker": ("timeout", r"no result within 1\.0 s"),
     "BusyLoop": ("timeout", r"no result within 1\.0 s"),
-    "MemoryHog": ("agent_error", r"MemoryError \(at hostile_agents\.py:\d+\)|the worker process exited"),
+    "MemoryHog": ("agent_error", r"MemoryError \(at hostile_agents\.py:\d+\)"),
     "ScratchFiller": ("completed", None),
     "OomShield": ("completed", None),
     "EnvReader": ("completed", None),
@@ -268,9 +268,8 @@ def test_the_record_holds_only_what_the_harness_saw(runs):
 
 @sandboxed
 def test_an_agent_gets_only_its_share_of_the_machines_memory(runs):
-    """Its heap ends at --agent-memory (the hog's trials end in MemoryError, or killed by the kernel when two of
-    them at once fill more than the whole, above), its scratch folders hold a quarter of it each, and every other
-    folder is read-only."""
+    """Its heap ends at --agent-memory (the hog's trials end in MemoryError, above), its scratch folders hold a
+    quarter of it each, and every other folder is read-only."""
     _, attacked, _ = runs
     with open_run(attacked) as stored:
         assert stored.manifest["sandbox"]["memory_mb"] == MEMORY_MB

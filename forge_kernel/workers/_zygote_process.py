@@ -55,10 +55,7 @@ class ZygoteProcess:
         fds = [theirs.fileno(), *([egress.fileno()] if egress else [])]
         command = self.sandbox.command(self.spec, theirs.fileno(), egress and egress.fileno(), self._hosts)
         try:
-            limits = {"pids": self.sandbox.processes} if self.sandbox.processes is not None else {}
-            if self.sandbox.memory_whole:
-                limits["memory"] = self.sandbox.memory_mb * 1024 * 1024
-            if limits:
+            if limits := self.sandbox.cgroup_limits():
                 try:
                     self._cgroups = AgentCgroups(limits)
                 except OSError as exc:

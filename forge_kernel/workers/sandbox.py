@@ -123,6 +123,12 @@ class Sandbox:
     memory_whole: bool = False
     """``memory_mb`` bounds all of an agent's processes together (a memory cgroup), not only each one."""
 
+    def cgroup_limits(self) -> dict[str, int]:
+        """The limits of the cgroups an agent's sandbox starts in, by controller (none where forge cannot make
+        them)."""
+        limits = {} if self.processes is None else {"pids": self.processes}
+        return limits | ({"memory": self.memory_mb * 1024 * 1024} if self.memory_whole else {})
+
     @property
     def egress(self) -> bool:
         """Whether the agent gets a relay to its allowed endpoints (strict mode with endpoints)."""

@@ -255,12 +255,13 @@ class EnvReader:
 
 
 class MemoryHog:
-    """Allocates 32 MiB after 32 MiB, up to 768 MiB: the machine's memory is the harness's too."""
+    """Allocates 32 MiB after 32 MiB, up to 768 MiB: the machine's memory is the harness's too. The pages are
+    the kernel's zero pages until written (``bytes(n)``), so this tries the limit of one process, not of all."""
 
     name, version = "memory-hog", "0"
 
     async def run(self, task, session):
-        held = [bytearray(32 * 1024 * 1024) for _ in range(24)]
+        held = [bytes(32 * 1024 * 1024) for _ in range(24)]
         return report(allocated_mb=32 * len(held))
 
 
