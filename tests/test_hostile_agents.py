@@ -339,6 +339,7 @@ def test_without_its_memory_cgroup_the_fork_hog_fills_all_it_asks_for(tmp_path, 
     assert found(load_trials(out), "fork-hog") == [{"children": 3, "filled": 3, "killed": 0}] * 3
     with open_run(out) as stored:
         assert stored.manifest["sandbox"]["memory_whole"] is False
+        assert stored.isolation == {"fork-hog": "namespace sandbox (memory bounded per process only)"}
 
 
 @sandboxed
@@ -352,6 +353,8 @@ def test_without_its_cgroup_the_fork_bomb_gets_all_it_asks_for(tmp_path, monkeyp
     assert found(load_trials(out), "fork-bomb") == [{"forked": 300, "refused": None}] * 3
     with open_run(out) as stored:
         assert stored.manifest["sandbox"]["processes"] is None
+        assert stored.isolation == {"fork-bomb": "namespace sandbox (processes unbounded, memory bounded per process "
+                                                 "only)"}  # as every report shows it
 
 
 @sandboxed

@@ -36,8 +36,13 @@ def stored_slices(package: Package) -> dict[str, str]:
 
 
 def isolation_of(manifest: dict) -> dict[str, str]:
-    """Agent name -> how it ran: ``trusted, in process`` or ``<mode> sandbox`` (what every report shows)."""
-    return {a["name"]: "trusted, in process" if a.get("trusted", True) else f"{a.get('isolation')} sandbox"
+    """Agent name -> how it ran: ``trusted, in process`` or ``<mode> sandbox``, with the bounds it ran without
+    (what every report shows)."""
+    sandbox = manifest.get("sandbox") or {}
+    missing = [*(["processes unbounded"] if "processes" in sandbox and sandbox["processes"] is None else []),
+               *(["memory bounded per process only"] if sandbox.get("memory_whole") is False else [])]
+    bounds = f" ({', '.join(missing)})" if missing else ""
+    return {a["name"]: "trusted, in process" if a.get("trusted", True) else f"{a.get('isolation')} sandbox{bounds}"
             for a in manifest.get("agents", [])}
 
 
