@@ -17,7 +17,7 @@ from forge_kernel.workers import MEMORY_MB, PROCESSES, IsolatedAgent, Sandbox, b
 from forge_kernel.workers import sandbox as sandbox_module
 from forge_kernel.workers import _cgroup as cgroup_module
 from forge_kernel.workers import _zygote_process as zygote_process
-from forge_kernel.workers._cgroup import own_folder, problem
+from forge_kernel.workers._cgroup import AgentCgroups, own_folder, problem
 from forge_kernel.workers._output import AgentOutput, Allowance
 from forge_kernel.workers._processes import sandbox_pid
 from forge_kernel.workers._wire import MAX_DEPTH, Frames, WireError, encode
@@ -166,6 +166,23 @@ def test_the_cgroups_of_a_killed_forge_are_removed_when_the_next_one_looks(contr
             left.rmdir()
 
 
+@needs_cgroups
+def test_an_agents_cgroups_hold_its_limits_and_are_gone_once_removed():
+    cgroups = AgentCgroups({"pids": 64, "memory": 256 << 20})
+    folders = cgroups.folders
+    try:
+        limits = {f.name: f.read_text().strip() for folder in folders for f in folder.iterdir()
+                  if f.name in ("pids.max", "memory.limit_in_bytes", "memory.max", "memory.memsw.limit_in_bytes",
+                                "memory.swap.max")}
+    finally:
+        cgroups.remove()
+    memory = limits.get("memory.limit_in_bytes", limits.get("memory.max"))
+    assert (limits["pids.max"], memory) == ("64", str(256 << 20))
+    assert limits.get("memory.memsw.limit_in_bytes", str(256 << 20)) == str(256 << 20)  # no swap past the limit
+    assert limits.get("memory.swap.max", "0") == "0"
+    assert folders and not any(f.exists() for f in folders)
+
+
 def test_an_agent_whose_cgroups_cannot_be_made_does_not_start(monkeypatch):
     def refuse(limits):
         raise PermissionError(13, "Permission denied")
@@ -185,7 +202,7 @@ def test_a_resume_with_a_bound_missing_is_refused(tmp_path, monkeypatch, control
     spec = RunSpec(suite=[str(PACKAGE)], agents=["scripted"], trials=1)
     asyncio.run(execute(spec, tmp_path / "run", progress=False))
     real = sandbox_module.problem_of
-    monkeypatch.setattr(sandbox_module, "problem_of", lambda c: "taken out for the test" if c == controller else real(c))
+    monkeypatch.setattr(sandbox_module, "problem_of", lambda c: "taken out" if c == controller else real(c))
     with pytest.raises(StoreError) as refused:
         asyncio.run(execute(spec, tmp_path / "run", resume=True, progress=False))
     assert (refused.value.field, refused.value.message) == (field, message)

@@ -20,6 +20,9 @@ from pathlib import Path
 LIMIT_FILES = {("pids", "v1"): "pids.max", ("pids", "v2"): "pids.max",
                ("memory", "v1"): "memory.limit_in_bytes", ("memory", "v2"): "memory.max"}
 """The file that holds a controller's limit, by controller and cgroup version."""
+SWAP_FILES = {"v1": "memory.memsw.limit_in_bytes", "v2": "memory.swap.max"}
+"""Where the machine swaps, what keeps the memory limit from being passed into swap (v1: memory and swap
+together at the same limit; v2: no swap), written where the kernel has it."""
 REMOVE_SECONDS = 2.0
 """How long the processes killed in a cgroup may take to go before it is left behind."""
 _names = count()
@@ -103,6 +106,9 @@ class AgentCgroups:
                     folder.mkdir()
                     self.folders.append(folder)
                 (folder / LIMIT_FILES[controller, version]).write_text(str(limit))
+                swap = folder / SWAP_FILES[version]
+                if controller == "memory" and swap.exists():
+                    swap.write_text(str(limit) if version == "v1" else "0")
         except OSError:
             self.remove()
             raise
