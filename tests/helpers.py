@@ -1,8 +1,10 @@
 """Small helpers shared by several test files."""
 import asyncio
+import os
 import shutil
 from pathlib import Path
 
+import pytest
 import yaml
 
 from forge_kernel.ehr import EHRView
@@ -12,9 +14,17 @@ from forge_kernel.spec.suites import merged
 from forge_kernel.store import load_events, load_trials, load_verdicts
 from forge_kernel.tools import ToolSession
 from forge_kernel.verify import GradeContext, bind
+from forge_kernel.workers import bwrap_problem
+from forge_kernel.workers._cgroup import problem
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKED_EXAMPLES = ["SC-DDX-CHEST-PAIN", "SC-MED-GASTRIC-ULCER", "SC-OPS-ADMISSION"]
+needs_bwrap = pytest.mark.skipif(bwrap_problem() is not None and not os.environ.get("CI"),
+                                 reason=f"no namespace sandbox here: {bwrap_problem()}")
+"""For tests that run agents in the namespace sandbox: CI runs them (it installs bubblewrap)."""
+needs_cgroups = pytest.mark.skipif(any(map(problem, ("pids", "memory"))) and not os.environ.get("CI"),
+                                   reason=f"forge cannot make cgroups here: {problem('pids') or problem('memory')}")
+"""For tests of the bounds on an agent's processes and memory: CI runs them (as root)."""
 
 
 def copy_suite_files(root: Path, suite: str = "superclue") -> None:

@@ -28,15 +28,12 @@ from forge_kernel.workers import sandbox as sandbox_module
 from forge_kernel.workers._output import OUTPUT_BYTES, Allowance
 from forge_kernel.workers._cgroup import parent_folder, problem
 from forge_kernel.workers.sandbox import KEPT_ENV
-from tests.helpers import ROOT, copy_worked_examples, snapshot, update_yaml
+from tests.helpers import ROOT, copy_worked_examples, needs_bwrap, needs_cgroups, snapshot, update_yaml
 
 HOSTILE_DIR = ROOT / "tests" / "hostile"
 H = "hostile_agents"
 SLOW = "tests.agents_for_tests:SlowScripted"
 FORGE = str(Path(sys.executable).with_name("forge"))
-IN_CI = bool(os.environ.get("CI"))
-sandboxed = pytest.mark.skipif(bwrap_problem() is not None and not IN_CI,
-                               reason=f"no namespace sandbox here: {bwrap_problem()}")
 
 ATTACKS = {
     "GoldReader": ("completed", None),
@@ -126,7 +123,7 @@ def runs(tmp_path_factory):
     return suite, attacked, alone
 
 
-@sandboxed
+@needs_bwrap
 def test_ci_runs_untrusted_agents_in_the_namespace_sandbox(runs):
     _, attacked, _ = runs
     assert bwrap_problem() is None
@@ -139,7 +136,7 @@ def test_ci_runs_untrusted_agents_in_the_namespace_sandbox(runs):
     assert all(isolation[name] == (False, "namespace") for name in EXPECTED)
 
 
-@sandboxed
+@needs_bwrap
 def test_every_trial_is_stored_once_and_the_run_ends(runs):
     _, attacked, _ = runs
     trials = load_trials(attacked)
@@ -148,7 +145,7 @@ def test_every_trial_is_stored_once_and_the_run_ends(runs):
     assert set(trials.agent) == {"scripted", "candidate-v2", "slow-scripted", *EXPECTED}
 
 
-@sandboxed
+@needs_bwrap
 @pytest.mark.parametrize("agent", sorted(EXPECTED))
 def test_each_attack_ends_as_its_own_trial_with_a_reason(runs, agent):
     _, attacked, _ = runs
@@ -161,7 +158,7 @@ def test_each_attack_ends_as_its_own_trial_with_a_reason(runs, agent):
     assert not trials.passed.any()
 
 
-@sandboxed
+@needs_bwrap
 def test_the_honest_agents_results_are_identical_with_attackers_in_the_run(runs):
     _, attacked, alone = runs
 
@@ -176,7 +173,7 @@ def test_the_honest_agents_results_are_identical_with_attackers_in_the_run(runs)
     assert with_attackers == without
 
 
-@sandboxed
+@needs_bwrap
 def test_the_hidden_halves_are_out_of_reach_and_the_gold_is_never_replayed(runs):
     _, attacked, _ = runs
     trials = load_trials(attacked)
@@ -184,7 +181,7 @@ def test_the_hidden_halves_are_out_of_reach_and_the_gold_is_never_replayed(runs)
     assert (trials.query("agent == 'gold-reader'").n_calls == 0).all()
 
 
-@sandboxed
+@needs_bwrap
 def test_the_gold_reader_cannot_turn_the_gate_green(runs):
     _, attacked, _ = runs
     with open_run(attacked) as run:
@@ -201,7 +198,7 @@ def test_where_the_disk_is_open_the_gold_reader_finds_the_hidden_half_and_passes
     assert trials.passed.all() and (trials.n_calls > 0).all()
 
 
-@sandboxed
+@needs_bwrap
 def test_no_run_store_is_readable_during_the_run(runs):
     _, attacked, _ = runs
     answers = found(load_trials(attacked), "store-reader")
@@ -216,7 +213,7 @@ def test_where_the_disk_is_open_the_store_reader_reads_verdict_reasons(tmp_path)
     assert max(a["reasons"] for a in answers) > 0
 
 
-@sandboxed
+@needs_bwrap
 def test_other_patients_are_reachable_only_through_the_tools_and_the_attempt_is_recorded(runs):
     _, attacked, _ = runs
     trials = load_trials(attacked).query("agent == 'cross-patient'")
@@ -229,7 +226,7 @@ def test_other_patients_are_reachable_only_through_the_tools_and_the_attempt_is_
     assert len(scope) and not scope.passed.any()
 
 
-@sandboxed
+@needs_bwrap
 def test_a_denied_call_cannot_be_erased_from_the_record(runs):
     _, attacked, _ = runs
     trials = load_trials(attacked).query("agent == 'event-forger'")
@@ -248,7 +245,7 @@ def test_trusted_in_process_the_same_forger_erases_its_denied_call(tmp_path):
     assert not (load_events(out).denied == "cross_patient").any()
 
 
-@sandboxed
+@needs_bwrap
 def test_budgets_are_counted_by_the_harness(runs):
     _, attacked, _ = runs
     trials = load_trials(attacked)
@@ -257,7 +254,7 @@ def test_budgets_are_counted_by_the_harness(runs):
     assert costs.tolist() == pytest.approx([0.9 * 0.5] * 6)  # the worked examples allow $0.50
 
 
-@sandboxed
+@needs_bwrap
 def test_the_record_holds_only_what_the_harness_saw(runs):
     _, attacked, _ = runs
     trials = load_trials(attacked).query("agent in ['result-forger', 'state-mutator']")
@@ -266,7 +263,7 @@ def test_the_record_holds_only_what_the_harness_saw(runs):
     assert set(mine.tool) == {"patient_search"} and len(mine) == len(trials)
 
 
-@sandboxed
+@needs_bwrap
 def test_an_agent_gets_only_its_share_of_the_machines_memory(runs):
     """Its heap ends at --agent-memory (the hog's trials end in MemoryError, above), its scratch folders hold a
     quarter of it each, and every other folder is read-only."""
@@ -287,7 +284,7 @@ def test_trusted_in_process_the_hog_takes_what_it_wants(tmp_path):
     assert found(load_trials(out), "memory-hog") == [{"allocated_mb": 768}] * 3
 
 
-@sandboxed
+@needs_bwrap
 def test_an_agent_gets_only_the_environment_it_is_given(runs):
     """PATH, HOME, locale, time zone, its module path, its working folder (PWD, set by bubblewrap) and what
     --agent-env names: no other key or token."""
@@ -299,7 +296,8 @@ def test_an_agent_gets_only_the_environment_it_is_given(runs):
         assert not extra and "HOSTILE_HINTS" in seen["names"], seen["names"]
 
 
-@sandboxed
+@needs_bwrap
+@needs_cgroups
 def test_an_agent_has_at_most_its_share_of_processes(runs):
     """Its pids cgroup refuses the fork past --agent-processes (its sandbox and workers hold some of them); the
     honest agents in the same run are untouched (above)."""
@@ -314,7 +312,8 @@ def test_an_agent_has_at_most_its_share_of_processes(runs):
         assert not list(parent_folder(controller)[0].glob(f"forge-{os.getpid()}-*")), "a cgroup was left behind"
 
 
-@sandboxed
+@needs_bwrap
+@needs_cgroups
 def test_an_agents_processes_together_hold_only_its_share_of_memory(runs):
     """Each of the hog's children stays within --agent-memory, all of them do not: the kernel kills some of them,
     in the hog's own cgroup (the honest agents in the same run are untouched, above)."""
@@ -327,7 +326,7 @@ def test_an_agents_processes_together_hold_only_its_share_of_memory(runs):
     assert seen and all(s["killed"] >= 1 and s["filled"] < s["children"] for s in seen), seen
 
 
-@sandboxed
+@needs_bwrap
 def test_without_its_memory_cgroup_the_fork_hog_fills_all_it_asks_for(tmp_path, monkeypatch, capfd):
     """The test above fails when the bound on the whole is taken out: forge says so, no child is killed."""
     real = sandbox_module.problem_of
@@ -342,7 +341,7 @@ def test_without_its_memory_cgroup_the_fork_hog_fills_all_it_asks_for(tmp_path, 
         assert stored.isolation == {"fork-hog": "namespace sandbox (memory bounded per process only)"}
 
 
-@sandboxed
+@needs_bwrap
 def test_without_its_cgroup_the_fork_bomb_gets_all_it_asks_for(tmp_path, monkeypatch, capfd):
     """The test above fails when the bound is taken out (the memory one too: 300 processes hold more than 384 MiB):
     forge then says so, and the bomb forks its 300."""
@@ -357,7 +356,7 @@ def test_without_its_cgroup_the_fork_bomb_gets_all_it_asks_for(tmp_path, monkeyp
                                                  "only)"}  # as every report shows it
 
 
-@sandboxed
+@needs_bwrap
 @pytest.mark.parametrize("cap", [OUTPUT_BYTES, None])
 def test_an_agents_output_reaches_forges_stderr_up_to_its_cap(tmp_path, monkeypatch, capfd, cap):
     """Each line after the agent's name, 64 KiB in all, then one line saying so; with the cap taken out
@@ -391,7 +390,7 @@ def has_sys_resource() -> bool:
     return bool(int(effective.split()[1], 16) >> 24 & 1)
 
 
-@sandboxed
+@needs_bwrap
 @pytest.mark.skipif(shutil.which("choom") is None, reason="no choom (util-linux) here")
 def test_the_out_of_memory_killer_takes_agent_processes_first(runs):
     """oom_score_adj 1000 for every agent process. It can never go below the harness's (0); back to 0 only when
@@ -407,7 +406,7 @@ def test_the_out_of_memory_killer_takes_agent_processes_first(runs):
         assert all("0" not in s and s["after 0"] == "0" for s in seen), seen
 
 
-@sandboxed
+@needs_bwrap
 def test_resume_finishes_a_run_full_of_attackers(runs):
     suite, attacked, _ = runs
     agents = [*HONEST, *(f"{H}:{c}" for c in ATTACKS)]
@@ -426,7 +425,7 @@ def test_resume_is_refused_while_another_process_writes_the_run(tmp_path):
     assert err.value.message == "another process is writing this run; wait for it to end"
 
 
-@sandboxed
+@needs_bwrap
 def test_a_blocking_sdk_call_slows_only_its_own_trial(tmp_path):
     """9/9 at concurrency 1 and at 4 when isolated; in process (trusted) the blocked event loop fails neighbours."""
     suite = suite_copy(tmp_path, "1.5")

@@ -13,20 +13,18 @@ import pytest
 from forge_kernel.engine import RunSpec, execute
 from forge_kernel.spec import AgentError, StoreError, UsageError
 from forge_kernel.store import load_trials
-from forge_kernel.workers import MEMORY_MB, PROCESSES, IsolatedAgent, Sandbox, bwrap_problem, choose
+from forge_kernel.workers import MEMORY_MB, PROCESSES, IsolatedAgent, Sandbox, choose
 from forge_kernel.workers import sandbox as sandbox_module
 from forge_kernel.workers import _cgroup as cgroup_module
 from forge_kernel.workers import _zygote_process as zygote_process
-from forge_kernel.workers._cgroup import AgentCgroups, own_folder, problem
+from forge_kernel.workers._cgroup import AgentCgroups, own_folder
 from forge_kernel.workers._output import AgentOutput, Allowance
 from forge_kernel.workers._processes import sandbox_pid
 from forge_kernel.workers._wire import MAX_DEPTH, Frames, WireError, encode
-from tests.helpers import ROOT
+from tests.helpers import ROOT, needs_bwrap, needs_cgroups
 
 HOSTILE_DIR = ROOT / "tests" / "hostile"
 PACKAGE = ROOT / "task_packages" / "superclue" / "SC-MED-GASTRIC-ULCER"
-needs_bwrap = pytest.mark.skipif(bwrap_problem() is not None and not os.environ.get("CI"),
-                                 reason=f"no namespace sandbox here: {bwrap_problem()}")
 
 
 def frame(body: bytes) -> bytes:
@@ -146,10 +144,6 @@ def test_finding_forges_own_cgroup_of_a_controller(tmp_path, controller, cgroups
     (tmp_path / "unified" / "forge" / "cgroup.subtree_control").write_text(delegated)
     folder, version = own_folder(controller, MOUNTS.format(root=tmp_path), cgroups)
     assert (folder and str(folder.relative_to(tmp_path)), version) == expected
-
-
-needs_cgroups = pytest.mark.skipif(any(map(problem, ("pids", "memory"))) and not os.environ.get("CI"),
-                                   reason=f"no pids or memory cgroup here: {problem('pids') or problem('memory')}")
 
 
 @needs_cgroups

@@ -123,19 +123,22 @@ class AgentCgroups:
         them; left behind, empty of anything alive, if their processes take longer than ``REMOVE_SECONDS`` to go."""
         deadline = time.monotonic() + REMOVE_SECONDS
         for folder in self.folders:
-            while True:
-                for pid in read(folder / "cgroup.procs").split():
-                    try:
-                        os.kill(int(pid), signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
-                try:
-                    folder.rmdir()
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:  # busy: processes on their way out
-                    if time.monotonic() > deadline:
-                        break
-                    time.sleep(0.01)
+            while not emptied(folder) and time.monotonic() < deadline:
+                time.sleep(0.01)
         self.folders = []
+
+
+def emptied(folder: Path) -> bool:
+    """Kill what is in a cgroup and remove it; False while it is still busy with processes on their way out."""
+    for pid in read(folder / "cgroup.procs").split():
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    try:
+        folder.rmdir()
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return False
+    return True

@@ -345,9 +345,10 @@ class ForkHog:
                 try:
                     os.close(ready)
                     os.close(hold)
-                    kept = b"\1" * (self.mib << 20)
+                    kept = b"\1" * (self.mib << 20)  # held until the hog closes its end of the pipe
                     os.write(filled, b"1")
-                    os.read(held, len(kept) & 1)
+                    os.read(held, 1)
+                    del kept
                 finally:
                     os._exit(0)
             pids.append(pid)
