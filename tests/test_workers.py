@@ -74,6 +74,12 @@ def test_an_agents_output_is_shown_line_by_line_up_to_its_allowance(capsys):
         "forge: a:B has printed 2 KiB; the rest of its output is not shown"]
 
 
+def test_an_agent_cannot_print_over_its_name_or_forges_lines(capsys):
+    output = AgentOutput("a:B", Allowance())
+    output.data_received(b"\rforge: gate GREEN\x1b[2K\tdone\n")
+    assert capsys.readouterr().err == "a:B: \\x0dforge: gate GREEN\\x1b[2K\tdone\n"
+
+
 def test_nesting_up_to_the_cap_passes():
     nested = b"[" * (MAX_DEPTH - 2) + b"]" * (MAX_DEPTH - 2)
     assert Frames().feed(frame(b'{"op":"call","args":{"x":' + nested + b"}}"))[0]["op"] == "call"

@@ -1,4 +1,5 @@
-"""What an isolated agent prints: its lines on forge's stderr, each after the agent's name, up to a cap per agent.
+"""What an isolated agent prints: its lines on forge's stderr, each after the agent's name, up to a cap per agent,
+with the characters that would move the terminal's cursor written out.
 
 An agent's stdout and stderr are one pipe that the harness reads. Past ``OUTPUT_BYTES`` forge says so once and
 reads on without showing more, so an agent that floods its output fills neither a terminal nor a CI log, and is
@@ -8,11 +9,21 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 
 OUTPUT_BYTES = 64 * 1024
 """The most an agent's output forge shows in one run."""
+
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""Characters that move a terminal's cursor or change its screen (carriage return, escape sequences): an agent
+could print a line over its own name, or over forge's."""
+
+
+def shown(line: bytes) -> str:
+    """A line of an agent's output as forge shows it: text, its control characters written out (``\\x1b``)."""
+    return CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", line.decode(errors="replace"))
 
 
 @dataclass
@@ -66,7 +77,8 @@ class AgentOutput(asyncio.Protocol):
                 return
             kept = line[:self.allowance.left]
             self.allowance.left -= len(kept) + 1
-            print(f"{self.label}: {kept.decode(errors='replace')}", file=sys.stderr)
+            print(f"{self.label}: {shown(kept)}", file=sys.stderr)
             if self.allowance.left <= 0:
                 print(f"forge: {self.label} has printed {self.allowance.total // 1024} KiB; the rest of its output is "
                       "not shown", file=sys.stderr)
+
