@@ -63,10 +63,12 @@ ATTACKS = {
     "EnvReader": ("completed", None),
     "Flooder": ("completed|timeout", r"|no result within 1\.0 s"),  # its writes wait for the harness to read
     "ForkHog": ("completed|timeout", r"|no result within 1\.0 s"),  # the kernel takes its time to kill
-    "ForkBomb": ("completed|agent_error", "|worker could not start: a new worker did not get ready"),
+    "ForkBomb": ("completed|agent_error|timeout", r"|worker could not start: a new worker did not get ready"
+                                                  r"|no result within 1\.0 s"),  # 64 forks may take a second here
 }
 """Attacker class -> (trial statuses, reason pattern) of each of its trials: a fork bomb may hold every process
-its agent may have when its zygote forks a worker for another of its trials."""
+its agent may have when its zygote forks a worker for another of its trials, and on a busy machine its forks may
+outlast the mixed run's 1 s budget (the test of its bound reads the trials it completed)."""
 sys.path.insert(0, str(HOSTILE_DIR))
 EXPECTED = {getattr(importlib.import_module(H), cls).name: outcome for cls, outcome in ATTACKS.items()}
 """The same, by agent name."""
@@ -298,16 +300,15 @@ def test_an_agent_gets_only_the_environment_it_is_given(runs):
 
 @needs_bwrap
 @needs_cgroups
-def test_an_agent_has_at_most_its_share_of_processes(runs):
-    """Its pids cgroup refuses the fork past --agent-processes (its sandbox and workers hold some of them); the
-    honest agents in the same run are untouched (above)."""
-    _, attacked, _ = runs
+def test_an_agent_has_at_most_its_share_of_processes(tmp_path):
+    """Its pids cgroup refuses the fork past --agent-processes (its sandbox and workers hold some of them), in a
+    run of its own with time to fork; in the mixed run, the honest agents are untouched by it (above)."""
     assert problem("pids") is None
-    with open_run(attacked) as stored:
+    out = run(suite_copy(tmp_path, "30"), [f"{H}:ForkBomb"], tmp_path / "run", trials=1, **LIMITS)
+    with open_run(out) as stored:
         assert stored.manifest["sandbox"]["processes"] == PROCESSES
-    trials = load_trials(attacked).query("agent == 'fork-bomb' and status == 'completed'")
-    seen = [json.loads(answer) for answer in trials.answer]
-    assert seen and all(s["refused"] == "BlockingIOError" and s["forked"] < PROCESSES for s in seen), seen
+    seen = found(load_trials(out), "fork-bomb")
+    assert len(seen) == 3 and all(s["refused"] == "BlockingIOError" and s["forked"] < PROCESSES for s in seen), seen
     for controller in ("pids", "memory"):
         assert not list(parent_folder(controller)[0].glob(f"forge-{os.getpid()}-*")), "a cgroup was left behind"
 
