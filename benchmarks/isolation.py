@@ -6,12 +6,14 @@
    at concurrency 200, through the engine's own run loop, in process and isolated. Efficiency = the ideal
    makespan (ceil(trials / concurrency) waves x 7 x 50 ms) / the measured one. "Warm": agents started and their
    workers forked by a first run of 200 trials, as in any run longer than its first wave; "cold": the whole
-   ``execute`` from a standing start (agent process start and every fork included).
+   ``execute`` from a standing start (agent process start and every fork included). A third, isolated run skips
+   grading and storing, for an upper bound only: what the calls, the wire and the workers alone allow.
 """
 from __future__ import annotations
 
 import asyncio
 import math
+from contextlib import contextmanager, nullcontext
 import os
 import socket
 import statistics
@@ -21,6 +23,7 @@ import tempfile
 from pathlib import Path
 from time import perf_counter, perf_counter_ns
 
+import forge_kernel.engine.trial as engine_trial
 from forge_kernel.agents import agent_factory
 from forge_kernel.engine import RunSpec, execute
 from forge_kernel.engine.run import load_suite, open_store, run_plan, start_agents, stop_agents
@@ -138,36 +141,59 @@ async def bench_paths(package_dir: Path, n: int, warmup: int, figure) -> dict:
         "round_trip": await bench_round_trip(n * 10, warmup * 10, figure), "mode": sandbox.mode}
 
 
+SKIPPED = "isolated, grading and storing skipped"
+"""The row of the upper bound: not a way forge runs."""
+
+
+@contextmanager
+def grading_and_storing_skipped():
+    """Every trial gets the first trial's grading, and no trial is written, for the upper bound only; yields the
+    trials' durations, kept instead."""
+    real_grade, real_write = engine_trial.grade, RunStore.write_trials
+    first, durations = [], []
+    engine_trial.grade = lambda ctx: first[0] if first else first.append(real_grade(ctx)) or first[0]
+    RunStore.write_trials = lambda store, records: durations.extend(r.duration_s for r in records) or []
+    try:
+        yield durations
+    finally:
+        engine_trial.grade, RunStore.write_trials = real_grade, real_write
+
+
 async def bench_concurrency(package_dir: Path, trials: int, concurrency: int) -> dict:
-    """Makespans of ``trials`` paced trials at ``concurrency``, warm and cold, in process and isolated."""
+    """Makespans of ``trials`` paced trials at ``concurrency``, warm and cold, in process and isolated; and warm,
+    isolated, with grading and storing skipped."""
     waves = math.ceil(trials / concurrency)
     ideal = waves * 7 * MODEL_LATENCY_S
     agent = "bench_agents:PacedScripted"
     out: dict = {"ideal_s": ideal, "trials": trials, "concurrency": concurrency}
-    for path, trust in (("in-process", [agent]), ("isolated", [])):
+    for path, trust in (("in-process", [agent]), ("isolated", []), (SKIPPED, [])):
         spec = RunSpec(suite=[str(package_dir)], agents=[agent], trials=trials, trust=trust)
         warmup = RunSpec(suite=[str(package_dir)], agents=[agent], trials=concurrency, trust=trust)
         with tempfile.TemporaryDirectory(prefix="forge-bench-conc-") as tmp:
-            started = perf_counter()
-            await execute(spec, Path(tmp) / "cold", concurrency=concurrency, progress=False)
-            cold = perf_counter() - started
+            cold = None
+            if path != SKIPPED:
+                started = perf_counter()
+                await execute(spec, Path(tmp) / "cold", concurrency=concurrency, progress=False)
+                cold = perf_counter() - started
             packages = load_suite(spec.suite)
             sandbox, _ = choose("namespace")
             agents = await start_agents(spec, sandbox)
             try:
                 for name, run_spec in (("warmup", warmup), ("warm", spec)):
                     cards = [{"name": r.name, "version": r.version} for r, _ in agents.values()]
-                    with open_store(Path(tmp) / name, run_spec, packages, cards, sandbox, False) as store:
+                    skipping = grading_and_storing_skipped() if path == SKIPPED else nullcontext()
+                    with open_store(Path(tmp) / name, run_spec, packages, cards, sandbox, False) as store, \
+                            skipping as kept:
                         started, cpu = perf_counter(), cpu_seconds()
                         await run_plan(store, run_spec, packages, agents, concurrency, False)
                         warm = perf_counter() - started
                         harness_cpu, machine_cpu = (b - a for a, b in zip(cpu, cpu_seconds()))
                         passed = store.db.execute("SELECT SUM(passed) FROM scores").fetchone()[0]
-                        durations = [d for (d,) in store.db.execute("SELECT duration_s FROM trials")]
+                        durations = kept or [d for (d,) in store.db.execute("SELECT duration_s FROM trials")]
             finally:
                 await stop_agents(r for r, _ in agents.values())
         out[path] = {"cold_s": cold, "warm_s": warm, "passed": passed, "warm_eff": ideal / warm,
-                     "cold_eff": ideal / cold, "harness_cpu_s": harness_cpu, "machine_cpu_s": machine_cpu,
+                     "cold_eff": cold and ideal / cold, "harness_cpu_s": harness_cpu, "machine_cpu_s": machine_cpu,
                      "median_trial_s": statistics.median(durations)}
     return out
 
@@ -219,14 +245,21 @@ def section(paths: dict, conc: dict, baseline_ns: float, table, fmt) -> list[str
         "| path | warm makespan | warm efficiency | cold makespan | cold efficiency | trials passed | "
         f"median trial (ideal {7 * MODEL_LATENCY_S * 1000:.0f} ms) | harness CPU per trial | machine CPU per trial |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-        *(f"| {path} | {r['warm_s']:.2f} s | {r['warm_eff']:.0%} | {r['cold_s']:.2f} s | {r['cold_eff']:.0%} | "
-          f"{r['passed']:,} / {conc['trials']:,} | {r['median_trial_s'] * 1000:.0f} ms | "
-          f"{fmt(r['harness_cpu_s'] / n * 1e9)} | {fmt(r['machine_cpu_s'] / n * 1e9)} |"
-          for path, r in ((p, conc[p]) for p in ("in-process", "isolated"))),
+        *(f"| {path} | {r['warm_s']:.2f} s | {r['warm_eff']:.0%} | "
+          + (f"{r['cold_s']:.2f} s | {r['cold_eff']:.0%} | {r['passed']:,} / {conc['trials']:,}" if r["cold_s"]
+             else "— | — | —")
+          + f" | {r['median_trial_s'] * 1000:.0f} ms | {fmt(r['harness_cpu_s'] / n * 1e9)} | "
+          f"{fmt(r['machine_cpu_s'] / n * 1e9)} |"
+          for path, r in ((p, conc[p]) for p in ("in-process", "isolated", SKIPPED))),
         "",
         f"**Isolated, warm: {conc['isolated']['warm_eff']:.0%} efficiency. Goal at least 90%: "
         f"{'met' if conc['isolated']['warm_eff'] >= 0.9 else 'NOT met'}.** The cold figure adds starting the agent's "
         "sandbox (its imports) and forking every worker, once per run.",
+        "",
+        f"The last row is an upper bound, not a way forge runs: every trial is given the first trial's grading and "
+        f"none is written. What is left is the calls, each served in turn by the harness's one event loop "
+        f"({7 * n / conc['ideal_s']:,.0f} a second at the ideal pace, {7 * n / conc[SKIPPED]['warm_s']:,.0f} a "
+        f"second in this run), the wire and the workers; they alone allow {conc[SKIPPED]['warm_eff']:.0%}.",
         "",
         f"CPU per trial is that of the warm run: the harness process alone (the `forge` process: sessions, the wire, "
         f"grading, the store), and every process on the machine (the harness, the agent's workers, anything else "
