@@ -1,7 +1,8 @@
 """The harness's end of one worker's socket, and each trial's conversation over it.
 
 Frames are parsed as they arrive and a trial's tool calls are served at once, inside the protocol callback
-(the tools are synchronous), so a call costs one wake-up of the harness, not a task switch per frame. Everything
+(the tools are synchronous), so a call costs one wake-up of the harness, not a task switch per frame; the replies
+to the frames of one read go back in one write. Everything
 the worker sends is checked: a frame that breaks the protocol ends its trial, or every trial of the worker when
 the stream itself is broken, as the agent's fault.
 """
@@ -41,6 +42,8 @@ class Link(asyncio.Protocol):
         self.pid = 0
         """The worker's pid as the zygote reported it (in the sandbox's pid namespace)."""
         self.strays = 0
+        self.outgoing: list[bytes] | None = None
+        """While the frames of one read are served: the replies to them, sent together after the last."""
 
     @property
     def load(self) -> int:
@@ -55,10 +58,16 @@ class Link(asyncio.Protocol):
             messages = self.frames.feed(data)
         except WireError as exc:
             return self.break_off(f"protocol: {exc}")
-        for message in messages:
-            if self.broken:
-                return
-            self.route(message)
+        self.outgoing = []
+        try:
+            for message in messages:
+                if self.broken:
+                    return
+                self.route(message)
+        finally:
+            outgoing, self.outgoing = self.outgoing, None
+            if outgoing:
+                self.write(b"".join(outgoing))
 
     def route(self, message: dict) -> None:
         op, trial = message["op"], message.get("trial")
@@ -95,7 +104,9 @@ class Link(asyncio.Protocol):
         self.on_free(self)
 
     def write(self, data: bytes) -> None:
-        if not self.transport.is_closing():
+        if self.outgoing is not None:
+            self.outgoing.append(data)
+        elif not self.transport.is_closing():
             self.transport.write(data)
 
 
