@@ -51,11 +51,14 @@ def cpu_seconds() -> tuple[float, float]:
 
 ECHO = """
 import asyncio, os, socket, sys
-class Echo(asyncio.Protocol):
+class Echo(asyncio.BufferedProtocol):
+    buffer = memoryview(bytearray(65536))
     def connection_made(self, transport):
         self.transport = transport
-    def data_received(self, data):
-        self.transport.write(data)
+    def get_buffer(self, sizehint):
+        return self.buffer
+    def buffer_updated(self, nbytes):
+        self.transport.write(self.buffer[:nbytes])
     def connection_lost(self, exc):
         self.done.set_result(None)
 async def main():
@@ -69,18 +72,22 @@ asyncio.run(main())
 """The other end of the bare round trip: sends back whatever arrives."""
 
 
-class Ping(asyncio.Protocol):
+class Ping(asyncio.BufferedProtocol):
     def __init__(self):
         self.answered: asyncio.Future | None = None
+        self.buffer = memoryview(bytearray(65536))
 
-    def data_received(self, data):
-        self.answered.set_result(data)
+    def get_buffer(self, sizehint):
+        return self.buffer
+
+    def buffer_updated(self, nbytes):
+        self.answered.set_result(nbytes)
 
 
 async def bench_round_trip(n: int, warmup: int, figure):
     """A bare round trip between two processes' asyncio event loops over a Unix socket (a 200-byte message
-    echoed), the child below the parent's priority as the workers are: the floor under any tool call that
-    crosses to an agent's own event loop."""
+    echoed), the child below the parent's priority as the workers are, both reading into a buffer they reuse as
+    the wire does: the floor under any tool call that crosses to an agent's own event loop."""
     ours, theirs = socket.socketpair()
     echo = subprocess.Popen([sys.executable, "-c", ECHO, str(theirs.fileno())], pass_fds=[theirs.fileno()])
     theirs.close()

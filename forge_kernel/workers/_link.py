@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from ..spec import RESULT, AgentResult, BudgetExceeded, compact_json
 from ..tools import ToolSession
 from .attempt import AGENT_ERROR, BUDGET_EXCEEDED, COMPLETED, REASON_CHARS, TIMEOUT
-from ._wire import Frames, WireError, encode, finite_number, frame
+from ._wire import FramedProtocol, Frames, WireError, encode, finite_number, frame
 
 MAX_TOOL_NAME = 200
 EXITED = "the worker process exited"
@@ -26,10 +26,11 @@ STRAY_MESSAGES = 1000
 """Messages for no running trial a worker may send before it is cut off."""
 
 
-class Link(asyncio.Protocol):
+class Link(FramedProtocol):
     """One worker's socket. Messages go to their trial's ``Conversation``; ``ready`` and ``free`` are bookkeeping."""
 
     def __init__(self, on_free: Callable[["Link"], None]):
+        super().__init__()
         self.frames = Frames()
         self.on_free = on_free
         self.conversations: dict[int, Conversation] = {}
@@ -53,7 +54,7 @@ class Link(asyncio.Protocol):
     def connection_made(self, transport: asyncio.Transport) -> None:
         self.transport = transport
 
-    def data_received(self, data: bytes) -> None:
+    def data_received(self, data: memoryview) -> None:
         try:
             messages = self.frames.feed(data)
         except WireError as exc:

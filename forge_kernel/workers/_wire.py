@@ -6,6 +6,7 @@ before its body has arrived, JSON nested deeper than ``MAX_DEPTH``, and anything
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import struct
@@ -60,6 +61,25 @@ def decode(body: bytes) -> dict:
     return message
 
 
+READ_BYTES = 64 * 1024
+"""What one read of a socket takes at most: a larger frame arrives over several reads."""
+
+
+class FramedProtocol(asyncio.BufferedProtocol):
+    """A protocol whose socket is read into one buffer, reused: asyncio's plain protocols get a new 256 KiB bytes
+    object for every read, which here costs more than a small frame's whole trip. ``data_received`` gets a view
+    of what arrived, valid during the call."""
+
+    def __init__(self):
+        self._read_into = memoryview(bytearray(READ_BYTES))
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self._read_into
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self.data_received(self._read_into[:nbytes])
+
+
 class Frames:
     """Splits a byte stream into messages as bytes arrive; WireError for an oversized or broken frame."""
 
@@ -67,7 +87,7 @@ class Frames:
         self.max_bytes = max_bytes
         self._buffer = bytearray()
 
-    def feed(self, data: bytes) -> list[dict]:
+    def feed(self, data: bytes | memoryview) -> list[dict]:
         self._buffer += data
         messages = []
         while len(self._buffer) >= HEADER.size:

@@ -24,7 +24,7 @@ from ..agents import Agent, AgentTask
 from ..spec import RESULT, AgentResult
 from .attempt import describe
 from .client import RemoteToolClient
-from ._wire import Frames, encode
+from ._wire import FramedProtocol, Frames, encode
 
 HARNESS_FRAME_BYTES = 256 * 1024 * 1024
 """Frames from the harness are trusted; the cap only guards against a broken stream."""
@@ -75,10 +75,11 @@ class TimedSelector(selectors.DefaultSelector):
             self.clock.enter()
 
 
-class WorkerEnd(asyncio.Protocol):
+class WorkerEnd(FramedProtocol):
     """The worker's end of the socket: its running trials, their clients, and the frames to and from them."""
 
     def __init__(self, make: Callable[[], Agent], clock: StallClock, closed: asyncio.Future):
+        super().__init__()
         self.make = make
         self.clock = clock
         self.closed = closed
@@ -105,7 +106,7 @@ class WorkerEnd(asyncio.Protocol):
         self.owners[task] = context.get(TRIAL) if context is not None else TRIAL.get()
         return task
 
-    def data_received(self, data: bytes) -> None:
+    def data_received(self, data: memoryview) -> None:
         for message in self.frames.feed(data):
             running = self.clock.trials.get(message.get("trial"))
             op = message["op"]
