@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import math
-from contextlib import contextmanager, nullcontext
 import os
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from time import perf_counter, perf_counter_ns
 

@@ -2,9 +2,8 @@
 
 Frames are parsed as they arrive and a trial's tool calls are served at once, inside the protocol callback
 (the tools are synchronous), so a call costs one wake-up of the harness, not a task switch per frame; the replies
-to the frames of one read go back in one write. Everything
-the worker sends is checked: a frame that breaks the protocol ends its trial, or every trial of the worker when
-the stream itself is broken, as the agent's fault.
+to the frames of one read go back in one write. Everything the worker sends is checked: a frame that breaks the
+protocol ends its trial, or every trial of the worker when the stream itself is broken, as the agent's fault.
 """
 from __future__ import annotations
 
