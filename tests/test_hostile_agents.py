@@ -324,7 +324,7 @@ def test_an_agents_processes_together_hold_only_its_share_of_memory(tmp_path):
     with open_run(out) as stored:
         assert stored.manifest["sandbox"]["memory_whole"] is True
     seen = found(load_trials(out), "fork-hog")
-    assert len(seen) == 3 and all(s["killed"] >= 1 and s["filled"] < s["children"] for s in seen), seen
+    assert len(seen) == 3 and all(s["killed"] >= 1 for s in seen), seen  # one killed may have filled first
 
 
 @needs_bwrap
