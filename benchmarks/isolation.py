@@ -158,8 +158,17 @@ def grading_and_storing_skipped():
     trials' durations, kept instead."""
     real_grade, real_write = engine_trial.grade, RunStore.write_trials
     first, durations = [], []
-    engine_trial.grade = lambda ctx: first[0] if first else first.append(real_grade(ctx)) or first[0]
-    RunStore.write_trials = lambda store, records: durations.extend(r.duration_s for r in records) or []
+
+    def first_grading(ctx):
+        if not first:
+            first.append(real_grade(ctx))
+        return first[0]
+
+    def keep_durations(store, records):
+        durations.extend(record.duration_s for record in records)
+        return []
+
+    engine_trial.grade, RunStore.write_trials = first_grading, keep_durations
     try:
         yield durations
     finally:
