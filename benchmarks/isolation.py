@@ -26,6 +26,7 @@ from time import perf_counter, perf_counter_ns
 import forge_kernel.engine.trial as engine_trial
 from forge_kernel.agents import agent_factory
 from forge_kernel.engine import RunSpec, execute
+from forge_kernel.engine._grader import Grader
 from forge_kernel.engine.run import load_suite, open_store, run_plan, start_agents, stop_agents
 from forge_kernel.engine.seeds import trial_seed
 from forge_kernel.engine.trial import Images, run_trial, task_template
@@ -41,12 +42,14 @@ from bench_agents import MODEL_LATENCY_S, REPEATS  # noqa: E402
 AGENTS = {"scripted": "scripted", "repeater": "bench_agents:Repeater", "idle": "bench_agents:Idle"}
 
 
-def cpu_seconds() -> tuple[float, float]:
-    """CPU seconds so far: (this process, every process on the machine: user, nice, system and interrupts of all
-    CPUs, from /proc/stat; time stolen by the hypervisor left out)."""
+def cpu_seconds() -> tuple[float, float, float]:
+    """CPU seconds so far: (this process; its children that have exited, such as a run's grader; every process on
+    the machine: user, nice, system and interrupts of all CPUs, from /proc/stat, time stolen by the hypervisor
+    left out)."""
     mine = os.times()
     user, nice, system, _idle, _iowait, irq, softirq = map(int, open("/proc/stat").readline().split()[1:8])
-    return mine.user + mine.system, (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+    return (mine.user + mine.system, mine.children_user + mine.children_system,
+            (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK"))
 
 
 ECHO = """
@@ -155,8 +158,8 @@ SKIPPED = "isolated, grading and storing skipped"
 @contextmanager
 def grading_and_storing_skipped():
     """Every trial gets the first trial's grading, and no trial is written, for the upper bound only; yields the
-    trials' durations, kept instead."""
-    real_grade, real_write = engine_trial.grade, RunStore.write_trials
+    trials' durations, kept as they are handed to the grader."""
+    real_grade, real_hand, real_write = engine_trial.grade, Grader.hand, RunStore.write_rows
     first, durations = [], []
 
     def first_grading(ctx):
@@ -164,15 +167,18 @@ def grading_and_storing_skipped():
             first.append(real_grade(ctx))
         return first[0]
 
-    def keep_durations(store, records):
-        durations.extend(record.duration_s for record in records)
+    def keep_duration(grader, trial):
+        durations.append(trial.duration_s)
+        real_hand(grader, trial)
+
+    def write_nothing(store, rows):
         return []
 
-    engine_trial.grade, RunStore.write_trials = first_grading, keep_durations
+    engine_trial.grade, Grader.hand, RunStore.write_rows = first_grading, keep_duration, write_nothing
     try:
         yield durations
     finally:
-        engine_trial.grade, RunStore.write_trials = real_grade, real_write
+        engine_trial.grade, Grader.hand, RunStore.write_rows = real_grade, real_hand, real_write
 
 
 async def bench_concurrency(package_dir: Path, trials: int, concurrency: int) -> dict:
@@ -203,13 +209,14 @@ async def bench_concurrency(package_dir: Path, trials: int, concurrency: int) ->
                         started, cpu = perf_counter(), cpu_seconds()
                         await run_plan(store, run_spec, packages, agents, concurrency, False)
                         warm = perf_counter() - started
-                        harness_cpu, machine_cpu = (b - a for a, b in zip(cpu, cpu_seconds()))
+                        harness_cpu, grader_cpu, machine_cpu = (b - a for a, b in zip(cpu, cpu_seconds()))
                         passed = store.db.execute("SELECT SUM(passed) FROM scores").fetchone()[0]
                         durations = kept or [d for (d,) in store.db.execute("SELECT duration_s FROM trials")]
             finally:
                 await stop_agents(r for r, _ in agents.values())
         out[path] = {"cold_s": cold, "warm_s": warm, "passed": passed, "warm_eff": ideal / warm,
-                     "cold_eff": cold and ideal / cold, "harness_cpu_s": harness_cpu, "machine_cpu_s": machine_cpu,
+                     "cold_eff": cold and ideal / cold, "harness_cpu_s": harness_cpu, "grader_cpu_s": grader_cpu,
+                     "machine_cpu_s": machine_cpu,
                      "median_trial_s": statistics.median(durations)}
     return out
 
@@ -259,13 +266,14 @@ def section(paths: dict, conc: dict, baseline_ns: float, table, fmt) -> list[str
         f"run of {conc['concurrency']} trials; cold: the whole `execute` from a standing start.",
         "",
         "| path | warm makespan | warm efficiency | cold makespan | cold efficiency | trials passed | "
-        f"median trial (ideal {7 * MODEL_LATENCY_S * 1000:.0f} ms) | harness CPU per trial | machine CPU per trial |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        f"median trial (ideal {7 * MODEL_LATENCY_S * 1000:.0f} ms) | harness CPU per trial | grader CPU per trial | "
+        "machine CPU per trial |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         *(f"| {path} | {r['warm_s']:.2f} s | {r['warm_eff']:.0%} | "
           + (f"{r['cold_s']:.2f} s | {r['cold_eff']:.0%} | {r['passed']:,} / {conc['trials']:,}" if r["cold_s"]
              else "— | — | —")
           + f" | {r['median_trial_s'] * 1000:.0f} ms | {fmt(r['harness_cpu_s'] / n * 1e9)} | "
-          f"{fmt(r['machine_cpu_s'] / n * 1e9)} |"
+          f"{fmt(r['grader_cpu_s'] / n * 1e9)} | {fmt(r['machine_cpu_s'] / n * 1e9)} |"
           for path, r in ((p, conc[p]) for p in ("in-process", "isolated", SKIPPED))),
         "",
         f"**Isolated, warm: {conc['isolated']['warm_eff']:.0%} efficiency. Goal at least 90%: "
@@ -278,11 +286,13 @@ def section(paths: dict, conc: dict, baseline_ns: float, table, fmt) -> list[str
         f"second in this run), the wire and the workers; they alone allow {conc[SKIPPED]['warm_eff']:.0%}.",
         "",
         f"CPU per trial is that of the warm run: the harness process alone (the `forge` process: sessions, the wire, "
-        f"grading, the store), and every process on the machine (the harness, the agent's workers, anything else "
-        f"running). At 90% the run would take {conc['ideal_s'] / 0.9:.2f} s, in which the {os.cpu_count()} CPUs give "
+        f"writing the store), the run's grader (a process forked from it: grading, the rows' JSON), and every "
+        f"process on the machine (the harness, the grader, the agent's workers, anything else running). At 90% the "
+        f"run would take {conc['ideal_s'] / 0.9:.2f} s, in which the {os.cpu_count()} CPUs give "
         f"{fmt(os.cpu_count() * conc['ideal_s'] / 0.9 / n * 1e9)} per trial at most, and the harness process, which "
         f"serves every call on one core, {fmt(conc['ideal_s'] / 0.9 / n * 1e9)}. The median trial is that of the "
-        "warm run, from its task handed over to its result (a trial longer than the ideal waited for the harness).",
+        "warm run, from its task handed over to its result (a trial longer than the ideal waited for the harness, "
+        "or for a CPU).",
         "",
     ]
     return lines

@@ -195,7 +195,7 @@ async def bench_trials(n: int, warmup: int) -> dict:
                                      outcome.duration_s, session.cost))
         t3 = perf_counter_ns()
         record = TrialRecord(package.id, runner.name, runner.version, k, seed, outcome.status, None, outcome.result,
-                             session.events, outcome.duration_s, session.cost, grading)
+                             session.events, outcome.duration_s, session.cost, grading=grading)
         store.write_trial(record)
         t4 = perf_counter_ns()
         if record_parts:

@@ -5,6 +5,7 @@ Use them as ``--agent tests.agents_for_tests:NAME`` with the repository root on 
 from __future__ import annotations
 
 import asyncio
+import os
 from dataclasses import replace
 
 from forge_kernel.agents import AGENTS
@@ -141,3 +142,31 @@ class DigitFlood:
 
     async def run(self, task, session) -> AgentResult:
         return AgentResult(answer=FLOOD)
+
+
+class FileProbe:
+    """Trusted, in process: reports the files the harness and each process it forked (its grader) hold open."""
+
+    name = "file-probe"
+    version = "0"
+
+    async def run(self, task, session) -> AgentResult:
+        me = os.getpid()
+        children = children_of(me)
+        return AgentResult(output={"harness": open_files(me), "children": {pid: open_files(pid) for pid in children}})
+
+
+def children_of(pid: int) -> list[str]:
+    return [child for thread in os.listdir(f"/proc/{pid}/task")
+            for child in open(f"/proc/{pid}/task/{thread}/children").read().split()]
+
+
+def open_files(pid: int) -> list[tuple[int, str]]:
+    """A process's file descriptors and what each points at (``pipe:[…]``, ``socket:[…]``, a path)."""
+    found = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            found.append((int(fd), os.readlink(f"/proc/{pid}/fd/{fd}")))
+        except FileNotFoundError:  # the descriptor that listed the folder, closed since
+            pass
+    return sorted(found)

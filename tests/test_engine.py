@@ -63,7 +63,7 @@ def ended_at(run_dir: Path) -> str | None:
 # --- misbehaving agents ---------------------------------------------------------------------------------------
 
 MISBEHAVING = {
-    "crashing": ("agent_error", "RuntimeError: agent bug on purpose (at agents_for_tests.py:22)"),
+    "crashing": ("agent_error", "RuntimeError: agent bug on purpose (at agents_for_tests.py:23)"),
     "hanging": ("timeout", "no result within 1.0 s"),
     "budget-breaker": ("budget_exceeded", "calls > 20"),
     "budget-swallower": ("budget_exceeded", "calls > 20"),

@@ -53,7 +53,8 @@ def record(package, agent, k, events, verdicts) -> TrialRecord:
     passed = all(v.passed for v in verdicts if v.severity == "hard")
     scores = Scores(passed, 0.5, int(passed), "n/a", ("record_search", "no_such_tool"), ())
     return TrialRecord(package.id, agent, "1", k, k, "completed", None, AgentResult(answer=f"answer {k}"), events,
-                       0.002 * (k + 1), 0.0, Grading(verdicts, scores, package.hidden.version, package.hidden_hash))
+                       0.002 * (k + 1), 0.0, grading=Grading(verdicts, scores, package.hidden.version,
+                                                             package.hidden_hash))
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,7 @@ import asyncio
 import importlib
 import shutil
 import signal
+import threading
 import time
 from pathlib import Path
 
@@ -147,12 +148,19 @@ def test_grading_that_runs_past_its_time_ends_in_error_verdicts(tmp_path, short_
     assert gold.scores.passed, [v for v in gold.verdicts if not v.passed]  # the limit does not touch a normal trial
 
 
-def test_an_agent_flooding_its_answer_fails_its_own_trials_and_the_run_goes_on(tmp_path, short_grading):
+@pytest.mark.parametrize("started_in", ["the main thread", "another thread, as a notebook's run is"])
+def test_an_agent_flooding_its_answer_fails_its_own_trials_and_the_run_goes_on(tmp_path, short_grading, started_in):
+    """The limit holds in the run's grader process, whichever thread of the harness started the run."""
     suite = suite_with_backtracking_pattern(tmp_path)
     flood = "tests.agents_for_tests:DigitFlood"
     out = tmp_path / "run"
-    asyncio.run(execute(RunSpec(suite=[str(suite)], agents=["scripted", flood], trials=2, trust=[flood]), out,
-                        progress=False))
+    spec = RunSpec(suite=[str(suite)], agents=["scripted", flood], trials=2, trust=[flood])
+    if started_in == "the main thread":
+        asyncio.run(execute(spec, out, progress=False))
+    else:
+        thread = threading.Thread(target=asyncio.run, args=(execute(spec, out, progress=False),))
+        thread.start()
+        thread.join()
     trials = load_trials(out).set_index("agent")
     assert trials.loc["scripted"].passed.all() and not trials.loc["digit-flood"].passed.any()
     stored = load_verdicts(out)

@@ -6,12 +6,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..agents import ReplayAgent
-from ..ehr import EHRView
 from ..spec import Package, TrajectoryFile
 from ..spec.trajectory import compact_json
 from ..store import RunStore, TrialRecord, iter_trials, run_packages
 from ..verify import GradeContext, grade
-from .trial import Images, run_trial
+from .trial import Images, replayed, run_trial
 
 
 async def grade_trajectory(package: Package, trajectory: TrajectoryFile, images: Images | None = None) -> TrialRecord:
@@ -40,9 +39,7 @@ def regrade(run_dir: Path) -> RegradeOutcome:
         changed = 0
         for stored in trials:
             package = packages[stored.task_id]
-            view = EHRView(images[package])
-            view.replay([(e.step, op) for e in stored.events for op in e.changes])
-            ctx = GradeContext(package, view, stored.events, stored.result, stored.status, stored.duration_s,
+            ctx = GradeContext(package, replayed(images[package], stored.events), stored.events, stored.result, stored.status, stored.duration_s,
                                stored.cost)
             result = grade(ctx)
             changed += result.scores.passed != stored.grading.scores.passed

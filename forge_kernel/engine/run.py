@@ -13,6 +13,7 @@ from ..agents import agent_factory
 from ..spec import AgentError, Package, SpecError, StoreError, UsageError, find_packages, load_policy
 from ..store import DB_NAME, RunLock, RunStore, utc_now
 from ..workers import MEMORY_MB, PROCESSES, InProcess, IsolatedAgent, Runner, Sandbox, choose, describe
+from ._grader import Grader
 from ._manifest import build_manifest
 from .seeds import trial_seed
 from .trial import Images, attempt_trial, task_template
@@ -228,48 +229,36 @@ async def run_plan(store: RunStore, spec: RunSpec, packages: list[Package], agen
                    progress: bool | None) -> tuple[int, int]:
     """Run what the store does not hold yet.
 
-    ``concurrency`` lanes each run one agent at a time; a lane hands its finished trial to the grader and starts
-    the next at once, so grading and storing overlap the agents' own waiting. The grader stores what it has graded
-    whenever it has caught up, in one transaction (each trial whole or not at all).
+    ``concurrency`` lanes each run one agent at a time; a lane hands its finished trial to the grader (a process
+    of its own, see ``_grader``) and starts the next at once, so grading neither waits for nor holds up the agents;
+    the rows the grader sends back are written a batch per transaction (each trial whole or not at all). When the
+    run stops otherwise (an error, Ctrl-C), every trial handed over is still graded and stored before this ends.
     """
     done = store.done()
     plan = [(p, name, k) for p in packages for name in agents for k in range(spec.trials) if (p.id, name, k) not in done]
     images, tasks = Images(), {p.id: task_template(p) for p in packages}
+    for package in {p.id: p for p, _, _ in plan}.values():
+        images[package]  # built before the grader is forked, which then has them too
     todo = iter(plan)
-    attempted: asyncio.Queue = asyncio.Queue()
-    stored = 0
+    grader = await Grader.start(store, packages, images, lambda n: bar.update(n))  # forked before tqdm's thread
     bar = tqdm(total=len(plan), unit="trial", desc="trials", disable=None if progress is None else not progress)
 
-    handed = 0
-
     async def lane() -> None:
-        nonlocal handed
         for package, name, k in todo:
-            attempted.put_nowait(await attempt_trial(package, images[package], agents[name][0], k,
-                                                     trial_seed(spec.seed, package.id, name, k), tasks[package.id]))
-            handed += 1
-
-    async def grader() -> None:
-        nonlocal stored
-        while stored < len(plan):
-            batch = [(await attempted.get()).graded()]
-            while not attempted.empty() and len(batch) < 256:
-                await asyncio.sleep(0)  # the agents' messages come first
-                batch.append(attempted.get_nowait().graded())
-            store.write_trials(batch)
-            stored += len(batch)
-            bar.update(len(batch))
+            attempted = await attempt_trial(package, images[package], agents[name][0], k,
+                                            trial_seed(spec.seed, package.id, name, k), tasks[package.id])
+            grader.hand(attempted.ungraded())
 
     try:
         async with asyncio.TaskGroup() as group:
-            grading = group.create_task(grader())
-            lanes = [group.create_task(lane()) for _ in range(min(concurrency, len(plan)))]
-            await asyncio.gather(*lanes)
-            if handed < len(plan):  # a lane that died quietly (a cancellation): the grader would wait forever
-                grading.cancel()
+            watching = group.create_task(grader.watch())
+            await asyncio.gather(*(group.create_task(lane()) for _ in range(min(concurrency, len(plan)))))
+            await grader.finish()
+            await watching
     except BaseExceptionGroup as group_error:
         raise group_error.exceptions[0] from None
     finally:
+        stored = await grader.finish()
         bar.close()
     if stored != len(plan):
         raise StoreError(store.path.parent, "(run)",

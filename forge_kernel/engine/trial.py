@@ -5,8 +5,8 @@ from dataclasses import dataclass
 
 from ..agents import Agent, AgentTask
 from ..ehr import EHRImage, EHRView
-from ..spec import Package
-from ..store import TrialRecord
+from ..spec import Event, Package
+from ..store import TrialRecord, Ungraded
 from ..tools import ToolSession
 from ..verify import GradeContext, grade
 from ..workers import BUDGET_EXCEEDED, AgentOutcome, InProcess, Runner
@@ -34,9 +34,22 @@ def task_template(package: Package) -> AgentTask:
     return AgentTask.from_package(package.public, 0)
 
 
+def graded(trial: Ungraded, package: Package, view: EHRView) -> TrialRecord:
+    """Grade a trial on its final EHR state (this is when the hidden half is first needed); its record."""
+    ctx = GradeContext(package, view, trial.events, trial.result, trial.status, trial.duration_s, trial.cost)
+    return TrialRecord(**vars(trial), grading=grade(ctx))
+
+
+def replayed(image: EHRImage, events: list[Event]) -> EHRView:
+    """A fresh view of the image with the trial's recorded writes made again: its final EHR state."""
+    view = EHRView(image)
+    view.replay([(e.step, op) for e in events for op in e.changes])
+    return view
+
+
 @dataclass
 class Attempted:
-    """A trial whose agent has returned: everything grading needs, and nothing graded yet."""
+    """A trial whose agent has returned, with its live view and session."""
 
     package: Package
     runner: Runner
@@ -46,16 +59,16 @@ class Attempted:
     session: ToolSession
     outcome: AgentOutcome
 
-    def graded(self) -> TrialRecord:
-        """Grade the trial (this is when the hidden half is first needed) and make its record."""
+    def ungraded(self) -> Ungraded:
         status, reason, session, outcome = self.outcome.status, self.outcome.reason, self.session, self.outcome
         if session.exceeded and status != BUDGET_EXCEEDED:  # even if the agent caught BudgetExceeded and went on
             status, reason = BUDGET_EXCEEDED, session.exceeded
-        ctx = GradeContext(self.package, self.view, session.events, outcome.result, status, outcome.duration_s,
-                           session.cost)
-        return TrialRecord(self.package.id, self.runner.name, self.runner.version, self.trial, self.seed, status,
-                           reason, outcome.result, session.events, outcome.duration_s, session.cost, grade(ctx),
-                           outcome.queued_s)
+        return Ungraded(self.package.id, self.runner.name, self.runner.version, self.trial, self.seed, status, reason,
+                        outcome.result, session.events, outcome.duration_s, session.cost, outcome.queued_s)
+
+    def graded(self) -> TrialRecord:
+        """Grade the trial on its live view and make its record."""
+        return graded(self.ungraded(), self.package, self.view)
 
 
 async def attempt_trial(package: Package, image: EHRImage, agent: Runner | Agent, trial: int, seed: int,

@@ -136,9 +136,9 @@ def trial_without_events(store: RunStore, row) -> TrialRecord:
     result = AgentResult(answer=row["answer"], output=json.loads(row["output"]), confidence=row["confidence"],
                          status=row["self_status"])
     return TrialRecord(row["task_id"], row["agent"], row["agent_version"], row["trial"], row["seed"], row["status"],
-                       row["reason"], result, None, row["duration_s"], row["cost"],
-                       Grading(verdicts, scores, s["hidden_version"], s["hidden_hash"]), row["queued_s"], tid,
-                       row["finished_at"], s["grading_id"])
+                       row["reason"], result, None, row["duration_s"], row["cost"], row["queued_s"], tid,
+                       row["finished_at"], s["grading_id"],
+                       grading=Grading(verdicts, scores, s["hidden_version"], s["hidden_hash"]))
 
 
 def iter_trials(store: RunStore):

@@ -1,7 +1,7 @@
 """One trial as the engine hands it to the store and as the store gives it back: the same model both ways."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -9,7 +9,9 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class TrialRecord:
+class Ungraded:
+    """A trial as its agent left it: what it did, nothing graded yet (plain data: it pickles, for the grader)."""
+
     task_id: str
     agent: str
     agent_version: str
@@ -22,9 +24,15 @@ class TrialRecord:
     events: list[Event]
     duration_s: float
     cost: float
-    grading: Grading
     queued_s: float = 0.0
     """Time the trial waited for a worker (0 for one in process or a single grading)."""
+
+
+@dataclass
+class TrialRecord(Ungraded):
+    """A graded trial (``grading`` is passed by name)."""
+
+    grading: Grading = field(kw_only=True)
     trial_id: int | None = None
     """Its row in the store (None until stored)."""
     finished_at: str | None = None

@@ -5,6 +5,7 @@ import fcntl
 import json
 import os
 import sqlite3
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -177,21 +178,18 @@ class RunStore:
 
     def write_trials(self, records: list[TrialRecord]) -> list[int]:
         """Store finished trials in one transaction (each whole or not at all); their trial ids."""
+        return self.write_rows([trial_rows(rec) for rec in records])
+
+    def write_rows(self, trials: list[TrialRows]) -> list[int]:
+        """Store finished trials made into rows (``trial_rows``) in one transaction; their trial ids."""
         ids = []
         with self.transaction():
-            for rec in records:
-                r = rec.result
-                cur = self.db.execute(
-                    "INSERT INTO trials VALUES (NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (rec.task_id, rec.agent, rec.agent_version, rec.trial, rec.seed, rec.status, rec.reason, r.answer,
-                     dumps(r.output), r.confidence, r.status, len(rec.events), rec.duration_s, rec.queued_s, rec.cost,
-                     utc_now()))
-                trial_id = cur.lastrowid
-                self.db.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", [
-                    (trial_id, e.step, e.tool, e.kind, dumps(e.args), e.ok, dumps(e.result),
-                     e.error and dumps(e.error), e.denied, dumps(e.flags), e.fault, e.latency_ms, dumps(e.changes),
-                     e.started_ms) for e in rec.events])
-                self._write_grading(trial_id, 1, rec.grading)
+            for rows in trials:
+                trial_id = self.db.execute("INSERT INTO trials VALUES (NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                                           rows.trial).lastrowid
+                self.db.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                                    [(trial_id, *event) for event in rows.events])
+                self._write_grading(trial_id, 1, rows.grading)
                 ids.append(trial_id)
         return ids
 
@@ -207,18 +205,47 @@ class RunStore:
         from .snapshots import keep_hidden
         with self.transaction():
             for trial_id, grading in gradings:
-                self._write_grading(trial_id, grading_id, grading)
+                self._write_grading(trial_id, grading_id, grading_rows(grading))
             for package in hidden_from_disk:
                 keep_hidden(self.db, package)
 
-    def _write_grading(self, trial_id: int, grading_id: int, g: Grading) -> None:
-        s = g.scores
-        self.db.execute("INSERT INTO scores VALUES (?,?,?,?,?,?,?,?,?,?)",
-                        (trial_id, grading_id, s.passed, s.accuracy, s.completion, s.safety_gate,
-                         dumps(s.missing), dumps(s.extra), g.hidden_version, g.hidden_hash))
-        self.db.executemany("INSERT INTO verdicts VALUES (?,?,?,?,?,?,?,?,?,?)", [
-            (trial_id, grading_id, v.verifier_id, v.kind, v.category, v.severity, v.passed, v.reason, dumps(v.steps),
-             v.error) for v in g.verdicts])
+    def _write_grading(self, trial_id: int, grading_id: int, rows: GradingRows) -> None:
+        scores, verdicts = rows
+        self.db.execute("INSERT INTO scores VALUES (?,?,?,?,?,?,?,?,?,?)", (trial_id, grading_id, *scores))
+        self.db.executemany("INSERT INTO verdicts VALUES (?,?,?,?,?,?,?,?,?,?)",
+                            [(trial_id, grading_id, *verdict) for verdict in verdicts])
+
+
+GradingRows = tuple[tuple, list[tuple]]
+"""A grading as its row of scores and its verdicts' rows, without the trial and grading ids."""
+
+
+@dataclass(frozen=True)
+class TrialRows:
+    """A graded trial as the store's rows, without its trial id (the store gives it when it writes them): made
+    wherever the trial is graded, written by the run's store."""
+
+    trial: tuple
+    events: list[tuple]
+    grading: GradingRows
+
+
+def trial_rows(rec: TrialRecord) -> TrialRows:
+    r = rec.result
+    return TrialRows(
+        (rec.task_id, rec.agent, rec.agent_version, rec.trial, rec.seed, rec.status, rec.reason, r.answer,
+         dumps(r.output), r.confidence, r.status, len(rec.events), rec.duration_s, rec.queued_s, rec.cost, utc_now()),
+        [(e.step, e.tool, e.kind, dumps(e.args), e.ok, dumps(e.result), e.error and dumps(e.error), e.denied,
+          dumps(e.flags), e.fault, e.latency_ms, dumps(e.changes), e.started_ms) for e in rec.events],
+        grading_rows(rec.grading))
+
+
+def grading_rows(g: Grading) -> GradingRows:
+    s = g.scores
+    return ((s.passed, s.accuracy, s.completion, s.safety_gate, dumps(s.missing), dumps(s.extra), g.hidden_version,
+             g.hidden_hash),
+            [(v.verifier_id, v.kind, v.category, v.severity, v.passed, v.reason, dumps(v.steps), v.error)
+             for v in g.verdicts])
 
 
 def migrate_from_1(db: sqlite3.Connection) -> None:

@@ -10,7 +10,7 @@ import asyncio
 import json
 import math
 import struct
-from typing import Any
+from typing import Any, Callable
 
 MAX_FRAME_BYTES = 4 * 1024 * 1024
 """The largest frame a worker may send (an answer, a tool call's arguments)."""
@@ -81,13 +81,15 @@ class FramedProtocol(asyncio.BufferedProtocol):
 
 
 class Frames:
-    """Splits a byte stream into messages as bytes arrive; WireError for an oversized or broken frame."""
+    """Splits a byte stream into messages as bytes arrive; WireError for an oversized or broken frame. Each body
+    is read with ``parse`` (by default ``decode``: the checked JSON of the wire)."""
 
-    def __init__(self, max_bytes: int = MAX_FRAME_BYTES):
+    def __init__(self, max_bytes: int = MAX_FRAME_BYTES, parse: Callable[[bytes], Any] = decode):
         self.max_bytes = max_bytes
+        self.parse = parse
         self._buffer = bytearray()
 
-    def feed(self, data: bytes | memoryview) -> list[dict]:
+    def feed(self, data: bytes | memoryview) -> list:
         self._buffer += data
         messages = []
         while len(self._buffer) >= HEADER.size:
@@ -99,7 +101,7 @@ class Frames:
                 break
             body = bytes(self._buffer[HEADER.size:end])
             del self._buffer[:end]
-            messages.append(decode(body))
+            messages.append(self.parse(body))
         return messages
 
 

@@ -1,0 +1,176 @@
+"""The grader: a process of the harness, forked when a run starts, that grades every trial an agent has finished
+and makes it into the store's rows.
+
+The harness's event loop is left to serve the agents and to commit rows: grading and the JSON of the rows
+(about a millisecond a trial) no longer hold up the agents' calls, and run on another core. The grader is
+forked, not started afresh, so it has the packages, their images and the verifiers loaded already; it keeps
+none of the harness's open files but its two pipes (it never opens the store: SQLite's state is not to be
+shared across a fork), and it is out of every agent's reach like the harness itself. Trials reach it pickled,
+one frame each, and their rows go back in batches; the harness writes each batch in one transaction. When its
+inbox closes (the run is over, or the harness stopped) it sends the rows of what it was handed, then exits.
+"""
+from __future__ import annotations
+
+import asyncio
+import gc
+import os
+import pickle
+import select
+import signal
+from pathlib import Path
+
+from ..spec import Package, StoreError
+from ..store import RunStore, Ungraded, trial_rows
+from ..verify._quantities import registry as unit_registry
+from ..workers._wire import Frames, frame
+from .trial import Images, graded, replayed
+
+MOST_AT_ONCE = 256
+"""About the most trials graded, sent back and stored together."""
+PIPE_READ = 1 << 20
+
+
+def _framed(message) -> bytes:
+    return frame(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def _unpickler() -> Frames:
+    return Frames(max_bytes=1 << 31, parse=pickle.loads)  # the harness's own messages: trusted
+
+
+class _Rows(asyncio.Protocol):
+    """The harness's end of the grader's replies: each batch of rows is written to the store as it arrives."""
+
+    def __init__(self, store: RunStore, on_stored):
+        self.store, self.on_stored = store, on_stored
+        self.frames = _unpickler()
+        self.stored = 0
+        self.failure: str | None = None
+        self.ended = asyncio.get_running_loop().create_future()
+
+    def data_received(self, data: bytes) -> None:
+        for kind, value in self.frames.feed(data):
+            if kind == "rows":
+                self.store.write_rows(value)
+                self.stored += len(value)
+                self.on_stored(len(value))
+            else:
+                self.failure = value
+
+    def connection_lost(self, exc) -> None:
+        if not self.ended.done():
+            self.ended.set_result(None)
+
+
+class Grader:
+    """The harness's side of the grader: ``hand`` it each finished trial, then ``await finish()``."""
+
+    def __init__(self, pid: int, inbox: asyncio.WriteTransport, replies: _Rows, run_dir: Path):
+        self.pid, self.inbox, self.replies, self.run_dir = pid, inbox, replies, run_dir
+        self.handed = 0
+        self.exited = False
+
+    @classmethod
+    async def start(cls, store: RunStore, packages: list[Package], images: Images, on_stored=lambda n: None):
+        """Fork the grader of the run in ``store``; ``on_stored(n)`` is called as ``n`` more trials are stored."""
+        loop = asyncio.get_running_loop()
+        inbox_r, inbox_w = os.pipe()
+        replies_r, replies_w = os.pipe()
+        gc.freeze()  # until the run ends, no collection touches (and so copies) the pages the two processes share
+        try:
+            pid = os.fork()
+        except OSError:
+            gc.unfreeze()
+            raise
+        if pid == 0:  # pragma: no cover - the grader process (its work is seen in the store)
+            os._exit(_serve({p.id: p for p in packages}, images, inbox_r, replies_w))
+        os.close(inbox_r)
+        os.close(replies_w)
+        inbox, _ = await loop.connect_write_pipe(asyncio.Protocol, open(inbox_w, "wb", buffering=0))
+        replies = _Rows(store, on_stored)
+        await loop.connect_read_pipe(lambda: replies, open(replies_r, "rb", buffering=0))
+        return cls(pid, inbox, replies, store.path.parent)
+
+    def hand(self, trial: Ungraded) -> None:
+        """Pass a finished trial on (it is queued, never waited for); StoreError once the grader has stopped."""
+        if self.replies.ended.done() or self.inbox.is_closing():
+            raise self._stopped()
+        self.inbox.write(_framed(trial))
+        self.handed += 1
+
+    async def finish(self) -> int:
+        """Close the inbox and wait for the rows of every trial handed over; how many trials were stored."""
+        if not self.inbox.is_closing():
+            self.inbox.close()
+        await asyncio.shield(self.replies.ended)
+        if not self.exited:  # its replies end as it exits
+            os.waitpid(self.pid, 0)
+            self.exited = True
+            gc.unfreeze()
+        return self.replies.stored
+
+    async def watch(self) -> None:
+        """Return when the grader's replies end; StoreError if it stopped before it sent every trial's rows."""
+        await asyncio.shield(self.replies.ended)
+        if self.replies.failure or not self.inbox.is_closing() or self.replies.stored < self.handed:
+            raise self._stopped()
+
+    def _stopped(self) -> StoreError:
+        why = self.replies.failure or "the grading process ended"
+        return StoreError(self.run_dir, "(grader)", f"{why}; run again with --resume")
+
+
+def _serve(packages: dict[str, Package], images: Images, inbox: int, replies: int) -> int:
+    """The grader process: grade each batch of trials handed over and send back their rows, until the inbox ends.
+    The harness gone (nobody reads the replies), it exits at once."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the harness, which then closes the inbox
+    signal.set_wakeup_fd(-1)
+    _close_all_but(inbox, replies)
+    try:
+        unit_registry()  # what a process's first grading needs most of a second for, while the agents start
+        frames = _unpickler()
+        while batch := _next_batch(inbox, frames):
+            rows = [trial_rows(graded(t, packages[t.task_id], replayed(images[packages[t.task_id]], t.events)))
+                    for t in batch]
+            _send(replies, _framed(("rows", rows)))
+    except BrokenPipeError:
+        return 1
+    except BaseException as exc:  # noqa: BLE001 - reported in one line; the harness ends the run
+        try:
+            _send(replies, _framed(("failed", f"grading stopped: {type(exc).__name__}: {exc}")))
+        except BrokenPipeError:
+            pass
+        return 1
+    return 0
+
+
+def _send(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _close_all_but(*keep: int) -> None:
+    """Close every file the harness had open (its workers' sockets, its store) but stdio and ``keep``."""
+    start = 3
+    for fd in sorted(keep):
+        os.closerange(start, fd)
+        start = fd + 1
+    os.closerange(start, os.sysconf("SC_OPEN_MAX"))
+
+
+def _next_batch(inbox: int, frames: Frames) -> list[Ungraded]:
+    """The trials handed over so far (waiting for the first), about ``MOST_AT_ONCE`` at most; [] once the inbox
+    has ended."""
+    batch: list[Ungraded] = []
+    while not batch:
+        data = os.read(inbox, PIPE_READ)
+        if not data:
+            return []
+        batch += frames.feed(data)
+    while len(batch) < MOST_AT_ONCE and select.select([inbox], [], [], 0)[0]:
+        data = os.read(inbox, PIPE_READ)
+        if not data:
+            break
+        batch += frames.feed(data)
+    return batch

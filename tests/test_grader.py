@@ -1,0 +1,116 @@
+"""The grader process: trials graded out of the harness's event loop are graded as inline, it holds none of the
+harness's files, and its failure ends the run in one line with every stored trial kept and --resume finishing."""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+import forge_kernel.engine._grader as grader_module
+import forge_kernel.engine.trial as trial_module
+from forge_kernel.agents import agent_factory
+from forge_kernel.ehr import EHRView
+from forge_kernel.engine import Images, RunSpec, execute, run_trial
+from forge_kernel.spec import StoreError
+from forge_kernel.store import RunStore, iter_trials, load_trials, load_verdicts, run_packages
+from tests.agents_for_tests import children_of
+from tests.helpers import copy_worked_examples
+
+ROOT = Path(__file__).resolve().parents[1]
+PROBE = "tests.agents_for_tests:FileProbe"
+SECONDS = re.compile(r"\b\d+(\.\d+)? s\b")
+
+
+@pytest.fixture(autouse=True)
+def test_agents_importable(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT))
+
+
+def run(suite: Path, agents: list[str], out: Path, trials: int = 1, resume: bool = False, **spec):
+    spec = RunSpec(suite=[str(suite)], agents=agents, trials=trials, **spec)
+    return asyncio.run(execute(spec, out, concurrency=2, resume=resume, progress=False))
+
+
+def stored_and_inline(run_dir: Path, trial_zero_only: bool = False) -> list[tuple[str, tuple, tuple]]:
+    """Each stored trial as (task, its stored grading, the grading of the same trial run again in this process on
+    its live EHR view)."""
+    with RunStore.open(run_dir, readonly=True) as store:
+        packages, images = run_packages(store), Images()
+        trials = [t for t in iter_trials(store) if t.trial == 0 or not trial_zero_only]
+    out = []
+    for t in trials:
+        package = packages[t.task_id]
+        again = asyncio.run(run_trial(package, images[package], agent_factory(t.agent), t.trial, t.seed))
+        out.append((t.task_id, graded_as(t.grading), graded_as(again.grading)))
+    return out
+
+
+def graded_as(grading) -> tuple:
+    """Scores and verdicts, but for the wall time a reason may quote (a budget's), which no two runs share."""
+    return grading.scores.passed, sorted((v.verifier_id, v.passed, SECONDS.sub("… s", v.reason))
+                                         for v in grading.verdicts)
+
+
+def test_what_the_grader_stored_is_what_grading_inline_gives(reference_run):
+    """Every reference agent on every package: the grader's replayed view grades as the trial's live view did."""
+    pairs = stored_and_inline(reference_run, trial_zero_only=True)
+    assert len(pairs) == 6 * 82 and {kept[0] for _, kept, _ in pairs} == {True, False}
+    assert [task for task, kept, again in pairs if kept != again] == []
+
+
+def test_a_grader_that_forgot_the_trials_writes_would_be_caught(tmp_path, monkeypatch):
+    """The check above fails when the grader grades another EHR state than the trial left."""
+    out = tmp_path / "run"
+    monkeypatch.setattr(grader_module, "replayed", lambda image, events: EHRView(image))
+    run(copy_worked_examples(tmp_path), ["scripted"], out)
+    differ = [task for task, kept, again in stored_and_inline(out) if kept != again]
+    assert "SC-MED-GASTRIC-ULCER" in differ  # the task whose trial writes a prescription
+
+
+def test_the_grader_holds_none_of_the_harnesss_files(tmp_path):
+    out, before = tmp_path / "run", set(children_of(os.getpid()))  # the probe runs in this process
+    run(copy_worked_examples(tmp_path), [PROBE], out, trust=[PROBE])
+    outputs = [json.loads(t.output) for t in load_trials(out).itertuples()]
+    for output in outputs:
+        assert any(f.endswith("run.sqlite") for _, f in output["harness"])  # the probe sees what a process holds
+        (grader,) = [files for pid, files in output["children"].items() if pid not in before]
+        beyond_stdio = [f for fd, f in grader if fd > 2 and "/verifiers/" not in f]  # a hidden half it is reading
+        assert len(beyond_stdio) == 2 and all(f.startswith("pipe:") for f in beyond_stdio), grader
+
+
+def dying_after(calls: int, how):
+    real, graded = trial_module.grade, []
+
+    def grade(ctx):
+        graded.append(ctx)  # in the grader: a fork of this process, with this function
+        if len(graded) > calls:
+            how()
+        return real(ctx)
+    return grade
+
+
+def boom():
+    raise RuntimeError("the verifiers' host broke")
+
+
+@pytest.mark.parametrize("how, says", [(lambda: os._exit(7), "the grading process ended"),
+                                       (boom, "grading stopped: RuntimeError: the verifiers' host broke")])
+def test_a_grader_that_fails_ends_the_run_in_one_line_and_resume_finishes_it(tmp_path, monkeypatch, how, says):
+    suite, out = copy_worked_examples(tmp_path), tmp_path / "run"
+    with monkeypatch.context() as patch:
+        patch.setattr(trial_module, "grade", dying_after(4, how))
+        with pytest.raises(StoreError) as failed:
+            run(suite, ["scripted", "baseline-v1"], out, trials=3)
+    assert says in str(failed.value) and "run again with --resume" in str(failed.value)
+    assert "\n" not in str(failed.value)
+    kept = load_trials(out)
+    assert len(kept) <= 4
+    run(suite, ["scripted", "baseline-v1"], out, trials=3, resume=True)
+    trials = load_trials(out)
+    assert len(trials) == 3 * 2 * 3 == len(set(zip(trials.task_id, trials.agent, trials.trial)))
+    assert len(load_verdicts(out).groupby(["trial_id", "verifier_id"])) == len(load_verdicts(out))
+    assert set(kept.trial_id) <= set(trials.trial_id)
