@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import re
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,24 @@ def test_a_grader_that_fails_ends_the_run_in_one_line_and_resume_finishes_it(tmp
     assert len(trials) == 3 * 2 * 3 == len(set(zip(trials.task_id, trials.agent, trials.trial)))
     assert len(load_verdicts(out).groupby(["trial_id", "verifier_id"])) == len(load_verdicts(out))
     assert set(kept.trial_id) <= set(trials.trial_id)
+
+
+def test_a_store_that_cannot_be_written_ends_the_run_in_one_line_and_keeps_what_it_holds(tmp_path, monkeypatch):
+    suite, out = copy_worked_examples(tmp_path), tmp_path / "run"
+    real, batches = RunStore.write_rows, []
+
+    def full_after_one(store, rows):
+        batches.append(rows)
+        if len(batches) > 1:
+            raise sqlite3.OperationalError("database or disk is full")
+        return real(store, rows)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(RunStore, "write_rows", full_after_one)
+        with pytest.raises(StoreError) as failed:
+            run(suite, ["scripted", "baseline-v1"], out, trials=3)
+    assert str(failed.value).endswith("(run store): cannot be written (database or disk is full); run again with "
+                                      "--resume")
+    assert len(load_trials(out)) == len(batches[0])
+    run(suite, ["scripted", "baseline-v1"], out, trials=3, resume=True)
+    assert len(load_trials(out)) == 3 * 2 * 3

@@ -17,6 +17,7 @@ import os
 import pickle
 import select
 import signal
+import sqlite3
 from pathlib import Path
 
 from ..spec import Package, StoreError
@@ -45,17 +46,26 @@ class _Rows(asyncio.Protocol):
         self.store, self.on_stored = store, on_stored
         self.frames = _unpickler()
         self.stored = 0
-        self.failure: str | None = None
+        self.failure: tuple[str, str] | None = None
+        """(field, why) once the grader or the store has failed."""
         self.ended = asyncio.get_running_loop().create_future()
+
+    def connection_made(self, transport: asyncio.ReadTransport) -> None:
+        self.transport = transport
 
     def data_received(self, data: bytes) -> None:
         for kind, value in self.frames.feed(data):
-            if kind == "rows":
+            if kind == "failed":
+                self.failure = ("(grader)", value)
+                continue
+            try:
                 self.store.write_rows(value)
-                self.stored += len(value)
-                self.on_stored(len(value))
-            else:
-                self.failure = value
+            except sqlite3.Error as exc:  # a full disk, say: nothing more can be stored
+                self.failure = ("(run store)", f"cannot be written ({exc})")
+                self.transport.close()
+                return
+            self.stored += len(value)
+            self.on_stored(len(value))
 
     def connection_lost(self, exc) -> None:
         if not self.ended.done():
@@ -103,7 +113,9 @@ class Grader:
         if not self.inbox.is_closing():
             self.inbox.close()
         await asyncio.shield(self.replies.ended)
-        if not self.exited:  # its replies end as it exits
+        if not self.exited:  # its replies end as it exits, or because nothing more can be stored
+            if self.replies.failure and self.replies.failure[0] == "(run store)":
+                os.kill(self.pid, signal.SIGKILL)
             os.waitpid(self.pid, 0)
             self.exited = True
             gc.unfreeze()
@@ -116,8 +128,8 @@ class Grader:
             raise self._stopped()
 
     def _stopped(self) -> StoreError:
-        why = self.replies.failure or "the grading process ended"
-        return StoreError(self.run_dir, "(grader)", f"{why}; run again with --resume")
+        field, why = self.replies.failure or ("(grader)", "the grading process ended")
+        return StoreError(self.run_dir, field, f"{why}; run again with --resume")
 
 
 def _serve(packages: dict[str, Package], images: Images, inbox: int, replies: int) -> int:

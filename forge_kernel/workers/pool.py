@@ -90,8 +90,9 @@ class IsolatedAgent:
         """The fullest worker that still has a free slot (few processes, each kept busy)."""
         best = None
         for link in self._links:
-            if link.load < self.per_worker and not link.broken and (best is None or link.load > best[0]):
-                best = (link.load, link)
+            load = link.load
+            if load < self.per_worker and not link.broken and (best is None or load > best[0]):
+                best = (load, link)
         return best and best[1]
 
     def _freed(self, link: Link) -> None:
