@@ -9,8 +9,7 @@ from ..agents import ReplayAgent
 from ..spec import Package, TrajectoryFile
 from ..spec.trajectory import compact_json
 from ..store import RunStore, TrialRecord, iter_trials, run_packages
-from ..verify import GradeContext, grade
-from .trial import Images, replayed, run_trial
+from .trial import Images, grading_of, replayed, run_trial
 
 
 async def grade_trajectory(package: Package, trajectory: TrajectoryFile, images: Images | None = None) -> TrialRecord:
@@ -39,9 +38,7 @@ def regrade(run_dir: Path) -> RegradeOutcome:
         changed = 0
         for stored in trials:
             package = packages[stored.task_id]
-            ctx = GradeContext(package, replayed(images[package], stored.events), stored.events, stored.result, stored.status, stored.duration_s,
-                               stored.cost)
-            result = grade(ctx)
+            result = grading_of(stored, package, replayed(images[package], stored.events))
             changed += result.scores.passed != stored.grading.scores.passed
             gradings.append((stored.trial_id, result))
         grading_id = store.new_grading()

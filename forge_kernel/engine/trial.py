@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from ..agents import Agent, AgentTask
 from ..ehr import EHRImage, EHRView
-from ..spec import Event, Package
+from ..spec import Event, Grading, Package
 from ..store import TrialRecord, Ungraded
 from ..tools import ToolSession
 from ..verify import GradeContext, grade
@@ -34,10 +34,14 @@ def task_template(package: Package) -> AgentTask:
     return AgentTask.from_package(package.public, 0)
 
 
+def grading_of(trial: Ungraded, package: Package, view: EHRView) -> Grading:
+    """Grade a trial on its final EHR state (this is when the hidden half is first needed)."""
+    return grade(GradeContext(package, view, trial.events, trial.result, trial.status, trial.duration_s, trial.cost))
+
+
 def graded(trial: Ungraded, package: Package, view: EHRView) -> TrialRecord:
-    """Grade a trial on its final EHR state (this is when the hidden half is first needed); its record."""
-    ctx = GradeContext(package, view, trial.events, trial.result, trial.status, trial.duration_s, trial.cost)
-    return TrialRecord(**vars(trial), grading=grade(ctx))
+    """The trial's record, graded (``grading_of``)."""
+    return TrialRecord(**vars(trial), grading=grading_of(trial, package, view))
 
 
 def replayed(image: EHRImage, events: list[Event]) -> EHRView:
