@@ -5,8 +5,10 @@ import asyncio
 import http.server
 import json
 import os
+import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -21,6 +23,7 @@ from forge_kernel.workers._cgroup import AgentCgroups, own_folder
 from forge_kernel.workers._output import AgentOutput, Allowance
 from forge_kernel.workers._processes import sandbox_pid
 from forge_kernel.workers._wire import MAX_DEPTH, Frames, WireError, encode
+from forge_kernel.workers._worker import Running, StallClock
 from tests.helpers import ROOT, needs_bwrap, needs_cgroups
 
 HOSTILE_DIR = ROOT / "tests" / "hostile"
@@ -310,3 +313,55 @@ def test_a_pid_the_zygote_reports_is_killed_only_inside_its_sandbox(mode, monkey
             await agent.aclose()
 
     asyncio.run(check())
+
+
+# --- the worker's event loop ----------------------------------------------------------------------------------
+
+def spin(seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+
+
+def one_pass(clock: StallClock, work) -> float:
+    """How stuck a trial sees the loop after one pass of it that does ``work``."""
+    running = Running(task=None, client=None)
+    clock.trials[1] = running
+    clock.enter()
+    work()
+    clock.leave()
+    return running.stalled
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/thread-self/schedstat"), reason="the kernel reports no CPU wait")
+def test_a_pass_that_waited_for_a_cpu_is_no_stall_of_the_agents():
+    """0.3 s of a loop's pass on a CPU shared with a busy process: only the time it ran counts as the loop stuck.
+    A worker is below everything else on the machine; were its waits counted, every trial sharing it would be run
+    again and the agent kept to one trial per worker."""
+    cpu, before = min(os.sched_getaffinity(0)), os.sched_getaffinity(0)
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        os.sched_setaffinity(hog.pid, {cpu})
+        os.sched_setaffinity(0, {cpu})
+        waited = one_pass(StallClock(), lambda: spin(0.3))
+        counted_whole = one_pass(StallClock(cpu_wait=lambda: 0.0), lambda: spin(0.3))  # the wait not taken out
+    finally:
+        os.sched_setaffinity(0, before)
+        hog.kill()
+        hog.wait()
+    assert 0.01 < waited < 0.25 <= 0.3 <= counted_whole
+
+
+def test_a_blocking_call_is_a_stall_waited_or_not():
+    assert one_pass(StallClock(), lambda: time.sleep(0.1)) >= 0.1
+
+
+def test_workers_leave_the_agents_imports_to_no_collection(tmp_path, monkeypatch):
+    """Frozen in the zygote before the fork: no worker's collection walks what the agent imported (such a walk
+    stalled every trial of a worker, which were then run again)."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    out = tmp_path / "run"
+    asyncio.run(execute(RunSpec(suite=[str(PACKAGE)], agents=["tests.agents_for_tests:GcProbe"], trials=2,
+                                sandbox="process"), out, progress=False))
+    outputs = [json.loads(o) for o in load_trials(out).output]
+    assert all(o["frozen"] > 10 * o["tracked"] for o in outputs), outputs

@@ -1,13 +1,14 @@
 """The grader: a process of the harness, forked when a run starts, that grades every trial an agent has finished
-and makes it into the store's rows.
+and writes it to the store.
 
-The harness's event loop is left to serve the agents and to commit rows: grading and the JSON of the rows
-(about a millisecond a trial) no longer hold up the agents' calls, and run on another core. The grader is
-forked, not started afresh, so it has the packages, their images and the verifiers loaded already; it keeps
-none of the harness's open files but its two pipes (it never opens the store: SQLite's state is not to be
-shared across a fork), and it is out of every agent's reach like the harness itself. Trials reach it pickled,
-one frame each, and their rows go back in batches; the harness writes each batch in one transaction. When its
-inbox closes (the run is over, or the harness stopped) it sends the rows of what it was handed, then exits.
+The harness's event loop is left to serve the agents: grading, the JSON of the rows and the store's writes (about
+a millisecond a trial) no longer hold up the agents' calls, and run on another core. The grader is forked, not
+started afresh, so it has the packages, their images, the verifiers and the unit registry loaded already; it keeps
+none of the harness's open files but its two pipes, and it is out of every agent's reach like the harness itself.
+SQLite's state must not cross a fork: the harness closes its connection to the store while it forks, and the
+grader opens one of its own. Trials reach it pickled, one frame each; it writes each batch of them in one
+transaction and tells the harness how many it stored. When its inbox closes (the run is over, or the harness
+stopped) it stores what it was handed, then exits; with the harness gone, it exits at once.
 """
 from __future__ import annotations
 
@@ -39,33 +40,24 @@ def _unpickler() -> Frames:
     return Frames(max_bytes=1 << 31, parse=pickle.loads)  # the harness's own messages: trusted
 
 
-class _Rows(asyncio.Protocol):
-    """The harness's end of the grader's replies: each batch of rows is written to the store as it arrives."""
+class _Replies(asyncio.Protocol):
+    """The harness's end of the grader's replies: how many trials it stored, or why it stopped."""
 
-    def __init__(self, store: RunStore, on_stored):
-        self.store, self.on_stored = store, on_stored
+    def __init__(self, on_stored):
+        self.on_stored = on_stored
         self.frames = _unpickler()
         self.stored = 0
         self.failure: tuple[str, str] | None = None
         """(field, why) once the grader or the store has failed."""
         self.ended = asyncio.get_running_loop().create_future()
 
-    def connection_made(self, transport: asyncio.ReadTransport) -> None:
-        self.transport = transport
-
     def data_received(self, data: bytes) -> None:
-        for kind, value in self.frames.feed(data):
+        for kind, *value in self.frames.feed(data):
             if kind == "failed":
-                self.failure = ("(grader)", value)
-                continue
-            try:
-                self.store.write_rows(value)
-            except sqlite3.Error as exc:  # a full disk, say: nothing more can be stored
-                self.failure = ("(run store)", f"cannot be written ({exc})")
-                self.transport.close()
-                return
-            self.stored += len(value)
-            self.on_stored(len(value))
+                self.failure = tuple(value)
+            else:
+                self.stored += value[0]
+                self.on_stored(value[0])
 
     def connection_lost(self, exc) -> None:
         if not self.ended.done():
@@ -75,7 +67,7 @@ class _Rows(asyncio.Protocol):
 class Grader:
     """The harness's side of the grader: ``hand`` it each finished trial, then ``await finish()``."""
 
-    def __init__(self, pid: int, inbox: asyncio.WriteTransport, replies: _Rows, run_dir: Path):
+    def __init__(self, pid: int, inbox: asyncio.WriteTransport, replies: _Replies, run_dir: Path):
         self.pid, self.inbox, self.replies, self.run_dir = pid, inbox, replies, run_dir
         self.handed = 0
         self.exited = False
@@ -84,24 +76,30 @@ class Grader:
     async def start(cls, store: RunStore, packages: list[Package], images: Images, on_stored=lambda n: None):
         """Fork the grader of the run in ``store``; ``on_stored(n)`` is called as ``n`` more trials are stored."""
         loop = asyncio.get_running_loop()
+        unit_registry()  # loaded once per process (most of a second), so that no run's grader has to
         inbox_r, inbox_w = os.pipe()
         replies_r, replies_w = os.pipe()
         gc.freeze()  # until the run ends, no collection touches (and so copies) the pages the two processes share
+        run_dir, harness = store.path.parent, os.getpid()
+        store.close()
         try:
             pid = os.fork()
         except OSError:
             gc.unfreeze()
             raise
+        finally:
+            if os.getpid() == harness:
+                store.reopen()
         if pid == 0:  # pragma: no cover - the grader process (its work is seen in the store)
             os.close(inbox_w)  # else its inbox would never end
             os.close(replies_r)
-            os._exit(_serve({p.id: p for p in packages}, images, inbox_r, replies_w))
+            os._exit(_serve({p.id: p for p in packages}, images, run_dir, inbox_r, replies_w, harness))
         os.close(inbox_r)
         os.close(replies_w)
         inbox, _ = await loop.connect_write_pipe(asyncio.Protocol, open(inbox_w, "wb", buffering=0))
-        replies = _Rows(store, on_stored)
+        replies = _Replies(on_stored)
         await loop.connect_read_pipe(lambda: replies, open(replies_r, "rb", buffering=0))
-        return cls(pid, inbox, replies, store.path.parent)
+        return cls(pid, inbox, replies, run_dir)
 
     def hand(self, trial: Ungraded) -> None:
         """Pass a finished trial on (it is queued, never waited for); StoreError once the grader has stopped."""
@@ -115,9 +113,7 @@ class Grader:
         if not self.inbox.is_closing():
             self.inbox.close()
         await asyncio.shield(self.replies.ended)
-        if not self.exited:  # its replies end as it exits, or because nothing more can be stored
-            if self.replies.failure and self.replies.failure[0] == "(run store)":
-                os.kill(self.pid, signal.SIGKILL)
+        if not self.exited:  # its replies end as it exits
             os.waitpid(self.pid, 0)
             self.exited = True
             gc.unfreeze()
@@ -134,24 +130,32 @@ class Grader:
         return StoreError(self.run_dir, field, f"{why}; run again with --resume")
 
 
-def _serve(packages: dict[str, Package], images: Images, inbox: int, replies: int) -> int:
-    """The grader process: grade each batch of trials handed over and send back their rows, until the inbox ends.
-    The harness gone (nobody reads the replies), it exits at once."""
+def _serve(packages: dict[str, Package], images: Images, run_dir: Path, inbox: int, replies: int,
+           harness: int) -> int:
+    """The grader process: grade and store each batch of trials handed over, until the inbox ends. With the
+    harness gone (``harness`` is no longer its parent), it exits at once: what it did not store, a resume runs."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the harness, which then closes the inbox
     signal.set_wakeup_fd(-1)
     _close_all_but(inbox, replies)
     try:
-        unit_registry()  # what a process's first grading needs most of a second for, while the agents start
-        frames = _unpickler()
-        while batch := _next_batch(inbox, frames):
-            rows = [trial_rows(graded(t, packages[t.task_id], replayed(images[packages[t.task_id]], t.events)))
-                    for t in batch]
-            _send(replies, _framed(("rows", rows)))
+        with RunStore.open(run_dir) as store:
+            frames = _unpickler()
+            while batch := _next_batch(inbox, frames):
+                rows = [trial_rows(graded(t, packages[t.task_id], replayed(images[packages[t.task_id]], t.events)))
+                        for t in batch]
+                if os.getppid() != harness:
+                    return 1
+                try:
+                    store.write_rows(rows)
+                except sqlite3.Error as exc:  # a full disk, say: nothing more can be stored
+                    _send(replies, _framed(("failed", "(run store)", f"cannot be written ({exc})")))
+                    return 1
+                _send(replies, _framed(("stored", len(rows))))
     except BrokenPipeError:
         return 1
     except BaseException as exc:  # noqa: BLE001 - reported in one line; the harness ends the run
         try:
-            _send(replies, _framed(("failed", f"grading stopped: {type(exc).__name__}: {exc}")))
+            _send(replies, _framed(("failed", "(grader)", f"grading stopped: {type(exc).__name__}: {exc}")))
         except BrokenPipeError:
             pass
         return 1

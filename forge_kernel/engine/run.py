@@ -12,6 +12,7 @@ from tqdm import tqdm
 from ..agents import agent_factory
 from ..spec import AgentError, Package, SpecError, StoreError, UsageError, find_packages, load_policy
 from ..store import DB_NAME, RunLock, RunStore, utc_now
+from ..verify._quantities import registry as unit_registry
 from ..workers import MEMORY_MB, PROCESSES, InProcess, IsolatedAgent, Runner, Sandbox, choose, describe
 from ._grader import Grader
 from ._manifest import build_manifest
@@ -213,7 +214,7 @@ async def execute(spec: RunSpec, run_dir: Path, concurrency: int = 4, resume: bo
         raise UsageError("--sandbox", spec.sandbox, str(exc)) from None
     if notice and set(spec.agents) - trusted_entries(spec):
         print(notice, file=sys.stderr)
-    agents = await start_agents(spec, sandbox)
+    agents, _ = await asyncio.gather(start_agents(spec, sandbox), units_loaded())
     try:
         with RunLock(run_dir):
             cards = [agent_card(runner, entry) for runner, entry in agents.values()]
@@ -225,13 +226,19 @@ async def execute(spec: RunSpec, run_dir: Path, concurrency: int = 4, resume: bo
         await stop_agents(runner for runner, _ in agents.values())
 
 
+async def units_loaded() -> None:
+    """Load the unit registry grading needs (most of a second), while isolated agents start in their sandboxes."""
+    await asyncio.sleep(0)  # after the agents' processes are started
+    unit_registry()
+
+
 async def run_plan(store: RunStore, spec: RunSpec, packages: list[Package], agents: dict, concurrency: int,
                    progress: bool | None) -> tuple[int, int]:
     """Run what the store does not hold yet.
 
     ``concurrency`` lanes each run one agent at a time; a lane hands its finished trial to the grader (a process
     of its own, see ``_grader``) and starts the next at once, so grading neither waits for nor holds up the agents;
-    the rows the grader sends back are written a batch per transaction (each trial whole or not at all). When the
+    the grader writes them to the store a batch per transaction (each trial whole or not at all). When the
     run stops otherwise (an error, Ctrl-C), every trial handed over is still graded and stored before this ends.
     """
     done = store.done()

@@ -123,6 +123,12 @@ class RunStore:
     def close(self) -> None:
         self.db.close()
 
+    def reopen(self) -> None:
+        """Connect again, for writing, after ``close`` (as around a fork: SQLite's state must not cross one)."""
+        self.db = connect(self.path, False)
+        self.db.row_factory = sqlite3.Row
+        self.set_up_writes()
+
     def __enter__(self) -> "RunStore":
         return self
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import os
 import selectors
 import socket
 import weakref
@@ -30,6 +31,8 @@ HARNESS_FRAME_BYTES = 256 * 1024 * 1024
 """Frames from the harness are trusted; the cap only guards against a broken stream."""
 TRIAL: contextvars.ContextVar[int | None] = contextvars.ContextVar("forge_trial", default=None)
 """The trial a piece of agent code runs for (tasks inherit it from the task that made them)."""
+LONG_PASS_SECONDS = 0.005
+"""A pass of the event loop longer than this has the process's wait for a CPU taken out of it."""
 
 
 @dataclass
@@ -44,20 +47,39 @@ class Running:
     """The longest the event loop was stuck (running code without returning to select) while it ran."""
 
 
+def cpu_wait_clock() -> Callable[[], float]:
+    """Seconds this thread has spent waiting for a CPU so far (Linux's schedstat), or always 0 where the kernel
+    does not say."""
+    try:
+        fd = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
+        int(os.pread(fd, 64, 0).split()[1])
+    except (OSError, ValueError, IndexError):
+        return lambda: 0.0
+    return lambda: int(os.pread(fd, 64, 0).split()[1]) / 1e9
+
+
 @dataclass
 class StallClock:
-    """Measures how long each pass of the event loop runs code between two waits on its selector."""
+    """Measures how long each pass of the event loop runs code between two waits on its selector: its wall time
+    less the time the process waited for a CPU meanwhile (on a busy machine the workers, below the harness, wait
+    often; that is no stall of the agent's)."""
 
     trials: dict = field(default_factory=dict)
     last: float = field(default_factory=monotonic)
+    cpu_wait: Callable[[], float] = field(default_factory=cpu_wait_clock)
+    waited: float = 0.0
+    """The CPU wait when the pass began."""
 
     def leave(self) -> None:
         busy = monotonic() - self.last
+        if busy > LONG_PASS_SECONDS:  # a short pass is no stall, waited or not: it is spared the read
+            busy -= self.cpu_wait() - self.waited
         for running in self.trials.values():
             running.stalled = max(running.stalled, busy)
 
     def enter(self) -> None:
         self.last = monotonic()
+        self.waited = self.cpu_wait()
 
 
 class TimedSelector(selectors.DefaultSelector):

@@ -8,6 +8,7 @@ are forked from this process, so the agent's imports are paid once per run, not 
 """
 from __future__ import annotations
 
+import gc
 import os
 import resource
 import signal
@@ -84,6 +85,7 @@ def main(spec: str, control_fd: int, memory_mb: int, egress_fd: int | None = Non
     if make is None:
         return
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
+    gc.freeze()  # what the agent imported: no worker's collections walk (or copy) it
     while True:
         try:
             message, fds, _, _ = socket.recv_fds(control, 4096, 1)
