@@ -173,7 +173,8 @@ def open_files(pid: int) -> list[tuple[int, str]]:
 
 
 class GcProbe:
-    """Reports what its worker's garbage collector leaves alone (the objects frozen before the worker was forked)."""
+    """Reports what its process's garbage collector leaves alone (the objects frozen before the worker was forked)
+    and how often it collects (its thresholds)."""
 
     name = "gc-probe"
     version = "0"
@@ -181,4 +182,5 @@ class GcProbe:
     async def run(self, task, session) -> AgentResult:
         import gc
 
-        return AgentResult(output={"frozen": gc.get_freeze_count(), "tracked": len(gc.get_objects())})
+        return AgentResult(output={"frozen": gc.get_freeze_count(), "tracked": len(gc.get_objects()),
+                                   "thresholds": gc.get_threshold()})

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import json
 import os
 import signal
 import sqlite3
@@ -17,6 +19,7 @@ from click.testing import CliRunner
 from forge_kernel.agents import agent_factory
 from forge_kernel.cli import main
 from forge_kernel.engine import Images, RunSpec, execute, run_trial, trial_seed
+from forge_kernel.engine.run import RUN_COLLECTION_THRESHOLDS
 from forge_kernel.spec import SpecError, load_package
 from forge_kernel.spec.loading import read_yaml
 from forge_kernel.store import RunStore, load_trials, load_verdicts
@@ -180,6 +183,16 @@ def test_same_seed_same_events_and_verdicts_at_any_concurrency(tmp_path):
     assert any(e["changes"] != "[]" for e in events)
     assert a == b
     assert a == c
+
+
+def test_a_run_collects_garbage_less_often_and_restores_the_thresholds(tmp_path):
+    before = gc.get_threshold()
+    probe = f"{T}:GcProbe"
+    asyncio.run(execute(RunSpec(suite=[str(WORKED[1])], agents=[probe], trials=2, trust=[probe]), tmp_path / "r",
+                        progress=False))
+    seen = [json.loads(o)["thresholds"] for o in load_trials(tmp_path / "r").output]
+    assert seen == [list(RUN_COLLECTION_THRESHOLDS)] * 2 != [list(before)] * 2
+    assert gc.get_threshold() == before
 
 
 # --- packages are checked before any agent runs ---------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""The grader: a process of the harness, forked when a run starts, that grades every trial an agent has finished
-and writes it to the store.
+"""The grader: a process of the harness, forked as a run's first trials get under way, that grades every trial an
+agent has finished and writes it to the store.
 
 The harness's event loop is left to serve the agents: grading, the JSON of the rows and the store's writes (about
 a millisecond a trial) no longer hold up the agents' calls, and run on another core. The grader is forked, not

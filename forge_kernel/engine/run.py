@@ -2,11 +2,15 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import sys
 import uuid
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Iterator
+
 from tqdm import tqdm
 
 from ..agents import agent_factory
@@ -232,12 +236,32 @@ async def units_loaded() -> None:
     unit_registry()
 
 
+RUN_COLLECTION_THRESHOLDS = (50_000, 20, 10)
+"""The collector's thresholds while a run goes (CPython's are 700, 10, 10): a trial's calls make thousands of short-
+lived objects, which reference counting frees, and at 700 the young generation was collected several times in
+every trial, each time holding up every agent's calls; measured, a point or two of concurrency efficiency
+(benchmarks/README.md)."""
+
+
+@contextmanager
+def fewer_collections() -> Iterator[None]:
+    """Collect garbage less often while a run goes (the grader, forked in it, too); the thresholds are restored
+    after."""
+    before = gc.get_threshold()
+    gc.set_threshold(*RUN_COLLECTION_THRESHOLDS)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+
+
 async def run_plan(store: RunStore, spec: RunSpec, packages: list[Package], agents: dict, concurrency: int,
                    progress: bool | None) -> tuple[int, int]:
     """Run what the store does not hold yet.
 
     ``concurrency`` lanes each run one agent at a time; a lane hands its finished trial to the grader (a process
-    of its own, see ``_grader``) and starts the next at once, so grading neither waits for nor holds up the agents;
+    of its own, see ``_grader``, forked while the first trials wait for their agents) and starts the next at once,
+    so grading neither waits for nor holds up the agents;
     the grader writes them to the store a batch per transaction (each trial whole or not at all). When the
     run stops otherwise (an error, Ctrl-C), every trial handed over is still graded and stored before this ends.
     """
@@ -247,26 +271,35 @@ async def run_plan(store: RunStore, spec: RunSpec, packages: list[Package], agen
     for package in {p.id: p for p, _, _ in plan}.values():
         images[package]  # built before the grader is forked, which then has them too
     todo = iter(plan)
-    grader = await Grader.start(store, packages, images, lambda n: bar.update(n))  # forked before tqdm's thread
-    bar = tqdm(total=len(plan), unit="trial", desc="trials", disable=None if progress is None else not progress)
+    with fewer_collections():
+        graders = asyncio.get_running_loop().create_future()
+        """The grader, once it is forked."""
+        grader = bar = None
 
-    async def lane() -> None:
-        for package, name, k in todo:
-            attempted = await attempt_trial(package, images[package], agents[name][0], k,
-                                            trial_seed(spec.seed, package.id, name, k), tasks[package.id])
-            grader.hand(attempted.ungraded())
+        async def lane() -> None:
+            for package, name, k in todo:
+                attempted = await attempt_trial(package, images[package], agents[name][0], k,
+                                                trial_seed(spec.seed, package.id, name, k), tasks[package.id])
+                (await graders).hand(attempted.ungraded())
 
-    try:
-        async with asyncio.TaskGroup() as group:
-            watching = group.create_task(grader.watch())
-            await asyncio.gather(*(group.create_task(lane()) for _ in range(min(concurrency, len(plan)))))
-            await grader.finish()
-            await watching
-    except BaseExceptionGroup as group_error:
-        raise group_error.exceptions[0] from None
-    finally:
-        stored = await grader.finish()
-        bar.close()
+        try:
+            async with asyncio.TaskGroup() as group:
+                lanes = [group.create_task(lane()) for _ in range(min(concurrency, len(plan)))]
+                await asyncio.sleep(0)  # each lane hands its first task out
+                grader = await Grader.start(store, packages, images, lambda n: bar.update(n))
+                bar = tqdm(total=len(plan), unit="trial", desc="trials",  # its thread starts after the fork
+                           disable=None if progress is None else not progress)
+                graders.set_result(grader)
+                watching = group.create_task(grader.watch())
+                await asyncio.gather(*lanes)
+                await grader.finish()
+                await watching
+        except BaseExceptionGroup as group_error:
+            raise group_error.exceptions[0] from None
+        finally:
+            stored = await grader.finish() if grader else 0
+            if bar:
+                bar.close()
     if stored != len(plan):
         raise StoreError(store.path.parent, "(run)",
                          f"{len(plan) - stored} trial(s) were not stored; run again with --resume")

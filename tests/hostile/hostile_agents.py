@@ -125,6 +125,7 @@ class EventForger:
     async def run(self, task, session) -> AgentResult:
         await session.call("patient_history", patient_id=await other_patient(session, task.context["mrn"]))
         erased = 0
+        gc.unfreeze()  # what a process froze for the collector is as much within reach
         for obj in gc.get_objects():  # the record, if it were in this process: drop the denied calls
             if isinstance(obj, list) and obj and type(obj[0]).__name__ == "Event":
                 kept = [e for e in obj if not e.denied]
