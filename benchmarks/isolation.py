@@ -239,7 +239,7 @@ async def bench_concurrency(package_dir: Path, trials: int, concurrency: int) ->
             finally:
                 await stop_agents(r for r, _ in agents.values())
         makespans = sorted(r[0] for r in runs)
-        warm, (harness_cpu, grader_cpu, machine_cpu), passed, median_trial = sorted(runs)[len(runs) // 2][:4]
+        warm, (harness_cpu, grader_cpu, machine_cpu), passed, median_trial = sorted(runs)[len(runs) // 2]
         out[path] = {"cold_s": cold, "warm_s": warm, "passed": passed, "warm_eff": ideal / warm,
                      "warm_eff_range": (ideal / makespans[-1], ideal / makespans[0]),
                      "cold_eff": cold and ideal / cold, "harness_cpu_s": harness_cpu, "grader_cpu_s": grader_cpu,
@@ -319,14 +319,14 @@ def section(paths: dict, conc: dict, baseline_ns: float, table, fmt) -> list[str
         f"({7 * n / conc['ideal_s']:,.0f} a second at the ideal pace, {7 * n / conc[SKIPPED]['warm_s']:,.0f} a "
         f"second in this run), the wire and the workers; they alone allow {conc[SKIPPED]['warm_eff']:.0%}.",
         "",
-        f"CPU per trial is that of the warm run: the harness process alone (the `forge` process: sessions, the wire, "
-        f"writing the store), the run's grader (a process forked from it: grading, the rows' JSON), and every "
-        f"process on the machine (the harness, the grader, the agent's workers, anything else running). At 90% the "
-        f"run would take {conc['ideal_s'] / 0.9:.2f} s, in which the {os.cpu_count()} CPUs give "
+        "CPU per trial is that of the median warm run: the harness process alone (the `forge` process: sessions, "
+        "the wire), the run's grader (a process forked from it: grading, the rows' JSON, writing the store), and "
+        "every process on the machine (the harness, the grader, the agent's workers, anything else running). At 90% "
+        f"the run would take {conc['ideal_s'] / 0.9:.2f} s, in which the {os.cpu_count()} CPUs give "
         f"{fmt(os.cpu_count() * conc['ideal_s'] / 0.9 / n * 1e9)} per trial at most, and the harness process, which "
         f"serves every call on one core, {fmt(conc['ideal_s'] / 0.9 / n * 1e9)}. The median trial is that of the "
-        "warm run, from its task handed over to its result (a trial longer than the ideal waited for the harness, "
-        "or for a CPU).",
+        "median warm run, from its task handed over to its result (a trial longer than the ideal waited for the "
+        "harness, or for a CPU).",
         "",
     ]
     return lines

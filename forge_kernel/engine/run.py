@@ -261,9 +261,9 @@ async def run_plan(store: RunStore, spec: RunSpec, packages: list[Package], agen
 
     ``concurrency`` lanes each run one agent at a time; a lane hands its finished trial to the grader (a process
     of its own, see ``_grader``, forked while the first trials wait for their agents) and starts the next at once,
-    so grading neither waits for nor holds up the agents;
-    the grader writes them to the store a batch per transaction (each trial whole or not at all). When the
-    run stops otherwise (an error, Ctrl-C), every trial handed over is still graded and stored before this ends.
+    so grading neither waits for nor holds up the agents; the grader writes the trials to the store a batch per
+    transaction (each trial whole or not at all). When the run stops otherwise (an error, Ctrl-C), every trial
+    handed over is still graded and stored before this ends.
     """
     done = store.done()
     plan = [(p, name, k) for p in packages for name in agents for k in range(spec.trials) if (p.id, name, k) not in done]
@@ -272,7 +272,7 @@ async def run_plan(store: RunStore, spec: RunSpec, packages: list[Package], agen
         images[package]  # built before the grader is forked, which then has them too
     todo = iter(plan)
     with fewer_collections():
-        graders = asyncio.get_running_loop().create_future()
+        forked = asyncio.get_running_loop().create_future()
         """The grader, once it is forked."""
         grader = bar = None
 
@@ -280,7 +280,7 @@ async def run_plan(store: RunStore, spec: RunSpec, packages: list[Package], agen
             for package, name, k in todo:
                 attempted = await attempt_trial(package, images[package], agents[name][0], k,
                                                 trial_seed(spec.seed, package.id, name, k), tasks[package.id])
-                (await graders).hand(attempted.ungraded())
+                (await forked).hand(attempted.ungraded())
 
         try:
             async with asyncio.TaskGroup() as group:
@@ -289,7 +289,7 @@ async def run_plan(store: RunStore, spec: RunSpec, packages: list[Package], agen
                 grader = await Grader.start(store, packages, images, lambda n: bar.update(n))
                 bar = tqdm(total=len(plan), unit="trial", desc="trials",  # its thread starts after the fork
                            disable=None if progress is None else not progress)
-                graders.set_result(grader)
+                forked.set_result(grader)
                 watching = group.create_task(grader.watch())
                 await asyncio.gather(*lanes)
                 await grader.finish()

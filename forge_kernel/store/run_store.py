@@ -67,8 +67,7 @@ class RunStore:
 
     def __init__(self, db: Path, readonly: bool = False):
         self.path = db
-        self.db = connect(db, readonly)
-        self.db.row_factory = sqlite3.Row
+        self._connect(readonly)
         self.version = SCHEMA_VERSION
         """The schema version read (a version 1 store opened read-only stays version 1)."""
 
@@ -125,9 +124,12 @@ class RunStore:
 
     def reopen(self) -> None:
         """Connect again, for writing, after ``close`` (as around a fork: SQLite's state must not cross one)."""
-        self.db = connect(self.path, False)
-        self.db.row_factory = sqlite3.Row
+        self._connect(False)
         self.set_up_writes()
+
+    def _connect(self, readonly: bool) -> None:
+        self.db = connect(self.path, readonly)
+        self.db.row_factory = sqlite3.Row
 
     def __enter__(self) -> "RunStore":
         return self
