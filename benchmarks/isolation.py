@@ -8,7 +8,8 @@
    workers forked by a first run of 200 trials, as in any run longer than its first wave, then three runs, the
    median shown; "cold": the whole ``execute`` from a standing start (agent process start and every fork
    included). A third, isolated path skips grading and storing, for an upper bound only: what the calls, the wire
-   and the workers alone allow. The baseline: the same sleeps with nothing else, the event loop's own floor.
+   and the workers alone allow; a fourth is the third beside a CPU loop at the lowest priority, what any other
+   work on the CPUs costs it. The baseline: the same sleeps with nothing else, the event loop's own floor.
 """
 from __future__ import annotations
 
@@ -71,6 +72,8 @@ async def main():
     await asyncio.get_running_loop().create_unix_connection(lambda: echo, sock=socket.socket(fileno=int(sys.argv[1])))
     await echo.done
 os.nice(10)
+if len(sys.argv) > 2:
+    os.sched_setaffinity(0, {int(sys.argv[2])})
 asyncio.run(main())
 """
 """The other end of the bare round trip: sends back whatever arrives."""
@@ -88,13 +91,18 @@ class Ping(asyncio.BufferedProtocol):
         self.answered.set_result(nbytes)
 
 
-async def bench_round_trip(n: int, warmup: int, figure):
+async def bench_round_trip(n: int, warmup: int, figure, one_cpu: bool = False):
     """A bare round trip between two processes' asyncio event loops over a Unix socket (a 200-byte message
     echoed), the child below the parent's priority as the workers are, both reading into a buffer they reuse as
-    the wire does: the floor under any tool call that crosses to an agent's own event loop."""
+    the wire does: the floor under any tool call that crosses to an agent's own event loop. ``one_cpu``: both
+    processes kept on one CPU, so that neither has to wake the other across CPUs."""
     ours, theirs = socket.socketpair()
-    echo = subprocess.Popen([sys.executable, "-c", ECHO, str(theirs.fileno())], pass_fds=[theirs.fileno()])
+    cpus = os.sched_getaffinity(0)
+    cpu = [str(min(cpus))] if one_cpu else []
+    echo = subprocess.Popen([sys.executable, "-c", ECHO, str(theirs.fileno()), *cpu], pass_fds=[theirs.fileno()])
     theirs.close()
+    if one_cpu:
+        os.sched_setaffinity(0, {min(cpus)})
     transport, ping = await asyncio.get_running_loop().create_unix_connection(Ping, sock=ours)
     samples = []
     for i in range(warmup + n):
@@ -106,7 +114,9 @@ async def bench_round_trip(n: int, warmup: int, figure):
             samples.append(perf_counter_ns() - t0)
     transport.close()
     await asyncio.to_thread(echo.wait)  # the socket closes on the loop's next turn
-    return figure("baseline: a bare round trip between two processes' event loops (200 bytes over a Unix socket)",
+    os.sched_setaffinity(0, cpus)
+    return figure("baseline: the same round trip, both processes kept on one CPU" if one_cpu else
+                  "baseline: a bare round trip between two processes' event loops (200 bytes over a Unix socket)",
                   samples)
 
 
@@ -149,7 +159,8 @@ async def bench_paths(package_dir: Path, n: int, warmup: int, figure) -> dict:
         store.close()
         tmp.cleanup()
     return {key: figure(f"{key[1]} ({key[0]})", values) for key, values in samples.items()} | {
-        "round_trip": await bench_round_trip(n * 10, warmup * 10, figure), "mode": sandbox.mode}
+        "round_trip": await bench_round_trip(n * 10, warmup * 10, figure),
+        "round_trip_one_cpu": await bench_round_trip(n * 10, warmup * 10, figure, one_cpu=True), "mode": sandbox.mode}
 
 
 SKIPPED = "isolated, grading and storing skipped"
@@ -182,6 +193,31 @@ def grading_and_storing_skipped():
         engine_trial.grade, Grader.hand, RunStore.write_rows = real_grade, real_hand, real_write
 
 
+BESIDE_LOOP = "the same, beside a CPU loop at the lowest priority"
+"""The row that shows what any other CPU work costs the upper bound, however low its priority."""
+LOOP = """
+import os
+if hasattr(os, "SCHED_IDLE"):
+    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+else:
+    os.nice(19)
+while True:
+    pass
+"""
+"""A process that only ever runs when nothing else wants a CPU (Linux's SCHED_IDLE)."""
+
+
+@contextmanager
+def cpu_loop_beside():
+    """A LOOP process running for as long as the block does."""
+    loop = subprocess.Popen([sys.executable, "-c", LOOP])
+    try:
+        yield
+    finally:
+        loop.kill()
+        loop.wait()
+
+
 WARM_RUNS = 3
 """Warm runs of each path: the figures are the median run's, with the range of all."""
 
@@ -209,12 +245,12 @@ async def bench_concurrency(package_dir: Path, trials: int, concurrency: int) ->
     agent = "bench_agents:PacedScripted"
     out: dict = {"ideal_s": ideal, "trials": trials, "concurrency": concurrency,
                  "sleeps_s": [await sleeps_alone(trials, concurrency) for _ in range(WARM_RUNS)]}
-    for path, trust in (("in-process", [agent]), ("isolated", []), (SKIPPED, [])):
+    for path, trust in (("in-process", [agent]), ("isolated", []), (SKIPPED, []), (BESIDE_LOOP, [])):
         spec = RunSpec(suite=[str(package_dir)], agents=[agent], trials=trials, trust=trust)
         warmup = RunSpec(suite=[str(package_dir)], agents=[agent], trials=concurrency, trust=trust)
         with tempfile.TemporaryDirectory(prefix="forge-bench-conc-") as tmp:
             cold = None
-            if path != SKIPPED:
+            if path in ("in-process", "isolated"):
                 started = perf_counter()
                 await execute(spec, Path(tmp) / "cold", concurrency=concurrency, progress=False)
                 cold = perf_counter() - started
@@ -225,9 +261,10 @@ async def bench_concurrency(package_dir: Path, trials: int, concurrency: int) ->
             try:
                 for name, run_spec in (("warmup", warmup), *((f"warm{i}", spec) for i in range(WARM_RUNS))):
                     cards = [{"name": r.name, "version": r.version} for r, _ in agents.values()]
-                    skipping = grading_and_storing_skipped() if path == SKIPPED else nullcontext()
+                    skipping = grading_and_storing_skipped() if path in (SKIPPED, BESIDE_LOOP) else nullcontext()
+                    beside = cpu_loop_beside() if path == BESIDE_LOOP else nullcontext()
                     with open_store(Path(tmp) / name, run_spec, packages, cards, sandbox, False) as store, \
-                            skipping as kept:
+                            skipping as kept, beside:
                         started, cpu = perf_counter(), cpu_seconds()
                         await run_plan(store, run_spec, packages, agents, concurrency, False)
                         makespan = perf_counter() - started
@@ -254,7 +291,8 @@ def section(paths: dict, conc: dict, baseline_ns: float, table, fmt) -> list[str
     mode = paths["mode"]
     get = {key: fig for key, fig in paths.items() if key != "mode"}
     iso, local = get[("isolated", "scripted")], get[("in-process", "scripted")]
-    trip = get.pop("round_trip")
+    trip, trip_one_cpu = get.pop("round_trip"), get.pop("round_trip_one_cpu")
+    wake = (trip.median - trip_one_cpu.median) / 2
     per_call = {p: (get[(p, "repeater")].median - get[(p, "idle")].median) / REPEATS for p in ("in-process", "isolated")}
     boundary = per_call["isolated"] - per_call["in-process"]
     overhead = iso.median - baseline_ns
@@ -267,7 +305,7 @@ def section(paths: dict, conc: dict, baseline_ns: float, table, fmt) -> list[str
         "Both cores in use (the harness and a worker are separate processes). Each sample is one trial, from "
         "`run_trial` to the committed write; in-process and isolated trials are interleaved.",
         "",
-        *table([(fig, "—") for fig in get.values()] + [(trip, "—")], "note"),
+        *table([(fig, "—") for fig in get.values()] + [(trip, "—"), (trip_one_cpu, "—")], "note"),
         "",
         f"- Per tool call (({REPEATS} look-ups − none) / {REPEATS}): in process {fmt(per_call['in-process'])}, "
         f"isolated {fmt(per_call['isolated'])}: the process boundary adds "
@@ -277,6 +315,9 @@ def section(paths: dict, conc: dict, baseline_ns: float, table, fmt) -> list[str
         f"- A bare round trip between two processes' event loops takes {fmt(trip.median)} here: the floor of a call "
         f"that crosses to the agent's own event loop. The rest of the {fmt(boundary)} is the frames' work on both "
         "sides (encoding, checking, decoding) and the worker's loop.",
+        f"- The same round trip with both processes on one CPU takes {fmt(trip_one_cpu.median)}: on this machine, "
+        f"waking a process on the other CPU costs about {fmt(wake)} each time, twice a round trip. The harness and "
+        "the workers are not kept on one CPU: at concurrency, their calls would then wait for each other's turn.",
         f"- A 7-call trial crosses 8 times (the task and its result, and 7 calls): with nothing but bare round trips "
         f"added, an isolated trial would take {fmt(local.median + 8 * trip.median)} here (in process "
         f"{fmt(local.median)} + 8 × {fmt(trip.median)}).",
@@ -302,8 +343,9 @@ def section(paths: dict, conc: dict, baseline_ns: float, table, fmt) -> list[str
           + (f"{r['cold_s']:.2f} s | {r['cold_eff']:.0%} | {r['passed']:,} / {conc['trials']:,}" if r["cold_s"]
              else "— | — | —")
           + f" | {r['median_trial_s'] * 1000:.0f} ms | {fmt(r['harness_cpu_s'] / n * 1e9)} | "
-          f"{fmt(r['grader_cpu_s'] / n * 1e9)} | {fmt(r['machine_cpu_s'] / n * 1e9)} |"
-          for path, r in ((p, conc[p]) for p in ("in-process", "isolated", SKIPPED))),
+          f"{fmt(r['grader_cpu_s'] / n * 1e9)} | "
+          + (f"{fmt(r['machine_cpu_s'] / n * 1e9)} |" if path != BESIDE_LOOP else "— (the loop fills a CPU) |")
+          for path, r in ((p, conc[p]) for p in ("in-process", "isolated", SKIPPED, BESIDE_LOOP))),
         f"| baseline: the sleeps alone ({conc['trials']:,} × 7 × {MODEL_LATENCY_S * 1000:.0f} ms, "
         f"{conc['concurrency']} at a time, one event loop, nothing else) | {sleeps:.2f} s | "
         f"{conc['ideal_s'] / sleeps:.0%} ({conc['ideal_s'] / max(conc['sleeps_s']):.0%}–"
@@ -314,10 +356,14 @@ def section(paths: dict, conc: dict, baseline_ns: float, table, fmt) -> list[str
         "sandbox (its imports) and forking every worker, once per run. The baseline is the floor the event loop "
         "itself sets: each sleep ends on the loop's next turn after its time, never before.",
         "",
-        f"The last row is an upper bound, not a way forge runs: every trial is given the first trial's grading and "
-        f"none is written. What is left is the calls, each served in turn by the harness's one event loop "
-        f"({7 * n / conc['ideal_s']:,.0f} a second at the ideal pace, {7 * n / conc[SKIPPED]['warm_s']:,.0f} a "
-        f"second in this run), the wire and the workers; they alone allow {conc[SKIPPED]['warm_eff']:.0%}.",
+        f"The two rows with grading and storing skipped are upper bounds, not ways forge runs: every trial is given "
+        f"the first trial's grading and none is written. What is left is the calls, each served in turn by the "
+        f"harness's one event loop ({7 * n / conc['ideal_s']:,.0f} a second at the ideal pace, "
+        f"{7 * n / conc[SKIPPED]['warm_s']:,.0f} a second in this run), the wire and the workers; they alone allow "
+        f"{conc[SKIPPED]['warm_eff']:.0%}. Beside them, a process that runs only when nothing else wants a CPU "
+        f"(a loop at Linux's SCHED_IDLE priority) brings that to {conc[BESIDE_LOOP]['warm_eff']:.0%}: on this "
+        "machine, other work on the CPUs slows the agents' calls even at the lowest priority. The grader run at "
+        "that priority was tried, and gained nothing beyond the noise (benchmarks/README.md).",
         "",
         "CPU per trial is that of the median warm run: the harness process alone (the `forge` process: sessions, "
         "the wire), the run's grader (a process forked from it: grading, the rows' JSON, writing the store), and "
