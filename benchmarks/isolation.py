@@ -97,7 +97,7 @@ async def bench_round_trip(n: int, warmup: int, figure, one_cpu: bool = False):
     the wire does: the floor under any tool call that crosses to an agent's own event loop. ``one_cpu``: both
     processes kept on one CPU, so that neither has to wake the other across CPUs."""
     ours, theirs = socket.socketpair()
-    cpus = os.sched_getaffinity(0)
+    cpus = os.sched_getaffinity(0) if one_cpu else set()
     cpu = [str(min(cpus))] if one_cpu else []
     echo = subprocess.Popen([sys.executable, "-c", ECHO, str(theirs.fileno()), *cpu], pass_fds=[theirs.fileno()])
     theirs.close()
@@ -114,7 +114,8 @@ async def bench_round_trip(n: int, warmup: int, figure, one_cpu: bool = False):
             samples.append(perf_counter_ns() - t0)
     transport.close()
     await asyncio.to_thread(echo.wait)  # the socket closes on the loop's next turn
-    os.sched_setaffinity(0, cpus)
+    if one_cpu:
+        os.sched_setaffinity(0, cpus)
     return figure("baseline: the same round trip, both processes kept on one CPU" if one_cpu else
                   "baseline: a bare round trip between two processes' event loops (200 bytes over a Unix socket)",
                   samples)
@@ -160,7 +161,8 @@ async def bench_paths(package_dir: Path, n: int, warmup: int, figure) -> dict:
         tmp.cleanup()
     return {key: figure(f"{key[1]} ({key[0]})", values) for key, values in samples.items()} | {
         "round_trip": await bench_round_trip(n * 10, warmup * 10, figure),
-        "round_trip_one_cpu": await bench_round_trip(n * 10, warmup * 10, figure, one_cpu=True), "mode": sandbox.mode}
+        "round_trip_one_cpu": await bench_round_trip(n * 10, warmup * 10, figure, one_cpu=True)
+        if hasattr(os, "sched_setaffinity") else None, "mode": sandbox.mode}
 
 
 SKIPPED = "isolated, grading and storing skipped"
@@ -292,7 +294,11 @@ def section(paths: dict, conc: dict, baseline_ns: float, table, fmt) -> list[str
     get = {key: fig for key, fig in paths.items() if key != "mode"}
     iso, local = get[("isolated", "scripted")], get[("in-process", "scripted")]
     trip, trip_one_cpu = get.pop("round_trip"), get.pop("round_trip_one_cpu")
-    wake = (trip.median - trip_one_cpu.median) / 2
+    one_cpu = [] if trip_one_cpu is None else [
+        f"- The same round trip with both processes on one CPU takes {fmt(trip_one_cpu.median)}: on this machine, "
+        f"waking a process on the other CPU costs about {fmt((trip.median - trip_one_cpu.median) / 2)} each time, "
+        "twice a round trip. The harness and the workers are not kept on one CPU: at concurrency, their calls would "
+        "then wait for each other's turn."]
     per_call = {p: (get[(p, "repeater")].median - get[(p, "idle")].median) / REPEATS for p in ("in-process", "isolated")}
     boundary = per_call["isolated"] - per_call["in-process"]
     overhead = iso.median - baseline_ns
@@ -305,7 +311,7 @@ def section(paths: dict, conc: dict, baseline_ns: float, table, fmt) -> list[str
         "Both cores in use (the harness and a worker are separate processes). Each sample is one trial, from "
         "`run_trial` to the committed write; in-process and isolated trials are interleaved.",
         "",
-        *table([(fig, "—") for fig in get.values()] + [(trip, "—"), (trip_one_cpu, "—")], "note"),
+        *table([(fig, "—") for fig in (*get.values(), trip, trip_one_cpu) if fig], "note"),
         "",
         f"- Per tool call (({REPEATS} look-ups − none) / {REPEATS}): in process {fmt(per_call['in-process'])}, "
         f"isolated {fmt(per_call['isolated'])}: the process boundary adds "
@@ -315,9 +321,7 @@ def section(paths: dict, conc: dict, baseline_ns: float, table, fmt) -> list[str
         f"- A bare round trip between two processes' event loops takes {fmt(trip.median)} here: the floor of a call "
         f"that crosses to the agent's own event loop. The rest of the {fmt(boundary)} is the frames' work on both "
         "sides (encoding, checking, decoding) and the worker's loop.",
-        f"- The same round trip with both processes on one CPU takes {fmt(trip_one_cpu.median)}: on this machine, "
-        f"waking a process on the other CPU costs about {fmt(wake)} each time, twice a round trip. The harness and "
-        "the workers are not kept on one CPU: at concurrency, their calls would then wait for each other's turn.",
+        *one_cpu,
         f"- A 7-call trial crosses 8 times (the task and its result, and 7 calls): with nothing but bare round trips "
         f"added, an isolated trial would take {fmt(local.median + 8 * trip.median)} here (in process "
         f"{fmt(local.median)} + 8 × {fmt(trip.median)}).",
