@@ -3,6 +3,7 @@ harness's files, and its failure ends the run in one line with every stored tria
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import re
@@ -16,9 +17,10 @@ import forge_kernel.engine.trial as trial_module
 from forge_kernel.agents import agent_factory
 from forge_kernel.ehr import EHRView
 from forge_kernel.engine import Images, RunSpec, execute, run_trial
+from forge_kernel.engine.run import load_suite, run_plan
 from forge_kernel.spec import StoreError
 from forge_kernel.store import RunStore, iter_trials, load_trials, load_verdicts, run_packages
-from tests.agents_for_tests import children_of
+from tests.agents_for_tests import children_of, open_files
 from tests.helpers import copy_worked_examples
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -141,3 +143,32 @@ def test_a_store_that_cannot_be_written_ends_the_run_in_one_line_and_keeps_what_
     assert 0 < len(kept) < 3 * 2 * 3 and len(load_verdicts(out).trial_id.unique()) == len(kept)
     run(suite, ["scripted", "baseline-v1"], out, trials=3, resume=True)
     assert len(load_trials(out)) == 3 * 2 * 3
+
+
+class BrokenRunner:
+    """A runner with a bug of the harness's own (not an agent's fault): its first trial raises at once, as the
+    grader is being forked."""
+
+    name, version, config, isolation = "broken-runner", "1", None, "in-process"
+
+    async def attempt(self, task, seed, session, max_seconds):
+        raise RuntimeError("the harness's own bug")
+
+
+def test_a_run_that_fails_while_its_grader_starts_leaves_no_grader_behind(tmp_path):
+    """The lane's error cancels the run inside ``Grader.start``, after its fork: the grader is reaped, its pipes are
+    closed and the collector is no longer frozen."""
+    packages = load_suite([str(copy_worked_examples(tmp_path))])
+    spec = RunSpec(suite=[], agents=["broken-runner"], trials=1)
+    store = RunStore.create(tmp_path / "run")
+    store.start("broken", {}, {"started_at": "-", "run_id": "broken"}, packages)
+    children, pipes = set(children_of(os.getpid())), pipes_open()
+    with pytest.raises(RuntimeError, match="the harness's own bug"):
+        asyncio.run(run_plan(store, spec, packages, {"broken-runner": (BrokenRunner(), "broken-runner")}, 2, False))
+    store.close()
+    assert set(children_of(os.getpid())) == children  # a zombie is still listed until it is reaped
+    assert gc.get_freeze_count() == 0 and pipes_open() == pipes
+
+
+def pipes_open() -> int:
+    return sum(f.startswith("pipe:") for _, f in open_files(os.getpid()))

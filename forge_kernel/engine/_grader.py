@@ -96,10 +96,18 @@ class Grader:
             os._exit(_serve({p.id: p for p in packages}, images, run_dir, inbox_r, replies_w, harness))
         os.close(inbox_r)
         os.close(replies_w)
-        inbox, _ = await loop.connect_write_pipe(asyncio.Protocol, open(inbox_w, "wb", buffering=0))
-        replies = _Replies(on_stored)
-        await loop.connect_read_pipe(lambda: replies, open(replies_r, "rb", buffering=0))
-        return cls(pid, inbox, replies, run_dir)
+        pipes, replies = (open(inbox_w, "wb", buffering=0), open(replies_r, "rb", buffering=0)), _Replies(on_stored)
+        transports = []
+        try:
+            transports.append((await loop.connect_write_pipe(asyncio.Protocol, pipes[0]))[0])
+            transports.append((await loop.connect_read_pipe(lambda: replies, pipes[1]))[0])
+        except BaseException:  # cancelled (a lane failed, Ctrl-C) before anything was handed over: no grader
+            os.kill(pid, signal.SIGKILL)
+            _reap(pid)
+            for closable in (*transports, *pipes):  # a file closed twice is closed once
+                closable.close()
+            raise
+        return cls(pid, transports[0], replies, run_dir)
 
     def hand(self, trial: Ungraded) -> None:
         """Pass a finished trial on (it is queued, never waited for); StoreError once the grader has stopped."""
@@ -114,9 +122,8 @@ class Grader:
             self.inbox.close()
         await asyncio.shield(self.replies.ended)
         if not self.exited:  # its replies end as it exits
-            os.waitpid(self.pid, 0)
+            _reap(self.pid)
             self.exited = True
-            gc.unfreeze()
         return self.replies.stored
 
     async def watch(self) -> None:
@@ -128,6 +135,12 @@ class Grader:
     def _stopped(self) -> StoreError:
         field, why = self.replies.failure or ("(grader)", "the grading process ended")
         return StoreError(self.run_dir, field, f"{why}; run again with --resume")
+
+
+def _reap(pid: int) -> None:
+    """Wait for the grader's exit; the harness's collector is no longer frozen."""
+    os.waitpid(pid, 0)
+    gc.unfreeze()
 
 
 def _serve(packages: dict[str, Package], images: Images, run_dir: Path, inbox: int, replies: int,
