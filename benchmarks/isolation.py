@@ -6,14 +6,15 @@
    at concurrency 200, through the engine's own run loop, in process and isolated. Efficiency = the ideal
    makespan (ceil(trials / concurrency) waves x 7 x 50 ms) / the measured one. "Warm": agents started and their
    workers forked by a first run of 200 trials, as in any run longer than its first wave, then three runs, the
-   median shown; "cold": the whole ``execute`` from a standing start (agent process start and every fork
-   included). A third, isolated path skips grading and storing, for an upper bound only: what the calls, the wire
+   median shown; "cold": the whole ``execute`` in a fresh process, as ``forge run`` makes it once its imports are
+   done (the agent's sandbox started, every worker forked, the grader's unit registry built). A third, isolated path skips grading and storing, for an upper bound only: what the calls, the wire
    and the workers alone allow; a fourth is the third beside a CPU loop at the lowest priority, what any other
    work on the CPUs costs it. The baseline: the same sleeps with nothing else, the event loop's own floor.
 """
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import os
 import socket
@@ -22,12 +23,13 @@ import subprocess
 import sys
 import tempfile
 from contextlib import contextmanager, nullcontext
+from dataclasses import asdict
 from pathlib import Path
 from time import perf_counter, perf_counter_ns
 
 import forge_kernel.engine.trial as engine_trial
 from forge_kernel.agents import agent_factory
-from forge_kernel.engine import RunSpec, execute
+from forge_kernel.engine import RunSpec
 from forge_kernel.engine._grader import Grader
 from forge_kernel.engine.run import load_suite, open_store, run_plan, start_agents, stop_agents
 from forge_kernel.engine.seeds import trial_seed
@@ -239,6 +241,28 @@ async def sleeps_alone(trials: int, concurrency: int) -> float:
     return perf_counter() - started
 
 
+COLD = """
+import asyncio, json, sys
+from pathlib import Path
+from time import perf_counter
+sys.path.insert(0, sys.argv[1])
+from forge_kernel.engine import RunSpec, execute
+spec, out, concurrency = RunSpec(**json.loads(sys.argv[2])), Path(sys.argv[3]), int(sys.argv[4])
+started = perf_counter()
+asyncio.run(execute(spec, out, concurrency=concurrency, progress=False))
+print(perf_counter() - started)
+"""
+"""A cold run: ``execute`` timed in a process of its own, as ``forge run`` runs it."""
+
+
+def cold_run(spec: RunSpec, out: Path, concurrency: int) -> float:
+    """Seconds the whole ``execute`` of ``spec`` takes in a fresh process, its imports done before the clock starts
+    (this process has built the unit registry, its workers and its images: a run from it would not be cold)."""
+    done = subprocess.run([sys.executable, "-c", COLD, str(HERE), json.dumps(asdict(spec)), str(out), str(concurrency)],
+                          capture_output=True, text=True, check=True)
+    return float(done.stdout.split()[-1])
+
+
 async def bench_concurrency(package_dir: Path, trials: int, concurrency: int) -> dict:
     """Makespans of ``trials`` paced trials at ``concurrency``: cold once, then ``WARM_RUNS`` warm runs, in process
     and isolated; warm, isolated, with grading and storing skipped; and the sleeps alone."""
@@ -251,11 +275,7 @@ async def bench_concurrency(package_dir: Path, trials: int, concurrency: int) ->
         spec = RunSpec(suite=[str(package_dir)], agents=[agent], trials=trials, trust=trust)
         warmup = RunSpec(suite=[str(package_dir)], agents=[agent], trials=concurrency, trust=trust)
         with tempfile.TemporaryDirectory(prefix="forge-bench-conc-") as tmp:
-            cold = None
-            if path in ("in-process", "isolated"):
-                started = perf_counter()
-                await execute(spec, Path(tmp) / "cold", concurrency=concurrency, progress=False)
-                cold = perf_counter() - started
+            cold = cold_run(spec, Path(tmp) / "cold", concurrency) if path in ("in-process", "isolated") else None
             packages = load_suite(spec.suite)
             sandbox, _ = choose("namespace")
             agents = await start_agents(spec, sandbox)
@@ -336,7 +356,8 @@ def section(paths: dict, conc: dict, baseline_ns: float, table, fmt) -> list[str
         f"({math.ceil(conc['trials'] / conc['concurrency'])} waves × 7 × {MODEL_LATENCY_S * 1000:.0f} ms). Efficiency = "
         f"ideal / measured. Warm: the agent started and its workers (up to {PER_WORKER} trials each) forked by a first "
         f"run of {conc['concurrency']} trials, then {WARM_RUNS} runs, of which the median is shown (the efficiency's "
-        "range in brackets); cold: the whole `execute` from a standing start, once.",
+        "range in brackets); cold: the whole `execute` once, in a fresh process, as `forge run` makes it once its "
+        "imports are done.",
         "",
         "| path | warm makespan | warm efficiency | cold makespan | cold efficiency | trials passed | "
         f"median trial (ideal {7 * MODEL_LATENCY_S * 1000:.0f} ms) | harness CPU per trial | grader CPU per trial | "
@@ -357,7 +378,7 @@ def section(paths: dict, conc: dict, baseline_ns: float, table, fmt) -> list[str
         "",
         f"**Isolated, warm: {conc['isolated']['warm_eff']:.0%} efficiency. Goal at least 90%: "
         f"{'met' if conc['isolated']['warm_eff'] >= 0.9 else 'NOT met'}.** The cold figure adds starting the agent's "
-        "sandbox (its imports) and forking every worker, once per run. The baseline is the floor the event loop "
+        "sandbox (its imports), forking every worker and the grader's building the unit registry, once per run. The baseline is the floor the event loop "
         "itself sets: each sleep ends on the loop's next turn after its time, never before.",
         "",
         f"The two rows with grading and storing skipped are upper bounds, not ways forge runs: every trial is given "

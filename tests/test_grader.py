@@ -8,6 +8,8 @@ import json
 import os
 import re
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -172,3 +174,18 @@ def test_a_run_that_fails_while_its_grader_starts_leaves_no_grader_behind(tmp_pa
 
 def pipes_open() -> int:
     return sum(f.startswith("pipe:") for _, f in open_files(os.getpid()))
+
+
+def test_a_run_never_waits_for_the_unit_registry_its_grader_builds_it(tmp_path):
+    """From a process that has never graded (as ``forge run``), the harness starts its trials at once: it does not
+    build the unit registry (most of a second); the grader builds its own, and grades as grading inline does."""
+    suite, out = copy_worked_examples(tmp_path), tmp_path / "run"
+    started = ("import asyncio, sys; from pathlib import Path; from forge_kernel.engine import RunSpec, execute; "
+               "from forge_kernel.verify._quantities import registry; "
+               "asyncio.run(execute(RunSpec(suite=[sys.argv[1]], agents=['scripted'], trials=1), Path(sys.argv[2]), "
+               "progress=False)); print('registries built here:', registry.cache_info().currsize)")
+    done = subprocess.run([sys.executable, "-c", started, str(suite), str(out)], capture_output=True, text=True,
+                          cwd=ROOT, check=True)
+    assert done.stdout.strip().endswith("registries built here: 0"), done.stdout
+    pairs = stored_and_inline(out)
+    assert pairs and [task for task, kept, again in pairs if kept != again] == []

@@ -3,8 +3,9 @@ agent has finished and writes it to the store.
 
 The harness's event loop is left to serve the agents: grading, the JSON of the rows and the store's writes (about
 a millisecond a trial) no longer hold up the agents' calls, and run on another core. The grader is forked, not
-started afresh, so it has the packages, their images, the verifiers and the unit registry loaded already; it keeps
-none of the harness's open files but its two pipes, and it is out of every agent's reach like the harness itself.
+started afresh, so it has the packages, their images and the verifiers loaded already; the unit registry (most of
+a second to build) too when the harness has graded before, else the grader builds it while the first trials run,
+so that a run never waits for it. It keeps none of the harness's open files but its two pipes, and it is out of every agent's reach like the harness itself.
 SQLite's state must not cross a fork: the harness closes its connection to the store while it forks, and the
 grader opens one of its own. Trials reach it pickled, one frame each; it writes each batch of them in one
 transaction and tells the harness how many it stored. When its inbox closes (the run is over, or the harness
@@ -76,7 +77,6 @@ class Grader:
     async def start(cls, store: RunStore, packages: list[Package], images: Images, on_stored=lambda n: None):
         """Fork the grader of the run in ``store``; ``on_stored(n)`` is called as ``n`` more trials are stored."""
         loop = asyncio.get_running_loop()
-        unit_registry()  # loaded once per process (most of a second), so that no run's grader has to
         inbox_r, inbox_w = os.pipe()
         replies_r, replies_w = os.pipe()
         gc.freeze()  # until the run ends, no collection touches (and so copies) the pages the two processes share
@@ -151,6 +151,7 @@ def _serve(packages: dict[str, Package], images: Images, run_dir: Path, inbox: i
     signal.set_wakeup_fd(-1)
     _close_all_but(inbox, replies)
     try:
+        unit_registry()  # unless the harness had it: built while the first trials run (theirs wait in the pipe)
         with RunStore.open(run_dir) as store:
             frames = _unpickler()
             while batch := _next_batch(inbox, frames):

@@ -16,7 +16,6 @@ from tqdm import tqdm
 from ..agents import agent_factory
 from ..spec import AgentError, Package, SpecError, StoreError, UsageError, find_packages, load_policy
 from ..store import DB_NAME, RunLock, RunStore, utc_now
-from ..verify._quantities import registry as unit_registry
 from ..workers import MEMORY_MB, PROCESSES, InProcess, IsolatedAgent, Runner, Sandbox, choose, describe
 from ._grader import Grader
 from ._manifest import build_manifest
@@ -218,7 +217,7 @@ async def execute(spec: RunSpec, run_dir: Path, concurrency: int = 4, resume: bo
         raise UsageError("--sandbox", spec.sandbox, str(exc)) from None
     if notice and set(spec.agents) - trusted_entries(spec):
         print(notice, file=sys.stderr)
-    agents, _ = await asyncio.gather(start_agents(spec, sandbox), units_loaded())
+    agents = await start_agents(spec, sandbox)
     try:
         with RunLock(run_dir):
             cards = [agent_card(runner, entry) for runner, entry in agents.values()]
@@ -228,12 +227,6 @@ async def execute(spec: RunSpec, run_dir: Path, concurrency: int = 4, resume: bo
                 return RunOutcome(run_dir, store.manifest()["run_id"], total, ran, total - ran)
     finally:
         await stop_agents(runner for runner, _ in agents.values())
-
-
-async def units_loaded() -> None:
-    """Load the unit registry grading needs (most of a second), while isolated agents start in their sandboxes."""
-    await asyncio.sleep(0)  # after the agents' processes are started
-    unit_registry()
 
 
 RUN_COLLECTION_THRESHOLDS = (50_000, 20, 10)
