@@ -442,6 +442,18 @@ def test_a_blocking_sdk_call_slows_only_its_own_trial(tmp_path):
     assert shared.passed.sum() < 9 and (shared.duration_s > 1.5).any()
 
 
+@needs_bwrap
+def test_an_agent_cannot_stall_its_loop_to_wipe_what_it_did(tmp_path):
+    """A trial that acted (a call the policy denied, a write made) keeps that on its record though a stall spoiled
+    it: only a trial with nothing of consequence done yet is run again."""
+    out = run(suite_copy(tmp_path, "3"), [f"{H}:StallLaunderer"], tmp_path / "run", trials=2, concurrency=4)
+    trials, events = load_trials(out), load_events(out)
+    denied = set(events[events.denied == "cross_patient"].trial_id)
+    assert len(trials) == 6 and denied  # its first trials shared a worker: each read another patient's chart
+    assert not trials[trials.trial_id.isin(denied)].passed.any()
+    assert trials[~trials.trial_id.isin(denied)].passed.all()  # the trials that ran alone, after
+
+
 def forge_run(tmp_path, *agents: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HOSTILE_DIR), str(ROOT)])}
     return subprocess.run([FORGE, "run", "--suite", str(ROOT / "task_packages/superclue/SC-MED-GASTRIC-ULCER"),

@@ -16,6 +16,11 @@ REDOS = 3
 """How often a trial spoiled by another (isolated agents sharing a worker) is run again."""
 
 
+def acted(events: list[Event]) -> bool:
+    """Whether a trial did what its record must keep whatever spoiled the rest: a write made, a call denied."""
+    return any(e.denied or (e.kind == "write" and e.ok) for e in events)
+
+
 class Images:
     """Each package's initial EHR image, built once and shared by its trials."""
 
@@ -84,11 +89,11 @@ async def attempt_trial(package: Package, image: EHRImage, agent: Runner | Agent
     """
     runner = agent if hasattr(agent, "attempt") else InProcess(agent)
     task, budget = task or task_template(package), package.public.budget
-    for _ in range(REDOS + 1):  # a fresh view and session each time: a spoiled attempt leaves no trace
+    for _ in range(REDOS + 1):  # a fresh view and session each time: a spoiled attempt run again leaves no trace
         view = EHRView(image)
         session = ToolSession(package.public, view)
         outcome = await runner.attempt(task, seed, session, budget.max_seconds)
-        if not outcome.redo:
+        if not outcome.redo or acted(session.events):  # else stalling its own loop would wipe what it did
             break
     return Attempted(package, runner, trial, seed, view, session, outcome)
 

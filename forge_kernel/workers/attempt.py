@@ -38,7 +38,8 @@ class AgentOutcome:
     queued_s: float = 0.0
     """Time spent waiting for a free worker (not charged to the agent)."""
     redo: bool = False
-    """Another trial spoiled this one (it stalled or lost their shared worker): the trial is run again."""
+    """Another trial spoiled this one (it stalled or lost their shared worker): the trial is run again, unless it
+    has acted already (a write made, a call denied: that stays on its record)."""
 
 
 @runtime_checkable
