@@ -454,6 +454,16 @@ def test_an_agent_cannot_stall_its_loop_to_wipe_what_it_did(tmp_path):
     assert trials[~trials.trial_id.isin(denied)].passed.all()  # the trials that ran alone, after
 
 
+@needs_bwrap
+def test_a_trial_run_again_has_only_the_budget_its_first_attempt_left(tmp_path):
+    """The calls of an attempt that a stall spoiled count against the budget of the attempt run again."""
+    out = run(suite_copy(tmp_path, "3"), [f"{H}:StallRetrier"], tmp_path / "run", trials=2, concurrency=4)
+    trials = load_trials(out)
+    again = trials[trials.status == "budget_exceeded"]
+    assert len(again) > 0 and set(again.reason) == {"calls > 20 (15 of them in an attempt run again)"}
+    assert (trials.status == "completed").sum() + len(again) == 6 and trials.passed.sum() == 6 - len(again)
+
+
 def forge_run(tmp_path, *agents: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HOSTILE_DIR), str(ROOT)])}
     return subprocess.run([FORGE, "run", "--suite", str(ROOT / "task_packages/superclue/SC-MED-GASTRIC-ULCER"),

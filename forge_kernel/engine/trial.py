@@ -89,9 +89,10 @@ async def attempt_trial(package: Package, image: EHRImage, agent: Runner | Agent
     """
     runner = agent if hasattr(agent, "attempt") else InProcess(agent)
     task, budget = task or task_template(package), package.public.budget
-    for _ in range(REDOS + 1):  # a fresh view and session each time: a spoiled attempt run again leaves no trace
+    session = None  # each attempt gets a fresh view and session: one run again leaves no trace but its calls and cost
+    for _ in range(REDOS + 1):
         view = EHRView(image)
-        session = ToolSession(package.public, view)
+        session = ToolSession(package.public, view, earlier=session)  # counted against the next one's budgets
         outcome = await runner.attempt(task, seed, session, budget.max_seconds)
         if not outcome.redo or acted(session.events):  # else stalling its own loop would wipe what it did
             break

@@ -17,11 +17,14 @@ from ._policy import decide
 class ToolSession:
     """Runs calls for one trial: manifest, argument validation, policy, faults, idempotency, then the tool."""
 
-    def __init__(self, package: TaskPackage, view: EHRView):
+    def __init__(self, package: TaskPackage, view: EHRView, earlier: "ToolSession | None" = None):
         self.package = package
         self.view = view
         self.events: list[Event] = []
-        self.cost = 0.0
+        self.cost = earlier.cost if earlier else 0.0
+        self.calls_before = earlier.calls_before + len(earlier.events) if earlier else 0
+        """Calls of the trial's ``earlier`` attempts, run again (a stall spoiled them): they count against the
+        call budget, as their cost against the cost budget."""
         self.exceeded: str | None = None
         """Which budget ran out, once one has (kept even if the agent swallows BudgetExceeded)."""
         self.opened = perf_counter()
@@ -53,8 +56,9 @@ class ToolSession:
     def reply(self, tool: str, args: dict) -> str:
         """Run one call and record it; the reply as JSON text, which is what reaches an agent (in process or
         not). Past the call budget, BudgetExceeded."""
-        if len(self.events) >= self.package.budget.max_calls:
-            self.exceed(f"calls > {self.package.budget.max_calls}")
+        if self.calls_before + len(self.events) >= self.package.budget.max_calls:
+            earlier = f" ({self.calls_before} of them in an attempt run again)" if self.calls_before else ""
+            self.exceed(f"calls > {self.package.budget.max_calls}{earlier}")
         started = perf_counter()
         step = len(self.events) + 1
         self.view.step = step

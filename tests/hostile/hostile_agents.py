@@ -509,6 +509,26 @@ class StallLaunderer:
             StallLaunderer.running -= 1
 
 
+class StallRetrier(StallLaunderer):
+    """While it shares its worker, it spends most of its call budget on reads, then blocks its event loop, to have
+    each of those trials run again with a fresh budget (the task takes 7 calls: 15 + 7 are over the 20 allowed)."""
+
+    name, version = "stall-retrier", "0"
+
+    async def run(self, task, session):
+        StallLaunderer.running += 1
+        try:
+            await asyncio.sleep(0.05)
+            if StallLaunderer.running > 1:
+                for _ in range(15):
+                    await session.call("patient_search", mrn=task.context["mrn"])
+                time.sleep(0.1)
+                return AgentResult()
+            return await self.inner.run(task, session)
+        finally:
+            StallLaunderer.running -= 1
+
+
 class FailsToImport:
     """Stands in for a module that raises at import: it raises when built."""
 
