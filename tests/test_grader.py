@@ -189,3 +189,15 @@ def test_a_run_never_waits_for_the_unit_registry_its_grader_builds_it(tmp_path):
     assert done.stdout.strip().endswith("registries built here: 0"), done.stdout
     pairs = stored_and_inline(out)
     assert pairs and [task for task, kept, again in pairs if kept != again] == []
+
+
+def test_resuming_a_finished_run_forks_no_grader(tmp_path, monkeypatch):
+    suite, out = copy_worked_examples(tmp_path), tmp_path / "run"
+    run(suite, ["scripted"], out)
+
+    def no_grader(*args, **kwargs):
+        raise AssertionError("a grader was forked for a run with nothing left to run")
+
+    monkeypatch.setattr(grader_module.Grader, "start", no_grader)
+    outcome = run(suite, ["scripted"], out, resume=True)
+    assert (outcome.total, outcome.ran, outcome.skipped) == (3, 0, 3) and len(load_trials(out)) == 3

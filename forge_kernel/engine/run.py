@@ -260,6 +260,9 @@ async def run_plan(store: RunStore, spec: RunSpec, packages: list[Package], agen
     """
     done = store.done()
     plan = [(p, name, k) for p in packages for name in agents for k in range(spec.trials) if (p.id, name, k) not in done]
+    total = len(packages) * len(agents) * spec.trials
+    if not plan:  # a resumed run that had finished: no grader to fork
+        return 0, total
     images, tasks = Images(), {p.id: task_template(p) for p in packages}
     for package in {p.id: p for p, _, _ in plan}.values():
         images[package]  # built before the grader is forked, which then has them too
@@ -296,4 +299,4 @@ async def run_plan(store: RunStore, spec: RunSpec, packages: list[Package], agen
     if stored != len(plan):
         raise StoreError(store.path.parent, "(run)",
                          f"{len(plan) - stored} trial(s) were not stored; run again with --resume")
-    return len(plan), len(packages) * len(agents) * spec.trials
+    return len(plan), total
