@@ -5,7 +5,8 @@ The harness's event loop is left to serve the agents: grading, the JSON of the r
 a millisecond a trial) no longer hold up the agents' calls, and run on another core. The grader is forked, not
 started afresh, so it has the packages, their images and the verifiers loaded already; the unit registry (most of
 a second to build) too when the harness has graded before, else the grader builds it while the first trials run,
-so that a run never waits for it. It keeps none of the harness's open files but its two pipes, and it is out of every agent's reach like the harness itself.
+so that a run never waits for it. It keeps none of the harness's open files but its two pipes, and it is out of
+every agent's reach like the harness itself.
 SQLite's state must not cross a fork: the harness closes its connection to the store while it forks, and the
 grader opens one of its own. Trials reach it pickled, one frame each; it writes each batch of them in one
 transaction and tells the harness how many it stored. When its inbox closes (the run is over, or the harness
