@@ -9,7 +9,8 @@
    median shown; "cold": the whole ``execute`` in a fresh process, as ``forge run`` makes it once its imports are
    done (the agent's sandbox started, every worker forked, the grader's unit registry built). A third, isolated
    path skips grading and storing, for an upper bound only: what the calls, the wire and the workers alone allow;
-   a fourth is the third beside a CPU loop at the lowest priority, what any other work on the CPUs costs it. The baseline: the same sleeps with nothing else, the event loop's own floor.
+   a fourth is the third beside a CPU loop at the lowest priority, what any other work on the CPUs costs it.
+   The baseline: the same sleeps with nothing else, the event loop's own floor.
 """
 from __future__ import annotations
 

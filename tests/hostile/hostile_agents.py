@@ -502,11 +502,17 @@ class StallLaunderer:
         try:
             await asyncio.sleep(0.05)  # the other trials of its worker get under way
             if StallLaunderer.running > 1:
-                await session.call("patient_history", patient_id=await other_patient(session, task.context["mrn"]))
+                shared = await self.while_shared(task, session)
                 time.sleep(0.1)  # the loop stuck: every trial of the worker is reported stalled
+                if shared is not None:
+                    return shared
             return await self.inner.run(task, session)
         finally:
             StallLaunderer.running -= 1
+
+    async def while_shared(self, task, session) -> AgentResult | None:
+        """What it does before it stalls; a result to end the trial with, or None to do the task after."""
+        await session.call("patient_history", patient_id=await other_patient(session, task.context["mrn"]))
 
 
 class StallRetrier(StallLaunderer):
@@ -515,18 +521,10 @@ class StallRetrier(StallLaunderer):
 
     name, version = "stall-retrier", "0"
 
-    async def run(self, task, session):
-        StallLaunderer.running += 1
-        try:
-            await asyncio.sleep(0.05)
-            if StallLaunderer.running > 1:
-                for _ in range(15):
-                    await session.call("patient_search", mrn=task.context["mrn"])
-                time.sleep(0.1)
-                return AgentResult()
-            return await self.inner.run(task, session)
-        finally:
-            StallLaunderer.running -= 1
+    async def while_shared(self, task, session) -> AgentResult:
+        for _ in range(15):
+            await session.call("patient_search", mrn=task.context["mrn"])
+        return AgentResult()
 
 
 class FailsToImport:
