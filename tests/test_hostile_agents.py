@@ -20,6 +20,7 @@ import pytest
 
 from forge_kernel.analysis import compare, evaluate, load_policy
 from forge_kernel.engine import RunSpec, execute
+from forge_kernel.report.trajectory_text import render_trial
 from forge_kernel.spec import StoreError
 from forge_kernel.store import RunLock, load_events, load_trials, load_verdicts, open_run
 from forge_kernel.workers import bwrap_problem
@@ -431,13 +432,15 @@ def test_a_blocking_sdk_call_slows_only_its_own_trial(tmp_path):
     """9/9 at concurrency 1 and at 4 when isolated; in process (trusted) the blocked event loop fails neighbours."""
     suite = suite_copy(tmp_path, "1.5")
     agent = f"{H}:BlockingSDK"
-    passes = {}
+    passes, redone = {}, {}
     for concurrency in (1, 4):
         out = run(suite, [agent], tmp_path / f"c{concurrency}", trials=3, concurrency=concurrency)
         trials = load_trials(out)
         passes[concurrency] = int(trials.passed.sum())
         assert trials.duration_s.max() < 1.5
+        redone[concurrency] = int((trials.attempts > 1).sum())  # the record says which trials were run again
     assert passes == {1: 9, 4: 9}
+    assert redone[1] == 0 and redone[4] > 0
     shared = load_trials(run(suite, [agent], tmp_path / "trusted", trials=3, concurrency=4, trust=[agent]))
     assert shared.passed.sum() < 9 and (shared.duration_s > 1.5).any()
 
@@ -451,6 +454,7 @@ def test_an_agent_cannot_stall_its_loop_to_wipe_what_it_did(tmp_path):
     denied = set(events[events.denied == "cross_patient"].trial_id)
     assert len(trials) == 6 and denied  # its first trials shared a worker: each read another patient's chart
     assert not trials[trials.trial_id.isin(denied)].passed.any()
+    assert (trials[trials.trial_id.isin(denied)].attempts == 1).all()  # kept as they were, not run again
     assert trials[~trials.trial_id.isin(denied)].passed.all()  # the trials that ran alone, after
 
 
@@ -461,6 +465,12 @@ def test_a_trial_run_again_has_only_the_budget_its_first_attempt_left(tmp_path):
     trials = load_trials(out)
     again = trials[trials.status == "budget_exceeded"]
     assert len(again) > 0 and set(again.reason) == {"calls > 20 (15 of them in an attempt run again)"}
+    assert (again.attempts == 2).all() and (trials[trials.status == "completed"].attempts == 1).all()
+    with open_run(out) as stored:  # what a reviewer reads of it: the replay's text and the player's header
+        for row in trials.itertuples():
+            trial = stored.trial(row.task_id, row.agent, row.trial)
+            assert trial.compact().attempts == row.attempts
+            assert ("run 2 times: a stall" in render_trial(trial)) == (row.attempts == 2)
     assert (trials.status == "completed").sum() + len(again) == 6 and trials.passed.sum() == 6 - len(again)
 
 

@@ -31,6 +31,7 @@ from forge_kernel.workers._cgroup import problem
 from forge_kernel.store import (
     SCHEMA_VERSION,
     RunStore,
+    iter_trials,
     load_events,
     load_trials,
     load_verdicts,
@@ -83,7 +84,7 @@ def query(run_dir, sql, *params):
 
 def test_schema_version_is_in_meta(run_dir):
     meta = dict(query(run_dir, "SELECT key, value FROM meta"))
-    assert meta["schema_version"] == str(SCHEMA_VERSION) == "2"
+    assert meta["schema_version"] == str(SCHEMA_VERSION) == "3"
     assert meta["run_id"] == manifest_of(run_dir)["run_id"]
     assert query(run_dir, "PRAGMA journal_mode") == [("wal",)]
 
@@ -97,7 +98,7 @@ def test_a_store_of_another_schema_version_is_refused(run_dir, tmp_path):
     with pytest.raises(StoreError) as err:
         load_trials(copy)
     assert err.value.field == "meta.schema_version"
-    assert "is 99, this code reads 2" in err.value.message
+    assert "is 99, this code reads 3" in err.value.message
 
 
 def test_manifest_records_provenance(run_dir):
@@ -313,17 +314,38 @@ def test_a_schema_1_store_is_migrated_when_opened_for_writing(run_dir, tmp_path)
     shutil.copytree(run_dir, copy)
     with closing(sqlite3.connect(copy / "run.sqlite")) as conn:  # back to version 1
         conn.executescript("ALTER TABLE events DROP COLUMN started_ms; ALTER TABLE verdicts DROP COLUMN error;"
-                           "DROP TABLE package_files; DROP TABLE snapshots;"
+                           "ALTER TABLE trials DROP COLUMN attempts; DROP TABLE package_files; DROP TABLE snapshots;"
                            "UPDATE meta SET value = '1' WHERE key = 'schema_version';")
     assert len(load_trials(copy)) == 9  # read-only, as it is
     assert query(copy, "SELECT value FROM meta WHERE key = 'schema_version'") == [("1",)]
     RunStore.open(copy).close()
-    assert query(copy, "SELECT value FROM meta WHERE key = 'schema_version'") == [("2",)]
+    assert query(copy, "SELECT value FROM meta WHERE key = 'schema_version'") == [("3",)]
     files = query(copy, "SELECT task_id, role, name FROM package_files ORDER BY task_id, role, name")
     assert {t for t, _, _ in files} == {"SC-DDX-CHEST-PAIN", "SC-MED-GASTRIC-ULCER", "SC-OPS-ADMISSION"}
     assert {(role, name) for t, role, name in files if t == "SC-MED-GASTRIC-ULCER" and role == "public"} == {
         ("public", "package.yaml"), ("public", "../suite.yaml"), ("public", "fixtures/ehr.json")}
     assert query(copy, "SELECT COUNT(*) FROM events WHERE started_ms IS NULL")[0][0] > 0  # unknown before 2
+    assert query(copy, "SELECT DISTINCT attempts FROM trials") == [(1,)]
+
+
+def test_a_schema_2_store_is_read_as_it_is_and_migrated_when_opened_for_writing(run_dir, tmp_path):
+    """Version 3 added how often each trial's agent was run; a version 2 store's trials were each run once, as far
+    as it can tell. Read-only, the store is left exactly as it is (a signed release's digests stay true)."""
+    copy = tmp_path / "old"
+    shutil.copytree(run_dir, copy)
+    with closing(sqlite3.connect(copy / "run.sqlite")) as conn:  # back to version 2
+        conn.executescript("ALTER TABLE trials DROP COLUMN attempts;"
+                           "UPDATE meta SET value = '2' WHERE key = 'schema_version';")
+    before = (copy / "run.sqlite").read_bytes()
+    with RunStore.open(copy, readonly=True) as store:
+        assert {t.attempts for t in iter_trials(store)} == {1}
+    assert (copy / "run.sqlite").read_bytes() == before
+    assert query(copy, "SELECT value FROM meta WHERE key = 'schema_version'") == [("2",)]
+    with RunStore.open(copy) as store:
+        assert store.version == 3
+    assert query(copy, "SELECT value FROM meta WHERE key = 'schema_version'") == [("3",)]
+    assert query(copy, "SELECT DISTINCT attempts FROM trials") == [(1,)]
+    assert query(copy, "SELECT COUNT(*) FROM package_files")[0][0] > 0  # kept as they were
 
 
 def test_site_and_period_slices_default_to_the_ehr_image_and_the_clock_month(tmp_path):

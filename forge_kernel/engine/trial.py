@@ -67,13 +67,16 @@ class Attempted:
     view: EHRView
     session: ToolSession
     outcome: AgentOutcome
+    attempts: int = 1
+    """How often the agent was run (see ``Ungraded.attempts``)."""
 
     def ungraded(self) -> Ungraded:
         status, reason, session, outcome = self.outcome.status, self.outcome.reason, self.session, self.outcome
         if session.exceeded and status != BUDGET_EXCEEDED:  # even if the agent caught BudgetExceeded and went on
             status, reason = BUDGET_EXCEEDED, session.exceeded
         return Ungraded(self.package.id, self.runner.name, self.runner.version, self.trial, self.seed, status, reason,
-                        outcome.result, session.events, outcome.duration_s, session.cost, outcome.queued_s)
+                        outcome.result, session.events, outcome.duration_s, session.cost, outcome.queued_s,
+                        attempts=self.attempts)
 
     def graded(self) -> TrialRecord:
         """Grade the trial on its live view and make its record."""
@@ -90,13 +93,13 @@ async def attempt_trial(package: Package, image: EHRImage, agent: Runner | Agent
     runner = agent if hasattr(agent, "attempt") else InProcess(agent)
     task, budget = task or task_template(package), package.public.budget
     session = None  # each attempt gets a fresh view and session: one run again leaves no trace but its calls and cost
-    for _ in range(REDOS + 1):
+    for attempts in range(1, REDOS + 2):
         view = EHRView(image)
         session = ToolSession(package.public, view, earlier=session)  # counted against the next one's budgets
         outcome = await runner.attempt(task, seed, session, budget.max_seconds)
         if not outcome.redo or acted(session.events):  # else stalling its own loop would wipe what it did
             break
-    return Attempted(package, runner, trial, seed, view, session, outcome)
+    return Attempted(package, runner, trial, seed, view, session, outcome, attempts)
 
 
 async def run_trial(package: Package, image: EHRImage, agent: Runner | Agent, trial: int, seed: int,

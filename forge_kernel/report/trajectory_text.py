@@ -49,6 +49,9 @@ def render_trial(trial: TrialRecord, isolation: str = "") -> str:
     ]
     if trial.reason:
         out.append(f"ended: {clip(trial.reason)}")
+    if trial.attempts > 1:
+        out.append(f"run {trial.attempts} times: a stall of the worker it shared spoiled an earlier attempt before it "
+                   "had acted; the calls and time are the last attempt's, the budgets and cost count every one's")
     out.append("")
     for e in trial.events:
         args = clip(json.dumps(e.args, ensure_ascii=False), 70)

@@ -57,6 +57,10 @@ class CompactTrajectory(BaseModel):
     scores: dict[str, Any]
     hidden_version: str
     duration_ms: float
+    """The last attempt's (see ``attempts``)."""
+    attempts: int = 1
+    """How often the agent was run for this trial: more than 1 when a stall of the worker it shared spoiled an
+    attempt that had not acted yet. The steps and duration are the last attempt's; the cost counts every one's."""
     answer: str
     output: dict[str, Any]
     confidence: float | None

@@ -137,8 +137,13 @@ def trial_without_events(store: RunStore, row) -> TrialRecord:
                          status=row["self_status"])
     return TrialRecord(row["task_id"], row["agent"], row["agent_version"], row["trial"], row["seed"], row["status"],
                        row["reason"], result, None, row["duration_s"], row["cost"], row["queued_s"], tid,
-                       row["finished_at"], s["grading_id"],
+                       row["finished_at"], s["grading_id"], attempts=attempts_of(row),
                        grading=Grading(verdicts, scores, s["hidden_version"], s["hidden_hash"]))
+
+
+def attempts_of(row) -> int:
+    """How often the trial's agent was run (1 in a store older than version 3, which did not record it)."""
+    return row["attempts"] if "attempts" in row.keys() else 1
 
 
 def iter_trials(store: RunStore):

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from ..spec import Grading, Package
     from .records import TrialRecord
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 DB_NAME = "run.sqlite"
 LOCK_NAME = "run.lock"
 SCHEMA = Path(__file__).with_name("schema.sql")
@@ -69,7 +69,7 @@ class RunStore:
         self.path = db
         self._connect(readonly)
         self.version = SCHEMA_VERSION
-        """The schema version read (a version 1 store opened read-only stays version 1)."""
+        """The store's schema version (an older store opened read-only stays as it is)."""
 
     @classmethod
     def create(cls, run_dir: Path) -> "RunStore":
@@ -101,9 +101,10 @@ class RunStore:
             raise StoreError(db, "(run store)", f"cannot be written ({exc})" if locked and not readonly
                             else f"not a readable run store ({exc})") from None
         version = row and row[0]
-        if version == "1" and not readonly:
-            migrate_from_1(store.db)
-        elif version not in (str(SCHEMA_VERSION), "1"):
+        if version in OLDER and not readonly:
+            migrate(store.db, version)
+            version = str(SCHEMA_VERSION)
+        elif version not in (str(SCHEMA_VERSION), *OLDER):
             store.close()
             raise StoreError(db, "meta.schema_version", f"is {version}, this code reads {SCHEMA_VERSION}")
         store.version = int(version)
@@ -193,7 +194,7 @@ class RunStore:
         ids = []
         with self.transaction():
             for rows in trials:
-                trial_id = self.db.execute("INSERT INTO trials VALUES (NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                trial_id = self.db.execute("INSERT INTO trials VALUES (NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                                            rows.trial).lastrowid
                 self.db.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                                     [(trial_id, *event) for event in rows.events])
@@ -242,7 +243,8 @@ def trial_rows(rec: TrialRecord) -> TrialRows:
     r = rec.result
     return TrialRows(
         (rec.task_id, rec.agent, rec.agent_version, rec.trial, rec.seed, rec.status, rec.reason, r.answer,
-         dumps(r.output), r.confidence, r.status, len(rec.events), rec.duration_s, rec.queued_s, rec.cost, utc_now()),
+         dumps(r.output), r.confidence, r.status, len(rec.events), rec.duration_s, rec.queued_s, rec.cost, utc_now(),
+         rec.attempts),
         [(e.step, e.tool, e.kind, dumps(e.args), e.ok, dumps(e.result), e.error and dumps(e.error), e.denied,
           dumps(e.flags), e.fault, e.latency_ms, dumps(e.changes), e.started_ms) for e in rec.events],
         grading_rows(rec.grading))
@@ -256,25 +258,39 @@ def grading_rows(g: Grading) -> GradingRows:
              for v in g.verdicts])
 
 
-def migrate_from_1(db: sqlite3.Connection) -> None:
-    """Bring a version 1 store to version 2 in place: the new columns, and the package files from the folders the
-    run named, where they are still there and unchanged (their public hash still matches)."""
+OLDER = ("1", "2")
+"""The schema versions a store is brought up from when it is opened for writing (read-only, it is read as it is)."""
+ADDED_COLUMNS = (("events", "started_ms REAL"), ("verdicts", "error INTEGER NOT NULL DEFAULT 0"),
+                 ("trials", "attempts INTEGER NOT NULL DEFAULT 1"))
+"""The columns added since version 1, with their defaults for the rows stored before."""
+
+
+def migrate(db: sqlite3.Connection, version: str) -> None:
+    """Bring an older store to this version in place: the new tables and columns, and, from version 1, the package
+    files from the folders the run named, where they are still there and unchanged (their public hash still
+    matches)."""
+    db.executescript(SCHEMA.read_text())  # every statement is CREATE ... IF NOT EXISTS: only the new tables
+    with _Transaction(db):  # a migration cut short is taken up again: each step is skipped once done
+        for table, column in ADDED_COLUMNS:
+            if column.split()[0] not in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
+                db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
+        if version == "1":
+            snapshot_packages(db)
+        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+
+
+def snapshot_packages(db: sqlite3.Connection) -> None:
+    """Keep the files of each package of a version 1 run, read from its folder where it is unchanged."""
     from ..spec import load_package  # the loader, only for this once-per-store step
     from .snapshots import write_snapshots
 
-    db.executescript(SCHEMA.read_text())  # every statement is CREATE ... IF NOT EXISTS: only the new tables
-    with _Transaction(db):  # a migration cut short is taken up again: each step is skipped once done
-        for table, column in (("events", "started_ms REAL"), ("verdicts", "error INTEGER NOT NULL DEFAULT 0")):
-            if column.split()[0] not in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
-                db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
-        for task_id, path, public_hash in db.execute("SELECT task_id, path, public_hash FROM packages").fetchall():
-            try:
-                package = load_package(path)
-                if package.public_hash == public_hash:
-                    write_snapshots(db, package)
-            except (SpecError, OSError):
-                pass  # gone or changed: the run can still be read here, and replayed where its packages are
-        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+    for task_id, path, public_hash in db.execute("SELECT task_id, path, public_hash FROM packages").fetchall():
+        try:
+            package = load_package(path)
+            if package.public_hash == public_hash:
+                write_snapshots(db, package)
+        except (SpecError, OSError):
+            pass  # gone or changed: the run can still be read here, and replayed where its packages are
 
 
 class RunLock:

@@ -1,11 +1,12 @@
--- MedAgent Forge run store, schema version 2 (stored in meta.schema_version).
+-- MedAgent Forge run store, schema version 3 (stored in meta.schema_version).
 -- One SQLite file (WAL) per run directory: RUN_DIR/run.sqlite. Self-contained: it keeps the files of every package
 -- it used (both halves, fixtures, custom verifier kinds) by content hash, so a copy of the file alone can be
 -- replayed, regraded and reported on elsewhere.
 -- Each trial, with its events, verdicts and scores, is written in one transaction.
 -- JSON columns hold compact JSON text.
--- Version 1 lacked package_files, snapshots, events.started_ms and verdicts.error; opening a version 1 store for
--- writing migrates it (the snapshots come from the package folders it names, where they still match).
+-- Version 1 lacked package_files, snapshots, events.started_ms and verdicts.error, version 2 trials.attempts;
+-- opening an older store for writing migrates it (a version 1 store's snapshots come from the package folders it
+-- names, where they still match). Read-only, an older store is read as it is.
 
 CREATE TABLE IF NOT EXISTS meta (
   key   TEXT PRIMARY KEY,           -- schema_version, run_id
@@ -57,6 +58,7 @@ CREATE TABLE IF NOT EXISTS trials (
   queued_s      REAL NOT NULL,       -- time waiting for a concurrency slot before the trial started
   cost          REAL NOT NULL,
   finished_at   TEXT NOT NULL,
+  attempts      INTEGER NOT NULL DEFAULT 1,  -- more than 1: run again after a stall of a shared worker
   UNIQUE (task_id, agent, trial)
 );
 

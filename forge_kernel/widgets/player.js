@@ -260,6 +260,9 @@ function headerPanel(t, label, onJump) {
       h("span", { title: "how the agent ran" }, `ran: ${t.isolation}`),
       h("span", {}, `status: ${t.status}${t.reason ? ` (${t.reason})` : ""}`),
       h("span", {}, `${t.steps.length} call${t.steps.length === 1 ? "" : "s"}, ${num(t.duration_ms)} ms`),
+      t.attempts > 1 ? h("span", { class: "mf-again", title: "a stall of the worker it shared spoiled an earlier "
+        + "attempt before it had acted; the steps and time shown are the last attempt's, the cost counts every one's" },
+        `run ${t.attempts} times`) : null,
       h("span", { title: "tool-call accuracy \u00b7 task completion \u00b7 safety gate" },
         `accuracy ${s.accuracy.toFixed(2)} \u00b7 completion ${s.completion} \u00b7 safety gate ${s.safety_gate}`),
       h("span", { class: "mf-muted" }, `seed ${t.seed} \u00b7 run ${t.run_id} \u00b7 hidden half ${t.hidden_version}`)),

@@ -45,8 +45,10 @@ def pages(reference_run, tmp_path_factory):
     folder = tmp_path_factory.mktemp("pages")
     with open_run(reference_run) as run:
         trial = run.trial(TASK, "unsafe-shortcut", 0)
+        again = trial.compact().model_copy(update={"attempts": 2})
         return {"trial": write_player_page(folder / "trial.html", trial).as_uri(),
-                "long": write_player_page(folder / "long.html", long_trajectory(trial.compact())).as_uri()}
+                "long": write_player_page(folder / "long.html", long_trajectory(trial.compact())).as_uri(),
+                "again": write_player_page(folder / "again.html", again).as_uri()}
 
 
 def offline_page(browser):
@@ -117,3 +119,17 @@ def test_a_thousand_calls_step_smoothly_from_a_short_list(browser, pages):
     assert player.locator(f'.mf-row.mf-current[data-row="{LONG // 2 - 1}"]').count() == 1
     browser.shot(page, "static-page-1000-steps")
     assert tried == [] and browser.errors == []
+
+
+def test_a_trial_run_again_says_so_in_its_header(browser, pages):
+    """A trial whose agent was run again after a stall of its shared worker says so beside its calls and time;
+    a trial run once says nothing of it."""
+    for name, shown in (("trial", 0), ("again", 1)):
+        page, tried = offline_page(browser)
+        page.goto(pages[name])
+        facts = page.locator(".mf-facts").first
+        facts.wait_for()
+        assert not tried and facts.locator(".mf-again").count() == shown
+    again = facts.locator(".mf-again")
+    assert again.inner_text() == "run 2 times" and "the last attempt's" in again.get_attribute("title")
+    browser.shot(page, "player-run-again", locator=page.locator(".mf-head").first)
