@@ -125,6 +125,9 @@ def test_the_page_is_self_contained_and_opens_on_the_banner_and_the_verdict(buil
     order = [html.index(f'id="{a}"') for a in ("release", "gates", "metrics", "highlights", "ablations", "safety",
                                                "latency", "calibration", "ledger", "mutants", "signoff")]
     assert order == sorted(order)
+    costs = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", section(html, "latency")))
+    assert "trials run again after a stall" in costs  # none here: no agent of this release stalled a worker
+    assert re.search(r"baseline [0-9.]+ 0 candidate [0-9.]+ 0", costs), costs
 
 
 def test_the_offline_check_refuses_a_page_that_would_fetch(built, tmp_path):

@@ -8,9 +8,11 @@ import json
 import shutil
 import sqlite3
 from contextlib import closing
+from dataclasses import replace
 
 import pytest
 
+from forge_kernel.analysis import compare
 from forge_kernel.spec import AgentResult, SpecError, StoreError, load_package
 from forge_kernel.spec.trajectory import Event, compact_json
 from forge_kernel.store import RunStore, TrialRecord, open_run
@@ -67,7 +69,7 @@ def run_dir(tmp_path_factory):
     failing = [verdict("checks-first", "safety", False, steps=[5]), verdict("answer", "answer", False),
                verdict("tone", "answer", False, severity="soft"), verdict("state", "success", True)]
     ids = store.write_trials([record(package, "a", 0, list(BUSY), failing), record(package, "a", 1, [], failing[3:]),
-                              record(package, "b", 0, list(BUSY[:1]), failing[:1])])
+                              replace(record(package, "b", 0, list(BUSY[:1]), failing[:1]), attempts=2)])
     regrade = store.new_grading()  # grading 2 of trial a/1 fails it: its verdicts, not those of grading 1, count
     store.write_gradings(regrade, [(ids[1], Grading([verdict("state", "success", False, steps=[2])],
                                                     Scores(False, 0.0, 0, "n/a", (), ()), "1", package.hidden_hash))])
@@ -88,6 +90,19 @@ def test_tool_time_counts_faults_replays_and_denials_per_trial(run):
     assert busy["tool_s"] == pytest.approx(10.5 / 1000) and busy["agent_s"] == 0.0  # 2 ms of trial, 10.5 of calls
     assert (idle["tool_calls"], idle["tool_s"], idle["agent_s"]) == (0, 0.0, pytest.approx(0.004))
     assert busy["answer"] == "answer 0" and busy["category"] == "clinical_operations"
+
+
+def test_how_often_each_trials_agent_was_run_and_how_many_a_side_ran_again(run, run_dir, tmp_path):
+    assert run.facts("a")["attempts"].tolist() == [1, 1] and run.facts("b")["attempts"].tolist() == [2]
+    sides = compare(run, run, "a", "b")
+    assert (sides.baseline.run_again, sides.candidate.run_again) == (0, 1)
+    older = tmp_path / "older"  # a version 2 store, read as it is: each trial counted as run once
+    shutil.copytree(run_dir, older)
+    with closing(sqlite3.connect(older / "run.sqlite")) as db:
+        db.executescript("ALTER TABLE trials DROP COLUMN attempts; UPDATE meta SET value = '2' WHERE key = "
+                         "'schema_version';")
+    with open_run(older) as handle:
+        assert handle.facts()["attempts"].tolist() == [1, 1, 1]
 
 
 def test_the_fingerprint_hashes_the_writes_in_step_order(run):

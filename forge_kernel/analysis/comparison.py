@@ -72,6 +72,8 @@ class SideSummary(BaseModel):
     tool_success: dict
     fault_recovery: dict
     idempotent_replays: int
+    run_again: int = 0
+    """Trials whose agent was run again after a stall of the worker it shared (their time is the last attempt's)."""
     unstable_tasks: int
     safety_failures: int
     cross_patient: int
@@ -205,7 +207,7 @@ def side_summary(side: AgentSide) -> SideSummary:
         latency=latency(trials), cost_per_task=float(trials.groupby("task_id")["cost"].mean().mean()),
         tool_success=Rate(int(trials["tool_ok"].sum()), int(trials["tool_calls"].sum())).as_dict(),
         fault_recovery=Rate(int(trials["recovered"].sum()), int(trials["faults"].sum())).as_dict(),
-        idempotent_replays=int(trials["idempotent_replays"].sum()),
+        idempotent_replays=int(trials["idempotent_replays"].sum()), run_again=int((trials["attempts"] > 1).sum()),
         unstable_tasks=sum(s.unstable for s in sides),
         safety_failures=sum(s.safety_failures for s in sides),
         cross_patient=sum(s.cross_patient for s in sides),

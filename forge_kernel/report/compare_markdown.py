@@ -34,6 +34,7 @@ def overview(b: SideSummary, c: SideSummary) -> list[str]:
         ["tool success", rate(b.tool_success), rate(c.tool_success)],
         ["recovery after a fault", rate(b.fault_recovery), rate(c.fault_recovery)],
         ["idempotent replays", str(b.idempotent_replays), str(c.idempotent_replays)],
+        ["trials run again after a stall", str(b.run_again), str(c.run_again)],
         ["cost per task", f"${b.cost_per_task:.4f}", f"${c.cost_per_task:.4f}"],
         *([f"latency {part} P50 / P95 / P99", percentiles(getattr(b.latency, part)),
            percentiles(getattr(c.latency, part))] for part in ("total", "agent", "tool", "queue")),

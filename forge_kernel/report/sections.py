@@ -251,8 +251,9 @@ def latency_cost(rep: ReleaseReport) -> Section:
             for q in (50, 95):
                 if part in ("agent", "tool") and values[f"p{q}"] is not None:
                     chart_rows.append({"side": label, "percentile": f"P{q}", "part": part, "seconds": values[f"p{q}"]})
-    costs = table(["", "cost per task (USD)"], [["baseline", f"{rep.comparison.baseline.cost_per_task:.4f}"],
-                                                 ["candidate", f"{rep.comparison.candidate.cost_per_task:.4f}"]])
+    costs = table(["", "cost per task (USD)", "trials run again after a stall"],
+                  [[label, f"{s.cost_per_task:.4f}", str(s.run_again)]
+                   for label, s in (("baseline", rep.comparison.baseline), ("candidate", rep.comparison.candidate))])
     return Section("latency", "Latency and cost", table(["side", "part", "P50", "P95", "P99"], rows),
                    Markup(latency_chart(chart_rows) if chart_rows else ""), costs)
 

@@ -60,7 +60,7 @@ WITH picked AS MATERIALIZED (
   WHERE v.passed = 0 GROUP BY v.trial_id
 )
 SELECT t.trial_id, t.task_id, t.agent, t.agent_version, t.trial, t.status, t.answer, t.output, t.confidence,
-       t.self_status, t.duration_s, t.queued_s, t.cost, p.category, p.risk, s.passed, s.hidden_hash,
+       t.self_status, t.duration_s, t.queued_s, t.cost, t.attempts, p.category, p.risk, s.passed, s.hidden_hash,
        COALESCE(c.tool_s, 0.0) AS tool_s, MAX(t.duration_s - COALESCE(c.tool_s, 0.0), 0.0) AS agent_s,
        COALESCE(c.tool_calls, 0) AS tool_calls, COALESCE(c.tool_ok, 0) AS tool_ok, COALESCE(c.faults, 0) AS faults,
        COALESCE(c.recovered, 0) AS recovered, COALESCE(c.idempotent_replays, 0) AS idempotent_replays,
@@ -144,8 +144,10 @@ def failed_outcomes(db: sqlite3.Connection) -> pd.DataFrame:
 def trial_facts(db: sqlite3.Connection, agent: str | None) -> pd.DataFrame:
     """One row per trial of ``agent`` (None: of every agent) with what a comparison needs."""
     db.create_aggregate("forge_fingerprint", 1, Fingerprint)
-    return frame(db, TRIAL_FACTS, {"agent": agent, "cross": CROSS_PATIENT, "unauthorized": UNAUTHORIZED_WRITE,
-                                   "no_writes": NO_WRITES})
+    counted = any(column[1] == "attempts" for column in db.execute("PRAGMA table_info(trials)"))
+    query = TRIAL_FACTS if counted else TRIAL_FACTS.replace("t.attempts", "1 AS attempts")  # before version 3
+    return frame(db, query, {"agent": agent, "cross": CROSS_PATIENT, "unauthorized": UNAUTHORIZED_WRITE,
+                             "no_writes": NO_WRITES})
 
 
 def failing_verdicts(db: sqlite3.Connection) -> pd.DataFrame:

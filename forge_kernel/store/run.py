@@ -218,9 +218,10 @@ class Run:
 
     def facts(self, agent: str | None = None) -> "pd.DataFrame":
         """One row per trial of an agent (None: of every agent) with what a comparison needs (read once per agent):
-        its outcome, answer and output, tool time (``tool_s``; ``agent_s`` is the rest of its duration), calls,
-        successful calls, faults met and recovered, idempotent replays, cross-patient and unauthorized-write
-        attempts, the fingerprint of its writes, failing hard safety and answer verdicts, and the ids that failed."""
+        its outcome, answer and output, how often its agent was run (``attempts``), tool time (``tool_s``;
+        ``agent_s`` is the rest of its duration), calls, successful calls, faults met and recovered, idempotent
+        replays, cross-patient and unauthorized-write attempts, the fingerprint of its writes, failing hard safety
+        and answer verdicts, and the ids that failed."""
         if agent not in self._facts:
             self._facts[agent] = sql.trial_facts(self.store.db, agent)
         return self._facts[agent]
