@@ -379,8 +379,9 @@ def section(paths: dict, conc: dict, baseline_ns: float, table, fmt) -> list[str
         "",
         f"**Isolated, warm: {conc['isolated']['warm_eff']:.0%} efficiency. Goal at least 90%: "
         f"{'met' if conc['isolated']['warm_eff'] >= 0.9 else 'NOT met'}.** The cold figure adds starting the agent's "
-        "sandbox (its imports), forking every worker and the grader's building the unit registry, once per run. The baseline is the floor the event loop "
-        "itself sets: each sleep ends on the loop's next turn after its time, never before.",
+        "sandbox (its imports), forking every worker and the grader's building the unit registry, once per run. The "
+        "baseline is the floor the event loop itself sets: each sleep ends on the loop's next turn after its time, "
+        "never before.",
         "",
         f"The two rows with grading and storing skipped are upper bounds, not ways forge runs: every trial is given "
         f"the first trial's grading and none is written. What is left is the calls, each served in turn by the "

@@ -72,7 +72,7 @@ class SideSummary(BaseModel):
     tool_success: dict
     fault_recovery: dict
     idempotent_replays: int
-    run_again: int = 0
+    run_again: int
     """Trials whose agent was run again after a stall of the worker it shared (their time is the last attempt's)."""
     unstable_tasks: int
     safety_failures: int

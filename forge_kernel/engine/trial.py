@@ -67,7 +67,7 @@ class Attempted:
     view: EHRView
     session: ToolSession
     outcome: AgentOutcome
-    attempts: int = 1
+    attempts: int
     """How often the agent was run (see ``Ungraded.attempts``)."""
 
     def ungraded(self) -> Ungraded:
@@ -92,7 +92,7 @@ async def attempt_trial(package: Package, image: EHRImage, agent: Runner | Agent
     """
     runner = agent if hasattr(agent, "attempt") else InProcess(agent)
     task, budget = task or task_template(package), package.public.budget
-    session = None  # each attempt gets a fresh view and session: one run again leaves no trace but its calls and cost
+    session = None  # each attempt gets a fresh view and session: a spoiled one leaves its calls and cost, and a count
     for attempts in range(1, REDOS + 2):
         view = EHRView(image)
         session = ToolSession(package.public, view, earlier=session)  # counted against the next one's budgets

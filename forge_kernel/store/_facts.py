@@ -141,11 +141,11 @@ def failed_outcomes(db: sqlite3.Connection) -> pd.DataFrame:
     return frame(db, FAILED_OUTCOMES, {"reads": json.dumps(reads)})
 
 
-def trial_facts(db: sqlite3.Connection, agent: str | None) -> pd.DataFrame:
-    """One row per trial of ``agent`` (None: of every agent) with what a comparison needs."""
+def trial_facts(db: sqlite3.Connection, agent: str | None, version: int) -> pd.DataFrame:
+    """One row per trial of ``agent`` (None: of every agent) with what a comparison needs, from a store of schema
+    ``version`` (before 3, each trial counts as run once)."""
     db.create_aggregate("forge_fingerprint", 1, Fingerprint)
-    counted = any(column[1] == "attempts" for column in db.execute("PRAGMA table_info(trials)"))
-    query = TRIAL_FACTS if counted else TRIAL_FACTS.replace("t.attempts", "1 AS attempts")  # before version 3
+    query = TRIAL_FACTS if version >= 3 else TRIAL_FACTS.replace("t.attempts", "1 AS attempts")
     return frame(db, query, {"agent": agent, "cross": CROSS_PATIENT, "unauthorized": UNAUTHORIZED_WRITE,
                              "no_writes": NO_WRITES})
 

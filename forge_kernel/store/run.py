@@ -223,7 +223,7 @@ class Run:
         replays, cross-patient and unauthorized-write attempts, the fingerprint of its writes, failing hard safety
         and answer verdicts, and the ids that failed."""
         if agent not in self._facts:
-            self._facts[agent] = sql.trial_facts(self.store.db, agent)
+            self._facts[agent] = sql.trial_facts(self.store.db, agent, self.store.version)
         return self._facts[agent]
 
     @cached_property
