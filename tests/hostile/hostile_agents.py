@@ -267,7 +267,8 @@ class MemoryHog:
 
 
 class ScratchFiller:
-    """Writes up to 512 MiB into each folder it can write to (in memory, in the sandbox), then says how much fitted."""
+    """Writes up to 512 MiB into each folder it can write to (in memory, in the sandbox), then says how many MiB
+    its file held (a write into a nearly full folder may write part of its chunk, and other trials free space)."""
 
     name, version = "scratch-filler", "0"
 
@@ -279,11 +280,11 @@ class ScratchFiller:
                 with open(path, "wb", buffering=0) as f:
                     for _ in range(32):
                         f.write(chunk)
-                        fitted[folder] += 16
             except OSError:
                 pass
             finally:
                 if os.path.exists(path):
+                    fitted[folder] = os.path.getsize(path) // (1024 * 1024)
                     os.remove(path)
         return report(**fitted)
 
