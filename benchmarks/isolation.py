@@ -184,9 +184,9 @@ def grading_and_storing_skipped():
             first.append(real_grade(ctx))
         return first[0]
 
-    def keep_duration(grader, trial):
+    def keep_duration(grader, trial, last_wave=False):
         durations.append(trial.duration_s)
-        real_hand(grader, trial)
+        real_hand(grader, trial, last_wave)
 
     def write_nothing(store, rows):
         return []

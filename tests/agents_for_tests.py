@@ -145,15 +145,25 @@ class DigitFlood:
 
 
 class FileProbe:
-    """Trusted, in process: reports the files the harness and each process it forked (its grader) hold open."""
+    """Trusted, in process: reports the files the harness, each process it forked (its grader) and each of theirs
+    (the grader's helper, which the probe waits for: the grader forks it once it has the unit registry) hold
+    open."""
 
     name = "file-probe"
     version = "0"
 
     async def run(self, task, session) -> AgentResult:
         me = os.getpid()
-        children = children_of(me)
-        return AgentResult(output={"harness": open_files(me), "children": {pid: open_files(pid) for pid in children}})
+        for _ in range(200):
+            if any(children_of(pid) for pid in children_of(me)):
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.2)  # each closes the other's pipes right after the fork
+        family = {pid: children_of(pid) for pid in children_of(me)}
+        return AgentResult(output={"harness": open_files(me),
+                                   "children": {pid: open_files(pid) for pid in family},
+                                   "grandchildren": {pid: [open_files(c) for c in theirs]
+                                                     for pid, theirs in family.items()}})
 
 
 def children_of(pid: int) -> list[str]:

@@ -10,6 +10,7 @@ import re
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -76,19 +77,22 @@ def test_a_grader_that_forgot_the_trials_writes_would_be_caught(tmp_path, monkey
     assert "SC-MED-GASTRIC-ULCER" in differ  # the task whose trial writes a prescription
 
 
-def test_the_grader_holds_none_of_the_harnesss_files(tmp_path):
-    """Not the workers' sockets, not the harness's connection to the store: its two pipes and a connection of its
-    own."""
+def test_the_grader_and_its_helper_hold_none_of_the_harnesss_files(tmp_path):
+    """Not the workers' sockets, not the harness's connection to the store: each its own two pipes and a connection
+    of its own."""
     out, before = tmp_path / "run", set(children_of(os.getpid()))  # the probe runs in this process
     run(copy_worked_examples(tmp_path), [PROBE], out, trust=[PROBE])
     outputs = [json.loads(t.output) for t in load_trials(out).itertuples()]
     for output in outputs:
         assert any(f.endswith("run.sqlite") for _, f in output["harness"])  # the probe sees what a process holds
-        (grader,) = [files for pid, files in output["children"].items() if pid not in before]
-        beyond_stdio = [f for fd, f in grader if fd > 2 and "/verifiers/" not in f]  # a hidden half it is reading
-        pipes = [f for f in beyond_stdio if f.startswith("pipe:")]
-        store = {Path(f) for f in beyond_stdio if f not in pipes}  # its own connection, opened after the fork
-        assert len(pipes) == 2 and store <= {out.resolve() / f"run.sqlite{end}" for end in ("", "-wal", "-shm")}, grader
+        (grader,) = [pid for pid in output["children"] if pid not in before]
+        (helper,) = output["grandchildren"][grader]
+        for files in (output["children"][grader], helper):
+            beyond_stdio = [f for fd, f in files if fd > 2 and "/verifiers/" not in f]  # a hidden half it reads
+            pipes = [f for f in beyond_stdio if f.startswith("pipe:")]
+            store = {Path(f) for f in beyond_stdio if f not in pipes}  # its own connection, opened after the fork
+            assert len(pipes) == 2 and store <= {out.resolve() / f"run.sqlite{e}" for e in ("", "-wal", "-shm")}, files
+        assert not {f for _, f in helper} & {f for _, f in output["children"][grader] if f.startswith("pipe:")}
 
 
 def dying_after(calls: int, how):
@@ -117,12 +121,77 @@ def test_a_grader_that_fails_ends_the_run_in_one_line_and_resume_finishes_it(tmp
     assert says in str(failed.value) and "run again with --resume" in str(failed.value)
     assert "\n" not in str(failed.value)
     kept = load_trials(out)
-    assert len(kept) <= 4
+    assert len(kept) <= 2 * 4  # the grader's and its helper's, each stopping at its fifth
     run(suite, ["scripted", "baseline-v1"], out, trials=3, resume=True)
     trials = load_trials(out)
     assert len(trials) == 3 * 2 * 3 == len(set(zip(trials.task_id, trials.agent, trials.trial)))
     assert len(load_verdicts(out).groupby(["trial_id", "verifier_id"])) == len(load_verdicts(out))
     assert set(kept.trial_id) <= set(trials.trial_id)
+
+
+def grading_logged(log: Path, harness: int, helper_dies: bool = False):
+    """A grade that notes which process graded (the grader: a child of ``harness``; its helper: the grader's child),
+    with the grader slowed so that it falls behind and its helper is handed trials of the last wave."""
+    real = trial_module.grade
+
+    def grade(ctx):
+        in_helper = os.getppid() != harness
+        with log.open("a") as out:
+            out.write(f"{'helper' if in_helper else 'grader'} {ctx.package.id}\n")
+        if in_helper and helper_dies:
+            os._exit(7)
+        if not in_helper:
+            time.sleep(0.05)
+        return real(ctx)
+    return grade
+
+
+def test_the_last_wave_is_shared_with_the_grader_s_helper_and_each_trial_is_stored_once(tmp_path, monkeypatch):
+    """Once every trial has started, a finished trial goes to whichever of the grader and its helper has fewer
+    waiting: here the slowed grader has a backlog, so its helper grades some of the last wave's trials (2 at
+    concurrency 2), and none before."""
+    suite, out, log = copy_worked_examples(tmp_path), tmp_path / "run", tmp_path / "graded-by"
+    monkeypatch.setattr(trial_module, "grade", grading_logged(log, os.getpid()))
+    run(suite, ["scripted", "baseline-v1"], out, trials=3)
+    graders = [line.split()[0] for line in log.read_text().splitlines()]
+    assert 1 <= graders.count("helper") <= 2 and len(graders) == 3 * 2 * 3
+    trials = load_trials(out)
+    assert len(trials) == 3 * 2 * 3 == len(set(zip(trials.task_id, trials.agent, trials.trial)))
+    assert [task for task, kept, again in stored_and_inline(out) if kept != again] == []
+
+
+def test_a_helper_that_dies_ends_the_run_in_one_line_and_resume_finishes_it(tmp_path, monkeypatch):
+    suite, out, log = copy_worked_examples(tmp_path), tmp_path / "run", tmp_path / "graded-by"
+    with monkeypatch.context() as patch:
+        patch.setattr(trial_module, "grade", grading_logged(log, os.getpid(), helper_dies=True))
+        with pytest.raises(StoreError) as failed:
+            run(suite, ["scripted", "baseline-v1"], out, trials=3)
+    assert str(failed.value).endswith("(grader): the grading process ended; run again with --resume")
+    assert len(load_trials(out)) < 3 * 2 * 3
+    run(suite, ["scripted", "baseline-v1"], out, trials=3, resume=True)
+    trials = load_trials(out)
+    assert len(trials) == 3 * 2 * 3 == len(set(zip(trials.task_id, trials.agent, trials.trial)))
+
+
+def test_a_grader_that_cannot_fork_its_helper_grades_every_trial_itself(tmp_path, monkeypatch):
+    """No trial is handed to a helper that never said it is there (a fork refused, as past a process limit)."""
+    suite, out, harness, real_fork = copy_worked_examples(tmp_path), tmp_path / "run", os.getpid(), os.fork
+
+    def fork():
+        if os.getpid() != harness:  # in the grader
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        return real_fork()
+
+    def slow_registry():  # the grader gets to its fork only once the last wave has been handed over
+        time.sleep(1)
+        return real_registry()
+
+    real_registry = grader_module.unit_registry
+    monkeypatch.setattr(os, "fork", fork)
+    monkeypatch.setattr(grader_module, "unit_registry", slow_registry)
+    run(suite, ["scripted", "baseline-v1"], out, trials=3)
+    trials = load_trials(out)
+    assert len(trials) == 3 * 2 * 3 == len(set(zip(trials.task_id, trials.agent, trials.trial)))
 
 
 def test_a_store_that_cannot_be_written_ends_the_run_in_one_line_and_keeps_what_it_holds(tmp_path, monkeypatch):

@@ -11,6 +11,11 @@ SQLite's state must not cross a fork: the harness closes its connection to the s
 grader opens one of its own. Trials reach it pickled, one frame each; it writes each batch of them in one
 transaction and tells the harness how many it stored. When its inbox closes (the run is over, or the harness
 stopped) it stores what it was handed, then exits; with the harness gone, it exits at once.
+
+Once it has the unit registry, the grader forks a helper with pipes of its own, which grades and stores the same
+way. The helper is handed trials only once every trial of the run has started: the last wave ends in a burst,
+and what is left to grade then (the run's last 60 ms on 2 cores) is shared between two processes, while before,
+one grader keeps up and a second would only take CPU from the agents' calls.
 """
 from __future__ import annotations
 
@@ -43,10 +48,12 @@ def _unpickler() -> Frames:
 
 
 class _Replies(asyncio.Protocol):
-    """The harness's end of the grader's replies: how many trials it stored, or why it stopped."""
+    """The harness's end of a grading process's replies: that it is there (the helper says so once it is forked),
+    how many trials it stored, or why it stopped."""
 
-    def __init__(self, on_stored):
+    def __init__(self, on_stored, ready: bool):
         self.on_stored = on_stored
+        self.ready = ready
         self.frames = _unpickler()
         self.stored = 0
         self.failure: tuple[str, str] | None = None
@@ -57,6 +64,8 @@ class _Replies(asyncio.Protocol):
         for kind, *value in self.frames.feed(data):
             if kind == "failed":
                 self.failure = tuple(value)
+            elif kind == "ready":
+                self.ready = True
             else:
                 self.stored += value[0]
                 self.on_stored(value[0])
@@ -66,20 +75,47 @@ class _Replies(asyncio.Protocol):
             self.ended.set_result(None)
 
 
-class Grader:
-    """The harness's side of the grader: ``hand`` it each finished trial, then ``await finish()``."""
+class _Channel:
+    """The pipes to one grading process: its inbox and its replies, and how many trials it was handed."""
 
-    def __init__(self, pid: int, inbox: asyncio.WriteTransport, replies: _Replies, run_dir: Path):
-        self.pid, self.inbox, self.replies, self.run_dir = pid, inbox, replies, run_dir
+    def __init__(self, inbox: asyncio.WriteTransport, replies: _Replies):
+        self.inbox, self.replies = inbox, replies
         self.handed = 0
+
+    @property
+    def waiting(self) -> int:
+        """Trials handed over and not yet reported stored."""
+        return self.handed - self.replies.stored
+
+    @property
+    def open(self) -> bool:
+        """It can be handed trials: its process is there (the grader's are queued while it starts) and going."""
+        return self.replies.ready and not (self.replies.ended.done() or self.inbox.is_closing())
+
+
+class Grader:
+    """The harness's side of the grader and its helper: ``hand`` it each finished trial, then ``await finish()``."""
+
+    def __init__(self, pid: int, channels: list[_Channel], run_dir: Path):
+        self.pid, self.channels, self.run_dir = pid, channels, run_dir
         self.exited = False
+
+    @property
+    def handed(self) -> int:
+        return sum(c.handed for c in self.channels)
+
+    @property
+    def stored(self) -> int:
+        return sum(c.replies.stored for c in self.channels)
 
     @classmethod
     async def start(cls, store: RunStore, packages: list[Package], images: Images, on_stored=lambda n: None):
-        """Fork the grader of the run in ``store``; ``on_stored(n)`` is called as ``n`` more trials are stored."""
+        """Fork the grader of the run in ``store`` (which forks its helper); ``on_stored(n)`` is called as ``n``
+        more trials are stored."""
         loop = asyncio.get_running_loop()
-        inbox_r, inbox_w = os.pipe()
-        replies_r, replies_w = os.pipe()
+        pipes = [os.pipe() for _ in range(4)]  # the grader's inbox and replies, then its helper's
+        theirs, ours = [pipes[0][0], pipes[1][1], pipes[2][0], pipes[3][1]], [pipes[0][1], pipes[1][0], pipes[2][1],
+                                                                             pipes[3][0]]
         gc.freeze()  # until the run ends, no collection touches (and so copies) the pages the two processes share
         run_dir, harness = store.path.parent, os.getpid()
         store.close()
@@ -92,49 +128,63 @@ class Grader:
             if os.getpid() == harness:
                 store.reopen()
         if pid == 0:  # pragma: no cover - the grader process (its work is seen in the store)
-            os.close(inbox_w)  # else its inbox would never end
-            os.close(replies_r)
-            os._exit(_serve({p.id: p for p in packages}, images, run_dir, inbox_r, replies_w, harness))
-        os.close(inbox_r)
-        os.close(replies_w)
-        pipes, replies = (open(inbox_w, "wb", buffering=0), open(replies_r, "rb", buffering=0)), _Replies(on_stored)
-        transports = []
+            for fd in ours:  # else its inbox would never end
+                os.close(fd)
+            os._exit(_serve({p.id: p for p in packages}, images, run_dir, theirs, harness))
+        for fd in theirs:
+            os.close(fd)
+        files = [open(fd, "wb" if i % 2 == 0 else "rb", buffering=0) for i, fd in enumerate(ours)]
+        transports, channels = [], []
         try:
-            transports.append((await loop.connect_write_pipe(asyncio.Protocol, pipes[0]))[0])
-            transports.append((await loop.connect_read_pipe(lambda: replies, pipes[1]))[0])
+            for inbox, replies in zip(files[0::2], files[1::2]):
+                protocol = _Replies(on_stored, ready=not channels)
+                transports.append((await loop.connect_write_pipe(asyncio.Protocol, inbox))[0])
+                transports.append((await loop.connect_read_pipe(lambda: protocol, replies))[0])
+                channels.append(_Channel(transports[-2], protocol))
         except BaseException:  # cancelled (a lane failed, Ctrl-C) before anything was handed over: no grader
             os.kill(pid, signal.SIGKILL)
             _reap(pid)
-            for closable in (*transports, *pipes):  # a file closed twice is closed once
+            for closable in (*transports, *files):  # a file closed twice is closed once
                 closable.close()
             raise
-        return cls(pid, transports[0], replies, run_dir)
+        return cls(pid, channels, run_dir)
 
-    def hand(self, trial: Ungraded) -> None:
-        """Pass a finished trial on (it is queued, never waited for); StoreError once the grader has stopped."""
-        if self.replies.ended.done() or self.inbox.is_closing():
-            raise self._stopped()
-        self.inbox.write(_framed(trial))
-        self.handed += 1
+    def hand(self, trial: Ungraded, last_wave: bool = False) -> None:
+        """Pass a finished trial on (it is queued, never waited for): to the grader, or, once every trial of the
+        run has started (``last_wave``), to whichever of it and its helper has fewer waiting. StoreError once the
+        grader has stopped."""
+        channel = self.channels[0]
+        if last_wave:
+            channel = min((c for c in self.channels if c.open), key=lambda c: c.waiting, default=channel)
+        if not channel.open:
+            raise self._stopped(channel)
+        channel.inbox.write(_framed(trial))
+        channel.handed += 1
 
     async def finish(self) -> int:
-        """Close the inbox and wait for the rows of every trial handed over; how many trials were stored."""
-        if not self.inbox.is_closing():
-            self.inbox.close()
-        await asyncio.shield(self.replies.ended)
-        if not self.exited:  # its replies end as it exits
+        """Close the inboxes and wait for the rows of every trial handed over; how many trials were stored."""
+        for channel in self.channels:
+            if not channel.inbox.is_closing():
+                channel.inbox.close()
+        await asyncio.gather(*(asyncio.shield(c.replies.ended) for c in self.channels))
+        if not self.exited:  # its replies end as it exits, after its helper's
             _reap(self.pid)
             self.exited = True
-        return self.replies.stored
+        return self.stored
 
     async def watch(self) -> None:
-        """Return when the grader's replies end; StoreError if it stopped before it sent every trial's rows."""
-        await asyncio.shield(self.replies.ended)
-        if self.replies.failure or not self.inbox.is_closing() or self.replies.stored < self.handed:
-            raise self._stopped()
+        """Return when the grader's and its helper's replies end; StoreError as soon as one stopped before it sent
+        every trial's rows (the helper may end early, having been handed none: it could not be forked)."""
+        await asyncio.gather(*(self._watch(c, main=c is self.channels[0]) for c in self.channels))
 
-    def _stopped(self) -> StoreError:
-        field, why = self.replies.failure or ("(grader)", "the grading process ended")
+    async def _watch(self, channel: _Channel, main: bool) -> None:
+        await asyncio.shield(channel.replies.ended)
+        early = not channel.inbox.is_closing() and (main or channel.handed)
+        if channel.replies.failure or early or channel.replies.stored < channel.handed:
+            raise self._stopped(channel)
+
+    def _stopped(self, channel: _Channel) -> StoreError:
+        field, why = channel.replies.failure or ("(grader)", "the grading process ended")
         return StoreError(self.run_dir, field, f"{why}; run again with --resume")
 
 
@@ -144,21 +194,46 @@ def _reap(pid: int) -> None:
     gc.unfreeze()
 
 
-def _serve(packages: dict[str, Package], images: Images, run_dir: Path, inbox: int, replies: int,
-           harness: int) -> int:
-    """The grader process: grade and store each batch of trials handed over, until the inbox ends. With the
-    harness gone (``harness`` is no longer its parent), it exits at once: what it did not store, a resume runs."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the harness, which then closes the inbox
+def _serve(packages: dict[str, Package], images: Images, run_dir: Path, pipes: list[int], harness: int) -> int:
+    """The grader process (its inbox and replies, then its helper's, in ``pipes``): it builds the unit registry,
+    forks its helper, grades and stores until its inbox ends, then waits for its helper."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the harness, which then closes the inboxes
     signal.set_wakeup_fd(-1)
-    _close_all_but(inbox, replies)
+    _close_all_but(*pipes)
+    inbox, replies, helper_inbox, helper_replies = pipes
     try:
         unit_registry()  # unless the harness had it: built while the first trials run (theirs wait in the pipe)
+    except BaseException as exc:  # noqa: BLE001 - reported in one line; the harness ends the run
+        return _failed(replies, exc)
+    grader = os.getpid()
+    try:
+        helper = os.fork()
+    except OSError:
+        helper = -1  # no helper: its pipes close here unused, and the grader is handed every trial
+    if helper == 0:  # pragma: no cover - the helper (its work is seen in the store)
+        os.close(inbox)
+        os.close(replies)
+        _send(helper_replies, _framed(("ready",)))
+        return _grade_and_store(packages, images, run_dir, helper_inbox, helper_replies, grader)
+    os.close(helper_inbox)
+    os.close(helper_replies)
+    ended = _grade_and_store(packages, images, run_dir, inbox, replies, harness)
+    if ended == 0 and helper > 0:  # a grader that failed exits at once: the harness then ends its helper's inbox
+        os.waitpid(helper, 0)
+    return ended
+
+
+def _grade_and_store(packages: dict[str, Package], images: Images, run_dir: Path, inbox: int, replies: int,
+                     parent: int) -> int:
+    """Grade and store each batch of trials handed over, until the inbox ends. With its parent gone (the harness,
+    or the helper's grader), it exits at once: what it did not store, a resume runs."""
+    try:
         with RunStore.open(run_dir) as store:
             frames = _unpickler()
             while batch := _next_batch(inbox, frames):
                 rows = [trial_rows(graded(t, packages[t.task_id], replayed(images[packages[t.task_id]], t.events)))
                         for t in batch]
-                if os.getppid() != harness:
+                if os.getppid() != parent:
                     return 1
                 try:
                     store.write_rows(rows)
@@ -169,12 +244,17 @@ def _serve(packages: dict[str, Package], images: Images, run_dir: Path, inbox: i
     except BrokenPipeError:
         return 1
     except BaseException as exc:  # noqa: BLE001 - reported in one line; the harness ends the run
-        try:
-            _send(replies, _framed(("failed", "(grader)", f"grading stopped: {type(exc).__name__}: {exc}")))
-        except BrokenPipeError:
-            pass
-        return 1
+        return _failed(replies, exc)
     return 0
+
+
+def _failed(replies: int, exc: BaseException) -> int:
+    """Tell the harness in one line why grading stopped."""
+    try:
+        _send(replies, _framed(("failed", "(grader)", f"grading stopped: {type(exc).__name__}: {exc}")))
+    except BrokenPipeError:
+        pass
+    return 1
 
 
 def _send(fd: int, data: bytes) -> None:

@@ -271,12 +271,15 @@ async def run_plan(store: RunStore, spec: RunSpec, packages: list[Package], agen
         forked = asyncio.get_running_loop().create_future()
         """The grader, once it is forked."""
         grader = bar = None
+        started = 0
 
         async def lane() -> None:
+            nonlocal started
             for package, name, k in todo:
+                started += 1
                 attempted = await attempt_trial(package, images[package], agents[name][0], k,
                                                 trial_seed(spec.seed, package.id, name, k), tasks[package.id])
-                (await forked).hand(attempted.ungraded())
+                (await forked).hand(attempted.ungraded(), last_wave=started == len(plan))
 
         try:
             async with asyncio.TaskGroup() as group:
