@@ -377,7 +377,7 @@ def section(paths: dict, conc: dict, baseline_ns: float, table, fmt) -> list[str
         f"{conc['ideal_s'] / sleeps:.0%} ({conc['ideal_s'] / max(conc['sleeps_s']):.0%}–"
         f"{conc['ideal_s'] / min(conc['sleeps_s']):.0%}) | — | — | — | — | — | — | — |",
         "",
-        f"**Isolated, warm: {conc['isolated']['warm_eff']:.0%} efficiency. Goal at least 90%: "
+        f"**Isolated, warm: {conc['isolated']['warm_eff']:.1%} efficiency. Goal at least 90%: "
         f"{'met' if conc['isolated']['warm_eff'] >= 0.9 else 'NOT met'}.** The cold figure adds starting the agent's "
         "sandbox (its imports), forking every worker and the grader's building the unit registry, once per run. The "
         "baseline is the floor the event loop itself sets: each sleep ends on the loop's next turn after its time, "
