@@ -151,6 +151,7 @@ def test_the_last_wave_is_shared_with_the_grader_s_helper_and_each_trial_is_stor
     waiting: here the slowed grader has a backlog, so its helper grades some of the last wave's trials (2 at
     concurrency 2), and none before."""
     suite, out, log = copy_worked_examples(tmp_path), tmp_path / "run", tmp_path / "graded-by"
+    grader_module.unit_registry()  # inherited: the grader forks its helper at once, before the last wave
     monkeypatch.setattr(trial_module, "grade", grading_logged(log, os.getpid()))
     run(suite, ["scripted", "baseline-v1"], out, trials=3)
     graders = [line.split()[0] for line in log.read_text().splitlines()]
@@ -162,6 +163,7 @@ def test_the_last_wave_is_shared_with_the_grader_s_helper_and_each_trial_is_stor
 
 def test_a_helper_that_dies_ends_the_run_in_one_line_and_resume_finishes_it(tmp_path, monkeypatch):
     suite, out, log = copy_worked_examples(tmp_path), tmp_path / "run", tmp_path / "graded-by"
+    grader_module.unit_registry()  # inherited: the grader forks its helper at once, before the last wave
     with monkeypatch.context() as patch:
         patch.setattr(trial_module, "grade", grading_logged(log, os.getpid(), helper_dies=True))
         with pytest.raises(StoreError) as failed:
