@@ -14,7 +14,7 @@ stopped) it stores what it was handed, then exits; with the harness gone, it exi
 
 Once it has the unit registry, the grader forks a helper with pipes of its own, which grades and stores the same
 way. The helper is handed trials only once every trial of the run has started: the last wave ends in a burst,
-and what is left to grade then (the run's last 60 ms on 2 cores) is shared between two processes, while before,
+and what is left to grade then (the run's last 54-77 ms on 2 cores) is shared between two processes, while before,
 one grader keeps up and a second would only take CPU from the agents' calls.
 """
 from __future__ import annotations
@@ -101,10 +101,6 @@ class Grader:
         self.exited = False
 
     @property
-    def handed(self) -> int:
-        return sum(c.handed for c in self.channels)
-
-    @property
     def stored(self) -> int:
         return sum(c.replies.stored for c in self.channels)
 
@@ -113,9 +109,9 @@ class Grader:
         """Fork the grader of the run in ``store`` (which forks its helper); ``on_stored(n)`` is called as ``n``
         more trials are stored."""
         loop = asyncio.get_running_loop()
-        pipes = [os.pipe() for _ in range(4)]  # the grader's inbox and replies, then its helper's
-        theirs, ours = [pipes[0][0], pipes[1][1], pipes[2][0], pipes[3][1]], [pipes[0][1], pipes[1][0], pipes[2][1],
-                                                                             pipes[3][0]]
+        pairs = [(os.pipe(), os.pipe()) for _ in range(2)]  # (inbox, replies): the grader's, then its helper's
+        theirs = [fd for inbox, replies in pairs for fd in (inbox[0], replies[1])]  # it reads, it writes
+        ours = [fd for inbox, replies in pairs for fd in (inbox[1], replies[0])]
         gc.freeze()  # until the run ends, no collection touches (and so copies) the pages the two processes share
         run_dir, harness = store.path.parent, os.getpid()
         store.close()
@@ -133,7 +129,7 @@ class Grader:
             os._exit(_serve({p.id: p for p in packages}, images, run_dir, theirs, harness))
         for fd in theirs:
             os.close(fd)
-        files = [open(fd, "wb" if i % 2 == 0 else "rb", buffering=0) for i, fd in enumerate(ours)]
+        files = [open(fd, mode, buffering=0) for fd, mode in zip(ours, ("wb", "rb") * 2)]
         transports, channels = [], []
         try:
             for inbox, replies in zip(files[0::2], files[1::2]):
@@ -175,11 +171,11 @@ class Grader:
     async def watch(self) -> None:
         """Return when the grader's and its helper's replies end; StoreError as soon as one stopped before it sent
         every trial's rows (the helper may end early, having been handed none: it could not be forked)."""
-        await asyncio.gather(*(self._watch(c, main=c is self.channels[0]) for c in self.channels))
+        await asyncio.gather(*map(self._watch, self.channels))
 
-    async def _watch(self, channel: _Channel, main: bool) -> None:
+    async def _watch(self, channel: _Channel) -> None:
         await asyncio.shield(channel.replies.ended)
-        early = not channel.inbox.is_closing() and (main or channel.handed)
+        early = not channel.inbox.is_closing() and (channel is self.channels[0] or channel.handed)
         if channel.replies.failure or early or channel.replies.stored < channel.handed:
             raise self._stopped(channel)
 
