@@ -198,20 +198,17 @@ def test_a_grader_that_cannot_fork_its_helper_grades_every_trial_itself(tmp_path
 
 def test_a_store_that_cannot_be_written_ends_the_run_in_one_line_and_keeps_what_it_holds(tmp_path, monkeypatch):
     suite, out = copy_worked_examples(tmp_path), tmp_path / "run"
-    real, real_grade = RunStore.write_rows, trial_module.grade
+    real = RunStore.write_rows
 
     def full_after_one(store, rows):  # in the grader or its helper, which write the store
         if store.db.execute("SELECT COUNT(*) FROM trials").fetchone()[0]:
             raise sqlite3.OperationalError("database or disk is full")
         return real(store, rows)
 
-    def slow_grade(ctx):  # the trials reach the store in several batches
-        time.sleep(0.02)
-        return real_grade(ctx)
-
     with monkeypatch.context() as patch:
         patch.setattr(RunStore, "write_rows", full_after_one)
-        patch.setattr(trial_module, "grade", slow_grade)
+        patch.setattr(grader_module, "MOST_AT_ONCE", 1)  # a trial or two a batch, however fast the trials run
+        patch.setattr(grader_module, "PIPE_READ", 512)
         with pytest.raises(StoreError) as failed:
             run(suite, ["scripted", "baseline-v1"], out, trials=3)
     assert str(failed.value).endswith("(run store): cannot be written (database or disk is full); run again with "
