@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import forge_kernel.engine._grader as grader_module
+import forge_kernel.engine.run as run_module
 import forge_kernel.engine.trial as trial_module
 from forge_kernel.agents import agent_factory
 from forge_kernel.ehr import EHRView
@@ -131,8 +132,9 @@ def test_a_grader_that_fails_ends_the_run_in_one_line_and_resume_finishes_it(tmp
 
 def grading_logged(log: Path, harness: int, helper_dies: bool = False):
     """A grade that notes which process graded (the grader: a child of ``harness``; its helper: the grader's child),
-    with the grader slowed so that it falls behind and its helper is handed trials of the last wave."""
-    real = trial_module.grade
+    the grader holding its trials until its helper has graded one, so that it has a backlog and its helper is
+    handed trials of the last wave."""
+    real, by = trial_module.grade, time.monotonic() + 30
 
     def grade(ctx):
         in_helper = os.getppid() != harness
@@ -141,9 +143,36 @@ def grading_logged(log: Path, harness: int, helper_dies: bool = False):
         if in_helper and helper_dies:
             os._exit(7)
         if not in_helper:
-            time.sleep(0.05)
+            until(lambda: "helper" in log.read_text(), by)
         return real(ctx)
     return grade
+
+
+def until(condition, by: float) -> None:
+    """Wait for ``condition`` until the monotonic clock reads ``by`` (past it, the test's assertions fail instead of
+    the test hanging)."""
+    while not condition() and time.monotonic() < by:
+        time.sleep(0.002)
+
+
+def handed_once_the_helper_is_there(patch) -> None:
+    """Each finished trial is handed over only once the grader's helper has said it is there, however fast the
+    trials run and however slowly the helper is forked."""
+    graders, real_start, real_attempt = [], grader_module.Grader.start.__func__, run_module.attempt_trial
+    by = time.monotonic() + 30
+
+    async def start(cls, *args, **kwargs):
+        graders.append(await real_start(cls, *args, **kwargs))
+        return graders[-1]
+
+    async def attempt(*args):
+        attempted = await real_attempt(*args)
+        while not (graders and graders[0].channels[1].replies.ready) and time.monotonic() < by:
+            await asyncio.sleep(0.002)
+        return attempted
+
+    patch.setattr(grader_module.Grader, "start", classmethod(start))
+    patch.setattr(run_module, "attempt_trial", attempt)
 
 
 def test_the_last_wave_is_shared_with_the_grader_s_helper_and_each_trial_is_stored_once(tmp_path, monkeypatch):
@@ -153,6 +182,7 @@ def test_the_last_wave_is_shared_with_the_grader_s_helper_and_each_trial_is_stor
     suite, out, log = copy_worked_examples(tmp_path), tmp_path / "run", tmp_path / "graded-by"
     grader_module.unit_registry()  # inherited: the grader forks its helper at once, before the last wave
     monkeypatch.setattr(trial_module, "grade", grading_logged(log, os.getpid()))
+    handed_once_the_helper_is_there(monkeypatch)
     run(suite, ["scripted", "baseline-v1"], out, trials=3)
     graders = [line.split()[0] for line in log.read_text().splitlines()]
     assert 1 <= graders.count("helper") <= 2 and len(graders) == 3 * 2 * 3
@@ -166,6 +196,7 @@ def test_a_helper_that_dies_ends_the_run_in_one_line_and_resume_finishes_it(tmp_
     grader_module.unit_registry()  # inherited: the grader forks its helper at once, before the last wave
     with monkeypatch.context() as patch:
         patch.setattr(trial_module, "grade", grading_logged(log, os.getpid(), helper_dies=True))
+        handed_once_the_helper_is_there(patch)
         with pytest.raises(StoreError) as failed:
             run(suite, ["scripted", "baseline-v1"], out, trials=3)
     assert str(failed.value).endswith("(grader): the grading process ended; run again with --resume")
