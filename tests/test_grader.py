@@ -177,7 +177,7 @@ def handed_once_the_helper_is_there(patch) -> None:
 
 def test_the_last_wave_is_shared_with_the_grader_s_helper_and_each_trial_is_stored_once(tmp_path, monkeypatch):
     """Once every trial has started, a finished trial goes to whichever of the grader and its helper has fewer
-    waiting: here the slowed grader has a backlog, so its helper grades some of the last wave's trials (2 at
+    waiting: here the grader holds a backlog, so its helper grades some of the last wave's trials (2 at
     concurrency 2), and none before."""
     suite, out, log = copy_worked_examples(tmp_path), tmp_path / "run", tmp_path / "graded-by"
     grader_module.unit_registry()  # inherited: the grader forks its helper at once, before the last wave
