@@ -19,6 +19,7 @@ _HOMES = {
     "loading": ("PACKAGE_FILE", "Package", "SUITE_DEFAULTS", "bundle_resources", "find_packages", "load_package",
                 "load_trajectory", "package_from_files", "parse_model", "read_json", "read_yaml"),
     "package": ("Budget", "Environment", "Fault", "Policy", "Precedence", "Strict", "TaskPackage", "TaskText"),
+    "printable": ("printable",),
     "suites": ("HiddenDefaults", "SUITE_FILE", "SuiteDefaults"),
     "trajectory": ("AgentResult", "CROSS_PATIENT", "Event", "PRECEDENCE", "UNAUTHORIZED_WRITE", "compact_json"),
     "trajectory_file": ("RESULT", "ToolCall", "TrajectoryFile"),
@@ -34,6 +35,6 @@ __all__ = [
     "UNAUTHORIZED_WRITE", "UsageError", "ValidMutant", "ValidVariant", "Verdict", "VerifierUse", "apply_edits",
     "bundle_resources", "call_labels", "canonical_json", "compact_json", "content_hash", "edits_between",
     "find_packages", "hidden_schema", "load_package", "load_policy", "load_trajectory", "package_from_files",
-    "parse_model", "read_json", "read_yaml", "tool_names", "validate_fixture",
+    "parse_model", "printable", "read_json", "read_yaml", "tool_names", "validate_fixture",
 ]
 __getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

@@ -9,21 +9,19 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import sys
 from dataclasses import dataclass, field
+
+from ..spec import printable
 
 OUTPUT_BYTES = 64 * 1024
 """The most an agent's output forge shows in one run."""
 
-CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-"""Characters that move a terminal's cursor or change its screen (carriage return, escape sequences): an agent
-could print a line over its own name, or over forge's."""
-
 
 def shown(line: bytes) -> str:
-    """A line of an agent's output as forge shows it: text, its control characters written out (``\\x1b``)."""
-    return CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", line.decode(errors="replace"))
+    """A line of an agent's output as forge shows it: text, its control characters written out (``\\x1b``), tabs
+    kept."""
+    return printable(line.decode(errors="replace"), keep="\t")
 
 
 @dataclass
