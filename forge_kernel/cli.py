@@ -132,7 +132,8 @@ def validate(paths: tuple[str, ...]) -> None:
 @click.option("--sandbox", default="namespace", show_default=True, type=click.Choice(["namespace", "strict", "process"]),
               help="How untrusted agents are confined (README: trust model).")
 @click.option("--allow-endpoint", "endpoints", multiple=True, metavar="HOST:PORT",
-              help="With --sandbox strict: a model endpoint the agents may reach; nothing else is.")
+              help="A service the agents may reach although it is on this machine (a local model server); "
+                   "with --sandbox strict, the only ones they reach.")
 @click.option("--agent-memory", "agent_memory", default=4096, show_default=True, type=click.IntRange(64),
               metavar="MB", help="The most memory an isolated agent may use: each of its processes, and all "
               "of them together where forge can make cgroups.")

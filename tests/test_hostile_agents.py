@@ -28,7 +28,9 @@ from forge_kernel.workers import _zygote_process as zygote_process
 from forge_kernel.workers import sandbox as sandbox_module
 from forge_kernel.workers._output import OUTPUT_BYTES, Allowance
 from forge_kernel.workers._cgroup import parent_folder, problem
-from forge_kernel.workers.sandbox import KEPT_ENV
+from forge_kernel.workers._egress import proxy_environment
+from forge_kernel.workers._launch import Launch
+from forge_kernel.workers.sandbox import ETC_KEPT, ETC_WRITTEN, KEPT_ENV
 from tests.helpers import ROOT, copy_worked_examples, needs_bwrap, needs_cgroups, snapshot, update_yaml
 
 HOSTILE_DIR = ROOT / "tests" / "hostile"
@@ -49,7 +51,9 @@ ATTACKS = {
     "Interrupter": ("agent_error", r"KeyboardInterrupt \(at hostile_agents\.py:\d+\)"),
     "SelfCanceller": ("agent_error", "CancelledError raised by the agent"),
     "Killer": ("agent_error", "the worker process exited"),
-    "ZygoteKiller": ("agent_error", "the worker process exited|worker could not start: .*"),  # it kills its own
+    "ZygoteKiller": ("agent_error", "the worker process exited|worker could not start: .*"  # it kills its own
+                     # zygote; a worker whose zygote is gone is the child of bubblewrap's first process, not nobody's
+                     r"|PermissionError: \[Errno 1\] Operation not permitted \(at hostile_agents\.py:\d+\)"),
     "CircularResult": ("agent_error", "result cannot be stored: .*"),
     "DeepArgs": ("agent_error", "protocol: JSON nested too deeply"),
     "Oversize": ("agent_error", "protocol: frame of 1073741824 bytes exceeds the 4194304-byte cap"),
@@ -289,14 +293,89 @@ def test_trusted_in_process_the_hog_takes_what_it_wants(tmp_path):
 
 @needs_bwrap
 def test_an_agent_gets_only_the_environment_it_is_given(runs):
-    """PATH, HOME, locale, time zone, its module path, its working folder (PWD, set by bubblewrap) and what
-    --agent-env names: no other key or token."""
+    """PATH, HOME, locale, time zone, its module path, its working folder (PWD, set by bubblewrap), its way out
+    (the proxy variables) and what --agent-env names: no other key or token."""
     _, attacked, _ = runs
     for seen in found(load_trials(attacked), "env-reader"):
         assert seen["secret"] is None
-        given = {*KEPT_ENV, "PYTHONPATH", "PWD", "HOSTILE_HINTS"}
+        given = {*KEPT_ENV, "PYTHONPATH", "PWD", "HOSTILE_HINTS", *proxy_environment(())}
         extra = {n for n in seen["names"] if not n.startswith("LC_")} - given
         assert not extra and "HOSTILE_HINTS" in seen["names"], seen["names"]
+
+
+HOST_READER = """
+import json, os
+from forge_kernel.spec import AgentResult
+
+
+class HostReader:
+    \"\"\"Reads what root alone may read: /etc/shadow, and a file of its own folder.\"\"\"
+
+    name, version = "host-reader", "0"
+
+    async def run(self, task, session):
+        found = {"etc": sorted(os.listdir("/etc")), "uid_map": open("/proc/self/uid_map").read().split()}
+        for path in ("/etc/shadow", os.path.join(os.path.dirname(__file__), "root-only.txt")):
+            try:
+                found[path] = open(path).read()
+            except OSError as exc:
+                found[path] = type(exc).__name__
+        return AgentResult(answer=json.dumps(found))
+"""
+
+
+def read_host(tmp_path: Path, monkeypatch, **spec) -> tuple[dict, str]:
+    """What HostReader found: an agent package of a vendor's, readable by all, beside a file root alone may read
+    (the secret's path is returned)."""
+    vendor = tmp_path / "vendor"
+    package = vendor / "host_reader"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(HOST_READER)
+    secret = package / "root-only.txt"
+    secret.write_text("synthetic root-only secret")
+    for path, mode in ((vendor, 0o755), (package, 0o755), (package / "__init__.py", 0o644), (secret, 0o600)):
+        path.chmod(mode)
+    monkeypatch.syspath_prepend(str(vendor))
+    out = run(suite_copy(tmp_path, "30"), ["host_reader:HostReader"], tmp_path / "run", trials=1, **spec)
+    return json.loads(load_trials(out).answer[0]), str(secret)
+
+
+@needs_bwrap
+def test_an_agent_reads_no_file_of_the_host_that_root_alone_may_read(tmp_path, monkeypatch):
+    """The view holds a minimal /etc (no shadow), and the agent is nobody inside and, where forge runs as root,
+    outside: a root-only file of a folder it sees stays closed."""
+    seen, secret = read_host(tmp_path, monkeypatch)
+    assert seen["/etc/shadow"] == "FileNotFoundError" and seen[secret] == "PermissionError"
+    assert set(seen["etc"]) <= {*(n.split("/")[0] for n in ETC_KEPT), *ETC_WRITTEN, "hosts"}
+    outside = "65534" if os.geteuid() == 0 else str(os.geteuid())
+    assert seen["uid_map"][-3:] == ["65534", outside, "1"]
+
+
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0, reason="forge maps the agent to nobody only where it runs as root")
+def test_mapped_to_root_and_shown_the_whole_etc_the_agent_reads_both(tmp_path, monkeypatch):
+    """The attack as it was: the sandbox's user mapped back to root, and /etc bound whole."""
+    monkeypatch.setattr(sandbox_module.Sandbox, "launch", lambda self: Launch(as_root=False))
+    monkeypatch.setattr(sandbox_module, "ETC_KEPT", (*ETC_KEPT, "shadow"))
+    seen, secret = read_host(tmp_path, monkeypatch)
+    assert seen[secret] == "synthetic root-only secret"
+    assert seen["/etc/shadow"] == Path("/etc/shadow").read_text() and seen["uid_map"] == ["65534", "0", "1"]
+
+
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0, reason="forge maps the agent to nobody only where it runs as root")
+def test_an_agent_folder_nobody_may_read_is_one_line(tmp_path):
+    vendor = tmp_path / "closed"
+    (vendor / "closed_agent").mkdir(parents=True)
+    (vendor / "closed_agent" / "__init__.py").write_text(HOST_READER)
+    (vendor / "closed_agent").chmod(0o700)
+    result = subprocess.run([FORGE, "run", "--suite", str(ROOT / "task_packages" / "superclue"), "--agent",
+                             "closed_agent:HostReader", "--trials", "1", "--out", str(tmp_path / "run")],
+                            capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(vendor)})
+    assert result.returncode == 2 and result.stderr.splitlines() == [
+        f"--agent: closed_agent:HostReader: cannot start: {vendor / 'closed_agent'} cannot be read by the sandbox's "
+        "user, nobody (forge runs as root): make it readable by others (chmod -R o+rX), or run forge as another user"]
+    assert not (tmp_path / "run").exists()
 
 
 @needs_bwrap

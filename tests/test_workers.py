@@ -5,6 +5,7 @@ import asyncio
 import http.server
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -20,6 +21,7 @@ from forge_kernel.workers import sandbox as sandbox_module
 from forge_kernel.workers import _cgroup as cgroup_module
 from forge_kernel.workers import _zygote_process as zygote_process
 from forge_kernel.workers._cgroup import AgentCgroups, own_folder
+from forge_kernel.workers._launch import Launch
 from forge_kernel.workers._output import AgentOutput, Allowance
 from forge_kernel.workers._processes import sandbox_pid
 from forge_kernel.workers._wire import MAX_DEPTH, Frames, WireError, encode
@@ -99,8 +101,8 @@ def cgroups_at_hand(monkeypatch):
 def test_choosing_a_mode(cgroups_at_hand):
     with pytest.raises(ValueError, match="unknown sandbox mode"):
         choose("chroot")
-    with pytest.raises(ValueError, match="applies to --sandbox strict only"):
-        choose("namespace", endpoints=("127.0.0.1:8000",))
+    with pytest.raises(ValueError, match="applies to the namespace and strict sandboxes"):
+        choose("process", endpoints=("127.0.0.1:8000",))
     with pytest.raises(ValueError, match="is not HOST:PORT"):
         choose("strict", endpoints=("127.0.0.1",))
     assert choose("process") == (Sandbox("process", processes=PROCESSES, memory_whole=True), None)
@@ -211,12 +213,22 @@ def test_a_resume_with_a_bound_missing_is_refused(tmp_path, monkeypatch, control
     assert (refused.value.field, refused.value.message) == (field, message)
 
 
+def view(sandbox: Sandbox, spec: str) -> list[str]:
+    """The sandbox's bubblewrap options, as an ordinary user's forge would give them."""
+    launch = Launch(as_root=False)
+    try:
+        return sandbox.bwrap_args(spec, launch)
+    finally:
+        launch.close()
+
+
 def test_the_sandbox_view_leaves_out_what_an_agent_must_not_see():
-    args = Sandbox("namespace", hidden=(str(ROOT / "verifiers"),)).bwrap_args("hostile_agents:GoldReader")
+    args = view(Sandbox("namespace", hidden=(str(ROOT / "verifiers"),)), "hostile_agents:GoldReader")
     bound = [args[i + 1] for i, a in enumerate(args) if a == "--ro-bind"]
     assert str(ROOT / "forge_kernel") in bound
     assert str(ROOT) not in bound and "/" not in bound and "/root" not in bound and "/home" not in bound
-    assert "--cap-drop" in args and "--unshare-pid" in args and "--unshare-net" not in args
+    assert "/etc" not in bound and not any(p.startswith(("/etc/shadow", "/etc/ssh", "/etc/ssl/private")) for p in bound)
+    assert "--cap-drop" in args and "--unshare-pid" in args and "--unshare-net" in args
 
 
 def test_the_sandbox_writes_only_to_scratch_folders_of_bounded_size(tmp_path):
@@ -226,12 +238,12 @@ def test_the_sandbox_writes_only_to_scratch_folders_of_bounded_size(tmp_path):
     (package / "__init__.py").write_text("class Agent: ...\n")
     sys.path.insert(0, str(tmp_path))
     try:
-        args = Sandbox("namespace", hidden=(str(hidden),), memory_mb=256).bwrap_args("mine:Agent")
+        args = view(Sandbox("namespace", hidden=(str(hidden),), memory_mb=256), "mine:Agent")
     finally:
         sys.path.remove(str(tmp_path))
-    mounts = [(args[i - 2: i], args[i + 1]) for i, a in enumerate(args) if a == "--tmpfs"]
-    assert mounts == [(["--size", str(64 * 1024 * 1024)], "/dev/shm"), (["--size", str(64 * 1024 * 1024)], "/tmp"),
-                      ([str(package), str(package)], str(hidden))]
+    mounts = [(args[i - 4: i], args[i + 1]) for i, a in enumerate(args) if a == "--tmpfs"]
+    scratch = ["--size", str(64 * 1024 * 1024), "--perms", "1777"]  # the agent's user may write there, nobody else's
+    assert mounts[:2] == [(scratch, "/dev/shm"), (scratch, "/tmp")] and mounts[2][1] == str(hidden)
     read_only = {args[i + 1] for i, a in enumerate(args) if a == "--remount-ro"}
     assert read_only == {"/dev", str(hidden)}
 
@@ -271,29 +283,91 @@ def probe(tmp_path, monkeypatch, urls: list[str], **spec) -> dict:
     return json.loads(load_trials(out).answer[0])
 
 
+@pytest.fixture(scope="module")
+def other_host():
+    """A host of the network beyond this machine: a network namespace behind a veth pair, serving Hello at
+    198.18.0.2 (a benchmarking range, not this machine's), made with iproute2 as root; the host side is 198.18.0.1.
+    Yields the server's address ``host:port``."""
+    if os.geteuid() != 0 or not shutil.which("ip"):
+        pytest.skip("needs root and iproute2 to make a test host")
+    name, tag = f"forge-test-{os.getpid()}", f"{os.getpid() % 100000}"
+    steps = [["ip", "netns", "add", name],
+             ["ip", "link", "add", f"fh{tag}", "type", "veth", "peer", "name", f"fn{tag}"],
+             ["ip", "link", "set", f"fn{tag}", "netns", name],
+             ["ip", "addr", "add", "198.18.0.1/30", "dev", f"fh{tag}"], ["ip", "link", "set", f"fh{tag}", "up"],
+             ["ip", "-n", name, "addr", "add", "198.18.0.2/30", "dev", f"fn{tag}"],
+             ["ip", "-n", name, "link", "set", f"fn{tag}", "up"], ["ip", "-n", name, "link", "set", "lo", "up"]]
+    server = None
+    try:
+        for step in steps:
+            subprocess.run(step, check=True, capture_output=True)
+        code = ("import http.server, sys; sys.path.insert(0, sys.argv[1]); from test_workers import Hello; "
+                "s = http.server.ThreadingHTTPServer(('198.18.0.2', 0), Hello); print(s.server_port, flush=True); "
+                "s.serve_forever()")
+        server = subprocess.Popen(["ip", "netns", "exec", name, sys.executable, "-c", code, str(ROOT / "tests")],
+                                  stdout=subprocess.PIPE, text=True)
+        yield f"198.18.0.2:{server.stdout.readline().strip()}"
+    finally:
+        if server:
+            server.kill()
+            server.wait()
+        subprocess.run(["ip", "netns", "del", name], capture_output=True)
+
+
 @needs_bwrap
-def test_strict_reaches_only_the_allowed_endpoints(tmp_path, monkeypatch, two_servers):
+def test_the_default_sandbox_reaches_no_service_of_this_machine(tmp_path, monkeypatch, two_servers):
+    """Loopback and this machine's own addresses are out of reach, directly and through the proxy; the proxy says
+    why."""
+    first, second = two_servers
+    urls = [f"http://127.0.0.1:{first}/", f"http://localhost:{second}/", f"via-proxy:http://127.0.0.1:{first}/",
+            f"tunnel:http://127.0.0.1:{second}/"]
+    seen = probe(tmp_path, monkeypatch, urls)
+    assert seen[urls[0]].startswith("unreachable") and seen[urls[1]].startswith("unreachable")
+    assert seen[urls[2]] == f"403 forge: 127.0.0.1:{first}: 127.0.0.1 is a loopback address; name it with " \
+                            "--allow-endpoint to reach it"
+    assert seen[urls[3]].startswith("unreachable (OSError: Tunnel connection failed: 403 Forbidden")
+
+
+@needs_bwrap
+def test_a_service_of_this_machine_is_reached_when_named(tmp_path, monkeypatch, two_servers):
+    """``--allow-endpoint`` names a local model server: reached by its name and address, the other is not."""
     allowed, other = two_servers
     urls = [f"http://127.0.0.1:{allowed}/", f"http://localhost:{allowed}/", f"http://127.0.0.1:{other}/",
-            "http://192.0.2.1/"]
-    seen = probe(tmp_path, monkeypatch, urls, sandbox="strict", endpoints=[f"127.0.0.1:{allowed}"])
+            f"via-proxy:http://127.0.0.1:{other}/"]
+    seen = probe(tmp_path, monkeypatch, urls, endpoints=[f"localhost:{allowed}"])
     assert seen[urls[0]] == seen[urls[1]] == f"hello from {allowed}"
-    assert seen[urls[2]].startswith("unreachable") and seen[urls[3]].startswith("unreachable")
+    assert seen[urls[2]].startswith("unreachable") and seen[urls[3]].startswith("403 ")
 
 
 @needs_bwrap
-def test_the_namespace_sandbox_keeps_the_network(tmp_path, monkeypatch, two_servers):
-    allowed, other = two_servers
-    urls = [f"http://127.0.0.1:{allowed}/", f"http://127.0.0.1:{other}/"]
+def test_the_default_sandbox_reaches_the_network_beyond_this_machine(tmp_path, monkeypatch, other_host):
+    """Plain HTTP through the proxy and a CONNECT tunnel (what HTTPS takes) reach another host; the harness dials it,
+    and the harness's address on that network is refused like any of this machine's."""
+    urls = [f"http://{other_host}/", f"tunnel:http://{other_host}/", "via-proxy:http://198.18.0.1:9/"]
     seen = probe(tmp_path, monkeypatch, urls)
-    assert seen == {urls[0]: f"hello from {allowed}", urls[1]: f"hello from {other}"}
+    port = other_host.split(":")[1]
+    assert seen[urls[0]] == f"hello from {port}" and seen[urls[1]] == f"200 hello from {port}"
+    assert seen[urls[2]] == "403 forge: 198.18.0.1:9: 198.18.0.1 is an address of this machine; name it with " \
+                            "--allow-endpoint to reach it"
 
 
-def test_an_endpoint_outside_strict_mode_is_one_line(tmp_path):
+@needs_bwrap
+def test_strict_reaches_only_the_allowed_endpoints(tmp_path, monkeypatch, two_servers, other_host):
+    allowed, other = two_servers
+    urls = [f"http://127.0.0.1:{allowed}/", f"http://localhost:{allowed}/", f"http://127.0.0.1:{other}/",
+            f"http://{other_host}/", f"tunnel:http://{other_host}/"]
+    seen = probe(tmp_path, monkeypatch, urls, sandbox="strict", endpoints=[f"127.0.0.1:{allowed}"])
+    assert seen[urls[0]] == seen[urls[1]] == f"hello from {allowed}"
+    assert seen[urls[2]].startswith("unreachable")
+    assert seen[urls[3]] == f"403 forge: {other_host} is not an allowed endpoint (--allow-endpoint)"
+    assert seen[urls[4]].startswith("unreachable (OSError: Tunnel connection failed: 403 Forbidden")
+
+
+def test_an_endpoint_in_the_process_mode_is_one_line(tmp_path):
     with pytest.raises(UsageError) as err:
-        asyncio.run(execute(RunSpec(suite=[str(PACKAGE)], agents=["scripted"], trials=1,
+        asyncio.run(execute(RunSpec(suite=[str(PACKAGE)], agents=["scripted"], trials=1, sandbox="process",
                                     endpoints=["127.0.0.1:1"]), tmp_path / "run", progress=False))
-    assert (err.value.file, err.value.field) == ("--sandbox", "namespace")
+    assert (err.value.file, err.value.field) == ("--sandbox", "process")
     assert not (tmp_path / "run").exists()
 
 

@@ -12,10 +12,9 @@ import os
 import signal
 import socket
 import subprocess
-import tempfile
 
 from ._cgroup import AgentCgroups
-from ._egress import hosts_file, serve_harness
+from ._egress import serve_harness
 from ._output import AgentOutput, Allowance
 from ._processes import sandbox_init, sandbox_pid
 from .sandbox import Sandbox
@@ -42,7 +41,6 @@ class ZygoteProcess:
         self.gone = False
         """Its control socket closed: it exited or was killed."""
         self._relay: asyncio.Future | None = None
-        self._hosts: str | None = None
         self._cgroups: AgentCgroups | None = None
         self._output: asyncio.BaseTransport | None = None
         self._allowance = Allowance()
@@ -50,26 +48,38 @@ class ZygoteProcess:
 
     async def start(self) -> dict:
         """Start the sandbox; the zygote's first message (``hello`` or ``fatal``), or WorkerError."""
+        unreadable = self.sandbox.unreadable(self.spec)
+        if unreadable is not None:
+            raise WorkerError(f"{unreadable} cannot be read by the sandbox's user, nobody (forge runs as root): "
+                              "make it readable by others (chmod -R o+rX), or run forge as another user")
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         egress = self._open_egress() if self.sandbox.egress else None
+        launch = self.sandbox.launch()
         fds = [theirs.fileno(), *([egress.fileno()] if egress else [])]
-        command = self.sandbox.command(self.spec, theirs.fileno(), egress and egress.fileno(), self._hosts)
         try:
+            command = self.sandbox.command(self.spec, theirs.fileno(), launch, egress and egress.fileno())
             if limits := self.sandbox.cgroup_limits():
                 try:
                     self._cgroups = AgentCgroups(limits)
                 except OSError as exc:
                     raise WorkerError(f"cannot make its cgroups ({exc.strerror or exc})") from None
                 command = [*self._cgroups.prefix(), *command]
-            self.process = subprocess.Popen(command, pass_fds=fds, env=self.sandbox.environment(),
+            self.process = subprocess.Popen(command, pass_fds=[*fds, *launch.passed], env=self.sandbox.environment(),
                                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                             stderr=subprocess.STDOUT, start_new_session=True)
+            launch.started()
             self._output, _ = await asyncio.get_running_loop().connect_read_pipe(
                 lambda: AgentOutput(self.spec, self._allowance), self.process.stdout)
+            await launch.map_users(START_SECONDS)
+        except (OSError, TimeoutError) as exc:
+            self.close()
+            raise WorkerError(f"cannot make its sandbox ({getattr(exc, 'strerror', None) or exc or 'no answer'})") \
+                from None
         except BaseException:
             self.close()
             raise
         finally:
+            launch.close()
             theirs.close()
             if egress:
                 egress.close()
@@ -82,14 +92,12 @@ class ZygoteProcess:
             raise
 
     def _open_egress(self) -> socket.socket:
-        """The relay's control socket (the sandbox's end is returned) and the sandbox's /etc/hosts."""
+        """The relay's control socket (the sandbox's end is returned), served by the harness."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         ours.setblocking(False)
-        self._relay = asyncio.ensure_future(serve_harness(ours, self.sandbox.endpoints))
+        self._relay = asyncio.ensure_future(serve_harness(ours, self.sandbox.endpoints,
+                                                          self.sandbox.mode == "namespace"))
         self._relay.add_done_callback(lambda _: ours.close())
-        with tempfile.NamedTemporaryFile("w", prefix="forge-hosts-", delete=False) as f:
-            f.write(hosts_file(self.sandbox.endpoints))
-        self._hosts = f.name
         return theirs
 
     async def _reply(self, seconds: float) -> dict:
@@ -171,6 +179,3 @@ class ZygoteProcess:
         if self._cgroups is not None:
             self._cgroups.remove()
             self._cgroups = None
-        if self._hosts is not None:
-            os.unlink(self._hosts)
-            self._hosts = None

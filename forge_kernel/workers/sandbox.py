@@ -1,12 +1,14 @@
 """The sandbox of an untrusted agent's worker processes, and what each mode guarantees.
 
-- ``namespace`` (the default): bubblewrap with new user, pid, ipc and uts namespaces, every capability dropped,
-  a read-only filesystem view that holds the system, the Python installation, forge_kernel and the agent's own
-  module folder, and nothing else (no ``verifiers/``, no task packages, no run folder, no home folder), a fresh
-  ``/tmp`` and ``/dev/shm`` of bounded size (every other folder read-only); the harness's processes are
-  invisible. The network is the machine's (an agent calls its model).
-- ``strict``: ``namespace`` plus a network namespace of its own: no address is reachable but the channel to the
-  harness and the endpoints named with ``--allow-endpoint HOST:PORT`` (relayed by the harness).
+- ``namespace`` (the default): bubblewrap with new user, pid, ipc, uts and network namespaces, every capability
+  dropped, a read-only view that holds the system, a minimal ``/etc`` (``ETC_KEPT`` and ``ETC_WRITTEN``: no
+  ``shadow``, no keys), the Python installation, forge_kernel and the agent's own module folder, and nothing else
+  (no ``verifiers/``, no task packages, no run folder, no home folder), a fresh ``/tmp`` and ``/dev/shm`` of
+  bounded size (every other folder read-only); the harness's processes are invisible. The agent is uid 65534
+  inside, and outside it is the user who runs forge, or nobody where that is root (``_launch``): root-only files
+  stay closed. Its network is the harness's relay (``_egress``): the network beyond this machine through an HTTP
+  proxy, and a service of this machine (a local model server) only where ``--allow-endpoint HOST:PORT`` names it.
+- ``strict``: ``namespace`` with no way out but the endpoints ``--allow-endpoint`` names.
 - ``process``: separate worker processes only, no filesystem or network confinement; used where bubblewrap
   cannot run (forge says so in one line and the manifest records it).
 
@@ -33,10 +35,22 @@ from functools import cache
 from pathlib import Path
 
 from ._cgroup import problem as problem_of
-from ._egress import parse_endpoint
+from ._egress import hosts_file, listen_addresses, parse_endpoint, proxy_environment
+from ._launch import AGENT_UID, Launch
 
 MODES = ("namespace", "strict", "process")
-SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+ETC_KEPT = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "alternatives", "mime.types",
+            "os-release", "ssl/certs", "ssl/openssl.cnf", "ca-certificates", "pki/tls/certs", "pki/tls/openssl.cnf",
+            "pki/ca-trust/extracted")
+"""The machine's ``/etc`` entries an agent's Python and its libraries read (the dynamic loader, the time zone,
+TLS certificates); nothing else of ``/etc`` is in the view: no ``shadow``, no keys, no host names."""
+ETC_WRITTEN = {
+    "passwd": f"root:x:0:0:root:/:/usr/sbin/nologin\nagent:x:{AGENT_UID}:{AGENT_UID}:agent:/tmp:/usr/sbin/nologin\n",
+    "group": f"root:x:0:\nagent:x:{AGENT_UID}:\n",
+    "nsswitch.conf": "passwd: files\ngroup: files\nhosts: files\n",
+}
+"""``/etc`` files of the sandbox that forge writes (``hosts`` too, from the endpoints)."""
 KERNEL_PACKAGE = Path(__file__).resolve().parents[1]
 """forge_kernel itself: the worker runs its client code."""
 MEMORY_MB = 4096
@@ -56,6 +70,8 @@ def bwrap_problem() -> str | None:
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return "bubblewrap (bwrap) is not installed"
+    if os.geteuid() == 0 and shutil.which("setpriv") is None:
+        return "setpriv (util-linux) is not installed, which forge needs to run an agent as nobody when it runs as root"
     probe = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-net", "--ro-bind", "/", "/", "--proc", "/proc",
              "--dev", "/dev", "--size", "1048576", "--tmpfs", "/tmp", "--remount-ro", "/dev", "--cap-drop", "ALL",
              "true"]
@@ -112,7 +128,7 @@ class Sandbox:
     hidden: tuple[str, ...] = ()
     """The run folder, the task packages and the hidden halves (blanked wherever they fall inside the view)."""
     endpoints: tuple[str, ...] = ()
-    """``host:port`` an agent may reach in ``strict`` mode."""
+    """``host:port`` the agent may reach although they are on this machine (``namespace``), or at all (``strict``)."""
     memory_mb: int = MEMORY_MB
     """The most memory one agent process may allocate, and all of them together where ``memory_whole``; each of the
     sandbox's ``/tmp`` and ``/dev/shm`` holds at most a quarter of it."""
@@ -131,51 +147,73 @@ class Sandbox:
 
     @property
     def egress(self) -> bool:
-        """Whether the agent gets a relay to its allowed endpoints (strict mode with endpoints)."""
-        return self.mode == "strict" and bool(self.endpoints)
+        """Whether the agent's connections go through the harness (a network namespace of its own)."""
+        return self.mode != "process"
 
-    def command(self, spec: str, control_fd: int, egress_fd: int | None = None, hosts: str | None = None) -> list[str]:
-        """The command line that starts an agent's zygote in this sandbox; ``hosts`` is the sandbox's /etc/hosts
-        file and ``egress_fd`` the relay's control socket (strict mode with endpoints)."""
+    def launch(self) -> Launch:
+        """What one start of this sandbox hands to bubblewrap besides its arguments."""
+        return Launch(as_root=self.mode != "process" and os.geteuid() == 0)
+
+    def command(self, spec: str, control_fd: int, launch: Launch, egress_fd: int | None = None) -> list[str]:
+        """The command line that starts an agent's zygote in this sandbox; ``egress_fd`` is the relay's control
+        socket."""
         python = [sys.executable, "-m", "forge_kernel.workers.zygote", spec, str(control_fd), str(self.memory_mb)]
         if egress_fd is not None:
             python += [str(egress_fd), ",".join(self.endpoints)]
         if self.mode == "process":
             return [*below_harness(), *python]
-        return [*below_harness(), *self.bwrap_args(spec, hosts), "--", *python]
+        caps = ["net_bind_service"] if any(where and where[1] < 1024 for where in listen_addresses(self.endpoints)) \
+            else []
+        return [*below_harness(), *self.bwrap_args(spec, launch, caps), "--", *launch.become_agent(caps), *python]
 
     def environment(self) -> dict[str, str]:
-        """The zygote's environment: the harness's ``KEPT_ENV``, ``LC_*`` and ``env`` variables, and its module
-        search path (so ``module:attribute`` imports there as it does here; inside a sandbox only the agent's own
-        folder of it is visible)."""
+        """The zygote's environment: the harness's ``KEPT_ENV``, ``LC_*`` and ``env`` variables, its module search
+        path (so ``module:attribute`` imports there as it does here; inside a sandbox only the agent's own folder
+        of it is visible), and in a sandbox the proxy variables of its way out."""
         kept = {k: v for k, v in os.environ.items() if k in KEPT_ENV or k.startswith("LC_") or k in self.env}
-        return {**kept, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))}
+        kept["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
+        return kept | (proxy_environment(self.endpoints) if self.egress else {})
 
-    def bwrap_args(self, spec: str, hosts: str | None = None) -> list[str]:
-        args = [shutil.which("bwrap") or "bwrap", "--unshare-user", "--uid", "65534", "--gid", "65534",
-                "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox",
-                "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
-        if self.mode == "strict":
-            args.append("--unshare-net")
-        if self.egress and any(parse_endpoint(e)[1] < 1024 for e in self.endpoints):
-            args += ["--cap-add", "CAP_NET_BIND_SERVICE"]  # the relay listens at the endpoint's own port
+    def roots(self, spec: str) -> list[Path]:
+        """The folders the view shows besides the system's, each once (none inside another), as real paths."""
+        visible: list[Path] = []
+        found = [*python_roots(), KERNEL_PACKAGE, *agent_locations(spec)]
+        for root in sorted({Path(os.path.realpath(r)) for r in found}, key=lambda p: len(p.parts)):
+            if not any(inside(root, v) for v in visible):
+                visible.append(root)
+        return visible
+
+    def bwrap_args(self, spec: str, launch: Launch, caps: list[str] = ()) -> list[str]:
+        """bubblewrap's options: the namespaces, and a read-only view of the system, a minimal ``/etc``, the
+        Python installation, forge_kernel and the agent's own module, with the hidden paths blanked."""
+        args = [shutil.which("bwrap") or "bwrap", *launch.user_args(), "--unshare-pid", "--unshare-ipc",
+                "--unshare-uts", "--unshare-cgroup-try", "--unshare-net", "--hostname", "sandbox",
+                "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+                *(a for cap in [*caps, *launch.setup_caps()] for a in ("--cap-add", f"CAP_{cap.upper()}"))]
         for path in SYSTEM_PATHS:
             if os.path.islink(path):
                 args += ["--symlink", os.readlink(path), path]
             elif os.path.isdir(path):
                 args += ["--ro-bind", path, path]
-        if hosts:
-            args += ["--ro-bind", hosts, "/etc/hosts"]
+        args += ["--perms", "0755", "--dir", "/etc"]
+        for name in ETC_KEPT:
+            if os.path.exists(f"/etc/{name}"):
+                args += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
+        for name, text in {**ETC_WRITTEN, "hosts": hosts_file(self.endpoints)}.items():
+            args += ["--perms", "0644", "--ro-bind-data", launch.data(text), f"/etc/{name}"]
         scratch = str(self.memory_mb * 1024 * 1024 // 4)
-        args += ["--proc", "/proc", "--dev", "/dev", "--size", scratch, "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
-                 "--size", scratch, "--tmpfs", "/tmp", "--setenv", "HOME", "/tmp", "--chdir", "/tmp"]
-        roots = [*python_roots(), KERNEL_PACKAGE, *agent_locations(spec)]
-        visible: list[Path] = []
-        for root in sorted({Path(os.path.realpath(r)) for r in roots}, key=lambda p: len(p.parts)):
-            if not any(inside(root, v) for v in visible):
-                visible.append(root)
-                args += ["--ro-bind", str(root), str(root)]
-        for root in roots:  # a root reached through a symlink keeps its name
+        args += ["--proc", "/proc", "--dev", "/dev", "--size", scratch, "--perms", "1777", "--tmpfs", "/dev/shm",
+                 "--remount-ro", "/dev", "--size", scratch, "--perms", "1777", "--tmpfs", "/tmp", "--setenv", "HOME",
+                 "/tmp", "--chdir", "/tmp"]
+        visible = self.roots(spec)
+        made = {Path("/"), *map(Path, SYSTEM_PATHS), Path("/etc")}
+        for root in visible:  # its parents, which bubblewrap would make readable by their owner alone
+            for parent in reversed(root.parents):
+                if parent not in made and not any(inside(parent, v) for v in visible):
+                    made.add(parent)
+                    args += ["--perms", "0755", "--dir", str(parent)]
+            args += ["--ro-bind", str(root), str(root)]
+        for root in [*python_roots(), KERNEL_PACKAGE, *agent_locations(spec)]:  # through a symlink: keeps its name
             alias, real = Path(os.path.abspath(root)), os.path.realpath(root)
             if str(alias) != real and not any(inside(alias, v) for v in visible):
                 args += ["--symlink", real, str(alias)]
@@ -183,6 +221,17 @@ class Sandbox:
             if any(inside(hidden, v) for v in visible) and hidden.is_dir():
                 args += ["--tmpfs", str(hidden), "--remount-ro", str(hidden)]
         return args
+
+    def unreadable(self, spec: str) -> Path | None:
+        """A folder of the view that the agent's user cannot read where forge runs as root (it is nobody), or
+        None."""
+        if self.mode == "process" or os.geteuid() != 0:
+            return None
+        for root in self.roots(spec):
+            need = 0o005 if root.is_dir() else 0o004
+            if root.stat().st_mode & need != need:
+                return root
+        return None
 
 
 def choose(requested: str, hidden: tuple[str, ...] = (), endpoints: tuple[str, ...] = (),
@@ -193,8 +242,9 @@ def choose(requested: str, hidden: tuple[str, ...] = (), endpoints: tuple[str, .
         raise ValueError(f"unknown sandbox mode {requested!r} (choose {', '.join(MODES)})")
     for endpoint in endpoints:
         parse_endpoint(endpoint)
-    if endpoints and requested != "strict":
-        raise ValueError("--allow-endpoint applies to --sandbox strict only (the other modes keep the network)")
+    if endpoints and requested == "process":
+        raise ValueError("--allow-endpoint applies to the namespace and strict sandboxes (the process mode keeps "
+                         "the machine's network)")
     problem = None if requested == "process" else bwrap_problem()
     if problem is not None and requested == "strict":
         raise RuntimeError(f"--sandbox strict needs bubblewrap: {problem}")

@@ -67,10 +67,10 @@ def fork_worker(make, fd: int, control: socket.socket) -> int:
 
 
 def start_relay(egress_fd: int, endpoints: str, control: socket.socket) -> None:
-    """Fork the relay to the allowed endpoints (strict mode) before any of the agent's code is imported."""
+    """Fork the relay, the sandbox's way out through the harness, before any of the agent's code is imported."""
     if os.fork() == 0:
         control.close()
-        run_relay(socket.socket(fileno=egress_fd), tuple(endpoints.split(",")))
+        run_relay(socket.socket(fileno=egress_fd), tuple(filter(None, endpoints.split(","))))
         os._exit(0)
     os.close(egress_fd)
 

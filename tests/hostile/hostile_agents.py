@@ -538,17 +538,37 @@ class FailsToImport:
 
 
 class NetProbe:
-    """Fetches each URL in ``PROBE_URLS`` and says what came back."""
+    """Fetches each URL in ``PROBE_URLS`` and says what came back: a plain URL as any client would (the proxy
+    variables honoured), ``via-proxy:URL`` sent to the sandbox's proxy whatever ``NO_PROXY`` says, ``tunnel:URL``
+    through a ``CONNECT`` tunnel of the proxy."""
 
     name, version = "net-probe", "0"
 
     async def run(self, task, session):
+        import http.client
+        import urllib.error
+        import urllib.parse
         import urllib.request
 
         seen = {}
         for url in os.environ.get("PROBE_URLS", "").split():
+            how, _, target = url.partition(":")
+            if how not in ("via-proxy", "tunnel"):
+                how, target = "", url
             try:
-                seen[url] = urllib.request.urlopen(url, timeout=3).read().decode()
+                if not how:
+                    seen[url] = urllib.request.urlopen(target, timeout=3).read().decode()
+                    continue
+                proxy = urllib.parse.urlsplit(os.environ["HTTP_PROXY"])
+                where = urllib.parse.urlsplit(target)
+                conn = http.client.HTTPConnection(proxy.hostname, proxy.port, timeout=3)
+                if how == "tunnel":
+                    conn.set_tunnel(where.hostname, where.port)
+                conn.request("GET", target if how == "via-proxy" else "/")
+                response = conn.getresponse()
+                seen[url] = f"{response.status} {response.read().decode().strip()}"
+            except urllib.error.HTTPError as exc:
+                seen[url] = f"{exc.code} {exc.read().decode().strip()}"
             except Exception as exc:
-                seen[url] = f"unreachable ({type(exc).__name__})"
+                seen[url] = f"unreachable ({type(exc).__name__}: {exc})"[:300]
         return report(**seen)
