@@ -116,6 +116,53 @@ def test_a_changed_trial_in_a_run_store_is_named(release, tmp_path):
     assert "run baseline" not in result.output
 
 
+def store_tables() -> list[str]:
+    """Every table a run store has, from sqlite_master of its schema."""
+    db = sqlite3.connect(":memory:")
+    db.executescript((ROOT / "forge_kernel/store/schema.sql").read_text(encoding="utf-8"))
+    return sorted(name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+
+
+@pytest.mark.parametrize("table", store_tables())
+def test_each_table_of_a_run_store_changed_is_named(release, tmp_path, table):
+    trusted = signed(release, tmp_path)
+    con = sqlite3.connect(release / "runs/candidate/run.sqlite")
+    assert sorted(n for (n,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")) == store_tables()
+    columns = con.execute(f"PRAGMA table_info({table})").fetchall()
+    key = ", ".join(c[1] for c in sorted(columns, key=lambda c: c[5]) if c[5])
+    first = con.execute(f"SELECT {key} FROM {table} ORDER BY {key} LIMIT 1").fetchone()
+    assert first is not None, f"{table} is empty in the fixture"
+    with con:
+        changed = con.execute(f"UPDATE {table} SET {[c[1] for c in columns if not c[5]][-1]} = 'changed' "
+                              f"WHERE ({key}) = ({', '.join('?' * len(first))})", first).rowcount
+    assert changed == 1
+    if table in ("trials", "events", "scores", "verdicts"):
+        trial = con.execute("SELECT task_id || '/' || agent || '/' || trial FROM trials WHERE trial_id = ?",
+                            first[:1]).fetchone()[0]
+        expected = f"run candidate: trial {trial} changed"
+    else:
+        expected = f"run candidate: table {table} changed"
+    con.close()
+    result = verify(release, trusted)
+    assert result.exit_code == 1
+    assert result.output.count(f": {expected}\n") == 2 and result.output.count("FAIL") == 2, result.output
+
+
+def test_a_changed_schema_is_named(release, tmp_path):
+    trusted = signed(release, tmp_path)
+    con = sqlite3.connect(release / "runs/baseline/run.sqlite")
+    with con:
+        con.execute("CREATE INDEX extra ON gradings (kind)")
+    con.close()
+    result = verify(release, trusted)
+    assert result.output.count(": run baseline: its schema changed\n") == 2 and result.output.count("FAIL") == 2
+    con = sqlite3.connect(release / "runs/baseline/run.sqlite")
+    with con:
+        con.execute("CREATE TABLE notes (note TEXT)")
+    con.close()
+    assert result.exit_code == 1 and "run baseline: table notes added" in verify(release, trusted).output
+
+
 def test_a_removed_trial_is_named(release, tmp_path):
     trusted = signed(release, tmp_path)
     con = sqlite3.connect(release / "runs/baseline/run.sqlite")

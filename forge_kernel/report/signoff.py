@@ -2,8 +2,9 @@
 
 A release folder holds ``release.ipynb``, ``release.html`` and ``release.json`` (what it was built from: the
 parameters file and the run stores, by path relative to the folder, and the roles whose approval it needs). The
-manifest lists a digest of each file and, per run store, a digest of its run-wide tables and one per trial, so a
-failed verification names the file or the trial that changed. Signatures live in ``signoff.json`` beside them;
+manifest lists a digest of each file and, per run store, one of its schema, one of each table and one per trial
+(with its events, scores and verdicts), so a failed verification names the file, the table or the trial that
+changed. Signatures live in ``signoff.json`` beside them;
 private keys are read from their file only when signing and never written anywhere else. ``release.html``
 is covered without its sign-off section, which signing rewrites from ``signoff.json`` and verifying checks
 (``signoff_section.py``).
@@ -37,9 +38,8 @@ RECORD = "release.json"
 SIGNOFF = "signoff.json"
 KEY_KIND = "forge-ed25519"
 Decision = Literal["approve", "reject"]
-RUN_TABLES = ("manifest", "packages", "gradings", "snapshots", "package_files")
-"""Run-wide tables of a store; trials, events, scores and verdicts are digested per trial."""
 TRIAL_TABLES = ("events", "scores", "verdicts")
+"""Tables whose rows belong to one trial, digested with it; every other table of a store is digested whole."""
 
 
 def sha256(data: bytes) -> str:
@@ -148,13 +148,14 @@ def release_record(folder: Path) -> dict:
 
 
 def store_digests(run_dir: Path) -> dict:
-    """Digests of a run store: its run-wide tables together, and each trial with its events, scores and verdicts,
-    keyed ``task/agent/trial``. Rows are streamed in key order, so a large store is never held in memory."""
+    """Digests of a run store: its schema (every CREATE statement), each table read from ``sqlite_master`` but the
+    trials' (so a table added later is covered too), and each trial with its events, scores and verdicts, keyed
+    ``task/agent/trial``. Rows are streamed in order, so a large store is never held in memory."""
     with RunStore.open(run_dir, readonly=True) as store:
-        run = hashlib.sha256()
-        for table in RUN_TABLES:
-            for row in store.db.execute(f"SELECT * FROM {table} ORDER BY 1, 2"):
-                run.update(canonical_json([table, *map(blob_text, row)]).encode())
+        schema = [tuple(row) for row in store.db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master "
+                                                         "ORDER BY type, name") if not row[1].startswith("sqlite_")]
+        tables = {name: table_digest(store.db, name) for kind, name, _, _ in schema
+                  if kind == "table" and name not in ("trials", *TRIAL_TABLES)}
         streams = [by_trial(store.db, table) for table in TRIAL_TABLES]
         heads = [next(stream, None) for stream in streams]
         trials = {}
@@ -166,7 +167,17 @@ def store_digests(run_dir: Path) -> dict:
                 found = heads[i] is not None and heads[i][0] == row[0]
                 parts.append(heads[i][1] if found else [])
             trials[f"{row['task_id']}/{row['agent']}/{row['trial']}"] = digest(parts)
-    return {"run": "sha256:" + run.hexdigest(), "trials": trials}
+    return {"schema": digest(schema), "tables": tables, "trials": trials}
+
+
+def table_digest(db: sqlite3.Connection, table: str) -> str:
+    """A digest of a table's rows, ordered by all their columns."""
+    name = '"' + table.replace('"', '""') + '"'
+    columns = len(db.execute(f"SELECT * FROM {name} LIMIT 0").description)
+    h = hashlib.sha256()
+    for row in db.execute(f"SELECT * FROM {name} ORDER BY {', '.join(map(str, range(1, columns + 1)))}"):
+        h.update(canonical_json([*map(blob_text, row)]).encode())
+    return "sha256:" + h.hexdigest()
 
 
 def by_trial(db: sqlite3.Connection, table: str) -> Iterator[tuple[int, list[tuple]]]:
@@ -195,20 +206,25 @@ def manifest(folder: Path) -> dict:
 
 def changes(signed: dict, now: dict) -> list[str]:
     """What differs between a signed manifest and the release as it is, one line each."""
-    found = [f"{name} changed" for name, h in signed["files"].items() if now["files"].get(name) != h]
+    found = list(differences(signed["files"], now["files"]))
     for label, then in signed["runs"].items():
         current = now["runs"].get(label)
         if current is None:
             found.append(f"run {label} missing")
             continue
-        if current["run"] != then["run"]:
-            found.append(f"run {label}: its manifest, packages or gradings changed")
-        for trial, h in then["trials"].items():
-            if current["trials"].get(trial) != h:
-                found.append(f"run {label}: trial {trial} " + ("removed" if trial not in current["trials"]
-                                                               else "changed"))
-        found += [f"run {label}: trial {t} added" for t in current["trials"] if t not in then["trials"]]
+        if current["schema"] != then["schema"]:
+            found.append(f"run {label}: its schema changed")
+        found += [f"run {label}: table {line}" for line in differences(then["tables"], current["tables"])]
+        found += [f"run {label}: trial {line}" for line in differences(then["trials"], current["trials"])]
     return found
+
+
+def differences(then: dict, now: dict) -> Iterator[str]:
+    """``NAME changed``, ``NAME removed`` or ``NAME added`` for each name whose digest differs."""
+    for name, h in then.items():
+        if now.get(name) != h:
+            yield f"{name} {'changed' if name in now else 'removed'}"
+    yield from (f"{name} added" for name in now if name not in then)
 
 
 # --- signing and verifying ------------------------------------------------------------------------------------
