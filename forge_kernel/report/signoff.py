@@ -4,10 +4,15 @@ A release folder holds ``release.ipynb``, ``release.html`` and ``release.json`` 
 parameters file and the run stores, by path relative to the folder, and the roles whose approval it needs). The
 manifest lists a digest of each file and, per run store, one of its schema, one of each table and one per trial
 (with its events, scores and verdicts), so a failed verification names the file, the table or the trial that
-changed. Signatures live in ``signoff.json`` beside them;
-private keys are read from their file only when signing and never written anywhere else. ``release.html``
-is covered without its sign-off section, which signing rewrites from ``signoff.json`` and verifying checks
-(``signoff_section.py``).
+changed. Private keys are read from their file only when signing and never written anywhere else.
+
+Signatures live in ``signoff.json`` beside them as one append-only chain: each statement covers the manifest's
+digest and ``follows``, the digest of the whole entry before it (``null`` for the first), so removing, moving or
+changing one breaks the link of the next. A signature is never taken back by deleting it, only by a later
+withdrawal (``withdraws``: its number) signed by the same reviewer, role and key. A chain cannot show that its
+newest entries were cut off: ``forge signoff`` prints the head (length and last digest) and ``forge verify --head``
+fails when the chain no longer holds it. ``release.html`` is covered without its sign-off section, which signing
+rewrites from ``signoff.json`` and verifying checks (``signoff_section.py``).
 """
 from __future__ import annotations
 
@@ -37,7 +42,7 @@ REPORT_FILES = ("release.ipynb", HTML)
 RECORD = "release.json"
 SIGNOFF = "signoff.json"
 KEY_KIND = "forge-ed25519"
-Decision = Literal["approve", "reject"]
+Decision = Literal["approve", "reject", "withdraw"]
 TRIAL_TABLES = ("events", "scores", "verdicts")
 """Tables whose rows belong to one trial, digested with it; every other table of a store is digested whole."""
 
@@ -239,63 +244,155 @@ def read_signoff(folder: Path) -> dict:
         raise SpecError(path, "(file)", f"not JSON: {exc.msg} at line {exc.lineno}") from None
 
 
-def sign(folder: Path, reviewer: str, role: str, key_file: Path, decision: Decision, comment: str = "") -> dict:
-    """Sign the release as it is now; the signature is appended to ``signoff.json``. Returns the statement."""
+UNCHAINED = "signed before signatures were chained; move it aside and sign the release again"
+
+
+def unchained(signatures: list[dict]) -> bool:
+    return any("follows" not in entry["statement"] for entry in signatures)
+
+
+def link(signatures: list[dict]) -> str | None:
+    """What the next signature follows: the digest of the last entry, or None (the genesis) when there is none."""
+    return digest(signatures[-1]) if signatures else None
+
+
+def intact(signatures: list[dict]) -> list[dict]:
+    """The signatures up to the first one that does not follow the entry before it."""
+    for n, entry in enumerate(signatures):
+        if entry["statement"].get("follows", "unchained") != link(signatures[:n]):
+            return signatures[:n]
+    return signatures
+
+
+def chain_head(signatures: list[dict]) -> str:
+    """The chain's length and the digest of its last entry, as ``forge signoff`` and ``forge verify`` print it."""
+    return f"{len(signatures)} signature{'s' * (len(signatures) != 1)}, head {link(signatures)}"
+
+
+def decision_text(statement: dict) -> str:
+    return statement["decision"] + (f" #{statement['withdraws']}" if "withdraws" in statement else "")
+
+
+def standing(signed: dict[int, dict]) -> dict[int, dict]:
+    """The approvals and rejections among ``signed`` (by number) that no withdrawal among them withdraws."""
+    withdrawn = {entry["statement"].get("withdraws") for entry in signed.values()}
+    return {n: entry for n, entry in signed.items()
+            if entry["statement"]["decision"] != "withdraw" and n not in withdrawn}
+
+
+def withdrawal_refused(signed: dict[int, dict], statement: dict, key: str) -> str | None:
+    """Why a withdrawal cannot follow the signatures ``signed`` (by number), or None: it withdraws an approval or
+    rejection still standing, signed by the same reviewer, in the same role, with the same key."""
+    n = statement["withdraws"]
+    target = standing(signed).get(n)
+    if target is None:
+        return f"withdraws #{n}, which is not an approval or rejection standing before it"
+    was = target["statement"]
+    if (was["reviewer"], was["role"], target["key"]) != (statement["reviewer"], statement["role"], key):
+        return (f"withdraws #{n}, signed by {was['reviewer']} ({was['role']}) with key "
+                f"{PublicKey(was['reviewer'], target['key']).fingerprint}: only that reviewer, role and key withdraw it")
+    return None
+
+
+def sign(folder: Path, reviewer: str, role: str, key_file: Path, decision: Decision, comment: str = "",
+         withdraws: int | None = None) -> dict:
+    """Sign the release as it is now, after the last signature of ``signoff.json``; returns the sign-off as written.
+
+    A withdrawal names the number of the signature it withdraws; its role is that signature's unless given."""
     key = private_key(key_file)
-    covered = manifest(folder)
-    statement = {"manifest": digest(covered), "reviewer": reviewer, "role": role, "decision": decision,
-                 "comment": comment, "time": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-    raw = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    raw = base64.b64encode(key.public_key().public_bytes(serialization.Encoding.Raw,
+                                                         serialization.PublicFormat.Raw)).decode()
     signoff = read_signoff(folder)
+    signatures = signoff["signatures"]
+    if len(intact(signatures)) < len(signatures):
+        raise SpecError(folder / SIGNOFF, "(file)", UNCHAINED if unchained(signatures) else "its chain is broken "
+                        "(forge verify names where); it cannot be signed further")
+    if (decision == "withdraw") != (withdraws is not None):
+        raise SpecError("--withdraws", "(value)", "the number of the signature withdrawn, with --decision withdraw "
+                        "only")
+    if decision == "withdraw":
+        role = role or (signatures[withdraws - 1]["statement"]["role"] if 0 < withdraws <= len(signatures) else "")
+    elif not role:
+        raise SpecError("--role", "(value)", "required to approve or reject")
+    covered = manifest(folder)
+    statement = {"manifest": digest(covered), "follows": link(signatures), "reviewer": reviewer, "role": role,
+                 "decision": decision, "comment": comment,
+                 "time": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    if withdraws is not None:
+        statement["withdraws"] = withdraws
+        refused = withdrawal_refused(dict(enumerate(signatures, 1)), statement, raw)
+        if refused:
+            raise SpecError(folder / SIGNOFF, "--withdraws", refused)
     signoff["manifests"][statement["manifest"]] = covered
-    signoff["signatures"].append({"statement": statement, "key": base64.b64encode(raw).decode(),
-                                  "signature": base64.b64encode(key.sign(canonical_json(statement).encode())).decode()})
+    signatures.append({"statement": statement, "key": raw,
+                       "signature": base64.b64encode(key.sign(canonical_json(statement).encode())).decode()})
     (folder / SIGNOFF).write_text(json.dumps(signoff, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     page = folder / HTML
     page.write_text(with_signoff(page.read_text(encoding="utf-8"), signoff), encoding="utf-8")
-    return statement
+    return signoff
 
 
 @dataclass
 class Verification:
-    """The outcome of ``forge verify``: every problem found, and the approvals that hold."""
+    """The outcome of ``forge verify``: every problem found, the approvals that hold and the head verified."""
 
     problems: list[str]
     approvals: list[str]
+    head: str
 
     @property
     def ok(self) -> bool:
         return not self.problems
 
 
-def verify(folder: Path, trusted: list[PublicKey]) -> Verification:
-    """Every signature valid, by a trusted key of its reviewer, over the release as it is; no rejection; every role
-    the release needs approved."""
+def verify(folder: Path, trusted: list[PublicKey], head: str | None = None) -> Verification:
+    """Every signature valid, by a trusted key of its reviewer, over the release as it is and following the entry
+    before it; no rejection standing; every role the release needs approved; ``head``, when given, in the chain."""
     signoff, now = read_signoff(folder), manifest(folder)
-    problems, approvals, approved_roles = [], [], set()
+    signatures = signoff["signatures"]
+    if unchained(signatures):
+        return Verification([f"{SIGNOFF}: {UNCHAINED}"], [], "unchained")
+    chain, problems, signed = intact(signatures), [], {}
     if not shows((folder / HTML).read_text(encoding="utf-8", errors="replace"), signoff):
         problems.append(f"{HTML}: its sign-off section does not show the signatures in {SIGNOFF}")
-    if not signoff["signatures"]:
+    if not signatures:
         problems.append("not signed")
-    for entry in signoff["signatures"]:
-        statement = entry["statement"]
-        who = f"{statement['reviewer']} ({statement['role']}, {statement['decision']} at {statement['time']})"
+    if len(chain) < len(signatures):
+        problems.append(f"{who(len(chain) + 1, signatures[len(chain)])}: follows a signature that is missing, moved "
+                        "or changed")
+    if head is not None and head not in map(digest, chain):
+        problems.append(f"--head {head}: not in the chain; a signature was removed or replaced since it was pinned")
+    for n, entry in enumerate(chain, 1):
+        statement, line = entry["statement"], who(n, entry)
         key = PublicKey(statement["reviewer"], entry["key"])
         if not key.verifies(entry["signature"], canonical_json(statement).encode()):
-            problems.append(f"{who}: the signature does not match its statement")
+            problems.append(f"{line}: the signature does not match its statement")
             continue
         if key not in trusted:
-            problems.append(f"{who}: key {key.fingerprint} is not a trusted key of {statement['reviewer']}")
+            problems.append(f"{line}: key {key.fingerprint} is not a trusted key of {statement['reviewer']}")
             continue
         covered = signoff["manifests"].get(statement["manifest"])
         if covered is None or digest(covered) != statement["manifest"]:
-            problems.append(f"{who}: the signed manifest in {SIGNOFF} was altered")
+            problems.append(f"{line}: the signed manifest in {SIGNOFF} was altered")
             continue
-        problems += [f"{who}: {change}" for change in changes(covered, now)]
+        problems += [f"{line}: {change}" for change in changes(covered, now)]
+        refused = statement["decision"] == "withdraw" and withdrawal_refused(signed, statement, entry["key"])
+        if refused:
+            problems.append(f"{line}: {refused}")
+            continue
+        signed[n] = entry
+    approvals, approved_roles = [], set()
+    for n, entry in standing(signed).items():
+        statement = entry["statement"]
         if statement["decision"] == "reject":
-            problems.append(f"{who}: rejected{': ' + statement['comment'] if statement['comment'] else ''}")
+            problems.append(f"{who(n, entry)}: rejected{': ' + statement['comment'] if statement['comment'] else ''}")
         else:
-            approvals.append(who)
+            approvals.append(who(n, entry))
             approved_roles.add(statement["role"])
     problems += [f"no approval in the role {role}" for role in release_record(folder)["roles"] if role not in approved_roles]
-    return Verification(problems, approvals)
+    return Verification(problems, approvals, chain_head(chain))
+
+
+def who(n: int, entry: dict) -> str:
+    statement = entry["statement"]
+    return f"#{n} {statement['reviewer']} ({statement['role']}, {decision_text(statement)} at {statement['time']})"
