@@ -386,3 +386,36 @@ def test_a_sign_off_from_before_the_chain_does_not_verify_and_is_not_signed_furt
     result = forge("signoff", release, "--reviewer", "wen", "--role", "clinician", "--key", tmp_path / "wen.key",
                    "--decision", "approve")
     assert result.exit_code == 2 and "signoff.json: (file): signed before signatures were chained" in result.output
+
+
+def test_one_reviewer_by_name_or_key_approves_in_one_role(release, tmp_path):
+    trusted = keys(tmp_path, "wen", "ada")
+    assert forge("keygen", "--reviewer", "wen", "--out", tmp_path / "wen2.key").exit_code == 0
+    shutil.copy(tmp_path / "wen2.key.pub", trusted / "wen2.pub")
+    sign(release, tmp_path, "wen", "clinician")
+    for name, key, who in (("wen", "wen", "wen"), ("wendy", "wen", "wen / wendy"), ("wen", "wen2", "wen")):
+        result = forge("signoff", release, "--reviewer", name, "--role", "engineer", "--key", tmp_path / f"{key}.key",
+                       "--decision", "approve")
+        assert result.exit_code == 2 and result.output.strip() == (
+            f"{release}/release.json: several_roles_per_reviewer: {who} approves as clinician and engineer: one "
+            "reviewer (a name, or a key under any name) approves in one role unless the release's parameters set "
+            "several_roles_per_reviewer")
+    signoff = signatures(release)  # wen's key approving as engineer under another name, without forge signoff
+    signoff["signatures"].append(entry(tmp_path / "wen.key", {
+        **signoff["signatures"][0]["statement"], "reviewer": "wendy", "role": "engineer",
+        "follows": link(signoff["signatures"])}))
+    rewrite(release, signoff)
+    (trusted / "wendy.pub").write_text((trusted / "wen.pub").read_text().replace(" wen", " wendy"))
+    result = verify(release, trusted)
+    assert result.exit_code == 1 and fails(result) == [
+        "FAIL  wen / wendy approves as clinician and engineer: one reviewer (a name, or a key under any name) approves "
+        "in one role unless the release's parameters set several_roles_per_reviewer"]
+
+
+def test_a_release_may_let_one_reviewer_approve_in_several_roles(release, tmp_path):
+    record = json.loads((release / "release.json").read_text())
+    (release / "release.json").write_text(json.dumps({**record, "several_roles_per_reviewer": True}))
+    trusted = keys(tmp_path, "wen")
+    sign(release, tmp_path, "wen", "clinician")
+    sign(release, tmp_path, "wen", "engineer")
+    assert verify(release, trusted).exit_code == 0

@@ -41,6 +41,8 @@ HTML = "release.html"
 REPORT_FILES = ("release.ipynb", HTML)
 RECORD = "release.json"
 SIGNOFF = "signoff.json"
+SEVERAL_ROLES = "several_roles_per_reviewer"
+"""The field of ``release.json`` (from the release's parameters) that lets one reviewer approve in several roles."""
 KEY_KIND = "forge-ed25519"
 Decision = Literal["approve", "reject", "withdraw"]
 TRIAL_TABLES = ("events", "scores", "verdicts")
@@ -138,7 +140,8 @@ def trusted_keys(path: Path) -> list[PublicKey]:
 # --- what a release rests on -------------------------------------------------------------------------------------
 
 def release_record(folder: Path) -> dict:
-    """``release.json`` of a release folder: ``{parameters, runs: {label: path}, roles: [...]}``."""
+    """``release.json`` of a release folder: ``{parameters, runs: {label: path}, roles: [...]}`` and, when one reviewer
+    may approve in several roles, ``several_roles_per_reviewer: true``."""
     path = folder / RECORD
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
@@ -289,9 +292,38 @@ def withdrawal_refused(signed: dict[int, dict], statement: dict, key: str) -> st
         return f"withdraws #{n}, which is not an approval or rejection standing before it"
     was = target["statement"]
     if (was["reviewer"], was["role"], target["key"]) != (statement["reviewer"], statement["role"], key):
-        return (f"withdraws #{n}, signed by {was['reviewer']} ({was['role']}) with key "
-                f"{PublicKey(was['reviewer'], target['key']).fingerprint}: only that reviewer, role and key withdraw it")
+        fingerprint = PublicKey(was["reviewer"], target["key"]).fingerprint
+        return (f"withdraws #{n}, signed by {was['reviewer']} ({was['role']}) with key {fingerprint}: only that "
+                "reviewer, role and key withdraw it")
     return None
+
+
+def several_roles(approvals: list[dict]) -> list[tuple[set, str]]:
+    """Each reviewer who approves in more than one role among ``approvals`` (entries): their names and keys, and the
+    problem. A name and every key it signed with are one reviewer, so are two names signing with one key."""
+    people: list[tuple[set, set]] = []
+    for entry in approvals:
+        ids = {("name", entry["statement"]["reviewer"]), ("key", entry["key"])}
+        joined = [p for p in people if p[0] & ids]
+        people = [p for p in people if not p[0] & ids] + [
+            (ids.union(*(p[0] for p in joined)), {entry["statement"]["role"]}.union(*(p[1] for p in joined)))]
+    return [(ids, f"{' / '.join(sorted(name for kind, name in ids if kind == 'name'))} approves as "
+                  f"{' and '.join(sorted(roles))}: one reviewer (a name, or a key under any name) approves in one "
+                  f"role unless the release's parameters set {SEVERAL_ROLES}")
+            for ids, roles in people if len(roles) > 1]
+
+
+def refuse(folder: Path, signatures: list[dict], statement: dict, key: str) -> None:
+    """A SpecError when ``statement``, by ``key``, may not follow ``signatures``: a withdrawal of what it cannot
+    withdraw, or an approval in a second role by one reviewer where the release allows one."""
+    signed = dict(enumerate(signatures, 1))
+    if statement["decision"] == "withdraw" and (refused := withdrawal_refused(signed, statement, key)):
+        raise SpecError(folder / SIGNOFF, "--withdraws", refused)
+    if statement["decision"] == "approve" and release_record(folder).get(SEVERAL_ROLES) is not True:
+        approvals = [e for e in standing(signed).values() if e["statement"]["decision"] == "approve"]
+        for ids, problem in several_roles([*approvals, {"statement": statement, "key": key}]):
+            if ("key", key) in ids:
+                raise SpecError(folder / RECORD, SEVERAL_ROLES, problem)
 
 
 def sign(folder: Path, reviewer: str, role: str, key_file: Path, decision: Decision, comment: str = "",
@@ -320,9 +352,7 @@ def sign(folder: Path, reviewer: str, role: str, key_file: Path, decision: Decis
                  "time": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     if withdraws is not None:
         statement["withdraws"] = withdraws
-        refused = withdrawal_refused(dict(enumerate(signatures, 1)), statement, raw)
-        if refused:
-            raise SpecError(folder / SIGNOFF, "--withdraws", refused)
+    refuse(folder, signatures, statement, raw)
     signoff["manifests"][statement["manifest"]] = covered
     signatures.append({"statement": statement, "key": raw,
                        "signature": base64.b64encode(key.sign(canonical_json(statement).encode())).decode()})
@@ -381,16 +411,19 @@ def verify(folder: Path, trusted: list[PublicKey], head: str | None = None) -> V
             problems.append(f"{line}: {refused}")
             continue
         signed[n] = entry
-    approvals, approved_roles = [], set()
+    approvals = {}
     for n, entry in standing(signed).items():
         statement = entry["statement"]
-        if statement["decision"] == "reject":
+        if statement["decision"] == "approve":
+            approvals[n] = entry
+        elif statement["decision"] == "reject":
             problems.append(f"{who(n, entry)}: rejected{': ' + statement['comment'] if statement['comment'] else ''}")
-        else:
-            approvals.append(who(n, entry))
-            approved_roles.add(statement["role"])
-    problems += [f"no approval in the role {role}" for role in release_record(folder)["roles"] if role not in approved_roles]
-    return Verification(problems, approvals, chain_head(chain))
+    record = release_record(folder)
+    if record.get(SEVERAL_ROLES) is not True:
+        problems += [problem for _, problem in several_roles(list(approvals.values()))]
+    approved_roles = {entry["statement"]["role"] for entry in approvals.values()}
+    problems += [f"no approval in the role {role}" for role in record["roles"] if role not in approved_roles]
+    return Verification(problems, [who(n, entry) for n, entry in approvals.items()], chain_head(chain))
 
 
 def who(n: int, entry: dict) -> str:
