@@ -419,3 +419,22 @@ def test_a_release_may_let_one_reviewer_approve_in_several_roles(release, tmp_pa
     sign(release, tmp_path, "wen", "clinician")
     sign(release, tmp_path, "wen", "engineer")
     assert verify(release, trusted).exit_code == 0
+
+
+def test_names_roles_and_comments_from_signoff_json_are_printed_and_shown_inert(release, tmp_path):
+    odd = "\x1b]0;x\x07"
+    trusted = keys(tmp_path, "ada")
+    assert forge("keygen", "--reviewer", f"wen{odd}", "--out", tmp_path / "wen.key").exit_code == 0
+    shutil.copy(tmp_path / "wen.key.pub", trusted / "wen.pub")
+    results = [forge("signoff", release, "--reviewer", f"wen{odd}", "--role", f"clinician{odd}", "--key",
+                     tmp_path / "wen.key", "--decision", "reject", "--comment", f"<script>alert(1)</script>{odd}"),
+               withdraw(release, tmp_path, "ada", 1), verify(release, trusted)]
+    assert [r.exit_code for r in results] == [0, 2, 1]
+    for result in results:
+        assert "\x1b" not in result.output and "\x07" not in result.output
+        assert "wen\\x1b]0;x\\x07 (clinician\\x1b]0;x\\x07" in result.output
+    assert "rejected: <script>alert(1)</script>\\x1b]0;x\\x07\n" in results[2].output
+    page = (release / "release.html").read_text(encoding="utf-8")
+    region = page[page.index("<!--forge:signoff-->"):]
+    assert "<script>" not in region and "\x1b" not in page
+    assert "<td>&lt;script&gt;alert(1)&lt;/script&gt;\\x1b]0;x\\x07</td>" in region

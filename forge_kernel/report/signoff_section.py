@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from ..spec import printable
 from ._html import Markup, Section, para, table
 
 START, END = "<!--forge:signoff-->", "<!--/forge:signoff-->"
@@ -25,10 +26,11 @@ def render(signoff: dict) -> str:
     rows, colours = [], []
     for n, s in enumerate(signatures, 1):
         statement = s["statement"]
-        rows.append([n, statement["reviewer"], statement["role"],
-                     decision_text(statement) + (f" (withdrawn by #{withdrawn[n]})" if n in withdrawn else ""),
-                     statement["time"], statement["comment"], PublicKey(statement["reviewer"], s["key"]).fingerprint,
-                     statement["manifest"][:19]])
+        rows.append([printable(cell) for cell in (  # anyone with the folder can write these; escaped by table
+            n, statement["reviewer"], statement["role"],
+            decision_text(statement) + (f" (withdrawn by #{withdrawn[n]})" if n in withdrawn else ""),
+            statement["time"], statement["comment"], PublicKey(statement["reviewer"], s["key"]).fingerprint,
+            statement["manifest"][:19])])
         colours.append(None if n in withdrawn else {"approve": "green", "reject": "red"}.get(statement["decision"],
                                                                                              "amber"))
     body = table(["#", "reviewer", "role", "decision", "time (UTC)", "comment", "key", "manifest"], rows, colours) \
