@@ -16,6 +16,7 @@ from cryptography.hazmat.primitives import serialization
 
 from forge_kernel.cli import main
 from forge_kernel.engine import RunSpec, execute
+from forge_kernel.report._approved import approved_releases, last_approved
 from forge_kernel.report.signoff import link, private_key
 from forge_kernel.report.signoff_section import render, with_signoff
 from forge_kernel.spec import canonical_json
@@ -35,7 +36,7 @@ def built_release(tmp_path_factory) -> Path:
     (folder / "release.html").write_text(f"<html>report{render({'signatures': []})}</html>", encoding="utf-8")
     (folder / "r1.yaml").write_text("release: r1\n", encoding="utf-8")
     record = {"parameters": "r1.yaml", "runs": {"baseline": "runs/baseline", "candidate": "runs/candidate"},
-              "roles": ["clinician", "engineer"]}
+              "agents": {"baseline": "baseline-v1", "candidate": "candidate-v2"}, "roles": ["clinician", "engineer"]}
     (folder / "release.json").write_text(json.dumps(record), encoding="utf-8")
     return folder
 
@@ -106,6 +107,15 @@ def signed(release, tmp_path) -> Path:
     sign(release, tmp_path, "wen", "clinician")
     sign(release, tmp_path, "ada", "engineer")
     return trusted
+
+
+def unchain(release, tmp_path):
+    """Sign-off as it was before the chain: each statement re-signed by its reviewer's key without ``follows``."""
+    signoff = signatures(release)
+    signoff["signatures"] = [entry(tmp_path / f"{e['statement']['reviewer']}.key",
+                                   {k: v for k, v in e["statement"].items() if k != "follows"})
+                             for e in signoff["signatures"]]
+    rewrite(release, signoff)
 
 
 def test_keygen_writes_a_private_key_for_its_owner_alone_and_never_overwrites(tmp_path):
@@ -374,11 +384,7 @@ def test_a_withdrawn_approval_no_longer_counts(release, tmp_path):
 
 def test_a_sign_off_from_before_the_chain_does_not_verify_and_is_not_signed_further(release, tmp_path):
     trusted = signed(release, tmp_path)
-    signoff = signatures(release)
-    signoff["signatures"] = [entry(tmp_path / f"{e['statement']['reviewer']}.key",
-                                   {k: v for k, v in e["statement"].items() if k != "follows"})
-                             for e in signoff["signatures"]]
-    rewrite(release, signoff)
+    unchain(release, tmp_path)
     result = verify(release, trusted)
     assert result.exit_code == 1
     assert fails(result) == ["FAIL  signoff.json: signed before signatures were chained; move it aside and sign the "
@@ -438,3 +444,21 @@ def test_names_roles_and_comments_from_signoff_json_are_printed_and_shown_inert(
     region = page[page.index("<!--forge:signoff-->"):]
     assert "<script>" not in region and "\x1b" not in page
     assert "<td>&lt;script&gt;alert(1)&lt;/script&gt;\\x1b]0;x\\x07</td>" in region
+
+
+def test_last_approved_skips_a_standing_rejection_a_broken_chain_and_an_unchained_sign_off(release, built_release,
+                                                                                           tmp_path):
+    trusted = signed(release, tmp_path)
+    keys(tmp_path, "eve")
+    for name in ("r2", "r3", "r4"):  # signed after r1: each would be the newer baseline if it verified
+        shutil.copytree(built_release, tmp_path / name)
+        sign(tmp_path / name, tmp_path, "wen", "clinician")
+        if name != "r4":
+            sign(tmp_path / name, tmp_path, "eve", "clinician", decision="reject")
+        sign(tmp_path / name, tmp_path, "ada", "engineer")
+    signoff = signatures(tmp_path / "r3")
+    del signoff["signatures"][1]  # the rejection, removed
+    rewrite(tmp_path / "r3", signoff)
+    unchain(tmp_path / "r4", tmp_path)
+    assert [a.folder.name for a in approved_releases(tmp_path, trusted)] == ["r1"]
+    assert last_approved(tmp_path, trusted, tmp_path / "r5.yaml", "r5").folder == release
