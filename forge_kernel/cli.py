@@ -11,6 +11,7 @@ import click
 
 from .release_cli import keygen, release, signoff, verify_release
 from .spec.errors import ForgeError, SpecError
+from .spec.printable import printable
 
 if TYPE_CHECKING:
     from .store import Run
@@ -27,7 +28,7 @@ def user_errors():
         click.echo(usage_line(exc), err=True)
         sys.exit(2)
     except ForgeError as exc:
-        click.echo(str(exc), err=True)
+        click.echo(printable(str(exc)), err=True)  # it may quote a file's text: a reviewer's name, a package's field
         sys.exit(2)
 
 

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from .spec import printable
+
 RELEASE = click.Path(exists=True, file_okay=False, path_type=Path)
 
 
@@ -41,16 +43,22 @@ def keygen(reviewer, out) -> None:
 @click.command()
 @click.argument("release", type=RELEASE)
 @click.option("--reviewer", required=True)
-@click.option("--role", required=True, help="The role you sign in, e.g. clinician or engineer.")
+@click.option("--role", default="", help="The role you sign in, e.g. clinician or engineer (a withdrawal: that of the "
+              "signature withdrawn).")
 @click.option("--key", "key_file", required=True, type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--decision", required=True, type=click.Choice(["approve", "reject"]))
+@click.option("--decision", required=True, type=click.Choice(["approve", "reject", "withdraw"]))
+@click.option("--withdraws", type=int, help="With --decision withdraw: the number (#) of your signature to withdraw.")
 @click.option("--comment", default="")
-def signoff(release, reviewer, role, key_file, decision, comment) -> None:
-    """Sign a release folder: its notebook, HTML, parameters and every trial of its run stores."""
-    from .report.signoff import SIGNOFF, sign
+def signoff(release, reviewer, role, key_file, decision, withdraws, comment) -> None:
+    """Sign a release folder: its notebook, HTML, parameters and every trial of its run stores, after the signatures
+    before it."""
+    from .report.signoff import SIGNOFF, chain_head, decision_text, sign
 
-    statement = sign(release, reviewer, role, key_file, decision, comment)
-    click.echo(f"{reviewer} ({role}) signed {decision} at {statement['time']}: {release / SIGNOFF}")
+    signatures = sign(release, reviewer, role, key_file, decision, comment, withdraws)["signatures"]
+    statement = signatures[-1]["statement"]
+    click.echo(printable(f"{reviewer} ({statement['role']}) signed {decision_text(statement)} at {statement['time']}: "
+                         f"{release / SIGNOFF}"))
+    click.echo(f"chain: {chain_head(signatures)} (keep the head: forge verify --head HEAD fails once it is removed)")
 
 
 @click.command(name="verify")
@@ -58,15 +66,18 @@ def signoff(release, reviewer, role, key_file, decision, comment) -> None:
 @click.option("--trusted", "trusted", type=click.Path(exists=True, path_type=Path),
               help="Reviewers' public keys: a file of key lines or a folder of .pub files. Without it no key is "
                    "trusted.")
-def verify_release(release, trusted) -> None:
-    """Exit 0 only when every signature is valid, by a trusted key, nothing it covers has changed, nobody rejected
-    and every role the release needs approved; else 1, naming each problem."""
+@click.option("--head", default=None, help="The chain's head as forge signoff printed it: fail unless the chain "
+              "still holds that signature.")
+def verify_release(release, trusted, head) -> None:
+    """Exit 0 only when every signature is valid, by a trusted key, follows the one before it, nothing it covers has
+    changed, no rejection stands and every role the release needs is approved; else 1, naming each problem."""
     from .report.signoff import trusted_keys, verify
 
-    outcome = verify(release, trusted_keys(trusted) if trusted else [])
+    outcome = verify(release, trusted_keys(trusted) if trusted else [], head)
     for line in outcome.problems:
-        click.echo(f"FAIL  {line}")
+        click.echo(printable(f"FAIL  {line}"))
     for line in outcome.approvals:
-        click.echo(f"ok    approved by {line}")
-    click.echo(f"{release}: {'verified' if outcome.ok else 'NOT verified'}")
+        click.echo(printable(f"ok    approved by {line}"))
+    click.echo(f"chain: {outcome.head}")
+    click.echo(printable(f"{release}: {'verified' if outcome.ok else 'NOT verified'}"))
     sys.exit(0 if outcome.ok else 1)

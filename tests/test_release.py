@@ -273,4 +273,5 @@ def test_the_default_baseline_is_the_last_approved_release(release, tmp_path):
     assert v["highlights"]["regressions"] == ["TP-CONFLICT-v1"] and v["players"][0]["kind"] == "regression"
     record = json.loads((release.parent / "r2/release.json").read_text())
     assert record["runs"]["baseline"] == "../r1/runs/candidate" and record["agents"]["baseline"] == "candidate-v2"
+    assert record["several_roles_per_reviewer"] is False
     assert result.exit_code == 1  # a regression on the last approved release blocks

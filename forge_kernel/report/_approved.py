@@ -19,8 +19,9 @@ class Approved:
 
 
 def approved_releases(releases: Path, keys: Path) -> list[Approved]:
-    """Every release folder under ``releases`` whose sign-off verifies with ``keys`` (forge verify's rules), oldest
-    approval first."""
+    """Every release folder under ``releases`` whose sign-off verifies with ``keys`` by forge verify's rules (the whole
+    chain, no rejection standing, every role approved; a sign-off from before the chain never does), oldest approval
+    first."""
     trusted = trusted_keys(keys) if keys.exists() else []
     found = []
     for folder in sorted(p for p in releases.iterdir() if (p / RECORD).is_file() and (p / SIGNOFF).is_file()):

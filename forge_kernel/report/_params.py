@@ -36,6 +36,9 @@ class ReleaseParameters(BaseModel):
     """The gate policy (YAML); the bundled default when omitted. Declared before the candidate's run."""
     roles: list[str] = Field(default_factory=lambda: ["clinician", "engineer"])
     """Roles whose approval the release needs (``forge verify``)."""
+    several_roles_per_reviewer: bool = False
+    """Whether one reviewer may approve in more than one of ``roles``; by default each role needs another person (a
+    name, and every key it signed with, is one reviewer)."""
     triage: str | None = None
     """Reviewers' triage decisions (YAML) applied to the failure ledger."""
     trusted_keys: str = "trusted"

@@ -104,6 +104,7 @@ def build_release(parameters: Path, progress: bool = True, say: Callable[[str], 
     html = export_html(notebook, folder / HTML, {"signatures": []})
     record = {"parameters": here(parameters), "runs": {s.label: here(s.run) for s in plan},
               "agents": {s.label: s.agent for s in plan}, "roles": params.roles,
+              "several_roles_per_reviewer": params.several_roles_per_reviewer,
               "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     (folder / RECORD).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     values = recorded(json.loads(notebook.read_text(encoding="utf-8")))

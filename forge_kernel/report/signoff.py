@@ -2,11 +2,17 @@
 
 A release folder holds ``release.ipynb``, ``release.html`` and ``release.json`` (what it was built from: the
 parameters file and the run stores, by path relative to the folder, and the roles whose approval it needs). The
-manifest lists a digest of each file and, per run store, a digest of its run-wide tables and one per trial, so a
-failed verification names the file or the trial that changed. Signatures live in ``signoff.json`` beside them;
-private keys are read from their file only when signing and never written anywhere else. ``release.html``
-is covered without its sign-off section, which signing rewrites from ``signoff.json`` and verifying checks
-(``signoff_section.py``).
+manifest lists a digest of each file and, per run store, one of its schema, one of each table and one per trial
+(with its events, scores and verdicts), so a failed verification names the file, the table or the trial that
+changed. Private keys are read from their file only when signing and never written anywhere else.
+
+Signatures live in ``signoff.json`` beside them as one append-only chain: each statement covers the manifest's
+digest and ``follows``, the digest of the whole entry before it (``null`` for the first), so removing, moving or
+changing one breaks the link of the next. A signature is never taken back by deleting it, only by a later
+withdrawal (``withdraws``: its number) signed by the same reviewer, role and key. A chain cannot show that its
+newest entries were cut off: ``forge signoff`` prints the head (length and last digest) and ``forge verify --head``
+fails when the chain no longer holds it. ``release.html`` is covered without its sign-off section, which signing
+rewrites from ``signoff.json`` and verifying checks (``signoff_section.py``).
 """
 from __future__ import annotations
 
@@ -35,11 +41,12 @@ HTML = "release.html"
 REPORT_FILES = ("release.ipynb", HTML)
 RECORD = "release.json"
 SIGNOFF = "signoff.json"
+SEVERAL_ROLES = "several_roles_per_reviewer"
+"""The field of ``release.json`` (from the release's parameters) that lets one reviewer approve in several roles."""
 KEY_KIND = "forge-ed25519"
-Decision = Literal["approve", "reject"]
-RUN_TABLES = ("manifest", "packages", "gradings", "snapshots", "package_files")
-"""Run-wide tables of a store; trials, events, scores and verdicts are digested per trial."""
+Decision = Literal["approve", "reject", "withdraw"]
 TRIAL_TABLES = ("events", "scores", "verdicts")
+"""Tables whose rows belong to one trial, digested with it; every other table of a store is digested whole."""
 
 
 def sha256(data: bytes) -> str:
@@ -133,7 +140,8 @@ def trusted_keys(path: Path) -> list[PublicKey]:
 # --- what a release rests on -------------------------------------------------------------------------------------
 
 def release_record(folder: Path) -> dict:
-    """``release.json`` of a release folder: ``{parameters, runs: {label: path}, roles: [...]}``."""
+    """``release.json`` of a release folder: ``{parameters, runs: {label: path}, roles: [...]}`` and, when one reviewer
+    may approve in several roles, ``several_roles_per_reviewer: true``."""
     path = folder / RECORD
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
@@ -148,13 +156,14 @@ def release_record(folder: Path) -> dict:
 
 
 def store_digests(run_dir: Path) -> dict:
-    """Digests of a run store: its run-wide tables together, and each trial with its events, scores and verdicts,
-    keyed ``task/agent/trial``. Rows are streamed in key order, so a large store is never held in memory."""
+    """Digests of a run store: its schema (every CREATE statement), each table read from ``sqlite_master`` but the
+    trials' (so a table added later is covered too), and each trial with its events, scores and verdicts, keyed
+    ``task/agent/trial``. Rows are streamed in order, so a large store is never held in memory."""
     with RunStore.open(run_dir, readonly=True) as store:
-        run = hashlib.sha256()
-        for table in RUN_TABLES:
-            for row in store.db.execute(f"SELECT * FROM {table} ORDER BY 1, 2"):
-                run.update(canonical_json([table, *map(blob_text, row)]).encode())
+        schema = [tuple(row) for row in store.db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master "
+                                                         "ORDER BY type, name") if not row[1].startswith("sqlite_")]
+        tables = {name: table_digest(store.db, name) for kind, name, _, _ in schema
+                  if kind == "table" and name not in ("trials", *TRIAL_TABLES)}
         streams = [by_trial(store.db, table) for table in TRIAL_TABLES]
         heads = [next(stream, None) for stream in streams]
         trials = {}
@@ -166,7 +175,17 @@ def store_digests(run_dir: Path) -> dict:
                 found = heads[i] is not None and heads[i][0] == row[0]
                 parts.append(heads[i][1] if found else [])
             trials[f"{row['task_id']}/{row['agent']}/{row['trial']}"] = digest(parts)
-    return {"run": "sha256:" + run.hexdigest(), "trials": trials}
+    return {"schema": digest(schema), "tables": tables, "trials": trials}
+
+
+def table_digest(db: sqlite3.Connection, table: str) -> str:
+    """A digest of a table's rows, ordered by all their columns."""
+    name = '"' + table.replace('"', '""') + '"'
+    columns = len(db.execute(f"SELECT * FROM {name} LIMIT 0").description)
+    h = hashlib.sha256()
+    for row in db.execute(f"SELECT * FROM {name} ORDER BY {', '.join(map(str, range(1, columns + 1)))}"):
+        h.update(canonical_json([*map(blob_text, row)]).encode())
+    return "sha256:" + h.hexdigest()
 
 
 def by_trial(db: sqlite3.Connection, table: str) -> Iterator[tuple[int, list[tuple]]]:
@@ -195,20 +214,25 @@ def manifest(folder: Path) -> dict:
 
 def changes(signed: dict, now: dict) -> list[str]:
     """What differs between a signed manifest and the release as it is, one line each."""
-    found = [f"{name} changed" for name, h in signed["files"].items() if now["files"].get(name) != h]
+    found = list(differences(signed["files"], now["files"]))
     for label, then in signed["runs"].items():
         current = now["runs"].get(label)
         if current is None:
             found.append(f"run {label} missing")
             continue
-        if current["run"] != then["run"]:
-            found.append(f"run {label}: its manifest, packages or gradings changed")
-        for trial, h in then["trials"].items():
-            if current["trials"].get(trial) != h:
-                found.append(f"run {label}: trial {trial} " + ("removed" if trial not in current["trials"]
-                                                               else "changed"))
-        found += [f"run {label}: trial {t} added" for t in current["trials"] if t not in then["trials"]]
+        if current["schema"] != then["schema"]:
+            found.append(f"run {label}: its schema changed")
+        found += [f"run {label}: table {line}" for line in differences(then["tables"], current["tables"])]
+        found += [f"run {label}: trial {line}" for line in differences(then["trials"], current["trials"])]
     return found
+
+
+def differences(then: dict, now: dict) -> Iterator[str]:
+    """``NAME changed``, ``NAME removed`` or ``NAME added`` for each name whose digest differs."""
+    for name, h in then.items():
+        if now.get(name) != h:
+            yield f"{name} {'changed' if name in now else 'removed'}"
+    yield from (f"{name} added" for name in now if name not in then)
 
 
 # --- signing and verifying ------------------------------------------------------------------------------------
@@ -223,63 +247,185 @@ def read_signoff(folder: Path) -> dict:
         raise SpecError(path, "(file)", f"not JSON: {exc.msg} at line {exc.lineno}") from None
 
 
-def sign(folder: Path, reviewer: str, role: str, key_file: Path, decision: Decision, comment: str = "") -> dict:
-    """Sign the release as it is now; the signature is appended to ``signoff.json``. Returns the statement."""
+UNCHAINED = "signed before signatures were chained; move it aside and sign the release again"
+
+
+def unchained(signatures: list[dict]) -> bool:
+    return any("follows" not in entry["statement"] for entry in signatures)
+
+
+def link(signatures: list[dict]) -> str | None:
+    """What the next signature follows: the digest of the last entry, or None (the genesis) when there is none."""
+    return digest(signatures[-1]) if signatures else None
+
+
+def intact(signatures: list[dict]) -> list[dict]:
+    """The signatures up to the first one that does not follow the entry before it."""
+    for n, entry in enumerate(signatures):
+        if entry["statement"].get("follows", "unchained") != link(signatures[:n]):
+            return signatures[:n]
+    return signatures
+
+
+def chain_head(signatures: list[dict]) -> str:
+    """The chain's length and the digest of its last entry, as ``forge signoff`` and ``forge verify`` print it."""
+    return f"{len(signatures)} signature{'s' * (len(signatures) != 1)}, head {link(signatures)}"
+
+
+def decision_text(statement: dict) -> str:
+    return statement["decision"] + (f" #{statement['withdraws']}" if "withdraws" in statement else "")
+
+
+def standing(signed: dict[int, dict]) -> dict[int, dict]:
+    """The approvals and rejections among ``signed`` (by number) that no withdrawal among them withdraws."""
+    withdrawn = {entry["statement"].get("withdraws") for entry in signed.values()}
+    return {n: entry for n, entry in signed.items()
+            if entry["statement"]["decision"] != "withdraw" and n not in withdrawn}
+
+
+def withdrawal_refused(signed: dict[int, dict], statement: dict, key: str) -> str | None:
+    """Why a withdrawal cannot follow the signatures ``signed`` (by number), or None: it withdraws an approval or
+    rejection still standing, signed by the same reviewer, in the same role, with the same key."""
+    n = statement["withdraws"]
+    target = standing(signed).get(n)
+    if target is None:
+        return f"withdraws #{n}, which is not an approval or rejection standing before it"
+    was = target["statement"]
+    if (was["reviewer"], was["role"], target["key"]) != (statement["reviewer"], statement["role"], key):
+        fingerprint = PublicKey(was["reviewer"], target["key"]).fingerprint
+        return (f"withdraws #{n}, signed by {was['reviewer']} ({was['role']}) with key {fingerprint}: only that "
+                "reviewer, role and key withdraw it")
+    return None
+
+
+def several_roles(approvals: list[dict]) -> list[tuple[set, str]]:
+    """Each reviewer who approves in more than one role among ``approvals`` (entries): their names and keys, and the
+    problem. A name and every key it signed with are one reviewer, so are two names signing with one key."""
+    people: list[tuple[set, set]] = []
+    for entry in approvals:
+        ids = {("name", entry["statement"]["reviewer"]), ("key", entry["key"])}
+        joined = [p for p in people if p[0] & ids]
+        people = [p for p in people if not p[0] & ids] + [
+            (ids.union(*(p[0] for p in joined)), {entry["statement"]["role"]}.union(*(p[1] for p in joined)))]
+    return [(ids, f"{' / '.join(sorted(name for kind, name in ids if kind == 'name'))} approves as "
+                  f"{' and '.join(sorted(roles))}: one reviewer (a name, or a key under any name) approves in one "
+                  f"role unless the release's parameters set {SEVERAL_ROLES}")
+            for ids, roles in people if len(roles) > 1]
+
+
+def refuse(folder: Path, signatures: list[dict], statement: dict, key: str) -> None:
+    """A SpecError when ``statement``, by ``key``, may not follow ``signatures``: a withdrawal of what it cannot
+    withdraw, or an approval in a second role by one reviewer where the release allows one."""
+    signed = dict(enumerate(signatures, 1))
+    if statement["decision"] == "withdraw" and (refused := withdrawal_refused(signed, statement, key)):
+        raise SpecError(folder / SIGNOFF, "--withdraws", refused)
+    if statement["decision"] == "approve" and release_record(folder).get(SEVERAL_ROLES) is not True:
+        approvals = [e for e in standing(signed).values() if e["statement"]["decision"] == "approve"]
+        for ids, problem in several_roles([*approvals, {"statement": statement, "key": key}]):
+            if ("key", key) in ids:
+                raise SpecError(folder / RECORD, SEVERAL_ROLES, problem)
+
+
+def sign(folder: Path, reviewer: str, role: str, key_file: Path, decision: Decision, comment: str = "",
+         withdraws: int | None = None) -> dict:
+    """Sign the release as it is now, after the last signature of ``signoff.json``; returns the sign-off as written.
+
+    A withdrawal names the number of the signature it withdraws; its role is that signature's unless given."""
     key = private_key(key_file)
-    covered = manifest(folder)
-    statement = {"manifest": digest(covered), "reviewer": reviewer, "role": role, "decision": decision,
-                 "comment": comment, "time": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-    raw = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    raw = base64.b64encode(key.public_key().public_bytes(serialization.Encoding.Raw,
+                                                         serialization.PublicFormat.Raw)).decode()
     signoff = read_signoff(folder)
+    signatures = signoff["signatures"]
+    if len(intact(signatures)) < len(signatures):
+        raise SpecError(folder / SIGNOFF, "(file)", UNCHAINED if unchained(signatures) else "its chain is broken "
+                        "(forge verify names where); it cannot be signed further")
+    if (decision == "withdraw") != (withdraws is not None):
+        raise SpecError("--withdraws", "(value)", "the number of the signature withdrawn, with --decision withdraw "
+                        "only")
+    if decision == "withdraw":
+        role = role or (signatures[withdraws - 1]["statement"]["role"] if 0 < withdraws <= len(signatures) else "")
+    elif not role:
+        raise SpecError("--role", "(value)", "required to approve or reject")
+    covered = manifest(folder)
+    statement = {"manifest": digest(covered), "follows": link(signatures), "reviewer": reviewer, "role": role,
+                 "decision": decision, "comment": comment,
+                 "time": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    if withdraws is not None:
+        statement["withdraws"] = withdraws
+    refuse(folder, signatures, statement, raw)
     signoff["manifests"][statement["manifest"]] = covered
-    signoff["signatures"].append({"statement": statement, "key": base64.b64encode(raw).decode(),
-                                  "signature": base64.b64encode(key.sign(canonical_json(statement).encode())).decode()})
+    signatures.append({"statement": statement, "key": raw,
+                       "signature": base64.b64encode(key.sign(canonical_json(statement).encode())).decode()})
     (folder / SIGNOFF).write_text(json.dumps(signoff, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     page = folder / HTML
     page.write_text(with_signoff(page.read_text(encoding="utf-8"), signoff), encoding="utf-8")
-    return statement
+    return signoff
 
 
 @dataclass
 class Verification:
-    """The outcome of ``forge verify``: every problem found, and the approvals that hold."""
+    """The outcome of ``forge verify``: every problem found, the approvals that hold and the head verified."""
 
     problems: list[str]
     approvals: list[str]
+    head: str
 
     @property
     def ok(self) -> bool:
         return not self.problems
 
 
-def verify(folder: Path, trusted: list[PublicKey]) -> Verification:
-    """Every signature valid, by a trusted key of its reviewer, over the release as it is; no rejection; every role
-    the release needs approved."""
+def verify(folder: Path, trusted: list[PublicKey], head: str | None = None) -> Verification:
+    """Every signature valid, by a trusted key of its reviewer, over the release as it is and following the entry
+    before it; no rejection standing; every role the release needs approved; ``head``, when given, in the chain."""
     signoff, now = read_signoff(folder), manifest(folder)
-    problems, approvals, approved_roles = [], [], set()
+    signatures = signoff["signatures"]
+    if unchained(signatures):
+        return Verification([f"{SIGNOFF}: {UNCHAINED}"], [], "unchained")
+    chain, problems, signed = intact(signatures), [], {}
     if not shows((folder / HTML).read_text(encoding="utf-8", errors="replace"), signoff):
         problems.append(f"{HTML}: its sign-off section does not show the signatures in {SIGNOFF}")
-    if not signoff["signatures"]:
+    if not signatures:
         problems.append("not signed")
-    for entry in signoff["signatures"]:
-        statement = entry["statement"]
-        who = f"{statement['reviewer']} ({statement['role']}, {statement['decision']} at {statement['time']})"
+    if len(chain) < len(signatures):
+        problems.append(f"{who(len(chain) + 1, signatures[len(chain)])}: follows a signature that is missing, moved "
+                        "or changed")
+    if head is not None and head not in map(digest, chain):
+        problems.append(f"--head {head}: not in the chain; a signature was removed or replaced since it was pinned")
+    for n, entry in enumerate(chain, 1):
+        statement, line = entry["statement"], who(n, entry)
         key = PublicKey(statement["reviewer"], entry["key"])
         if not key.verifies(entry["signature"], canonical_json(statement).encode()):
-            problems.append(f"{who}: the signature does not match its statement")
+            problems.append(f"{line}: the signature does not match its statement")
             continue
         if key not in trusted:
-            problems.append(f"{who}: key {key.fingerprint} is not a trusted key of {statement['reviewer']}")
+            problems.append(f"{line}: key {key.fingerprint} is not a trusted key of {statement['reviewer']}")
             continue
         covered = signoff["manifests"].get(statement["manifest"])
         if covered is None or digest(covered) != statement["manifest"]:
-            problems.append(f"{who}: the signed manifest in {SIGNOFF} was altered")
+            problems.append(f"{line}: the signed manifest in {SIGNOFF} was altered")
             continue
-        problems += [f"{who}: {change}" for change in changes(covered, now)]
-        if statement["decision"] == "reject":
-            problems.append(f"{who}: rejected{': ' + statement['comment'] if statement['comment'] else ''}")
-        else:
-            approvals.append(who)
-            approved_roles.add(statement["role"])
-    problems += [f"no approval in the role {role}" for role in release_record(folder)["roles"] if role not in approved_roles]
-    return Verification(problems, approvals)
+        problems += [f"{line}: {change}" for change in changes(covered, now)]
+        refused = statement["decision"] == "withdraw" and withdrawal_refused(signed, statement, entry["key"])
+        if refused:
+            problems.append(f"{line}: {refused}")
+            continue
+        signed[n] = entry
+    approvals = {}
+    for n, entry in standing(signed).items():
+        statement = entry["statement"]
+        if statement["decision"] == "approve":
+            approvals[n] = entry
+        elif statement["decision"] == "reject":
+            problems.append(f"{who(n, entry)}: rejected{': ' + statement['comment'] if statement['comment'] else ''}")
+    record = release_record(folder)
+    if record.get(SEVERAL_ROLES) is not True:
+        problems += [problem for _, problem in several_roles(list(approvals.values()))]
+    approved_roles = {entry["statement"]["role"] for entry in approvals.values()}
+    problems += [f"no approval in the role {role}" for role in record["roles"] if role not in approved_roles]
+    return Verification(problems, [who(n, entry) for n, entry in approvals.items()], chain_head(chain))
+
+
+def who(n: int, entry: dict) -> str:
+    statement = entry["statement"]
+    return f"#{n} {statement['reviewer']} ({statement['role']}, {decision_text(statement)} at {statement['time']})"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from ..spec import printable
 from ._html import Markup, Section, para, table
 
 START, END = "<!--forge:signoff-->", "<!--/forge:signoff-->"
@@ -16,14 +17,24 @@ REGION = re.compile(re.escape(START) + ".*?" + re.escape(END), re.S)
 
 
 def render(signoff: dict) -> str:
-    """The region for a sign-off file's signatures (its markers included)."""
-    from .signoff import PublicKey
+    """The region for a sign-off file's signatures (its markers included): one numbered row each, a withdrawn one
+    marked with the number of its withdrawal, and the chain's head."""
+    from .signoff import PublicKey, chain_head, decision_text
 
-    rows = [[s["statement"]["reviewer"], s["statement"]["role"], s["statement"]["decision"], s["statement"]["time"],
-             s["statement"]["comment"], PublicKey(s["statement"]["reviewer"], s["key"]).fingerprint,
-             s["statement"]["manifest"][:19]] for s in signoff["signatures"]]
-    colours = ["green" if r[2] == "approve" else "red" for r in rows]
-    body = table(["reviewer", "role", "decision", "time (UTC)", "comment", "key", "manifest"], rows, colours) if rows \
+    signatures = signoff["signatures"]
+    withdrawn = {s["statement"].get("withdraws"): n for n, s in enumerate(signatures, 1)}
+    rows, colours = [], []
+    for n, s in enumerate(signatures, 1):
+        statement = s["statement"]
+        rows.append([printable(cell) for cell in (  # anyone with the folder can write these; escaped by table
+            n, statement["reviewer"], statement["role"],
+            decision_text(statement) + (f" (withdrawn by #{withdrawn[n]})" if n in withdrawn else ""),
+            statement["time"], statement["comment"], PublicKey(statement["reviewer"], s["key"]).fingerprint,
+            statement["manifest"][:19])])
+        colours.append(None if n in withdrawn else {"approve": "green", "reject": "red"}.get(statement["decision"],
+                                                                                             "amber"))
+    body = table(["#", "reviewer", "role", "decision", "time (UTC)", "comment", "key", "manifest"], rows, colours) \
+        + para(f"Chain: {chain_head(signatures)}") if rows \
         else para("Not signed yet: forge signoff RELEASE_DIR --reviewer NAME --role ROLE --key KEYFILE --decision "
                   "approve|reject")
     return f'{START}<div class="forge-signoff">{body}</div>{END}'
