@@ -11,7 +11,7 @@ import click
 
 from .release_cli import keygen, release, signoff, verify_release
 from .spec.errors import ForgeError, SpecError
-from .spec.printable import printable
+from .spec.console import echo, printable
 
 if TYPE_CHECKING:
     from .store import Run
@@ -25,10 +25,10 @@ def user_errors():
     except click.exceptions.NoArgsIsHelpError:
         raise  # plain ``forge``: the help
     except click.UsageError as exc:
-        click.echo(usage_line(exc), err=True)
+        echo(usage_line(exc), err=True)
         sys.exit(2)
     except ForgeError as exc:
-        click.echo(printable(str(exc)), err=True)  # it may quote a file's text: a reviewer's name, a package's field
+        echo(printable(str(exc)), err=True)  # one line, though it may quote a file's text
         sys.exit(2)
 
 
@@ -111,10 +111,10 @@ def validate(paths: tuple[str, ...]) -> None:
     for folder in find_packages(list(paths)):
         try:
             package = check_package(folder)
-            click.echo(f"ok    {package.id}  {package.package_hash[:19]}")
+            echo(f"ok    {package.id}  {package.package_hash[:19]}")
         except SpecError as exc:
             failures += 1
-            click.echo(str(exc), err=True)
+            echo(str(exc), err=True)
     if failures:
         sys.exit(2)
 
@@ -127,6 +127,9 @@ def validate(paths: tuple[str, ...]) -> None:
 @click.option("--concurrency", default=4, show_default=True, type=click.IntRange(1))
 @click.option("--seed", default=0, show_default=True, type=int, help="Run seed.")
 @click.option("--resume", is_flag=True, help="Finish a run that stopped; finished trials are not redone.")
+@click.option("--accept-sandbox-change", "accept_sandbox_change", is_flag=True,
+              help="With --resume: go on although the isolated agents' sandbox differs from the stored run's (e.g. "
+                   "bubblewrap installed since); the change is recorded in the run's manifest.")
 @click.option("--gate", help="Release-gate policy (YAML) declared before the run; its hash goes into the manifest.")
 @click.option("--trust", "trust", multiple=True, metavar="AGENT",
               help="Run this module:attribute --agent entry in process, unsandboxed (you trust its author).")
@@ -143,8 +146,8 @@ def validate(paths: tuple[str, ...]) -> None:
 @click.option("--agent-env", "agent_env", multiple=True, metavar="NAME",
               help="An environment variable isolated agents get (e.g. their model's API key); they get no other "
                    "but PATH, HOME, locale and time zone.")
-def run(suites, agents, trials, out, concurrency, seed, resume, gate, trust, sandbox, endpoints, agent_memory,
-        agent_processes, agent_env) -> None:
+def run(suites, agents, trials, out, concurrency, seed, resume, accept_sandbox_change, gate, trust, sandbox,
+        endpoints, agent_memory, agent_processes, agent_env) -> None:
     """Run agents on packages, k trials each, into a run store."""
     import asyncio
 
@@ -154,12 +157,13 @@ def run(suites, agents, trials, out, concurrency, seed, resume, gate, trust, san
     spec = RunSpec(suite=list(suites), agents=[a.strip() for a in agents.split(",") if a.strip()], trials=trials,
                    seed=seed, gate=gate, trust=list(trust), sandbox=sandbox, endpoints=list(endpoints),
                    agent_memory_mb=agent_memory, agent_processes=agent_processes, agent_env=list(agent_env))
-    outcome = asyncio.run(execute(spec, out, concurrency=concurrency, resume=resume))
-    click.echo(f"run {outcome.run_id}: {outcome.ran} trial(s) run, {outcome.skipped} already stored, in {out}")
+    outcome = asyncio.run(execute(spec, out, concurrency=concurrency, resume=resume,
+                                  accept_sandbox_change=accept_sandbox_change))
+    echo(f"run {outcome.run_id}: {outcome.ran} trial(s) run, {outcome.skipped} already stored, in {out}")
     with opened(out) as (stored,):
-        click.echo(isolation_line(stored))
-        click.echo(str(run_summary(stored)))
-    click.echo(f"per slice: forge summary {out} --by dimension · one trial: forge replay {out} --task ID --agent NAME")
+        echo(isolation_line(stored))
+        echo(str(run_summary(stored)))
+    echo(f"per slice: forge summary {out} --by dimension · one trial: forge replay {out} --task ID --agent NAME")
 
 
 @main.command()
@@ -174,10 +178,10 @@ def summary(run_dir, by, markdown) -> None:
     with opened(run_dir) as (run,):
         table = pass_rates(run, by)
         if markdown:
-            click.echo(f"> {SYNTHETIC_BANNER}\n\n{markdown_table(table.frame, 'agent', lambda v: f'{v:.0%}')}")
+            echo(f"> {SYNTHETIC_BANNER}\n\n{markdown_table(table.frame, 'agent', lambda v: f'{v:.0%}')}")
         else:
-            click.echo(str(table))
-        click.echo(isolation_line(run))
+            echo(str(table))
+        echo(isolation_line(run))
 
 
 @main.command(name="compare")
@@ -202,7 +206,7 @@ def compare_runs(baseline_run, candidate_run, baseline_agent, candidate_agent, g
                                        ensure_ascii=False, indent=1), encoding="utf-8")
     if md_out:
         md_out.write_text(render_comparison(cmp, gate), encoding="utf-8")
-    click.echo("\n".join([SYNTHETIC_BANNER, f"{cmp.title}: {gate.summary}", f"  ran: {cmp.ran}", *gate.check_lines(),
+    echo("\n".join([SYNTHETIC_BANNER, f"{cmp.title}: {gate.summary}", f"  ran: {cmp.ran}", *gate.check_lines(),
                           cmp.headline]))
     sys.exit(0 if gate.green else 1)
 
@@ -224,7 +228,7 @@ def ablation(run_dir, candidate, ablations, ablation_run, md_out) -> None:
         text = render_ablations(ablation_cards(run, candidate, names, other))
     if md_out:
         md_out.write_text(text, encoding="utf-8")
-    click.echo(text)
+    echo(text)
 
 
 @main.command()
@@ -247,14 +251,14 @@ def ledger(run_dir, triage_file, csv_out, parquet_out, bundles_dir) -> None:
 
             bundles = write_bundles(run, found.critical, bundles_dir)
         write_ledger(found, csv_out, parquet_out)
-        click.echo(str(found))
-        click.echo(isolation_line(run))
+        echo(str(found))
+        echo(isolation_line(run))
     if bundles is not None:
         from .engine.repro import COMMAND
 
-        click.echo(f"{len(bundles)} repro bundle(s) in {bundles_dir}; in one, run: {COMMAND}")
+        echo(f"{len(bundles)} repro bundle(s) in {bundles_dir}; in one, run: {COMMAND}")
         for bundle in (b for b in bundles if b.differs):
-            click.echo(f"  {bundle.path}: a replay does NOT reproduce {', '.join(bundle.differs)}")
+            echo(f"  {bundle.path}: a replay does NOT reproduce {', '.join(bundle.differs)}")
 
 
 @main.command()
@@ -271,11 +275,11 @@ def grade(package_path, trajectory_path, json_out) -> None:
     package = load_package(package_path)
     record = asyncio.run(grade_trajectory(package, load_trajectory(trajectory_path)))
     s = record.grading.scores
-    click.echo(f"{package.id} · {trajectory_path} · hidden half {record.grading.hidden_version}")
-    click.echo(f"{'PASSED' if s.passed else 'FAILED'} · accuracy {s.accuracy:.2f} · completion {s.completion}"
+    echo(f"{package.id} · {trajectory_path} · hidden half {record.grading.hidden_version}")
+    echo(f"{'PASSED' if s.passed else 'FAILED'} · accuracy {s.accuracy:.2f} · completion {s.completion}"
                f" · safety gate {s.safety_gate}")
     for v in record.grading.verdicts:
-        click.echo(f"  {'PASS' if v.passed else 'FAIL'} {v.severity:<4} {v.category:<7} {v.verifier_id}: {v.reason}")
+        echo(f"  {'PASS' if v.passed else 'FAIL'} {v.severity:<4} {v.category:<7} {v.verifier_id}: {v.reason}")
     if json_out:
         json_out.write_text(json.dumps(trajectory_json(record), ensure_ascii=False, indent=2), encoding="utf-8")
 
@@ -288,8 +292,8 @@ def regrade(run_dir) -> None:
 
     outcome = do_regrade(run_dir)
     versions = ", ".join(f"{k} {v}" for k, v in sorted(outcome.hidden_versions.items()))
-    click.echo(f"grading {outcome.grading_id}: {outcome.trials} trial(s) regraded, {outcome.changed} changed pass/fail")
-    click.echo(f"hidden halves: {versions}")
+    echo(f"grading {outcome.grading_id}: {outcome.trials} trial(s) regraded, {outcome.changed} changed pass/fail")
+    echo(f"hidden halves: {versions}")
 
 
 @main.command()
@@ -303,7 +307,7 @@ def replay(run_dir, task, agent, trial) -> None:
     from .store import open_run
 
     with open_run(run_dir) as run:
-        click.echo(render_trial(run.trial(task, agent, trial), run.isolation.get(agent, "")))
+        echo(render_trial(run.trial(task, agent, trial), run.isolation.get(agent, "")))
 
 
 @main.command(name="catalog")
@@ -314,13 +318,13 @@ def show_catalog(as_json) -> None:
 
     entries = catalog.load()
     if as_json:
-        click.echo(json.dumps({kind: [catalog.as_json(e) for e in entries.of(kind)] for kind in catalog.KINDS},
+        echo(json.dumps({kind: [catalog.as_json(e) for e in entries.of(kind)] for kind in catalog.KINDS},
                               ensure_ascii=False, indent=1, default=str))
         return
     for kind in catalog.KINDS:
-        click.echo(f"{kind}s ({len(entries.of(kind))})")
+        echo(f"{kind}s ({len(entries.of(kind))})")
         for entry in entries.of(kind):
-            click.echo(f"  {catalog.entry_line(entry)}")
+            echo(f"  {catalog.entry_line(entry)}")
 
 
 @main.command()
@@ -347,12 +351,12 @@ def selftest(paths, with_mutants) -> None:
     for cases in by_package:
         failing = [c for c in cases if not c.ok]
         kinds = [c.kind for c in cases]
-        click.echo(f"{'FAIL' if failing else 'ok  '}  {cases[0].task_id:<32} gold + {kinds.count('counterexample')} "
+        echo(f"{'FAIL' if failing else 'ok  '}  {cases[0].task_id:<32} gold + {kinds.count('counterexample')} "
                    f"counterexample(s) + {kinds.count('valid variant')} valid variant(s)")
         for c in failing:
-            click.echo(f"      {c.kind} {c.case}: {c.detail}")
+            echo(f"      {c.kind} {c.case}: {c.detail}")
     bad = [cases[0].task_id for cases in by_package if not all(c.ok for c in cases)]
-    click.echo(f"verifier coverage: {len(by_package) - len(bad)}/{len(by_package)} package(s) tell the gold solution "
+    echo(f"verifier coverage: {len(by_package) - len(bad)}/{len(by_package)} package(s) tell the gold solution "
                "and valid variants from every counterexample (a check of the verifiers, not a model score)")
     if with_mutants:
         echo_mutants(reports)
@@ -367,16 +371,16 @@ def echo_mutants(reports) -> None:
 
     for report in reports:
         state = "ok  " if report.ok else "FAIL"
-        click.echo(f"{state}  {report.task_id:<32} mutants rejected: {operators_line(report)}")
+        echo(f"{state}  {report.task_id:<32} mutants rejected: {operators_line(report)}")
         for r in (r for r in report.results if r.status in PROBLEMS):
-            click.echo(f"      {r.status}: {r.mutant.operator} {r.mutant.target} ({r.mutant.note}): {r.detail}")
+            echo(f"      {r.status}: {r.mutant.operator} {r.mutant.target} ({r.mutant.note}): {r.detail}")
             for line in r.mutant.lines():
-                click.echo(f"        {line}")
+                echo(f"        {line}")
         for d in report.unmatched:
-            click.echo(f"      valid_mutants: {d.operator} {d.target} matches no mutant")
-    click.echo("mutants per operator (a check of the verifiers, not a model score):")
+            echo(f"      valid_mutants: {d.operator} {d.target} matches no mutant")
+    echo("mutants per operator (a check of the verifiers, not a model score):")
     for operator, counts in operator_totals(reports).items():
-        click.echo(f"  {totals_line(operator, counts)}")
+        echo(f"  {totals_line(operator, counts)}")
 
 
 for command in (release, keygen, signoff, verify_release):

@@ -7,21 +7,24 @@ from pathlib import Path
 
 import click
 
-from .spec import printable
+from .spec import echo, printable
 
 RELEASE = click.Path(exists=True, file_okay=False, path_type=Path)
 
 
 @click.command()
 @click.argument("parameters", type=click.Path(dir_okay=False, path_type=Path))
-def release(parameters) -> None:
+@click.option("--accept-sandbox-change", "accept_sandbox_change", is_flag=True,
+              help="Resume the release's stores although their isolated agents' sandbox differs from the one they "
+                   "started in; the change is recorded in each run's manifest.")
+def release(parameters, accept_sandbox_change) -> None:
     """Run the trials a release lacks, execute its report notebook and export its HTML; exit 0 green, 1 red."""
     from .report.build import build_release
 
-    built = build_release(parameters, say=click.echo)
-    click.echo(f"release.ipynb: {built.notebook}\nrelease.html:  {built.html}")
+    built = build_release(parameters, say=echo, accept_sandbox_change=accept_sandbox_change)
+    echo(f"release.ipynb: {built.notebook}\nrelease.html:  {built.html}")
     reasons = ", ".join(built.values["red_because"])
-    click.echo(f"gate {'GREEN' if built.green else 'RED'}" + (f" ({reasons})" if reasons else "")
+    echo(f"gate {'GREEN' if built.green else 'RED'}" + (f" ({reasons})" if reasons else "")
                + f" · sign it: forge signoff {built.folder} --reviewer NAME --role ROLE --key KEYFILE --decision "
                "approve|reject")
     sys.exit(0 if built.green else 1)
@@ -36,7 +39,7 @@ def keygen(reviewer, out) -> None:
     from .report.signoff import keygen as make
 
     public = make(reviewer, out)
-    click.echo(f"private key: {out} (keep it to yourself)\npublic key:  {out}.pub ({public.fingerprint}); give it to "
+    echo(f"private key: {out} (keep it to yourself)\npublic key:  {out}.pub ({public.fingerprint}); give it to "
                "whoever verifies releases")
 
 
@@ -56,9 +59,9 @@ def signoff(release, reviewer, role, key_file, decision, withdraws, comment) -> 
 
     signatures = sign(release, reviewer, role, key_file, decision, comment, withdraws)["signatures"]
     statement = signatures[-1]["statement"]
-    click.echo(printable(f"{reviewer} ({statement['role']}) signed {decision_text(statement)} at {statement['time']}: "
+    echo(printable(f"{reviewer} ({statement['role']}) signed {decision_text(statement)} at {statement['time']}: "
                          f"{release / SIGNOFF}"))
-    click.echo(f"chain: {chain_head(signatures)} (keep the head: forge verify --head HEAD fails once it is removed)")
+    echo(f"chain: {chain_head(signatures)} (keep the head: forge verify --head HEAD fails once it is removed)")
 
 
 @click.command(name="verify")
@@ -75,9 +78,9 @@ def verify_release(release, trusted, head) -> None:
 
     outcome = verify(release, trusted_keys(trusted) if trusted else [], head)
     for line in outcome.problems:
-        click.echo(printable(f"FAIL  {line}"))
+        echo(printable(f"FAIL  {line}"))
     for line in outcome.approvals:
-        click.echo(printable(f"ok    approved by {line}"))
-    click.echo(f"chain: {outcome.head}")
-    click.echo(printable(f"{release}: {'verified' if outcome.ok else 'NOT verified'}"))
+        echo(printable(f"ok    approved by {line}"))
+    echo(f"chain: {outcome.head}")
+    echo(printable(f"{release}: {'verified' if outcome.ok else 'NOT verified'}"))
     sys.exit(0 if outcome.ok else 1)

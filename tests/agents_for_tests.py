@@ -104,6 +104,20 @@ class SlowScripted:
         return await self.inner.run(task, session)
 
 
+class VendorCandidate:
+    """The bundled ``candidate-v2`` under a name of its own, as a team's agent would be: what a release of a
+    ``module:attribute`` agent runs, isolated."""
+
+    name = "vendor-candidate"
+    version = "1.0"
+
+    def __init__(self):
+        self.inner = AGENTS["candidate-v2"]()
+
+    async def run(self, task, session) -> AgentResult:
+        return await self.inner.run(task, session)
+
+
 class Confident:
     """The bundled ``scripted`` agent stating a confidence: 0.9 on medication tasks, 0.6 elsewhere."""
 

@@ -572,3 +572,25 @@ def test_an_agent_that_cannot_start_is_one_line_and_leaves_nothing(tmp_path, age
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert len(result.stderr.splitlines()) == 1 and re.fullmatch(message, result.stderr.strip()), result.stderr
     assert not (tmp_path / "run").exists()
+
+
+@needs_bwrap
+def test_names_and_package_text_reach_the_terminal_as_text(tmp_path):
+    """An agent's name and a package's slice value, each holding OSC, BEL, CR, a line break or CSI, are shown with
+    those characters written out by forge run and forge summary: nothing reaches the terminal that it would act on,
+    and no line of forge's is printed over."""
+    suite = copy_worked_examples(tmp_path)
+    for manifest in suite.rglob("package.yaml"):
+        update_yaml(manifest, slices={"dimension": "用药\x1b[31m管理\r"})
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HOSTILE_DIR), str(ROOT)])}
+    commands = [["run", "--suite", str(suite), "--agent", f"{H}:Masquerader", "--trials", "1", "--out",
+                 str(tmp_path / "run")], ["summary", str(tmp_path / "run")]]
+    shown = ""
+    for command in commands:
+        result = subprocess.run([FORGE, *command], capture_output=True, text=True, env=env, timeout=120)
+        assert result.returncode == 0, result.stderr
+        shown += result.stdout + result.stderr
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", shown), repr(shown)
+    name = "masquerader\\x1b]0;pwned\\x07\\x0dforge: gate GREEN\\x0a"
+    assert shown.count(name) >= 4 and "用药\\x1b[31m管理" in shown  # run: output, agents, table; summary
+    assert not any(line.startswith("forge: gate GREEN") for line in shown.splitlines())

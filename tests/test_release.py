@@ -16,8 +16,11 @@ from click.testing import CliRunner
 from forge_kernel.cli import main
 from forge_kernel.report._html_export import export_html, external_references
 from forge_kernel.report.release import recorded
+from forge_kernel.workers import sandbox as sandbox_module
+from tests.helpers import needs_bwrap
 
 ROOT = Path(__file__).resolve().parents[1]
+VENDOR = "tests.agents_for_tests:VendorCandidate"
 GREEN_TASKS = ["SC-DEV-PIV", "SC-MED-DM-RENAL-DOSE", "TP-CONFLICT-v1"]
 """candidate-v2 improves on the first two; without conflict retention it fails the third."""
 FLAKY_TASKS = ["SC-EXM-CORONARY-CTA", "SC-EXM-HEAD-CT", "SC-OPS-ABPM", "SC-DEV-PIV"]
@@ -164,6 +167,37 @@ def test_a_rebuild_runs_only_the_trials_the_stores_lack(release):
     assert values(release)["trials"] == {"baseline": 6, "candidate": 6, "ablation-1": 6}
 
 
+@needs_bwrap
+def test_an_agent_of_ones_own_is_released_under_the_name_it_declares(tmp_path):
+    """``candidate: module:attribute`` runs isolated; the report, the record and the next release's baseline name
+    it as the store does."""
+    params = write_release(tmp_path, "own", baseline="baseline-v1", candidate=VENDOR,
+                           suites=[package(t) for t in GREEN_TASKS[:2]])
+    result = forge("release", params)
+    assert result.exit_code == 0, result.output
+    assert f"candidate {VENDOR} (vendor-candidate): 4 trial(s) run, 0 already stored" in result.output
+    v = values(tmp_path / "own")
+    assert v["trials"] == {"baseline": 4, "candidate": 4} and v["green"]
+    assert v["highlights"]["improvements"] == GREEN_TASKS[:2]
+    record = json.loads((tmp_path / "own/release.json").read_text())
+    assert record["agents"]["candidate"] == "vendor-candidate" and record["entries"]["candidate"] == VENDOR
+    html = (tmp_path / "own/release.html").read_text()
+    assert "vendor-candidate 1.0 (namespace)" in html  # its provenance: the name it declares, how it ran
+
+
+@needs_bwrap
+def test_a_release_made_without_bubblewrap_is_built_again_once_it_is_installed(tmp_path, monkeypatch):
+    """The demo's agents run in process: installing bubblewrap changes nothing its results rest on."""
+    params = write_release(tmp_path, "demo", baseline="baseline-v1", candidate="candidate-v2",
+                           suites=[package(GREEN_TASKS[0])])
+    with monkeypatch.context() as m:
+        m.setattr(sandbox_module, "bwrap_problem", lambda: "bubblewrap (bwrap) is not installed")
+        assert forge("release", params).exit_code == 0
+    result = forge("release", params)
+    assert result.exit_code == 0, result.output
+    assert "candidate candidate-v2: 0 trial(s) run, 2 already stored" in result.output
+
+
 BAD = [
     ({"colour": "red"}, "colour: unknown field"),
     ({"candidate": "no-such-agent"}, "candidate: unknown agent 'no-such-agent'"),
@@ -173,6 +207,9 @@ BAD = [
     ({"gate": "missing.yaml"}, "gate: missing.yaml: no such file"),
     ({"release": "../escape"}, "release: letters, digits"),
     ({"baseline": "last-approved"}, "baseline: last-approved: no release in"),
+    ({"trials": True}, "trials: Input should be a valid integer"),
+    ({"release": 2024}, "release: Input should be a valid string"),
+    ({"release": "bad.yaml"}, "release: bad.yaml: a file of that name is beside the parameters"),
 ]
 
 

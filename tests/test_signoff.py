@@ -275,6 +275,24 @@ def test_bad_input_is_one_line_and_exit_2(release, tmp_path):
     assert result.exit_code == 2 and "release.json: (file): not JSON" in result.output
 
 
+@pytest.mark.parametrize("damage, message", [
+    (lambda s: s["signatures"][0].pop("key"), "signatures.0.key: Field required"),
+    (lambda s: s["signatures"][0].update(key="not base64!"), "signatures.0.key: String should match pattern"),
+    (lambda s: s["signatures"][1]["statement"].update(decision="shrug"), "signatures.1.statement.decision: Input"),
+    (lambda s: s["signatures"][1]["statement"].update(extra=1), "signatures.1.statement.extra: unknown field"),
+    (lambda s: s.update(signatures={}), "signatures: Input should be a valid array"),
+], ids=["no key", "bad key", "bad decision", "unknown field", "not a list"])
+def test_a_damaged_signoff_file_is_one_line_and_exit_2(release, tmp_path, damage, message):
+    trusted = signed(release, tmp_path)
+    signoff = signatures(release)
+    damage(signoff)
+    (release / "signoff.json").write_text(json.dumps(signoff))
+    for result in (verify(release, trusted), forge("signoff", release, "--reviewer", "wen", "--role", "clinician",
+                                                   "--key", tmp_path / "wen.key", "--decision", "approve")):
+        assert result.exit_code == 2 and len(result.output.splitlines()) == 1, result.output
+        assert result.output.startswith(f"{release / 'signoff.json'}: {message}"), result.output
+
+
 def test_signing_shows_every_signature_in_the_html_and_a_forged_section_is_named(release, tmp_path):
     trusted = signed(release, tmp_path)
     page = (release / "release.html").read_text(encoding="utf-8")

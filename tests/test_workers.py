@@ -5,7 +5,9 @@ import asyncio
 import http.server
 import json
 import os
+import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -15,7 +17,7 @@ import pytest
 
 from forge_kernel.engine import RunSpec, execute
 from forge_kernel.spec import AgentError, StoreError, UsageError
-from forge_kernel.store import load_trials
+from forge_kernel.store import load_trials, open_run
 from forge_kernel.workers import MEMORY_MB, PROCESSES, IsolatedAgent, Sandbox, choose
 from forge_kernel.workers import sandbox as sandbox_module
 from forge_kernel.workers import _cgroup as cgroup_module
@@ -196,6 +198,10 @@ def test_an_agent_whose_cgroups_cannot_be_made_does_not_start(monkeypatch):
         asyncio.run(IsolatedAgent.start("scripted", Sandbox("process", processes=64)))
 
 
+GO_ON = (": its results could differ; finish it in a new --out folder, or go on with --accept-sandbox-change "
+         "(recorded in the run's manifest)")
+
+
 @needs_cgroups
 @pytest.mark.parametrize("controller, field, message", [
     ("pids", "--agent-processes", "the run's agents had at most 4096 processes each; here their number cannot be "
@@ -204,13 +210,55 @@ def test_an_agent_whose_cgroups_cannot_be_made_does_not_start(monkeypatch):
                                  "only one process at a time"),
 ])
 def test_a_resume_with_a_bound_missing_is_refused(tmp_path, monkeypatch, controller, field, message):
-    spec = RunSpec(suite=[str(PACKAGE)], agents=["scripted"], trials=1)
+    spec = RunSpec(suite=[str(PACKAGE)], agents=["scripted"], trials=1, isolate_reference=True, sandbox="process")
     asyncio.run(execute(spec, tmp_path / "run", progress=False))
     real = sandbox_module.problem_of
     monkeypatch.setattr(sandbox_module, "problem_of", lambda c: "taken out" if c == controller else real(c))
     with pytest.raises(StoreError) as refused:
         asyncio.run(execute(spec, tmp_path / "run", resume=True, progress=False))
-    assert (refused.value.field, refused.value.message) == (field, message)
+    assert (refused.value.field, refused.value.message) == (field, message + GO_ON)
+
+
+def without_bubblewrap(monkeypatch) -> None:
+    monkeypatch.setattr(sandbox_module, "bwrap_problem", lambda: "bubblewrap (bwrap) is not installed")
+
+
+def stopped_early(spec: RunSpec, out, monkeypatch) -> None:
+    """A run made where bubblewrap was missing, its last trial not stored (as if it had been stopped)."""
+    with monkeypatch.context() as m:
+        without_bubblewrap(m)
+        asyncio.run(execute(spec, out, progress=False))
+    with sqlite3.connect(out / "run.sqlite") as db:
+        last = db.execute("SELECT max(trial_id) FROM trials").fetchone()[0]
+        for table in ("events", "scores", "verdicts", "trials"):
+            db.execute(f"DELETE FROM {table} WHERE trial_id = ?", (last,))
+
+
+@needs_bwrap
+def test_agents_that_ran_in_process_resume_whatever_sandbox_is_here_now(tmp_path, monkeypatch):
+    """Started where bubblewrap was missing, resumed once it is installed: the trusted agents ran in process
+    either way, so nothing that the results rest on changed."""
+    spec = RunSpec(suite=[str(PACKAGE)], agents=["scripted", "candidate-v2"], trials=2)
+    stopped_early(spec, tmp_path / "run", monkeypatch)
+    outcome = asyncio.run(execute(spec, tmp_path / "run", resume=True, progress=False))
+    assert (outcome.ran, outcome.skipped) == (1, 3)
+
+
+@needs_bwrap
+def test_an_isolated_agents_run_in_another_sandbox_is_one_line_or_goes_on_recorded(tmp_path, monkeypatch):
+    spec = RunSpec(suite=[str(PACKAGE)], agents=["scripted"], trials=2, isolate_reference=True)
+    stopped_early(spec, tmp_path / "run", monkeypatch)
+    with pytest.raises(StoreError) as refused:
+        asyncio.run(execute(spec, tmp_path / "run", resume=True, progress=False))
+    assert (refused.value.field, refused.value.message) == (
+        "--sandbox", "the run's agents were isolated in 'process' mode; here 'namespace' isolates them" + GO_ON)
+    outcome = asyncio.run(execute(spec, tmp_path / "run", resume=True, accept_sandbox_change=True, progress=False))
+    assert (outcome.ran, outcome.skipped) == (1, 1)
+    with open_run(tmp_path / "run") as run:
+        assert run.manifest["sandbox"]["mode"] == "namespace"
+        assert run.manifest["sandbox_changes"][0]["was"]["mode"] == "process"
+        assert re.fullmatch(r"process sandbox then namespace sandbox from \S+", run.isolation["scripted"])
+        assert len(run.trials) == 2
 
 
 def view(sandbox: Sandbox, spec: str) -> list[str]:

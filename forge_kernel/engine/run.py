@@ -58,6 +58,8 @@ class RunOutcome:
     total: int
     ran: int
     skipped: int
+    names: dict[str, str] = field(default_factory=dict)
+    """Each ``--agent`` entry -> the name its agent declares, which the store holds."""
 
 
 def agent_card(runner: Runner, spec: str) -> dict:
@@ -144,8 +146,9 @@ async def stop_agents(runners) -> None:
 
 
 def open_store(run_dir: Path, spec: RunSpec, packages: list[Package], agents: list[dict], sandbox: Sandbox,
-               resume: bool) -> RunStore:
-    """A new store, or the existing one when resuming the same spec on the same packages."""
+               resume: bool, accept_sandbox_change: bool = False) -> RunStore:
+    """A new store, or the existing one when resuming the same spec on the same packages (a change of the
+    isolated agents' sandbox only where accepted, and then recorded)."""
     exists = (run_dir / DB_NAME).exists()
     if exists and not resume:
         raise StoreError(run_dir, "--out", "holds a run already; pass --resume to finish it, or choose another folder")
@@ -154,7 +157,7 @@ def open_store(run_dir: Path, spec: RunSpec, packages: list[Package], agents: li
         if store.spec() is None:  # new, or killed before its manifest was written
             start_run(store, spec, packages, agents, sandbox)
         else:
-            check_same_run(store, run_dir, spec, packages, sandbox)
+            check_same_run(store, run_dir, spec, packages, sandbox, accept_sandbox_change)
     except BaseException:
         store.close()
         raise
@@ -165,30 +168,54 @@ def start_run(store: RunStore, spec: RunSpec, packages: list[Package], agents: l
     run_id = uuid.uuid4().hex[:12]
     hashes = {p.id: p.package_hash for p in packages}
     manifest = build_manifest(run_id, asdict(spec), hashes, agents, utc_now())
-    manifest["sandbox"] = {"mode": sandbox.mode, "requested": spec.sandbox, "endpoints": list(sandbox.endpoints),
-                           "memory_mb": sandbox.memory_mb, "memory_whole": sandbox.memory_whole,
-                           "env": list(sandbox.env), "processes": sandbox.processes}
+    manifest["sandbox"] = sandbox_record(spec, sandbox)
     if spec.gate:
         manifest["gate_policy"] = {"path": str(Path(spec.gate).resolve()), "hash": load_policy(spec.gate).hash}
     store.start(run_id, asdict(spec), manifest, packages)
 
 
-def check_same_run(store: RunStore, run_dir: Path, spec: RunSpec, packages: list[Package], sandbox: Sandbox) -> None:
-    """A resume must run the same agents, trials, seed, trust and sandbox on the same packages as the stored run."""
+def sandbox_record(spec: RunSpec, sandbox: Sandbox) -> dict:
+    """How the run's isolated agents are confined, as the manifest records it."""
+    return {"mode": sandbox.mode, "requested": spec.sandbox, "endpoints": list(sandbox.endpoints),
+            "memory_mb": sandbox.memory_mb, "memory_whole": sandbox.memory_whole, "env": list(sandbox.env),
+            "processes": sandbox.processes}
+
+
+def sandbox_changes(recorded: dict, sandbox: Sandbox) -> list[tuple[str, str]]:
+    """(option, what differs) for each way the sandbox here would confine the isolated agents otherwise than the
+    stored run's did."""
+    found = []
+    if recorded.get("mode", sandbox.mode) != sandbox.mode:
+        found.append(("--sandbox", f"the run's agents were isolated in {recorded['mode']!r} mode; here "
+                                   f"{sandbox.mode!r} isolates them"))
+    if recorded.get("processes", sandbox.processes) != sandbox.processes:
+        found.append(("--agent-processes", f"the run's agents had at most {recorded['processes']} processes each; "
+                      + ("here their number cannot be bounded" if sandbox.processes is None
+                         else f"here {sandbox.processes}")))
+    if recorded.get("memory_whole", sandbox.memory_whole) != sandbox.memory_whole:
+        found.append(("--agent-memory", "the run's agents were bounded in memory with all their processes together; "
+                      "here only one process at a time" if recorded["memory_whole"] else
+                      "the run's agents were bounded in memory one process at a time; here all together"))
+    return found
+
+
+def check_same_run(store: RunStore, run_dir: Path, spec: RunSpec, packages: list[Package], sandbox: Sandbox,
+                   accept_sandbox_change: bool = False) -> None:
+    """A resume must run the same agents, trials, seed and trust on the same packages as the stored run; where some
+    of its agents are isolated, in the same sandbox, or in another where accepted, which the manifest then records
+    (the trusted agents run in process whatever the sandbox)."""
     stored = store.spec()
     for key, value in asdict(spec).items():
         if key not in ("suite", "gate") and stored.get(key, RunSpec.__dataclass_fields__[key].default) != value:
             raise StoreError(run_dir, f"--{key}", f"is {value!r}, the stored run has {stored.get(key)!r}")
     recorded = store.manifest().get("sandbox") or {}
-    if recorded.get("mode", sandbox.mode) != sandbox.mode:
-        raise StoreError(run_dir, "--sandbox", f"the run's agents were isolated in {recorded['mode']!r} mode; "
-                                             f"here only {sandbox.mode!r} is possible")
-    if recorded.get("processes", sandbox.processes) != sandbox.processes:
-        raise StoreError(run_dir, "--agent-processes", f"the run's agents had at most {recorded['processes']} "
-                         "processes each; here their number cannot be bounded")
-    if recorded.get("memory_whole", sandbox.memory_whole) != sandbox.memory_whole:
-        raise StoreError(run_dir, "--agent-memory", "the run's agents were bounded in memory with all their "
-                         "processes together; here only one process at a time")
+    changed = sandbox_changes(recorded, sandbox) if set(spec.agents) - trusted_entries(spec) else []
+    if changed and not accept_sandbox_change:
+        option, message = changed[0]
+        raise StoreError(run_dir, option, f"{message}: its results could differ; finish it in a new --out folder, "
+                         "or go on with --accept-sandbox-change (recorded in the run's manifest)")
+    if changed:
+        store.record_sandbox_change(sandbox_record(spec, sandbox), utc_now())
     current = {p.id: p.package_hash for p in packages}
     stored_hashes = store.package_hashes()
     changed = sorted(k for k, h in stored_hashes.items() if current.get(k) != h)
@@ -197,7 +224,7 @@ def check_same_run(store: RunStore, run_dir: Path, spec: RunSpec, packages: list
 
 
 async def execute(spec: RunSpec, run_dir: Path, concurrency: int = 4, resume: bool = False,
-                  progress: bool | None = None) -> RunOutcome:
+                  progress: bool | None = None, accept_sandbox_change: bool = False) -> RunOutcome:
     """Run every (task, agent, trial) not yet stored; return what was done.
 
     Everything a user can get wrong (packages, the gate policy, the agents, the sandbox) is checked before the
@@ -221,10 +248,11 @@ async def execute(spec: RunSpec, run_dir: Path, concurrency: int = 4, resume: bo
     try:
         with RunLock(run_dir):
             cards = [agent_card(runner, entry) for runner, entry in agents.values()]
-            with open_store(run_dir, spec, packages, cards, sandbox, resume) as store:
+            with open_store(run_dir, spec, packages, cards, sandbox, resume, accept_sandbox_change) as store:
                 ran, total = await run_plan(store, spec, packages, agents, concurrency, progress)
                 store.finish()
-                return RunOutcome(run_dir, store.manifest()["run_id"], total, ran, total - ran)
+                return RunOutcome(run_dir, store.manifest()["run_id"], total, ran, total - ran,
+                                  {entry: name for name, (_, entry) in agents.items()})
     finally:
         await stop_agents(runner for runner, _ in agents.values())
 

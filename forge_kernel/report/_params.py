@@ -19,7 +19,8 @@ NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 class ReleaseParameters(BaseModel):
     """What one release compares, on which suites and trials, under which gate, and who must approve it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
+    """Strict: ``trials: true`` is not 1, nor ``release: 2024`` a name."""
 
     release: str
     """The release's name; its outputs go to ``<folder of the file>/<release>/``."""
@@ -52,6 +53,9 @@ def load_parameters(path: Path) -> tuple[ReleaseParameters, Path]:
     if not NAME.match(params.release):
         raise SpecError(path, "release", "letters, digits, '.', '_' or '-' only (it names a folder)")
     base = path.parent
+    if (base / params.release).exists() and not (base / params.release).is_dir():
+        raise SpecError(path, "release", f"{params.release}: a file of that name is beside the parameters; the "
+                        "release's outputs need a folder of that name")
     for i, suite in enumerate(params.suites):
         if not (base / suite).is_dir():
             raise SpecError(path, f"suites.{i}", f"{suite}: no such folder (relative to {base})")

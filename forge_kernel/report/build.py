@@ -7,7 +7,7 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
@@ -37,12 +37,19 @@ class Built:
 
 @dataclass(frozen=True)
 class Side:
-    """One run the report reads: its folder and the agent in it; ``run_here`` when this release runs it."""
+    """One run the report reads: its folder and the agent in it (as the parameters name it, a bundled name or
+    ``module:attribute``, and as the store names it: the name the agent declares); ``run_here`` when this release
+    runs it."""
 
     label: str
     agent: str
     run: Path
     run_here: bool
+    name: str = ""
+
+    @property
+    def stored_as(self) -> str:
+        return self.name or self.agent
 
 
 def sides(params: ReleaseParameters, base: Path, parameters: Path, folder: Path) -> tuple[list[Side], str]:
@@ -50,7 +57,7 @@ def sides(params: ReleaseParameters, base: Path, parameters: Path, folder: Path)
     runs = folder / "runs"
     if params.baseline == LAST_APPROVED:
         found = last_approved(base, base / params.trusted_keys, parameters, params.release)
-        baseline = Side("baseline", found.agent, found.run, False)
+        baseline = Side("baseline", found.agent, found.run, False, found.agent)
         source = f"the last approved release, {found.folder.name} (approved {found.approved_at})"
     else:
         baseline, source = Side("baseline", params.baseline, runs / "baseline", True), "run for this release"
@@ -59,16 +66,23 @@ def sides(params: ReleaseParameters, base: Path, parameters: Path, folder: Path)
     return [baseline, Side("candidate", params.candidate, runs / "candidate", True), *ablations], source
 
 
-def run_missing(side: Side, params: ReleaseParameters, suites: list[str], gate: str | None, progress: bool) -> str:
-    """Run the side's trials that its store does not hold yet (a store that exists is resumed)."""
+def run_missing(side: Side, params: ReleaseParameters, suites: list[str], gate: str | None, progress: bool,
+                say: Callable[[str], None], accept_sandbox_change: bool) -> Side:
+    """Run the side's trials that its store does not hold yet (a store that exists is resumed); the side with the
+    name its agent declares."""
     from ..engine import RunSpec, execute
 
     spec = RunSpec(suite=suites, agents=[side.agent], trials=params.trials, seed=params.seed, gate=gate)
-    outcome = asyncio.run(execute(spec, side.run, resume=(side.run / DB_NAME).exists(), progress=progress))
-    return f"{side.label} {side.agent}: {outcome.ran} trial(s) run, {outcome.skipped} already stored"
+    outcome = asyncio.run(execute(spec, side.run, resume=(side.run / DB_NAME).exists(), progress=progress,
+                                  accept_sandbox_change=accept_sandbox_change))
+    named = replace(side, name=outcome.names[side.agent])
+    called = "" if named.name == side.agent else f" ({named.name})"
+    say(f"{side.label} {side.agent}{called}: {outcome.ran} trial(s) run, {outcome.skipped} already stored")
+    return named
 
 
-def build_release(parameters: Path, progress: bool = True, say: Callable[[str], None] = print) -> Built:
+def build_release(parameters: Path, progress: bool = True, say: Callable[[str], None] = print,
+                  accept_sandbox_change: bool = False) -> Built:
     """Build the release the parameters file describes; return where its files are and the gate's colour."""
     parameters = Path(parameters).resolve()
     params, base = load_parameters(parameters)
@@ -79,9 +93,8 @@ def build_release(parameters: Path, progress: bool = True, say: Callable[[str], 
     plan, source = sides(params, base, parameters, folder)
     mutants = subprocess.Popen([sys.executable, "-m", "forge_kernel.report.kill_rate", str(folder / MUTANTS), *suites])
     try:
-        for side in plan:
-            if side.run_here:
-                say(run_missing(side, params, suites, gate, progress))
+        plan = [run_missing(side, params, suites, gate, progress, say, accept_sandbox_change) if side.run_here
+                else side for side in plan]
     except BaseException:
         mutants.kill()
         raise
@@ -95,15 +108,16 @@ def build_release(parameters: Path, progress: bool = True, say: Callable[[str], 
 
     notebook = execute_template(folder, {
         "release": params.release, "baseline_source": source,
-        "baseline_run": here(by_label["baseline"].run), "baseline_agent": by_label["baseline"].agent,
-        "candidate_run": here(by_label["candidate"].run), "candidate_agent": params.candidate,
-        "ablations": {s.agent: here(s.run) for s in plan if s.label.startswith("ablation-")},
+        "baseline_run": here(by_label["baseline"].run), "baseline_agent": by_label["baseline"].stored_as,
+        "candidate_run": here(by_label["candidate"].run), "candidate_agent": by_label["candidate"].stored_as,
+        "ablations": {s.stored_as: here(s.run) for s in plan if s.label.startswith("ablation-")},
         "gate_policy": here(gate) if gate else None, "suites": [here(s) for s in suites], "trials": params.trials,
         "triage": here(base / params.triage) if params.triage else None, "mutants_cache": MUTANTS,
     }, progress)
     html = export_html(notebook, folder / HTML, {"signatures": []})
     record = {"parameters": here(parameters), "runs": {s.label: here(s.run) for s in plan},
-              "agents": {s.label: s.agent for s in plan}, "roles": params.roles,
+              "agents": {s.label: s.stored_as for s in plan}, "entries": {s.label: s.agent for s in plan},
+              "roles": params.roles,
               "several_roles_per_reviewer": params.several_roles_per_reviewer,
               "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     (folder / RECORD).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")

@@ -27,11 +27,13 @@ from itertools import groupby
 from operator import itemgetter
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator, Literal
+from typing import Annotated, Iterator, Literal
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from pydantic import ConfigDict, StringConstraints, TypeAdapter, ValidationError
+from typing_extensions import Required, TypedDict  # pydantic reads typing's TypedDict only from Python 3.12
 
 from ..spec import SpecError, canonical_json
 from ..store import RunStore
@@ -237,14 +239,47 @@ def differences(then: dict, now: dict) -> Iterator[str]:
 
 # --- signing and verifying ------------------------------------------------------------------------------------
 
+class Statement(TypedDict, total=False):
+    """What a reviewer signs (``follows`` is missing only in a sign-off from before the chain)."""
+
+    __pydantic_config__ = ConfigDict(extra="forbid")  # type: ignore[misc]
+    manifest: Required[str]
+    follows: str | None
+    reviewer: Required[str]
+    role: Required[str]
+    decision: Required[Decision]
+    comment: Required[str]
+    time: Required[str]
+    withdraws: int
+
+
+class Entry(TypedDict):
+    __pydantic_config__ = ConfigDict(extra="forbid")  # type: ignore[misc]
+    statement: Statement
+    key: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9+/]{43}=$")]
+    """The reviewer's Ed25519 public key, base64."""
+    signature: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9+/]{86}==$")]
+
+
+class SignoffFile(TypedDict):
+    __pydantic_config__ = ConfigDict(extra="forbid")  # type: ignore[misc]
+    manifests: dict[str, dict]
+    signatures: list[Entry]
+
+
+SIGNOFF_FILE = TypeAdapter(SignoffFile)
+
+
 def read_signoff(folder: Path) -> dict:
+    """``signoff.json`` of a release folder (empty when there is none); a malformed one is a SpecError naming the
+    field."""
     path = folder / SIGNOFF
     if not path.exists():
         return {"manifests": {}, "signatures": []}
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise SpecError(path, "(file)", f"not JSON: {exc.msg} at line {exc.lineno}") from None
+        return SIGNOFF_FILE.validate_json(path.read_bytes())
+    except ValidationError as exc:
+        raise SpecError.from_validation(path, exc) from None
 
 
 UNCHAINED = "signed before signatures were chained; move it aside and sign the release again"

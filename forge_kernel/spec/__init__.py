@@ -8,6 +8,7 @@ from .. import _lazy
 _HOMES = {
     "catalog_schema": ("hidden_schema", "tool_names"),
     "compact": ("CompactResource", "CompactTrajectory", "CompactVerdict", "SYNTHETIC_BANNER"),
+    "console": ("echo", "printable"),
     "edits": ("Edit", "EditError", "apply_edits", "call_labels", "edits_between"),
     "errors": ("AgentError", "BudgetExceeded", "CatalogError", "ForgeError", "PolicyError", "SpecError",
                "StoreError", "UsageError"),
@@ -19,7 +20,6 @@ _HOMES = {
     "loading": ("PACKAGE_FILE", "Package", "SUITE_DEFAULTS", "bundle_resources", "find_packages", "load_package",
                 "load_trajectory", "package_from_files", "parse_model", "read_json", "read_yaml"),
     "package": ("Budget", "Environment", "Fault", "Policy", "Precedence", "Strict", "TaskPackage", "TaskText"),
-    "printable": ("printable",),
     "suites": ("HiddenDefaults", "SUITE_FILE", "SuiteDefaults"),
     "trajectory": ("AgentResult", "CROSS_PATIENT", "Event", "PRECEDENCE", "UNAUTHORIZED_WRITE", "compact_json"),
     "trajectory_file": ("RESULT", "ToolCall", "TrajectoryFile"),
@@ -33,7 +33,7 @@ __all__ = [
     "Precedence", "RESULT", "SUITE_DEFAULTS", "SUITE_FILE", "SYNTHETIC_BANNER", "Scores", "SpecError",
     "StoreError", "Strict", "SuiteDefaults", "TaskPackage", "TaskText", "ToolCall", "TrajectoryFile",
     "UNAUTHORIZED_WRITE", "UsageError", "ValidMutant", "ValidVariant", "Verdict", "VerifierUse", "apply_edits",
-    "bundle_resources", "call_labels", "canonical_json", "compact_json", "content_hash", "edits_between",
+    "bundle_resources", "call_labels", "canonical_json", "compact_json", "content_hash", "echo", "edits_between",
     "find_packages", "hidden_schema", "load_package", "load_policy", "load_trajectory", "package_from_files",
     "parse_model", "printable", "read_json", "read_yaml", "tool_names", "validate_fixture",
 ]

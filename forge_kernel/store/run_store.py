@@ -37,14 +37,24 @@ def stored_slices(package: Package) -> dict[str, str]:
 
 
 def isolation_of(manifest: dict) -> dict[str, str]:
-    """Agent name -> how it ran: ``trusted, in process`` or ``<mode> sandbox``, with the bounds it ran without
-    (what every report shows)."""
-    sandbox = manifest.get("sandbox") or {}
+    """Agent name -> how it ran: ``trusted, in process`` or ``<mode> sandbox``, with the bounds it ran without, and
+    each sandbox a resume changed to (what every report shows)."""
+    changes = manifest.get("sandbox_changes", [])
+    sandboxes = [c["was"] or {} for c in changes] + [manifest.get("sandbox") or {}]
+
+    def isolated(mode: str) -> str:
+        return " then ".join(sandbox_text({"mode": mode, **s}) + (f" from {at}" if at else "")
+                             for s, at in zip(sandboxes, ["", *(c["at"] for c in changes)]))
+
+    return {a["name"]: "trusted, in process" if a.get("trusted", True) else isolated(a.get("isolation"))
+            for a in manifest.get("agents", [])}
+
+
+def sandbox_text(sandbox: dict) -> str:
+    """``<mode> sandbox``, with the bounds it ran without."""
     missing = [*(["processes unbounded"] if "processes" in sandbox and sandbox["processes"] is None else []),
                *(["memory bounded per process only"] if sandbox.get("memory_whole") is False else [])]
-    bounds = f" ({', '.join(missing)})" if missing else ""
-    return {a["name"]: "trusted, in process" if a.get("trusted", True) else f"{a.get('isolation')} sandbox{bounds}"
-            for a in manifest.get("agents", [])}
+    return f"{sandbox.get('mode')} sandbox" + (f" ({', '.join(missing)})" if missing else "")
 
 
 def connect(db: Path, readonly: bool) -> sqlite3.Connection:
@@ -169,6 +179,15 @@ class RunStore:
 
     def package_hashes(self) -> dict[str, str]:
         return {r[0]: r[1] for r in self.db.execute("SELECT task_id, package_hash FROM packages")}
+
+    def record_sandbox_change(self, sandbox: dict, at: str) -> None:
+        """A resume accepted another sandbox for the isolated agents: the manifest's ``sandbox`` becomes it, and
+        ``sandbox_changes`` keeps what it was and when it changed."""
+        manifest = json.loads(self.db.execute("SELECT json FROM manifest").fetchone()[0])
+        manifest.setdefault("sandbox_changes", []).append({"at": at, "was": manifest.get("sandbox")})
+        manifest["sandbox"] = sandbox
+        with self.transaction():
+            self.db.execute("UPDATE manifest SET json = ?", (dumps(manifest),))
 
     def finish(self) -> None:
         with self.transaction():

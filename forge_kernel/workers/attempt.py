@@ -16,7 +16,7 @@ from typing import Callable, Protocol, runtime_checkable
 from pydantic import ValidationError
 
 from ..agents import Agent, AgentTask
-from ..spec import RESULT, AgentResult
+from ..spec import RESULT, AgentResult, printable
 from ..tools import ToolSession
 from .client import LocalToolClient, json_copy
 
@@ -87,7 +87,7 @@ class InProcess:
         is_factory = isinstance(make, type) or not hasattr(make, "run")  # a class or a factory, not an instance
         self._make = make if is_factory else (lambda: make)
         probe = self._make()
-        self.name, self.version = str(probe.name), str(probe.version)
+        self.name, self.version = printable(probe.name), printable(probe.version)  # data: shown as text anywhere
         self.config = getattr(probe, "config", None)
 
     async def attempt(self, task: AgentTask, seed: int, session: ToolSession, max_seconds: float) -> AgentOutcome:

@@ -15,7 +15,7 @@ import json
 from time import perf_counter
 
 from ..agents import AgentTask
-from ..spec import AgentError, AgentResult
+from ..spec import AgentError, AgentResult, printable
 from ..tools import ToolSession
 from .attempt import AGENT_ERROR, BUDGET_EXCEEDED, REASON_CHARS, TIMEOUT, AgentOutcome
 from ._link import Conversation, Link
@@ -65,7 +65,8 @@ class IsolatedAgent:
         if not (isinstance(name, str) and 0 < len(name) <= 100 and isinstance(version, str) and len(version) <= 100):
             agent.close()
             raise AgentError("--agent", spec, "the agent must have a name and a version (strings of up to 100 chars)")
-        agent.name, agent.version, agent.config = name, version, config if isinstance(config, dict) else None
+        agent.name, agent.version = printable(name), printable(version)  # data: shown as text wherever it goes
+        agent.config = config if isinstance(config, dict) else None
         return agent
 
     # --- workers -----------------------------------------------------------------------------------------------

@@ -24,3 +24,11 @@ def printable(text: object, keep: str = "") -> str:
         return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
     return CONTROL.sub(written, str(text))
+
+
+def echo(text: object = "", err: bool = False) -> None:
+    """Print a line of the ``forge`` command: whatever an agent or a package put in it shows as ``printable``
+    text (line breaks kept: a table's rows)."""
+    import click
+
+    click.echo(printable(text, keep="\n"), err=err)
