@@ -427,6 +427,24 @@ def test_resume_is_refused_while_another_process_writes_the_run(tmp_path):
     assert err.value.message == "another process is writing this run; wait for it to end"
 
 
+@pytest.mark.parametrize("trusted", [pytest.param(False, marks=needs_bwrap), True])
+def test_arguments_json_cannot_carry_are_refused_calls_on_the_record(tmp_path, trusted):
+    """bytes, an object, a set, NaN as a tool's argument, from a worker in the sandbox or in process: each call is
+    on the record, refused (the tool not run on the value written as a string); the agent gets the error, goes on
+    and passes."""
+    agent = f"{H}:NonJsonArgs"
+    out = run(suite_copy(tmp_path, "30"), [agent], tmp_path / "run", trials=1, trust=[agent] if trusted else [])
+    trials, events = load_trials(out), load_events(out)
+    assert len(trials) == 3 and trials.passed.all()
+    for _, calls in events.groupby("trial_id"):
+        refused = calls.head(4)
+        assert not refused.ok.any() and (refused.result == "null").all()
+        assert [json.loads(e) for e in refused.error] == [
+            {"code": "invalid_args", "message": f"args.mrn: {what} is not a JSON value"}
+            for what in ("bytes", "object", "set", "float nan")]
+        assert calls.iloc[4].ok and calls.iloc[4].tool == "patient_search"
+
+
 @needs_bwrap
 def test_a_blocking_sdk_call_slows_only_its_own_trial(tmp_path):
     """9/9 at concurrency 1 and at 4 when isolated; in process (trusted) the blocked event loop fails neighbours."""

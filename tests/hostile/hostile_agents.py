@@ -396,7 +396,7 @@ class CircularResult:
 
 
 class DeepArgs:
-    """A 100,000-deep argument through the client, then the same as a raw frame."""
+    """A 100,000-deep argument through the client (a refused call), then the same as a raw frame."""
 
     name, version = "deep-args", "0"
 
@@ -404,13 +404,30 @@ class DeepArgs:
         deep = []
         for _ in range(100_000):
             deep = [deep]
-        try:
-            await session.call("patient_search", mrn=deep)
-        except RecursionError:
-            pass
+        await session.call("patient_search", mrn=deep)
         session._writer.write(frame(b'{"op":"call","trial":%d,"id":1,"tool":"patient_search","args":{"mrn":%s%s}}'
                                     % (session._trial, b"[" * 100_000, b"]" * 100_000)))
         await asyncio.sleep(30)
+
+
+class NonJsonArgs:
+    """Calls a tool with arguments JSON cannot carry (each a refused call, the tool not run), then does its task."""
+
+    name, version = "non-json-args", "0"
+
+    def __init__(self):
+        from forge_kernel.agents import AGENTS
+
+        self.inner = AGENTS["scripted"]()
+
+    async def run(self, task, session):
+        mrn = task.context["mrn"]
+        for what, odd in {"bytes": mrn.encode(), "object": object(), "set": {mrn}, "float nan": float("nan")}.items():
+            reply = await session.call("patient_search", mrn=odd)
+            error = {"code": "invalid_args", "message": f"args.mrn: {what} is not a JSON value"}
+            if reply != {"ok": False, "error": error}:
+                raise AssertionError(reply)
+        return await self.inner.run(task, session)
 
 
 class Oversize:
