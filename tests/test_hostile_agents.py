@@ -464,6 +464,20 @@ def test_a_blocking_sdk_call_slows_only_its_own_trial(tmp_path):
 
 
 @needs_bwrap
+def test_a_trial_whose_worker_is_too_stuck_to_answer_its_cancel_is_run_again_alone(tmp_path):
+    """A blocking 1.2 s call a trial: alone a trial takes 1.2 s of its 1.8; four sharing a worker keep it stuck
+    past 2.8 s, so the first to run out of time gets no answer to its cancel within the grace second. It shared its
+    worker: it is run again alone (as the other trials of the worker, which is killed), not ended as a timeout."""
+    suite = suite_copy(tmp_path, "1.8")
+    agent = f"{H}:LongBlockingSDK"
+    passes, redone = {}, {}
+    for concurrency in (1, 4):
+        trials = load_trials(run(suite, [agent], tmp_path / f"c{concurrency}", trials=2, concurrency=concurrency))
+        passes[concurrency], redone[concurrency] = int(trials.passed.sum()), int((trials.attempts > 1).sum())
+    assert passes == {1: 6, 4: 6} and redone == {1: 0, 4: 4}
+
+
+@needs_bwrap
 def test_an_agent_cannot_stall_its_loop_to_wipe_what_it_did(tmp_path):
     """A trial that acted (a call the policy denied, a write made) keeps that on its record though a stall spoiled
     it: only a trial with nothing of consequence done yet is run again."""

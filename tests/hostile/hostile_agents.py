@@ -489,6 +489,7 @@ class BlockingSDK:
     """The bundled ``scripted`` agent behind three blocking 0.2 s 'SDK calls' (e.g. a synchronous HTTP client)."""
 
     name, version = "blocking-sdk", "0"
+    blocks = (0.2, 0.2, 0.2)
 
     def __init__(self):
         from forge_kernel.agents import AGENTS
@@ -496,10 +497,16 @@ class BlockingSDK:
         self.inner = AGENTS["scripted"]()
 
     async def run(self, task, session):
-        for _ in range(3):
-            time.sleep(0.2)
+        for seconds in self.blocks:
+            time.sleep(seconds)
             await asyncio.sleep(0)
         return await self.inner.run(task, session)
+
+
+class LongBlockingSDK(BlockingSDK):
+    """One blocking 1.2 s 'SDK call': four trials sharing a worker keep its loop stuck for 4.8 s."""
+
+    name, blocks = "long-blocking-sdk", (1.2,)
 
 
 class StallLaunderer:
