@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from forge_kernel.agents import AgentTask
 from forge_kernel.engine import RunSpec, execute
 from forge_kernel.spec import AgentError, StoreError, UsageError
 from forge_kernel.store import load_trials
@@ -411,6 +412,28 @@ def test_a_pass_that_waited_for_a_cpu_is_no_stall_of_the_agents():
 
 def test_a_blocking_call_is_a_stall_waited_or_not():
     assert one_pass(StallClock(), lambda: time.sleep(0.1)) >= 0.1
+
+
+def test_a_trial_whose_task_waited_for_a_stuck_worker_saw_the_stall(monkeypatch):
+    """Its task reaches the worker while a neighbour's blocking call holds the loop: that wait is a stall it saw,
+    so it is run again alone, as the neighbour is (else it would start late, and could run out of time for it)."""
+    monkeypatch.syspath_prepend(str(HOSTILE_DIR))
+
+    async def check():
+        agent = await IsolatedAgent.start("hostile_agents:LazyLoader", Sandbox("process"))
+        sessions = make_session(), make_session()
+        task = AgentTask.from_package(sessions[0].package, 0)
+        try:
+            first = asyncio.ensure_future(agent.attempt(task, 0, sessions[0], 30))
+            while not sessions[0].events:  # its call made, it loads: the worker is stuck for a second
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.3)
+            return await asyncio.gather(first, agent.attempt(task, 1, sessions[1], 30))
+        finally:
+            await agent.aclose()
+
+    first, second = asyncio.run(check())
+    assert first.redo and second.redo
 
 
 def test_workers_leave_the_agents_imports_to_no_collection(tmp_path, monkeypatch):

@@ -509,6 +509,20 @@ class LongBlockingSDK(BlockingSDK):
     name, blocks = "long-blocking-sdk", (1.2,)
 
 
+class LazyLoader:
+    """Loads its 'model' synchronously (1 s) in the first trial of each worker process, after a first call."""
+
+    name, version = "lazy-loader", "0"
+    loaded = False
+
+    async def run(self, task, session):
+        await session.call("finish")
+        if not LazyLoader.loaded:
+            LazyLoader.loaded = True
+            time.sleep(1)
+        return AgentResult()
+
+
 class StallLaunderer:
     """While it shares its worker with trials of its own, it reads another patient's chart (the policy denies it and
     the record keeps the attempt), then blocks its event loop, so that each of those trials looks spoiled by a
