@@ -465,7 +465,7 @@ def test_a_blocking_sdk_call_slows_only_its_own_trial(tmp_path):
 
 @needs_bwrap
 def test_a_trial_whose_worker_is_too_stuck_to_answer_its_cancel_is_run_again_alone(tmp_path):
-    """A blocking 1.2 s call a trial: alone a trial takes 1.2 s of its 1.8; four sharing a worker keep it stuck
+    """One blocking 1.2 s call per trial: alone a trial takes 1.2 s of its 1.8; four sharing a worker keep it stuck
     past 2.8 s, so the first to run out of time gets no answer to its cancel within the grace second. It shared its
     worker: it is run again alone (as the other trials of the worker, which is killed), not ended as a timeout."""
     suite = suite_copy(tmp_path, "1.8")
