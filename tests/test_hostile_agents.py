@@ -506,6 +506,24 @@ def test_resume_is_refused_while_another_process_writes_the_run(tmp_path):
     assert err.value.message == "another process is writing this run; wait for it to end"
 
 
+@pytest.mark.parametrize("trusted", [pytest.param(False, marks=needs_bwrap), True])
+def test_arguments_json_cannot_carry_are_refused_calls_on_the_record(tmp_path, trusted):
+    """bytes, an object, a set, NaN as a tool's argument, from a worker in the sandbox or in process: each call is
+    on the record, refused (the tool not run on the value written as a string); the agent gets the error, goes on
+    and passes."""
+    agent = f"{H}:NonJsonArgs"
+    out = run(suite_copy(tmp_path, "30"), [agent], tmp_path / "run", trials=1, trust=[agent] if trusted else [])
+    trials, events = load_trials(out), load_events(out)
+    assert len(trials) == 3 and trials.passed.all()
+    for _, calls in events.groupby("trial_id"):
+        refused = calls.head(4)
+        assert not refused.ok.any() and (refused.result == "null").all()
+        assert [json.loads(e) for e in refused.error] == [
+            {"code": "invalid_args", "message": f"args.mrn: {what} is not a JSON value"}
+            for what in ("bytes", "object", "set", "float nan")]
+        assert calls.iloc[4].ok and calls.iloc[4].tool == "patient_search"
+
+
 @needs_bwrap
 def test_a_blocking_sdk_call_slows_only_its_own_trial(tmp_path):
     """9/9 at concurrency 1 and at 4 when isolated; in process (trusted) the blocked event loop fails neighbours."""
@@ -522,6 +540,20 @@ def test_a_blocking_sdk_call_slows_only_its_own_trial(tmp_path):
     assert redone[1] == 0 and redone[4] > 0
     shared = load_trials(run(suite, [agent], tmp_path / "trusted", trials=3, concurrency=4, trust=[agent]))
     assert shared.passed.sum() < 9 and (shared.duration_s > 1.5).any()
+
+
+@needs_bwrap
+def test_a_trial_whose_worker_is_too_stuck_to_answer_its_cancel_is_run_again_alone(tmp_path):
+    """One blocking 1.2 s call per trial: alone a trial takes 1.2 s of its 1.8; four sharing a worker keep it stuck
+    past 2.8 s, so the first to run out of time gets no answer to its cancel within the grace second. It shared its
+    worker: it is run again alone (as the other trials of the worker, which is killed), not ended as a timeout."""
+    suite = suite_copy(tmp_path, "1.8")
+    agent = f"{H}:LongBlockingSDK"
+    passes, redone = {}, {}
+    for concurrency in (1, 4):
+        trials = load_trials(run(suite, [agent], tmp_path / f"c{concurrency}", trials=2, concurrency=concurrency))
+        passes[concurrency], redone[concurrency] = int(trials.passed.sum()), int((trials.attempts > 1).sum())
+    assert passes == {1: 6, 4: 6} and redone == {1: 0, 4: 4}
 
 
 @needs_bwrap

@@ -13,6 +13,7 @@ from forge_kernel.spec import TaskPackage
 from forge_kernel.spec.trajectory import compact_json
 from forge_kernel.spec import CROSS_PATIENT, PRECEDENCE, UNAUTHORIZED_WRITE
 from forge_kernel.tools import TOOLS, BudgetExceeded, ToolSession, table
+from forge_kernel.workers import LocalToolClient
 
 NOW = "2026-11-30T09:00:00+08:00"
 TZ8 = timezone(timedelta(hours=8))
@@ -119,6 +120,22 @@ def test_invalid_arguments_are_a_recorded_error(tool, args, where):
     if where:
         assert out["error"]["message"].startswith(f"{where}:")
     assert session.events[0].error == out["error"] and not session.events[0].ok
+
+
+@pytest.mark.parametrize("value, what", [(b"MRN-1", "bytes"), (object(), "object"), ({"MRN-1"}, "set"),
+                                         (float("nan"), "float nan")])
+def test_arguments_json_cannot_carry_are_a_refused_call_not_a_string(value, what):
+    """An in-process agent's call (as a worker's, tests/test_hostile_agents.py): recorded as refused, the tool not
+    run on the value written as a string, counted against the call budget; the trial goes on."""
+    session = make_session(budget={"max_calls": 2})
+    out = asyncio.run(LocalToolClient(session).call("patient_search", mrn=value))
+    error = {"code": "invalid_args", "message": f"args.mrn: {what} is not a JSON value"}
+    assert out == {"ok": False, "error": error}
+    (event,) = session.events
+    assert (event.ok, event.error, event.result, event.args) == (False, error, None, {"mrn": f"<{what}>"})
+    assert call(session, "patient_search", mrn="MRN-1")["result"]["patients"][0]["patient_id"] == "p1"
+    with pytest.raises(BudgetExceeded):
+        call(session, "patient_search", mrn="MRN-1")
 
 
 def test_unknown_patient_is_a_recorded_error_not_a_denial():

@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+from forge_kernel.agents import AgentTask
 from forge_kernel.engine import RunSpec, execute
 from forge_kernel.spec import AgentError, StoreError, UsageError
 from forge_kernel.store import load_trials, open_run
@@ -26,9 +27,11 @@ from forge_kernel.workers._cgroup import AgentCgroups, own_folder
 from forge_kernel.workers._launch import Launch
 from forge_kernel.workers._output import AgentOutput, Allowance
 from forge_kernel.workers._processes import sandbox_pid
-from forge_kernel.workers._wire import MAX_DEPTH, Frames, WireError, encode
+from forge_kernel.workers._link import Conversation, Link
+from forge_kernel.workers._wire import MAX_DEPTH, Frames, WireError, encode, json_args
 from forge_kernel.workers._worker import Running, StallClock
 from tests.helpers import ROOT, needs_bwrap, needs_cgroups
+from tests.test_tools import make_session
 
 HOSTILE_DIR = ROOT / "tests" / "hostile"
 PACKAGE = ROOT / "task_packages" / "superclue" / "SC-MED-GASTRIC-ULCER"
@@ -85,6 +88,61 @@ def test_an_agent_cannot_print_over_its_name_or_forges_lines(capsys):
     output = AgentOutput("a:B", Allowance())
     output.data_received(b"\rforge: gate GREEN\x1b[2K\tdone\n")
     assert capsys.readouterr().err == "a:B: \\x0dforge: gate GREEN\\x1b[2K\tdone\n"
+
+
+def cycle() -> dict:
+    loop = {}
+    loop["a"] = loop
+    return loop
+
+
+@pytest.mark.parametrize("args, problem", [
+    ({"mrn": b"MRN-1"}, "args.mrn: bytes is not a JSON value"),
+    ({"drugs": ["a", {"b"}]}, "args.drugs.1: set is not a JSON value"),
+    ({"weight_kg": float("-inf")}, "args.weight_kg: float -inf is not a JSON value"),
+    ({"criteria": [{(1, 2): "met"}]}, "args.criteria.0: tuple key is not a JSON value"),
+    ({"x": cycle()}, "args.x" + ".a" * (MAX_DEPTH - 2) + f": nested deeper than {MAX_DEPTH}"),
+])
+def test_call_arguments_json_cannot_carry_are_named_never_written_as_strings(args, problem):
+    """What a client tells the harness to refuse, with a stand-in that fits in a frame; the frames' encoder writes
+    no odd value as a string either."""
+    text, refused = json_args(args)
+    assert refused == problem
+    assert Frames().feed(frame(f'{{"op":"call","args":{text}}}'.encode()))
+    with pytest.raises((TypeError, ValueError)):
+        encode({"op": "call", "args": args})
+
+
+def test_call_arguments_json_carries_go_as_json_writes_them():
+    assert json_args({"drugs": ("a", "b"), "n": {1: None}}) == ('{"drugs":["a","b"],"n":{"1":null}}', None)
+
+
+def test_a_workers_refusal_only_refuses_its_own_call():
+    """The harness takes a worker's word that a call is refused (it can spoil only that worker's trial) and runs
+    no tool for it; a refusal that is not text breaks the protocol."""
+    class Transport:
+        def write(self, data):
+            pass
+
+        def is_closing(self):
+            return False
+
+    async def check():
+        link = Link(lambda link: None)
+        link.connection_made(Transport())
+        session = make_session()
+        conversation = Conversation(link, 1, session)
+        conversation.on_call({"op": "call", "id": 1, "tool": "patient_search", "args": {"mrn": "MRN-1"},
+                              "refused": "made up"})
+        (event,) = session.events
+        assert (event.ok, event.error, event.result) == (False, {"code": "invalid_args", "message": "made up"}, None)
+        conversation.on_call({"op": "call", "id": 2, "tool": "patient_search", "args": {"mrn": "MRN-1"},
+                              "refused": 1})
+        assert conversation.done.result()[:2] == ("agent_error", "protocol: a call needs an integer id, a tool name, "
+                                                                 "an args object and a refusal, if any, as text")
+        assert len(session.events) == 1
+
+    asyncio.run(check())
 
 
 def test_nesting_up_to_the_cap_passes():
@@ -476,6 +534,28 @@ def test_a_pass_that_waited_for_a_cpu_is_no_stall_of_the_agents():
 
 def test_a_blocking_call_is_a_stall_waited_or_not():
     assert one_pass(StallClock(), lambda: time.sleep(0.1)) >= 0.1
+
+
+def test_a_trial_whose_task_waited_for_a_stuck_worker_saw_the_stall(monkeypatch):
+    """Its task reaches the worker while a neighbour's blocking call holds the loop: that wait is a stall it saw,
+    so it is run again alone, as the neighbour is (else it would start late, and could run out of time for it)."""
+    monkeypatch.syspath_prepend(str(HOSTILE_DIR))
+
+    async def check():
+        agent = await IsolatedAgent.start("hostile_agents:LazyLoader", Sandbox("process"))
+        sessions = make_session(), make_session()
+        task = AgentTask.from_package(sessions[0].package, 0)
+        try:
+            first = asyncio.ensure_future(agent.attempt(task, 0, sessions[0], 30))
+            while not sessions[0].events:  # its call made, it loads: the worker is stuck for a second
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.3)
+            return await asyncio.gather(first, agent.attempt(task, 1, sessions[1], 30))
+        finally:
+            await agent.aclose()
+
+    first, second = asyncio.run(check())
+    assert first.redo and second.redo
 
 
 def test_workers_leave_the_agents_imports_to_no_collection(tmp_path, monkeypatch):

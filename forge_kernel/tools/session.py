@@ -53,9 +53,10 @@ class ToolSession:
         a copy of what the record holds."""
         return json.loads(self.reply(tool, args))
 
-    def reply(self, tool: str, args: dict) -> str:
+    def reply(self, tool: str, args: dict, refused: str | None = None) -> str:
         """Run one call and record it; the reply as JSON text, which is what reaches an agent (in process or
-        not). Past the call budget, BudgetExceeded."""
+        not). ``refused``: why the arguments cannot be taken (an ``invalid_args`` error; the tool is not run).
+        Past the call budget, BudgetExceeded."""
         if self.calls_before + len(self.events) >= self.package.budget.max_calls:
             earlier = f" ({self.calls_before} of them in an attempt run again)" if self.calls_before else ""
             self.exceed(f"calls > {self.package.budget.max_calls}{earlier}")
@@ -67,7 +68,7 @@ class ToolSession:
         """What policy and faults said of the call, filled in by ``_run``."""
         result, error = None, None
         try:
-            result = self._run(tool, args, facts)
+            result = self._run(tool, args, facts, refused)
         except ToolError as exc:
             error = {"code": exc.code, "message": exc.message}
         except Exception as exc:  # a tool's own bug: recorded against the tool, never crashing the trial
@@ -81,10 +82,12 @@ class ToolSession:
             started_ms=(started - self.opened) * 1000))
         return text
 
-    def _run(self, tool: str, raw_args: dict, facts: dict) -> Any:
+    def _run(self, tool: str, raw_args: dict, facts: dict, refused: str | None) -> Any:
         spec = TOOLS.get(tool)
         if spec is None or tool not in self.package.tools:
             raise ToolError("unknown_tool", f"no tool {tool!r} in this task")
+        if refused is not None:
+            raise ToolError("invalid_args", refused)
         try:
             args = spec.args_model.model_validate(raw_args)
         except ValidationError as exc:

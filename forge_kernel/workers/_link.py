@@ -169,11 +169,16 @@ class Conversation:
         return self.shared and finite_number(stall) and stall > STALL_SECONDS
 
     def on_call(self, message: dict) -> None:
+        """A tool call; one the worker says it ``refused`` (its arguments held what JSON cannot carry) is recorded
+        as refused, with the worker's reason (a flag that can only spoil the worker's own trial)."""
         call_id, tool, args = message.get("id"), message.get("tool"), message.get("args")
-        if not (type(call_id) is int and isinstance(tool, str) and len(tool) <= MAX_TOOL_NAME and isinstance(args, dict)):
-            return self.end(AGENT_ERROR, "protocol: a call needs an integer id, a tool name and an args object")
+        refused = message.get("refused")
+        if not (type(call_id) is int and isinstance(tool, str) and len(tool) <= MAX_TOOL_NAME and isinstance(args, dict)
+                and (refused is None or isinstance(refused, str))):
+            return self.end(AGENT_ERROR, "protocol: a call needs an integer id, a tool name, an args object "
+                                       "and a refusal, if any, as text")
         try:
-            reply = self.session.reply(tool, args)
+            reply = self.session.reply(tool, args, refused and refused[:REASON_CHARS])
         except BudgetExceeded as exc:
             self.send_reply(call_id, compact_json({"ok": False, "error": {"code": "budget_exceeded", "message": str(exc)}}))
             return self.end(BUDGET_EXCEEDED, str(exc))

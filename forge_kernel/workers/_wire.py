@@ -24,8 +24,48 @@ class WireError(Exception):
 
 
 def encode(message: dict) -> bytes:
-    """One frame; raises ValueError / RecursionError for what JSON cannot carry (odd values become strings)."""
+    """One frame; raises TypeError / ValueError / RecursionError for what JSON cannot carry."""
     return frame(_ENCODER.encode(message).encode())
+
+
+def json_args(args: dict) -> tuple[str, str | None]:
+    """A call's arguments as JSON text, and None; or, when they hold what JSON cannot carry as it is (bytes, an
+    object, a set, NaN, ...), a stand-in with each such value as its type's name, and what is wrong (``args.mrn:
+    bytes is not a JSON value``), for the harness to refuse the call. They are walked only when encoding fails."""
+    try:
+        return _ENCODER.encode(args), None
+    except (TypeError, ValueError, RecursionError):
+        problems: list[str] = []
+        stand_in = _plain(args, "args", problems)
+        return _ENCODER.encode(stand_in), next(iter(problems), None)
+
+
+def _plain(value: Any, path: str, problems: list[str], depth: int = 0) -> Any:
+    """A copy of ``value`` that JSON carries as it is; each thing it cannot is noted in ``problems``."""
+    if isinstance(value, (dict, list, tuple)):
+        if depth >= MAX_DEPTH - 1:  # the arguments sit one level down in a frame
+            problems.append(f"{path}: nested deeper than {MAX_DEPTH}")
+            return None
+        if isinstance(value, (list, tuple)):
+            return [_plain(item, f"{path}.{i}", problems, depth + 1) for i, item in enumerate(value)]
+        copy = {}
+        for key, item in value.items():
+            if not isinstance(key, str):  # JSON writes a number, bool or null key as a string; nothing else
+                key = _ENCODER.encode(key) if _scalar(key) else _not_json(key, path, problems, " key")
+            copy[key] = _plain(item, f"{path}.{key}", problems, depth + 1)
+        return copy
+    return value if _scalar(value) else _not_json(value, path, problems)
+
+
+def _scalar(value: Any) -> bool:
+    """A string, number (finite), bool or null."""
+    return value is None or isinstance(value, (str, int)) or isinstance(value, float) and math.isfinite(value)
+
+
+def _not_json(value: Any, path: str, problems: list[str], role: str = "") -> str:
+    what = f"float {value}" if isinstance(value, float) else type(value).__name__
+    problems.append(f"{path}: {what}{role} is not a JSON value")
+    return f"<{what}>"
 
 
 def frame(body: bytes) -> bytes:
@@ -109,7 +149,7 @@ def _no_constant(name: str):
     raise ValueError(f"{name} is not JSON")
 
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 _DECODER = json.JSONDecoder(parse_constant=_no_constant)
 
 

@@ -2,9 +2,10 @@
 
 Messages from the harness: ``run`` (a trial's task), ``reply`` (a tool call's result), ``cancel``.
 Messages to it: ``call``, ``charge``, then ``result``, ``error`` (the agent raised) or ``cancelled``, each with
-how long the worker's event loop was ever stuck while that trial ran (``stalled``), then ``free`` once whatever the
-trial left running is stopped. A synchronous call inside an agent stalls every trial of its worker; the harness
-reads ``stalled``, runs those trials again one per worker, and keeps the agent one trial per worker from then on.
+how long the worker's event loop was ever stuck while that trial ran or its ``run`` waited to be read
+(``stalled``), then ``free`` once whatever the trial left running is stopped. A synchronous call inside an agent
+stalls every trial of its worker; the harness reads ``stalled``, runs those trials again one per worker, and
+keeps the agent one trial per worker from then on.
 
 Nothing here is trusted by the harness: the agent shares this process and may rewrite any of it, which can only
 spoil its own trials.
@@ -44,7 +45,8 @@ class Running:
     cancelled: bool = False
     """The harness asked to stop it."""
     stalled: float = 0.0
-    """The longest the event loop was stuck (running code without returning to select) while it ran."""
+    """The longest the event loop was stuck (running code without returning to select) while it ran, or at most
+    while its task waited to be read."""
 
 
 def cpu_wait_clock() -> Callable[[], float]:
@@ -69,13 +71,26 @@ class StallClock:
     cpu_wait: Callable[[], float] = field(default_factory=cpu_wait_clock)
     waited: float = 0.0
     """The CPU wait when the pass began."""
+    previous: float = 0.0
+    """How long the last whole pass ran."""
 
-    def leave(self) -> None:
+    def busy(self) -> float:
+        """How long this pass has run so far, its CPU waits taken out."""
         busy = monotonic() - self.last
         if busy > LONG_PASS_SECONDS:  # a short pass is no stall, waited or not: it is spared the read
             busy -= self.cpu_wait() - self.waited
+        return busy
+
+    def leave(self) -> float:
+        busy = self.busy()
         for running in self.trials.values():
             running.stalled = max(running.stalled, busy)
+        return busy
+
+    def unread(self) -> float:
+        """The longest a frame read now may have waited in the socket for the loop: the last pass and this one so
+        far (a trial whose task waited through a neighbour's stall saw that stall)."""
+        return self.previous + self.busy()
 
     def enter(self) -> None:
         self.last = monotonic()
@@ -90,7 +105,7 @@ class TimedSelector(selectors.DefaultSelector):
         self.clock = clock
 
     def select(self, timeout=None):
-        self.clock.leave()
+        self.clock.previous = self.clock.leave()
         try:
             return super().select(timeout)
         finally:
@@ -147,8 +162,8 @@ class WorkerEnd(FramedProtocol):
         client = RemoteToolClient(self.transport, trial)
         context = contextvars.copy_context()
         context.run(TRIAL.set, trial)
-        coroutine = self.run(trial, task, client)
-        self.clock.trials[trial] = Running(asyncio.get_running_loop().create_task(coroutine, context=context), client)
+        running = asyncio.get_running_loop().create_task(self.run(trial, task, client), context=context)
+        self.clock.trials[trial] = Running(running, client, stalled=self.clock.unread())
 
     async def run(self, trial: int, task: AgentTask, client: RemoteToolClient) -> None:
         try:

@@ -3,6 +3,8 @@
 ``RemoteToolClient`` lives in a worker process and sends every call across the wire to the harness.
 ``LocalToolClient`` serves trusted in-process agents. Both hand over copies (the reply is JSON text made by the
 harness), so an agent never holds a reference to the record, the EHR image or anything else the harness owns.
+Arguments JSON cannot carry as they are (bytes, an object, NaN, ...) make a refused call on the record
+(``invalid_args``); the tool is not run.
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from typing import Any
 
 from ..spec import BudgetExceeded, compact_json
 from ..tools import ToolSession
-from ._wire import encode
+from ._wire import encode, frame, json_args
 
 
 def json_copy(value: Any) -> Any:
@@ -37,7 +39,8 @@ class LocalToolClient:
 
     async def call(self, tool: str, /, **args: Any) -> dict:
         """Run one tool call; ``{"ok": True, "result": ...}`` or ``{"ok": False, "error": {code, message}}``."""
-        return json.loads(self._session.reply(tool, json_copy(args)))
+        text, refused = json_args(args)
+        return json.loads(self._session.reply(tool, json.loads(text), refused))
 
     def charge(self, usd: float) -> None:
         """Report money spent (e.g. on model tokens); past the budget the trial ends."""
@@ -57,9 +60,11 @@ class RemoteToolClient:
         """Run one tool call in the harness; the reply as ``LocalToolClient.call`` gives it."""
         self._next_id += 1
         call_id = self._next_id
-        data = encode({"op": "call", "trial": self._trial, "id": call_id, "tool": tool, "args": args})
+        text, refused = json_args(args)
+        flag = "" if refused is None else f',"refused":{json.dumps(refused)}'
+        body = f'{{"op":"call","trial":{self._trial},"id":{call_id},"tool":{json.dumps(tool)},"args":{text}{flag}}}'
         future = self._pending[call_id] = asyncio.get_running_loop().create_future()
-        self._writer.write(data)
+        self._writer.write(frame(body.encode()))
         try:
             return raise_for_budget(await future)
         finally:

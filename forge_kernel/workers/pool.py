@@ -5,7 +5,8 @@ receives its ``AgentTask`` and replies to its calls. A worker hosts up to ``PER_
 once (hundreds of processes would cost more than the trials themselves); a trial that saw its worker's event loop
 stuck by a neighbour (a synchronous call inside ``async def``) is run again, and from then on the agent gets one
 worker per trial. A trial over its time or call budget is cancelled, then, if its worker does not stop it, the
-worker is killed (its other trials are run again). Workers are reused across trials.
+worker is killed and its trials are run again (that one too, unless it had the worker to itself: its neighbour
+may be what kept the worker from answering). Workers are reused across trials.
 """
 from __future__ import annotations
 
@@ -147,8 +148,8 @@ class IsolatedAgent:
         if overdue:  # cancel it; the worker's answer says whether a neighbour stalled it
             conversation.cancel(f"no result within {max_seconds} s")
             await asyncio.wait([conversation.done], timeout=GRACE_SECONDS)
-            if not conversation.done.done():  # no answer: the worker is stuck; its other trials are run again
-                conversation.end(TIMEOUT, conversation.overdue)
+            if not conversation.done.done():  # no answer: the worker is stuck, by this trial or a neighbour; the
+                conversation.end(TIMEOUT, conversation.overdue, lost=True)  # trials that shared it are run again
                 if link.load > 1:
                     self.per_worker = 1
                 self._kill(link)

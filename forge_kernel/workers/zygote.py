@@ -18,6 +18,7 @@ import sys
 from ..agents import agent_factory
 from ..spec import AgentError
 from .attempt import describe
+from .client import json_copy
 from ._egress import run_relay
 from ._wire import encode
 from ._worker import run_worker
@@ -40,7 +41,7 @@ def hello(spec: str) -> tuple[object, bytes]:
     try:
         probe = make()
         return make, encode({"op": "hello", "name": str(probe.name), "version": str(probe.version),
-                             "config": getattr(probe, "config", None)})
+                             "config": json_copy(getattr(probe, "config", None))})  # odd values as strings
     except BaseException as exc:  # an agent that cannot be built is the user's mistake, reported
         return None, encode({"op": "fatal", "error": f"cannot build the agent: {describe(exc)}"})
 

@@ -396,7 +396,7 @@ class CircularResult:
 
 
 class DeepArgs:
-    """A 100,000-deep argument through the client, then the same as a raw frame."""
+    """A 100,000-deep argument through the client (a refused call), then the same as a raw frame."""
 
     name, version = "deep-args", "0"
 
@@ -404,13 +404,30 @@ class DeepArgs:
         deep = []
         for _ in range(100_000):
             deep = [deep]
-        try:
-            await session.call("patient_search", mrn=deep)
-        except RecursionError:
-            pass
+        await session.call("patient_search", mrn=deep)
         session._writer.write(frame(b'{"op":"call","trial":%d,"id":1,"tool":"patient_search","args":{"mrn":%s%s}}'
                                     % (session._trial, b"[" * 100_000, b"]" * 100_000)))
         await asyncio.sleep(30)
+
+
+class NonJsonArgs:
+    """Calls a tool with arguments JSON cannot carry (each a refused call, the tool not run), then does its task."""
+
+    name, version = "non-json-args", "0"
+
+    def __init__(self):
+        from forge_kernel.agents import AGENTS
+
+        self.inner = AGENTS["scripted"]()
+
+    async def run(self, task, session):
+        mrn = task.context["mrn"]
+        for what, odd in {"bytes": mrn.encode(), "object": object(), "set": {mrn}, "float nan": float("nan")}.items():
+            reply = await session.call("patient_search", mrn=odd)
+            error = {"code": "invalid_args", "message": f"args.mrn: {what} is not a JSON value"}
+            if reply != {"ok": False, "error": error}:
+                raise AssertionError(reply)
+        return await self.inner.run(task, session)
 
 
 class Oversize:
@@ -472,6 +489,7 @@ class BlockingSDK:
     """The bundled ``scripted`` agent behind three blocking 0.2 s 'SDK calls' (e.g. a synchronous HTTP client)."""
 
     name, version = "blocking-sdk", "0"
+    blocks = (0.2, 0.2, 0.2)
 
     def __init__(self):
         from forge_kernel.agents import AGENTS
@@ -479,10 +497,30 @@ class BlockingSDK:
         self.inner = AGENTS["scripted"]()
 
     async def run(self, task, session):
-        for _ in range(3):
-            time.sleep(0.2)
+        for seconds in self.blocks:
+            time.sleep(seconds)
             await asyncio.sleep(0)
         return await self.inner.run(task, session)
+
+
+class LongBlockingSDK(BlockingSDK):
+    """One blocking 1.2 s 'SDK call': four trials sharing a worker keep its loop stuck for 4.8 s."""
+
+    name, blocks = "long-blocking-sdk", (1.2,)
+
+
+class LazyLoader:
+    """Loads its 'model' synchronously (1 s) in the first trial of each worker process, after a first call."""
+
+    name, version = "lazy-loader", "0"
+    loaded = False
+
+    async def run(self, task, session):
+        await session.call("finish")
+        if not LazyLoader.loaded:
+            LazyLoader.loaded = True
+            time.sleep(1)
+        return AgentResult()
 
 
 class StallLaunderer:
