@@ -14,7 +14,7 @@ KERNEL = Path(__file__).resolve().parents[1] / "forge_kernel"
 LAYERS = {
     "_lazy": 0,
     "spec": 1, "ehr": 1,
-    "catalog": 2,
+    "catalog": 2, "models": 2,
     "tools": 3,
     "agents": 4, "verify": 4,
     "workers": 5, "store": 5,
@@ -34,8 +34,8 @@ LAZY_UP = {
 }
 """Upward imports made inside a function, each with why it is there."""
 
-FACED = ("agents", "agents/planner", "analysis", "ehr", "engine", "report", "spec", "store", "tools", "verify",
-         "verify/kinds", "verify/tables", "widgets", "workers")
+FACED = ("agents", "agents/planner", "analysis", "ehr", "engine", "models", "report", "spec", "store", "tools",
+         "verify", "verify/kinds", "verify/tables", "widgets", "workers")
 """Packages whose inside modules are private (``_name.py``): a module without the underscore is a home of names
 in its face's ``_HOMES``, is imported by another package or a notebook, or runs as a program (``python -m``)."""
 NOTEBOOKS = KERNEL.parent / "notebooks"

@@ -42,8 +42,8 @@ def test_importing_the_package_loads_nothing_else():
 
 
 FACES = ["forge_kernel", *(f"forge_kernel.{p}" for p in ("agents", "agents.planner", "analysis", "ehr", "engine",
-                                                         "report", "spec", "store", "tools", "verify", "verify.kinds",
-                                                         "verify.tables", "widgets", "workers"))]
+                                                         "models", "report", "spec", "store", "tools", "verify",
+                                                         "verify.kinds", "verify.tables", "widgets", "workers"))]
 
 
 @pytest.mark.parametrize("face", FACES)

@@ -84,7 +84,7 @@ def query(run_dir, sql, *params):
 
 def test_schema_version_is_in_meta(run_dir):
     meta = dict(query(run_dir, "SELECT key, value FROM meta"))
-    assert meta["schema_version"] == str(SCHEMA_VERSION) == "3"
+    assert meta["schema_version"] == str(SCHEMA_VERSION) == "4"
     assert meta["run_id"] == manifest_of(run_dir)["run_id"]
     assert query(run_dir, "PRAGMA journal_mode") == [("wal",)]
 
@@ -98,7 +98,7 @@ def test_a_store_of_another_schema_version_is_refused(run_dir, tmp_path):
     with pytest.raises(StoreError) as err:
         load_trials(copy)
     assert err.value.field == "meta.schema_version"
-    assert "is 99, this code reads 3" in err.value.message
+    assert "is 99, this code reads 4" in err.value.message
 
 
 def test_manifest_records_provenance(run_dir):
@@ -315,11 +315,11 @@ def test_a_schema_1_store_is_migrated_when_opened_for_writing(run_dir, tmp_path)
     with closing(sqlite3.connect(copy / "run.sqlite")) as conn:  # back to version 1
         conn.executescript("ALTER TABLE events DROP COLUMN started_ms; ALTER TABLE verdicts DROP COLUMN error;"
                            "ALTER TABLE trials DROP COLUMN attempts; DROP TABLE package_files; DROP TABLE snapshots;"
-                           "UPDATE meta SET value = '1' WHERE key = 'schema_version';")
+                           "DROP TABLE turns; UPDATE meta SET value = '1' WHERE key = 'schema_version';")
     assert len(load_trials(copy)) == 9  # read-only, as it is
     assert query(copy, "SELECT value FROM meta WHERE key = 'schema_version'") == [("1",)]
     RunStore.open(copy).close()
-    assert query(copy, "SELECT value FROM meta WHERE key = 'schema_version'") == [("3",)]
+    assert query(copy, "SELECT value FROM meta WHERE key = 'schema_version'") == [("4",)]
     files = query(copy, "SELECT task_id, role, name FROM package_files ORDER BY task_id, role, name")
     assert {t for t, _, _ in files} == {"SC-DDX-CHEST-PAIN", "SC-MED-GASTRIC-ULCER", "SC-OPS-ADMISSION"}
     assert {(role, name) for t, role, name in files if t == "SC-MED-GASTRIC-ULCER" and role == "public"} == {
@@ -334,7 +334,7 @@ def test_a_schema_2_store_is_read_as_it_is_and_migrated_when_opened_for_writing(
     copy = tmp_path / "old"
     shutil.copytree(run_dir, copy)
     with closing(sqlite3.connect(copy / "run.sqlite")) as conn:  # back to version 2
-        conn.executescript("ALTER TABLE trials DROP COLUMN attempts;"
+        conn.executescript("ALTER TABLE trials DROP COLUMN attempts; DROP TABLE turns;"
                            "UPDATE meta SET value = '2' WHERE key = 'schema_version';")
     before = (copy / "run.sqlite").read_bytes()
     with RunStore.open(copy, readonly=True) as store:
@@ -342,10 +342,23 @@ def test_a_schema_2_store_is_read_as_it_is_and_migrated_when_opened_for_writing(
     assert (copy / "run.sqlite").read_bytes() == before
     assert query(copy, "SELECT value FROM meta WHERE key = 'schema_version'") == [("2",)]
     with RunStore.open(copy) as store:
-        assert store.version == 3
-    assert query(copy, "SELECT value FROM meta WHERE key = 'schema_version'") == [("3",)]
+        assert store.version == 4
+    assert query(copy, "SELECT value FROM meta WHERE key = 'schema_version'") == [("4",)]
     assert query(copy, "SELECT DISTINCT attempts FROM trials") == [(1,)]
     assert query(copy, "SELECT COUNT(*) FROM package_files")[0][0] > 0  # kept as they were
+
+
+def test_a_schema_3_store_has_no_model_turns_and_gets_their_table_when_opened_for_writing(run_dir, tmp_path):
+    copy = tmp_path / "old"
+    shutil.copytree(run_dir, copy)
+    with closing(sqlite3.connect(copy / "run.sqlite")) as conn:  # back to version 3
+        conn.executescript("DROP TABLE turns; UPDATE meta SET value = '3' WHERE key = 'schema_version';")
+    with RunStore.open(copy, readonly=True) as store:
+        assert {tuple(t.turns) for t in iter_trials(store)} == {()}
+    assert query(copy, "SELECT value FROM meta WHERE key = 'schema_version'") == [("3",)]
+    RunStore.open(copy).close()
+    assert query(copy, "SELECT value FROM meta WHERE key = 'schema_version'") == [("4",)]
+    assert query(copy, "SELECT COUNT(*) FROM turns") == [(0,)]
 
 
 def test_site_and_period_slices_default_to_the_ehr_image_and_the_clock_month(tmp_path):

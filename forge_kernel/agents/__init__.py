@@ -1,10 +1,11 @@
-"""Agents: the protocol, AgentTask, the reference agents (registered in the catalog on import) and the replay
-agent. The names below are imported on first use."""
+"""Agents: the protocol, AgentTask, the reference agents (registered in the catalog on import), the ``llm`` agent
+and the replay agent. The names below are imported on first use."""
 from . import registry  # noqa: F401  (registers the reference agents)
 from .. import _lazy
 
 _HOMES = {
     "base": ("Agent", "AgentTask", "ToolClient"),
+    "llm": ("LLMAgent",),
     "planner": ("Features", "Planner"),
     "reference": ("REFERENCE_SET",),
     "registry": ("AGENTS", "agent_factory"),
@@ -12,7 +13,7 @@ _HOMES = {
 }
 
 __all__ = [
-    "AGENTS", "Agent", "AgentTask", "Features", "Planner", "REFERENCE_SET", "ReplayAgent", "ToolClient",
+    "AGENTS", "Agent", "AgentTask", "Features", "LLMAgent", "Planner", "REFERENCE_SET", "ReplayAgent", "ToolClient",
     "agent_factory",
 ]
 __getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

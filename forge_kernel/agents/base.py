@@ -71,6 +71,10 @@ class ToolClient(Protocol):
     def charge(self, usd: float) -> None:
         """Report money spent (e.g. model tokens); past the cost budget the trial ends."""
 
+    def model_turn(self, **turn: Any) -> None:
+        """Report a model turn (``text``, ``tool_calls``, ``finish_reason``, tokens, ``cost``, ``latency_ms``,
+        ``retries``, ``error``): kept beside the calls as the agent's own account, its cost charged."""
+
 
 @runtime_checkable
 class Agent(Protocol):

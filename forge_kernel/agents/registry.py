@@ -1,4 +1,5 @@
-"""Agents by name: the reference agents, or ``module:attribute`` for an agent of one's own."""
+"""Agents by name: the reference agents, ``llm:PATH`` for a model named by a config file, or ``module:attribute``
+for an agent of one's own."""
 from __future__ import annotations
 
 import importlib
@@ -15,9 +16,13 @@ fresh instance."""
 
 
 def agent_factory(name: str) -> Callable[[], Agent]:
-    """The factory for a bundled agent name or an importable ``module:attribute``."""
+    """The factory for a bundled agent name, ``llm:PATH`` or an importable ``module:attribute``."""
     if name in AGENTS:
         return AGENTS[name]
+    if name.startswith("llm:"):
+        from .llm import llm_factory
+
+        return llm_factory(name)
     if ":" in name:
         module, _, attr = name.partition(":")
         try:

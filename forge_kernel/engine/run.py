@@ -7,13 +7,14 @@ import os
 import sys
 import uuid
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Iterator
 
 from tqdm import tqdm
 
 from ..agents import agent_factory
+from ..agents.llm import PREFIX as LLM, model_needs
 from ..spec import AgentError, Package, SpecError, StoreError, UsageError, find_packages, load_policy
 from ..store import DB_NAME, RunLock, RunStore, utc_now
 from ..workers import MEMORY_MB, PROCESSES, InProcess, IsolatedAgent, Runner, Sandbox, choose, describe
@@ -115,13 +116,16 @@ async def start_agents(spec: RunSpec, sandbox: Sandbox) -> dict[str, tuple[Runne
         if ":" not in entry:
             agent_factory(entry)  # a bundled name: known or not, without starting anything
         if entry not in trusted:
-            return await IsolatedAgent.start(entry, sandbox)
+            return await IsolatedAgent.start(entry, for_agent(entry, sandbox))
         factory = agent_factory(entry)
         try:
             return InProcess(factory)
         except Exception as exc:
             raise AgentError("--agent", entry, f"cannot build the agent: {describe(exc)}") from None
 
+    for entry in spec.agents:  # a model's config checked before anything starts
+        if entry.startswith(LLM):
+            model_needs(entry)
     outcomes = await asyncio.gather(*(start(entry) for entry in spec.agents), return_exceptions=True)
     runners = [r for r in outcomes if not isinstance(r, BaseException)]
     try:
@@ -137,6 +141,15 @@ async def start_agents(spec: RunSpec, sandbox: Sandbox) -> dict[str, tuple[Runne
     except BaseException:
         await stop_agents(runners)
         raise
+
+
+def for_agent(entry: str, sandbox: Sandbox) -> Sandbox:
+    """The sandbox of one isolated agent: an ``llm`` agent's gets its model's key and reaches its model's endpoint
+    (both its own: no other agent's sandbox has them)."""
+    if not entry.startswith(LLM):
+        return sandbox
+    key, endpoint = model_needs(entry)
+    return replace(sandbox, env=(*sandbox.env, *([key] if key else [])), endpoints=(*sandbox.endpoints, endpoint))
 
 
 async def stop_agents(runners) -> None:

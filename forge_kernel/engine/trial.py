@@ -76,7 +76,7 @@ class Attempted:
             status, reason = BUDGET_EXCEEDED, session.exceeded
         return Ungraded(self.package.id, self.runner.name, self.runner.version, self.trial, self.seed, status, reason,
                         outcome.result, session.events, outcome.duration_s, session.cost, outcome.queued_s,
-                        attempts=self.attempts)
+                        turns=session.turns, attempts=self.attempts)
 
     def graded(self) -> TrialRecord:
         """Grade the trial on its live view and make its record."""

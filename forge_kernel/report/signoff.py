@@ -47,7 +47,7 @@ SEVERAL_ROLES = "several_roles_per_reviewer"
 """The field of ``release.json`` (from the release's parameters) that lets one reviewer approve in several roles."""
 KEY_KIND = "forge-ed25519"
 Decision = Literal["approve", "reject", "withdraw"]
-TRIAL_TABLES = ("events", "scores", "verdicts")
+TRIAL_TABLES = ("events", "scores", "verdicts", "turns")
 """Tables whose rows belong to one trial, digested with it; every other table of a store is digested whole."""
 
 
@@ -159,14 +159,15 @@ def release_record(folder: Path) -> dict:
 
 def store_digests(run_dir: Path) -> dict:
     """Digests of a run store: its schema (every CREATE statement), each table read from ``sqlite_master`` but the
-    trials' (so a table added later is covered too), and each trial with its events, scores and verdicts, keyed
-    ``task/agent/trial``. Rows are streamed in order, so a large store is never held in memory."""
+    trials' (so a table added later is covered too), and each trial with its events, scores, verdicts and model
+    turns (those its store has), keyed ``task/agent/trial``. Rows are streamed in order, so a large store is never held in memory."""
     with RunStore.open(run_dir, readonly=True) as store:
         schema = [tuple(row) for row in store.db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master "
                                                          "ORDER BY type, name") if not row[1].startswith("sqlite_")]
         tables = {name: table_digest(store.db, name) for kind, name, _, _ in schema
                   if kind == "table" and name not in ("trials", *TRIAL_TABLES)}
-        streams = [by_trial(store.db, table) for table in TRIAL_TABLES]
+        present = {name for kind, name, _, _ in schema if kind == "table"}
+        streams = [by_trial(store.db, table) for table in TRIAL_TABLES if table in present]
         heads = [next(stream, None) for stream in streams]
         trials = {}
         for row in store.db.execute("SELECT * FROM trials ORDER BY trial_id"):

@@ -21,7 +21,8 @@ _HOMES = {
                 "load_trajectory", "package_from_files", "parse_model", "read_json", "read_yaml"),
     "package": ("Budget", "Environment", "Fault", "Policy", "Precedence", "Strict", "TaskPackage", "TaskText"),
     "suites": ("HiddenDefaults", "SUITE_FILE", "SuiteDefaults"),
-    "trajectory": ("AgentResult", "CROSS_PATIENT", "Event", "PRECEDENCE", "UNAUTHORIZED_WRITE", "compact_json"),
+    "trajectory": ("AgentResult", "CROSS_PATIENT", "Event", "ModelTurn", "PRECEDENCE", "UNAUTHORIZED_WRITE",
+                   "compact_json"),
     "trajectory_file": ("RESULT", "ToolCall", "TrajectoryFile"),
 }
 
@@ -29,7 +30,7 @@ __all__ = [
     "AgentError", "AgentResult", "Budget", "BudgetExceeded", "CROSS_PATIENT", "CatalogError", "CompactResource",
     "CompactTrajectory", "CompactVerdict", "Counterexample", "DEFAULT_GATE", "ERROR_PREFIX", "Edit", "EditError",
     "Environment", "Event", "FORMAT_VERSION", "Fault", "ForgeError", "GatePolicy", "Grading", "HiddenDefaults",
-    "HiddenHalf", "MutantOperator", "PACKAGE_FILE", "PRECEDENCE", "Package", "Policy", "PolicyError",
+    "HiddenHalf", "ModelTurn", "MutantOperator", "PACKAGE_FILE", "PRECEDENCE", "Package", "Policy", "PolicyError",
     "Precedence", "RESULT", "SUITE_DEFAULTS", "SUITE_FILE", "SYNTHETIC_BANNER", "Scores", "SpecError",
     "StoreError", "Strict", "SuiteDefaults", "TaskPackage", "TaskText", "ToolCall", "TrajectoryFile",
     "UNAUTHORIZED_WRITE", "UsageError", "ValidMutant", "ValidVariant", "Verdict", "VerifierUse", "apply_edits",

@@ -1,5 +1,6 @@
-"""What an agent did, as records: the events of its calls and the result it returned. Plain dataclasses, so reading
-a stored trial needs no model library; the files that hold trajectories are in ``trajectory_file``."""
+"""What an agent did, as records: the events of its calls, the model turns it reported and the result it returned.
+Plain dataclasses, so reading a stored trial needs no model library; the files that hold trajectories are in
+``trajectory_file``."""
 from __future__ import annotations
 
 import json
@@ -67,5 +68,35 @@ class Event:
     """When the call began, in ms after the trial began (measured by the harness)."""
     changes: list[dict[str, Any]] = field(default_factory=list)
     """JSON-Patch operations (with ``replaced``) this call made to the EHR."""
+
+    __pydantic_config__ = {"extra": "forbid"}
+
+
+@dataclass
+class ModelTurn:
+    """One model turn as the agent reported it (the ``llm`` agent does): what the model said and asked for before
+    forge ran anything, and what it used. The agent's own account, kept beside the calls: shown, counted in cost and
+    latency, never read by a verifier."""
+
+    turn: int = 0
+    """1-based, numbered by the harness (0 until it does)."""
+    after_step: int = 0
+    """How many calls the record held when it was reported (the harness's count): it led to the calls after."""
+    text: str = ""
+    tool_calls: list[dict[str, str]] = field(default_factory=list)
+    """``{"id", "name", "arguments"}`` as the model wrote them."""
+    finish_reason: str = ""
+    refusal: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    cost: float = 0.0
+    """US dollars, by the agent's price table; charged against the trial's cost budget."""
+    latency_ms: float = 0.0
+    """The model's time for the turn, retries included, as the agent measured it."""
+    retries: list[str] = field(default_factory=list)
+    """Why earlier tries of the turn failed (a rate limit, a timeout)."""
+    error: str | None = None
+    """Why the turn failed for good (the trial then ends as the agent's error)."""
 
     __pydantic_config__ = {"extra": "forbid"}

@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..spec import AgentResult, Event, Grading, Scores, StoreError, Verdict
+from ..spec import AgentResult, Event, Grading, ModelTurn, Scores, StoreError, Verdict
 from .records import TrialRecord
 from .run_store import RunStore
 
@@ -115,10 +115,21 @@ def event_rows(store: RunStore, trial_id: int) -> list:
         "json_quote(fault) AS fault_json FROM events WHERE trial_id = ? ORDER BY step", (trial_id,)).fetchall()
 
 
+def turns_of(store: RunStore, trial_id: int) -> list[ModelTurn]:
+    """A trial's reported model turns, in order (none in a store older than version 4)."""
+    if store.version < 4:
+        return []
+    return [ModelTurn(t["turn"], t["after_step"], t["text"], json.loads(t["tool_calls"]), t["finish_reason"],
+                      t["refusal"], t["prompt_tokens"], t["completion_tokens"], t["cached_tokens"], t["cost"],
+                      t["latency_ms"], json.loads(t["retries"]), t["error"])
+            for t in store.db.execute("SELECT * FROM turns WHERE trial_id = ? ORDER BY turn", (trial_id,))]
+
+
 def trial_from_row(store: RunStore, row) -> TrialRecord:
     """A trial's events, result and latest grading, from its ``trials`` row."""
     record = trial_without_events(store, row)
     record.events = [event_of(e) for e in event_rows(store, record.trial_id)]
+    record.turns = turns_of(store, record.trial_id)
     return record
 
 

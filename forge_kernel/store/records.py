@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..spec import AgentResult, Event, Grading
+    from ..spec import AgentResult, Event, Grading, ModelTurn
 
 
 @dataclass
@@ -26,6 +26,8 @@ class Ungraded:
     cost: float
     queued_s: float = 0.0
     """Time the trial waited for a worker (0 for one in process or a single grading)."""
+    turns: list[ModelTurn] = field(default_factory=list, kw_only=True)
+    """The model turns the agent reported (the ``llm`` agent's): its own account, never graded."""
     attempts: int = field(default=1, kw_only=True)
     """How often the agent was run for it: more than 1 when a stall of the worker it shared spoiled an attempt that
     had not acted yet. The events and duration are the last attempt's; the budgets and the cost count every one's."""

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Callable
 from ..ehr import EHRImage, Key, Timeline, patient_of
 from ..spec import SpecError
 from . import _facts as sql, matching
-from .loaders import event_json, event_of, event_rows, trial_frame, trial_row, trial_row_by_id, trial_without_events
+from .loaders import (event_json, event_of, event_rows, trial_frame, trial_row, trial_row_by_id, trial_without_events,
+                      turns_of)
 from .records import TrialRecord
 from .run_store import RunStore
 
@@ -182,6 +183,7 @@ class Run:
     def _trial(self, row) -> Trial:
         found = Trial(**vars(trial_without_events(self.store, row)), run=self)
         found.rows = event_rows(self.store, found.trial_id)
+        found.turns = turns_of(self.store, found.trial_id)
         return found
 
     def failures(self, triage: str | Path | None = None, **options):

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from ..spec import Grading, Package
     from .records import TrialRecord
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 DB_NAME = "run.sqlite"
 LOCK_NAME = "run.lock"
 SCHEMA = Path(__file__).with_name("schema.sql")
@@ -217,6 +217,8 @@ class RunStore:
                                            rows.trial).lastrowid
                 self.db.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                                     [(trial_id, *event) for event in rows.events])
+                self.db.executemany("INSERT INTO turns VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                                    [(trial_id, *turn) for turn in rows.turns])
                 self._write_grading(trial_id, 1, rows.grading)
                 ids.append(trial_id)
         return ids
@@ -256,6 +258,7 @@ class TrialRows:
     trial: tuple
     events: list[tuple]
     grading: GradingRows
+    turns: list[tuple] = ()
 
 
 def trial_rows(rec: TrialRecord) -> TrialRows:
@@ -266,7 +269,9 @@ def trial_rows(rec: TrialRecord) -> TrialRows:
          rec.attempts),
         [(e.step, e.tool, e.kind, dumps(e.args), e.ok, dumps(e.result), e.error and dumps(e.error), e.denied,
           dumps(e.flags), e.fault, e.latency_ms, dumps(e.changes), e.started_ms) for e in rec.events],
-        grading_rows(rec.grading))
+        grading_rows(rec.grading),
+        [(t.turn, t.after_step, t.text, dumps(t.tool_calls), t.finish_reason, t.refusal, t.prompt_tokens,
+          t.completion_tokens, t.cached_tokens, t.cost, t.latency_ms, dumps(t.retries), t.error) for t in rec.turns])
 
 
 def grading_rows(g: Grading) -> GradingRows:
@@ -277,7 +282,7 @@ def grading_rows(g: Grading) -> GradingRows:
              for v in g.verdicts])
 
 
-OLDER = ("1", "2")
+OLDER = ("1", "2", "3")
 """The schema versions a store is brought up from when it is opened for writing (read-only, it is read as it is)."""
 ADDED_COLUMNS = (("events", "started_ms REAL"), ("verdicts", "error INTEGER NOT NULL DEFAULT 0"),
                  ("trials", "attempts INTEGER NOT NULL DEFAULT 1"))

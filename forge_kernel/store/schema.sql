@@ -1,10 +1,11 @@
--- MedAgent Forge run store, schema version 3 (stored in meta.schema_version).
+-- MedAgent Forge run store, schema version 4 (stored in meta.schema_version).
 -- One SQLite file (WAL) per run directory: RUN_DIR/run.sqlite. Self-contained: it keeps the files of every package
 -- it used (both halves, fixtures, custom verifier kinds) by content hash, so a copy of the file alone can be
 -- replayed, regraded and reported on elsewhere.
 -- Each trial, with its events, verdicts and scores, is written in one transaction.
 -- JSON columns hold compact JSON text.
--- Version 1 lacked package_files, snapshots, events.started_ms and verdicts.error, version 2 trials.attempts;
+-- Version 1 lacked package_files, snapshots, events.started_ms and verdicts.error, version 2 trials.attempts,
+-- version 3 turns;
 -- opening an older store for writing migrates it (a version 1 store's snapshots come from the package folders it
 -- names, where they still match). Read-only, an older store is read as it is.
 
@@ -87,6 +88,26 @@ CREATE TABLE IF NOT EXISTS events (
 -- fingerprint read three times slower without it (benchmarks/README.md, history).
 CREATE INDEX IF NOT EXISTS events_calls ON events (trial_id, step, tool, ok, latency_ms, fault, denied, flags, error,
                                                    changes);
+
+-- The model turns an agent reported (the llm agent does), each after the calls recorded before it: the agent's own
+-- account of what its model said and asked for, and what it used. Shown beside the calls; no verifier reads it.
+CREATE TABLE IF NOT EXISTS turns (
+  trial_id          INTEGER NOT NULL REFERENCES trials(trial_id),
+  turn              INTEGER NOT NULL,  -- 1-based
+  after_step        INTEGER NOT NULL,  -- the calls recorded before it
+  text              TEXT NOT NULL,
+  tool_calls        TEXT NOT NULL,     -- JSON list of {id, name, arguments} as the model wrote them
+  finish_reason     TEXT NOT NULL,
+  refusal           TEXT,
+  prompt_tokens     INTEGER NOT NULL,
+  completion_tokens INTEGER NOT NULL,
+  cached_tokens     INTEGER NOT NULL,
+  cost              REAL NOT NULL,     -- US dollars, by the agent's price table
+  latency_ms        REAL NOT NULL,     -- the model's time, retries included
+  retries           TEXT NOT NULL,     -- JSON list: why earlier tries failed
+  error             TEXT,              -- why the turn failed for good
+  PRIMARY KEY (trial_id, turn)
+) WITHOUT ROWID;
 
 -- A grading: the original one of the run (1) and one per regrade.
 CREATE TABLE IF NOT EXISTS gradings (

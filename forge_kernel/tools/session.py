@@ -5,13 +5,35 @@ import json
 from time import perf_counter
 from typing import Any, NoReturn
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..ehr import EHRView
-from ..spec import BudgetExceeded, Event, TaskPackage, compact_json
+from ..spec import BudgetExceeded, Event, ModelTurn, TaskPackage, compact_json
 from .base import TOOLS, Tool, ToolContext, ToolError
 from ._faults import FaultPlan
 from ._policy import decide
+
+
+TEXT = 64 * 1024
+"""The longest text of a reported model turn that the record keeps."""
+
+
+class ReportedTurn(BaseModel):
+    """What an agent may report of a model turn: checked, sizes capped; the harness numbers and places it."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    text: str = Field("", max_length=TEXT)
+    tool_calls: list[dict[str, str]] = Field(default_factory=list, max_length=128)
+    finish_reason: str = Field("", max_length=64)
+    refusal: str | None = Field(None, max_length=TEXT)
+    prompt_tokens: int = Field(0, ge=0)
+    completion_tokens: int = Field(0, ge=0)
+    cached_tokens: int = Field(0, ge=0)
+    cost: float = Field(0.0, ge=0, allow_inf_nan=False)
+    latency_ms: float = Field(0.0, ge=0, allow_inf_nan=False)
+    retries: list[str] = Field(default_factory=list, max_length=32)
+    error: str | None = Field(None, max_length=2000)
 
 
 class ToolSession:
@@ -21,6 +43,8 @@ class ToolSession:
         self.package = package
         self.view = view
         self.events: list[Event] = []
+        self.turns: list[ModelTurn] = []
+        """The model turns the agent reported (its own account: never read by a verifier)."""
         self.cost = earlier.cost if earlier else 0.0
         self.calls_before = earlier.calls_before + len(earlier.events) if earlier else 0
         """Calls of the trial's ``earlier`` attempts, run again (a stall spoiled them): they count against the
@@ -42,6 +66,17 @@ class ToolSession:
         self.cost += usd
         if self.cost > self.package.budget.max_cost:
             self.exceed(f"cost {self.cost:.4f} > {self.package.budget.max_cost}")
+
+    def model_turn(self, reported: dict) -> None:
+        """Keep a model turn the agent reported, after the calls recorded so far, and charge its cost; ValueError
+        when it is not a turn (``ReportedTurn``)."""
+        try:
+            turn = ReportedTurn.model_validate(reported)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise ValueError(f"a model turn's {'.'.join(map(str, err['loc'])) or 'fields'}: {err['msg']}") from None
+        self.turns.append(ModelTurn(turn=len(self.turns) + 1, after_step=len(self.events), **turn.model_dump()))
+        self.charge(turn.cost)
 
     def exceed(self, why: str) -> NoReturn:
         """Record that a budget ran out, and end the trial."""

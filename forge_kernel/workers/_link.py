@@ -197,6 +197,15 @@ class Conversation:
         except BudgetExceeded as exc:
             self.end(BUDGET_EXCEEDED, str(exc))
 
+    def on_turn(self, message: dict) -> None:
+        turn = message.get("turn")
+        try:
+            self.session.model_turn(turn if isinstance(turn, dict) else {"turn": turn})
+        except ValueError as exc:
+            return self.end(AGENT_ERROR, f"protocol: {exc}"[:REASON_CHARS])
+        except BudgetExceeded as exc:
+            self.end(BUDGET_EXCEEDED, str(exc))
+
     def on_result(self, message: dict) -> None:
         try:
             result = RESULT.validate_python(message.get("result"))

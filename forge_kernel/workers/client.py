@@ -46,6 +46,10 @@ class LocalToolClient:
         """Report money spent (e.g. on model tokens); past the budget the trial ends."""
         self._session.charge(float(usd))
 
+    def model_turn(self, **turn: Any) -> None:
+        """Report a model turn (``ToolSession.model_turn``); its cost is charged."""
+        self._session.model_turn(json_copy(turn))
+
 
 class RemoteToolClient:
     """An agent's client inside a worker process; every call is a frame to the harness and back."""
@@ -73,6 +77,10 @@ class RemoteToolClient:
     def charge(self, usd: float) -> None:
         """Report money spent; the harness counts it and ends the trial past the budget."""
         self._writer.write(encode({"op": "charge", "trial": self._trial, "usd": float(usd)}))
+
+    def model_turn(self, **turn: Any) -> None:
+        """Report a model turn; the harness keeps it and charges its cost (a turn it cannot take ends the trial)."""
+        self._writer.write(encode({"op": "turn", "trial": self._trial, "turn": json_copy(turn)}))
 
     def resolve(self, message: dict) -> None:
         """Deliver the harness's reply to the call waiting for it."""

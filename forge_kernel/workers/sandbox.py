@@ -51,6 +51,8 @@ ETC_WRITTEN = {
     "nsswitch.conf": "passwd: files\ngroup: files\nhosts: files\n",
 }
 """``/etc`` files of the sandbox that forge writes (``hosts`` too, from the endpoints)."""
+LLM = "llm:"
+"""The ``--agent`` prefix of a model's config file (``forge_kernel.agents.llm``)."""
 KERNEL_PACKAGE = Path(__file__).resolve().parents[1]
 """forge_kernel itself: the worker runs its client code."""
 MEMORY_MB = 4096
@@ -94,7 +96,10 @@ def below_harness() -> list[str]:
 
 
 def agent_locations(spec: str) -> list[Path]:
-    """Where the top-level module of ``module:attribute`` lives, found without running any of its code."""
+    """Where the top-level module of ``module:attribute`` lives, found without running any of its code; the config
+    file of ``llm:PATH``."""
+    if spec.startswith(LLM):
+        return [Path(spec.removeprefix(LLM)).expanduser().resolve()]
     if ":" not in spec:
         return []
     top = spec.partition(":")[0].split(".")[0]
@@ -107,6 +112,12 @@ def agent_locations(spec: str) -> list[Path]:
     if found.submodule_search_locations:
         return [Path(p) for p in found.submodule_search_locations]
     return [Path(found.origin)] if found.origin and os.path.exists(found.origin) else []
+
+
+def located(spec: str) -> str:
+    """The ``--agent`` entry as the sandbox is given it: an ``llm:`` config by its absolute path (the sandbox's
+    working folder is a folder of its own)."""
+    return LLM + str(agent_locations(spec)[0]) if spec.startswith(LLM) else spec
 
 
 def python_roots() -> list[Path]:
@@ -157,7 +168,8 @@ class Sandbox:
     def command(self, spec: str, control_fd: int, launch: Launch, egress_fd: int | None = None) -> list[str]:
         """The command line that starts an agent's zygote in this sandbox; ``egress_fd`` is the relay's control
         socket."""
-        python = [sys.executable, "-m", "forge_kernel.workers.zygote", spec, str(control_fd), str(self.memory_mb)]
+        python = [sys.executable, "-m", "forge_kernel.workers.zygote", located(spec), str(control_fd),
+                  str(self.memory_mb)]
         if egress_fd is not None:
             python += [str(egress_fd), ",".join(self.endpoints)]
         if self.mode == "process":

@@ -1,0 +1,139 @@
+"""One model turn over the OpenAI-compatible chat-completions protocol, through the official ``openai`` SDK (async
+client): the request, bounded retries with backoff and jitter, the rate limits all trials of an agent share, the
+price of the tokens and the time it took.
+
+What a model answers is data from outside: it is parsed into plain values (a ``ModelTurn``, which the agent reports
+as it is and the harness numbers), never trusted, and an error is a ``ModelError`` with a kind a caller can act on.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+from time import perf_counter
+
+from ..spec import ModelTurn
+from .config import ModelConfig
+from .limits import RateLimiter
+
+NO_KEY = "no-key"
+"""What the SDK is given as the key of a server that wants none (it requires one)."""
+BACKOFF_SECONDS = 0.5
+"""The first retry's wait (doubled each time, with full jitter), unless the server says how long (Retry-After)."""
+MAX_WAIT_SECONDS = 30.0
+
+
+class ModelError(Exception):
+    """A request that failed for good: ``kind`` is context_length, rate_limited, server_error, timeout, connection,
+    auth, bad_request or bad_reply."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(f"{kind}: {message}")
+        self.kind = kind
+        self.message = message
+
+
+class ModelClient:
+    """Calls one configured model; shared by the trials of an agent (its limiter by all their processes)."""
+
+    def __init__(self, config: ModelConfig, limiter: RateLimiter | None = None):
+        self.config = config
+        self.limiter = limiter or RateLimiter(config.rate_limits)
+        self._client = None
+
+    def client(self):
+        """The SDK's client, made on first use in the process that calls the model (so a worker forked from the
+        agent's zygote makes its own): the key is read from its variable here, and kept nowhere else."""
+        if self._client is None:
+            from openai import AsyncOpenAI
+
+            key = os.environ.get(self.config.api_key_env, "") if self.config.api_key_env else NO_KEY
+            self._client = AsyncOpenAI(base_url=self.config.base_url, api_key=key or NO_KEY, max_retries=0,
+                                       timeout=self.config.timeout_s)
+        return self._client
+
+    async def complete(self, messages: list[dict], tools: list[dict], seed: int | None = None) -> ModelTurn:
+        """One turn: the model's reply to ``messages`` with ``tools`` offered; tried again after a rate limit, a
+        server error, a timeout or a lost connection, at most ``config.retries`` times; ModelError when it fails."""
+        import openai
+
+        config, retries = self.config, []
+        request = {"model": config.model, "messages": messages, "temperature": config.temperature,
+                   "max_tokens": config.max_tokens, **({"tools": tools} if tools else {}),
+                   **({"seed": seed} if seed is not None else {})}
+        estimate = len(str(messages)) // 4 + config.max_tokens if self.limiter.active else 0
+        started = perf_counter()
+        while True:
+            await self.limiter.acquire(estimate)
+            try:
+                reply = await self.client().chat.completions.create(**request)
+            except openai.APIError as exc:
+                kind, wait = classify(exc)
+                if kind not in RETRIED or len(retries) >= config.retries:
+                    raise ModelError(kind, describe(exc)) from None
+                retries.append(f"{kind}: {describe(exc)}"[:200])
+                await asyncio.sleep(wait if wait is not None else backoff(len(retries)))
+                continue
+            completion = parsed(reply, (perf_counter() - started) * 1000, retries)
+            completion.cost = config.price.cost(completion.prompt_tokens, completion.completion_tokens,
+                                                completion.cached_tokens)
+            self.limiter.spent(completion.prompt_tokens + completion.completion_tokens - estimate)
+            return completion
+
+
+RETRIED = {"rate_limited", "server_error", "timeout", "connection"}
+
+
+def classify(exc) -> tuple[str, float | None]:
+    """An SDK error's kind, and how long the server asked to wait before trying again (Retry-After), if it did."""
+    import openai
+
+    if isinstance(exc, openai.APITimeoutError):
+        return "timeout", None
+    if isinstance(exc, openai.APIConnectionError):
+        return "connection", None
+    status, code = getattr(exc, "status_code", None), getattr(exc, "code", None)
+    if status == 429:
+        after = exc.response.headers.get("retry-after")
+        try:
+            return "rate_limited", min(float(after), MAX_WAIT_SECONDS) if after is not None else None
+        except ValueError:
+            return "rate_limited", None
+    if status is not None and status >= 500:
+        return "server_error", None
+    if status in (401, 403):
+        return "auth", None
+    if code == "context_length_exceeded" or "context length" in str(exc).lower():
+        return "context_length", None
+    return "bad_request" if status else "bad_reply", None
+
+
+def describe(exc) -> str:
+    """``STATUS the server's message`` (its error object's, where it sent one)."""
+    status, body = getattr(exc, "status_code", None), getattr(exc, "body", None)
+    message = body.get("message") if isinstance(body, dict) and isinstance(body.get("message"), str) else None
+    message = message or getattr(exc, "message", None) or str(exc)
+    return f"{status} {message}"[:300] if status else message[:300]
+
+
+def backoff(tries: int) -> float:
+    """Exponential backoff with full jitter: up to 0.5 s, 1 s, 2 s, ... (at most ``MAX_WAIT_SECONDS``)."""
+    return random.uniform(0, min(MAX_WAIT_SECONDS, BACKOFF_SECONDS * 2 ** (tries - 1)))
+
+
+def parsed(reply, latency_ms: float, retries: list[str]) -> ModelTurn:
+    """The SDK's reply as plain data; a reply without a choice is a ModelError (bad_reply)."""
+    if not getattr(reply, "choices", None):
+        raise ModelError("bad_reply", "the reply has no choice")
+    choice = reply.choices[0]
+    message = choice.message
+    calls = [{"id": str(c.id), "name": str(c.function.name), "arguments": str(c.function.arguments or "")}
+             for c in (message.tool_calls or []) if getattr(c, "function", None) is not None]
+    usage = reply.usage
+    details = getattr(usage, "prompt_tokens_details", None) if usage else None
+    return ModelTurn(turn=0, after_step=0, text=message.content or "", tool_calls=calls, finish_reason=str(choice.finish_reason or ""),
+                      refusal=getattr(message, "refusal", None) or None,
+                      prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+                      completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+                      cached_tokens=int(getattr(details, "cached_tokens", 0) or 0),
+                      latency_ms=latency_ms, retries=list(retries))
