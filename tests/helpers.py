@@ -43,11 +43,16 @@ def update_yaml(path: Path, **fields) -> None:
 def copy_worked_examples(root: Path) -> Path:
     """Both halves of the three worked examples under root (to edit without touching the repository), with their
     suite files; the suite."""
-    copy_suite_files(root)
-    for task in WORKED_EXAMPLES:
-        shutil.copytree(ROOT / "task_packages/superclue" / task, root / "task_packages/superclue" / task)
-        shutil.copy(ROOT / "verifiers/superclue" / f"{task}.yaml", root / "verifiers/superclue")
-    return root / "task_packages/superclue"
+    return copy_packages(root, "superclue", WORKED_EXAMPLES)
+
+
+def copy_packages(root: Path, suite: str, tasks) -> Path:
+    """Both halves of a suite's packages under root, with its suite files; the suite's folder."""
+    copy_suite_files(root, suite)
+    for task in tasks:
+        shutil.copytree(ROOT / "task_packages" / suite / task, root / "task_packages" / suite / task)
+        shutil.copy(ROOT / "verifiers" / suite / f"{task}.yaml", root / "verifiers" / suite)
+    return root / "task_packages" / suite
 
 
 def records(df):

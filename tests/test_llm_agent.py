@@ -10,13 +10,16 @@ from pathlib import Path
 
 import pytest
 import yaml
+from click.testing import CliRunner
 
+from forge_kernel.cli import main
 from forge_kernel.engine import RunSpec, execute
 from forge_kernel.models import Price, RateLimiter, RateLimits
 from forge_kernel.spec import SpecError
+from forge_kernel.report.release import recorded
 from forge_kernel.store import load_trials, open_run
 from tests.chat_server import ChatServer, Reply, gold_script
-from tests.helpers import copy_worked_examples, needs_bwrap
+from tests.helpers import copy_packages, copy_worked_examples, needs_bwrap
 
 
 @pytest.fixture(scope="module")
@@ -190,3 +193,35 @@ def test_a_trusted_model_config_runs_in_process(suite, server, tmp_path):
     with open_run(out) as stored:
         assert stored.manifest["agents"][0]["isolation"] == "in-process"
     assert load_trials(out).passed.all()
+
+
+NSCLC = ["TP-ANC-UNKNOWN-v1", "TP-CONFLICT-v1", "TP-CROSS-PATIENT-v1", "TP-ELIGIBLE-v1", "TP-EXCLUSION-v1"]
+
+
+@needs_bwrap
+def test_a_model_is_released_against_a_reference_agent_like_any_agent(tmp_path):
+    """The worked examples and five forge-nsclc packages, the llm agent as candidate in a release: its trials pass
+    through summary, compare, replay and the release notebook, with its tokens and cost."""
+    suites = [copy_worked_examples(tmp_path / "a"), copy_packages(tmp_path / "b", "forge-nsclc", NSCLC)]
+    folders = sorted(p.parent for s in suites for p in s.rglob("package.yaml"))
+    with ChatServer(gold_script(folders)) as chat:
+        releases = tmp_path / "parameterized_runs"
+        releases.mkdir()
+        config(releases, chat, "gold-model")
+        (releases / "model.yaml").write_text(yaml.safe_dump({
+            "release": "model", "baseline": "baseline-v1", "candidate": "llm:gold-model.yaml", "trials": 1,
+            "suites": [os.path.relpath(s, releases) for s in suites]}))
+        released = CliRunner().invoke(main, ["release", str(releases / "model.yaml")])
+    assert released.exit_code in (0, 1), released.output
+    assert "candidate llm:" in released.output and "(gold-model): 8 trial(s) run" in released.output
+    values = recorded(json.loads((releases / "model/release.ipynb").read_text(encoding="utf-8")))
+    assert values["trials"] == {"baseline": 8, "candidate": 8}
+    run_dir = releases / "model/runs/candidate"
+    trials = load_trials(run_dir)
+    assert trials.passed.all() and (trials.cost > 0).all()
+    summary = CliRunner().invoke(main, ["summary", str(run_dir)])
+    assert "gold-model" in summary.output
+    replay = CliRunner().invoke(main, ["replay", str(run_dir), "--task", NSCLC[0], "--agent", "gold-model"])
+    assert replay.exit_code == 0 and "PASSED" in replay.output
+    compared = CliRunner().invoke(main, ["compare", str(releases / "model/runs/baseline"), str(run_dir)])
+    assert compared.exit_code in (0, 1) and "gold-model" in compared.output

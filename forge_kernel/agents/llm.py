@@ -25,7 +25,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..models import ModelClient, ModelConfig, ModelError, load_model_config
-from ..spec import AgentResult, SpecError
+from ..spec import AgentResult, SpecError, compact_json as dumps
 from .base import AgentTask, ToolClient
 
 PREFIX = "llm:"
@@ -84,12 +84,12 @@ class LLMAgent:
         self.client = client or ModelClient(config)
 
     async def run(self, task: AgentTask, session: ToolClient) -> AgentResult:
-        messages, tools = prompt(task), task.tools
+        messages = [dumps(m) for m in prompt(task)]  # each message encoded once, as the conversation grows
         seed = None if self.model.seed is None else self.model.seed + task.seed
         text = ""
         for _ in range(self.model.max_turns):
             try:
-                turn = await self.client.complete(messages, tools, seed)
+                turn = await self.client.send(messages, task.tool_definitions, seed)
             except ModelError as exc:
                 session.model_turn(error=str(exc))
                 raise
@@ -99,12 +99,12 @@ class LLMAgent:
                 return AgentResult(answer=turn.refusal, status="gave_up")
             if not turn.tool_calls:
                 return final_result(turn.text)
-            messages.append({"role": "assistant", "content": turn.text, "tool_calls": [
+            messages.append(dumps({"role": "assistant", "content": turn.text, "tool_calls": [
                 {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
-                for c in turn.tool_calls]})
+                for c in turn.tool_calls]}))
             for call in turn.tool_calls:
-                messages.append({"role": "tool", "tool_call_id": call["id"],
-                                 "content": json.dumps(await self.act(session, call), ensure_ascii=False)})
+                messages.append(dumps({"role": "tool", "tool_call_id": call["id"],
+                                       "content": dumps(await self.act(session, call))}))
         return final_result(text)
 
     @staticmethod
@@ -133,8 +133,11 @@ def model_needs(spec: str) -> tuple[str | None, str]:
 
 def llm_factory(spec: str):
     """The factory of ``llm:PATH``: the config read once (a bad one is a SpecError), a client shared by every
-    trial (and its rate limits by every worker forked after this)."""
+    trial, its SDK imported and built here: in an isolated agent's zygote, so that the workers forked from it
+    start their first turn at once (0.7 s of imports would stall every trial sharing a worker), and share its
+    rate limits."""
     path = Path(spec.removeprefix(PREFIX)).expanduser()
     config = load_model_config(path)
     client = ModelClient(config)
+    client.client()
     return lambda: LLMAgent(config, path, client)

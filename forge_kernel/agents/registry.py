@@ -29,4 +29,5 @@ def agent_factory(name: str) -> Callable[[], Agent]:
             return getattr(importlib.import_module(module), attr)
         except (Exception, SystemExit) as exc:  # whatever the module does at import is the user's mistake
             raise AgentError("--agent", name, f"cannot import: {type(exc).__name__}: {exc}") from None
-    raise AgentError("--agent", name, f"unknown agent (known: {', '.join(sorted(AGENTS))}, or module:attribute)")
+    raise AgentError("--agent", name, f"unknown agent (known: {', '.join(sorted(AGENTS))}, llm:CONFIG, or "
+                     "module:attribute)")

@@ -12,10 +12,11 @@ import os
 import random
 from time import perf_counter
 
-from ..spec import ModelTurn
+from ..spec import ModelTurn, compact_json as dumps
 from .config import ModelConfig
 from .limits import RateLimiter
 
+JSON_HEADERS = {"content-type": "application/json"}
 NO_KEY = "no-key"
 """What the SDK is given as the key of a server that wants none (it requires one)."""
 BACKOFF_SECONDS = 0.5
@@ -42,8 +43,9 @@ class ModelClient:
         self._client = None
 
     def client(self):
-        """The SDK's client, made on first use in the process that calls the model (so a worker forked from the
-        agent's zygote makes its own): the key is read from its variable here, and kept nowhere else."""
+        """The SDK's client, made once (before the agent's workers are forked: it holds no connection until its
+        first request, which each worker makes on its own): the key is read from its variable here, and kept
+        nowhere else."""
         if self._client is None:
             from openai import AsyncOpenAI
 
@@ -53,20 +55,32 @@ class ModelClient:
         return self._client
 
     async def complete(self, messages: list[dict], tools: list[dict], seed: int | None = None) -> ModelTurn:
-        """One turn: the model's reply to ``messages`` with ``tools`` offered; tried again after a rate limit, a
-        server error, a timeout or a lost connection, at most ``config.retries`` times; ModelError when it fails."""
+        """One turn: the model's reply to ``messages`` with ``tools`` offered (``send``)."""
+        return await self.send([dumps(m) for m in messages], dumps(tools) if tools else None, seed)
+
+    async def send(self, messages: list[str], tools: str | None, seed: int | None = None) -> ModelTurn:
+        """One turn, its messages and tools given as JSON text (a conversation encodes each message once, a
+        package's tools are encoded already); tried again after a rate limit, a server error, a timeout or a lost
+        connection, at most ``config.retries`` times; ModelError when it fails.
+
+        The body is sent with the SDK's own ``post`` (its auth, errors and reply model): ``chat.completions.create``
+        would walk every tool's schema to transform it, then encode the whole conversation again, which cost
+        20 ms a turn with a package's tools (benchmarks/RESULTS.md, benchmark 10)."""
         import openai
+        from openai.types.chat import ChatCompletion
 
         config, retries = self.config, []
-        request = {"model": config.model, "messages": messages, "temperature": config.temperature,
-                   "max_tokens": config.max_tokens, **({"tools": tools} if tools else {}),
-                   **({"seed": seed} if seed is not None else {})}
-        estimate = len(str(messages)) // 4 + config.max_tokens if self.limiter.active else 0
+        fields = {"model": dumps(config.model), "temperature": dumps(config.temperature),
+                  "max_tokens": str(config.max_tokens), "seed": None if seed is None else str(seed), "tools": tools,
+                  "messages": f"[{','.join(messages)}]"}
+        body = ("{" + ",".join(f'"{k}":{v}' for k, v in fields.items() if v) + "}").encode()
+        estimate = len(body) // 4 + config.max_tokens if self.limiter.active else 0
         started = perf_counter()
         while True:
             await self.limiter.acquire(estimate)
             try:
-                reply = await self.client().chat.completions.create(**request)
+                reply = await self.client().post("/chat/completions", content=body, cast_to=ChatCompletion,
+                                                 options={"headers": JSON_HEADERS})
             except openai.APIError as exc:
                 kind, wait = classify(exc)
                 if kind not in RETRIED or len(retries) >= config.retries:

@@ -63,6 +63,9 @@ def load_parameters(path: Path) -> tuple[ReleaseParameters, Path]:
         value = getattr(params, field)
         if value is not None and not (base / value).is_file():
             raise SpecError(path, field, f"{value}: no such file (relative to {base})")
+    params = params.model_copy(update={
+        "candidate": located(base, params.candidate), "ablations": [located(base, a) for a in params.ablations],
+        "baseline": params.baseline if params.baseline == LAST_APPROVED else located(base, params.baseline)})
     agents = [("candidate", params.candidate), *((f"ablations.{i}", a) for i, a in enumerate(params.ablations))]
     if params.baseline != LAST_APPROVED:
         agents.append(("baseline", params.baseline))
@@ -73,10 +76,21 @@ def load_parameters(path: Path) -> tuple[ReleaseParameters, Path]:
     return params, base
 
 
-def check_agent(path: Path, field: str, name: str) -> None:
-    """A bundled agent name or a ``module:attribute`` entry, as ``forge run --agent`` takes."""
-    from ..agents import AGENTS
+def located(base: Path, agent: str) -> str:
+    """An ``--agent`` value with an ``llm:`` config's path made absolute from the parameters' folder."""
+    from ..agents.llm import PREFIX
 
-    if name not in AGENTS and ":" not in name:
-        raise SpecError(path, field, f"unknown agent {name!r} (known: {', '.join(sorted(AGENTS))}, or "
-                        "module:attribute)")
+    return PREFIX + str((base / agent.removeprefix(PREFIX)).resolve()) if agent.startswith(PREFIX) else agent
+
+
+def check_agent(path: Path, field: str, name: str) -> None:
+    """A bundled agent name, an ``llm:`` config (read: a bad one is named) or a ``module:attribute`` entry, as
+    ``forge run --agent`` takes."""
+    from ..agents import AGENTS
+    from ..agents.llm import PREFIX, model_needs
+
+    if name.startswith(PREFIX):
+        model_needs(name)
+    elif name not in AGENTS and ":" not in name:
+        raise SpecError(path, field, f"unknown agent {name!r} (known: {', '.join(sorted(AGENTS))}, llm:CONFIG, "
+                        "or module:attribute)")
