@@ -225,3 +225,13 @@ def test_a_model_is_released_against_a_reference_agent_like_any_agent(tmp_path):
     assert replay.exit_code == 0 and "PASSED" in replay.output
     compared = CliRunner().invoke(main, ["compare", str(releases / "model/runs/baseline"), str(run_dir)])
     assert compared.exit_code in (0, 1) and "gold-model" in compared.output
+
+
+@needs_bwrap
+def test_forge_run_takes_a_model_config_and_prints_it_beside_a_reference_agent(suite, server, tmp_path):
+    entry = config(tmp_path, server, "cli-model")
+    result = CliRunner().invoke(main, ["run", "--suite", str(suite), "--agent", f"{entry},baseline-v1",
+                                       "--trials", "1", "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    assert "3 trial(s) run" not in result.output and "6 trial(s) run" in result.output
+    assert "namespace sandbox: cli-model" in result.output and "trusted, in process: baseline-v1" in result.output
