@@ -273,7 +273,7 @@ def grade(package_path, trajectory_path, json_out) -> None:
     from .spec import load_package, load_trajectory
 
     package = load_package(package_path)
-    record = asyncio.run(grade_trajectory(package, load_trajectory(trajectory_path)))
+    record = asyncio.run(grade_trajectory(package, load_trajectory(trajectory_path), judge=True))
     s = record.grading.scores
     echo(f"{package.id} · {trajectory_path} · hidden half {record.grading.hidden_version}")
     echo(f"{'PASSED' if s.passed else 'FAILED'} · accuracy {s.accuracy:.2f} · completion {s.completion}"
