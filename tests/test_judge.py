@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from forge_kernel.analysis import cohens_kappa
 from forge_kernel.cli import main
 from forge_kernel.engine import RunSpec, check_package, execute, grade_trajectory, regrade
+from forge_kernel.report import sections
 from forge_kernel.spec import SpecError, VerifierUse, load_package
 from forge_kernel.store import open_run
 from forge_kernel.verify import bind
@@ -224,3 +225,25 @@ def test_a_judge_that_answers_the_same_at_random_or_garbage_has_a_low_kappa(suit
     assert k.n == 20 and k.kappa is not None and k.kappa < 0.4, k
     if pick != "random":
         assert k.kappa == pytest.approx(0.0) and k.observed == {"same": 0.5, "garbage": 0.0}[pick]
+
+
+def test_forge_selftest_prints_each_judges_agreement_with_its_labelled_set(suite):
+    with serve(suite, written_labels):
+        folder = with_judge(suite)
+        result = CliRunner().invoke(main, ["selftest", str(folder)])
+    assert result.exit_code == 0, result.output
+    line = next(line for line in result.output.splitlines() if line.startswith("judge "))
+    assert line.startswith("judge explanation_clarity (model=judge prompt=v1 config=sha256:")
+    assert line.endswith(f"): n 20, observed agreement 100%, kappa 1.00 [1.00, 1.00] "
+                         f"({suite / 'verifiers/judge/explanation_clarity.yaml'})")
+    (suite / "verifiers/judge/explanation_clarity.yaml").unlink()
+    result = CliRunner().invoke(main, ["selftest", str(folder)])
+    assert result.exit_code == 0 and "): no labelled set (" in result.output
+
+
+def test_the_release_report_can_show_each_judges_agreement(suite):
+    with serve(suite, written_labels):
+        with_judge(suite)
+        html = sections.judge_agreement([str(suite / "task_packages")])._repr_html_()
+    assert "<td>explanation_clarity</td>" in html and "n 20, observed agreement 100%, kappa 1.00 [1.00, 1.00]" in html
+    assert "No package" in sections.judge_agreement([str(ROOT / "task_packages/forge-nsclc")])._repr_html_()
