@@ -273,7 +273,7 @@ def grade(package_path, trajectory_path, json_out) -> None:
     from .spec import load_package, load_trajectory
 
     package = load_package(package_path)
-    record = asyncio.run(grade_trajectory(package, load_trajectory(trajectory_path)))
+    record = asyncio.run(grade_trajectory(package, load_trajectory(trajectory_path), judge=True))
     s = record.grading.scores
     echo(f"{package.id} · {trajectory_path} · hidden half {record.grading.hidden_version}")
     echo(f"{'PASSED' if s.passed else 'FAILED'} · accuracy {s.accuracy:.2f} · completion {s.completion}"
@@ -333,16 +333,18 @@ def show_catalog(as_json) -> None:
               help="Also grade generic mutants of each gold solution; list every one the verifiers do not reject.")
 def selftest(paths, with_mutants) -> None:
     """Verifier coverage: every gold solution passes, every counterexample fails as named, every valid variant
-    passes. Not a model score."""
+    passes; each judge's agreement with its labelled set. Not a model score."""
     import asyncio
 
+    from .analysis import cohens_kappa
     from .engine import Images
-    from .engine.selftest import mutation_test, selftest_package
+    from .engine.selftest import judge_agreements, mutation_test, selftest_package
     from .spec import find_packages, load_package
+
+    packages = [load_package(folder) for folder in find_packages(list(paths) or ["task_packages"])]
 
     async def all_packages():
         images = Images()
-        packages = [load_package(folder) for folder in find_packages(list(paths) or ["task_packages"])]
         cases = [await selftest_package(package, images) for package in packages]
         reports = [await mutation_test(package, images) for package in packages] if with_mutants else []
         return cases, reports
@@ -358,6 +360,9 @@ def selftest(paths, with_mutants) -> None:
     bad = [cases[0].task_id for cases in by_package if not all(c.ok for c in cases)]
     echo(f"verifier coverage: {len(by_package) - len(bad)}/{len(by_package)} package(s) tell the gold solution "
                "and valid variants from every counterexample (a check of the verifiers, not a model score)")
+    for judge in judge_agreements(packages):
+        agreement = "no labelled set" if judge.pairs is None else str(cohens_kappa(judge.pairs))
+        echo(f"judge {judge.name} ({judge.identity}): {agreement} ({judge.labelled_set})")
     if with_mutants:
         echo_mutants(reports)
     if bad or not all(r.ok for r in reports):

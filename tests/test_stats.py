@@ -4,6 +4,7 @@ import pytest
 from forge_kernel.analysis.stats import (
     Rate,
     brier,
+    cohens_kappa,
     ece,
     mcnemar_exact,
     pass_at_k,
@@ -78,3 +79,37 @@ def test_rate_says_too_few_samples_instead_of_a_percentage():
     assert str(Rate(8, 10)) == "8/10 = 80% [49%, 94%]"
     assert Rate(0, 0).value is None and str(Rate(0, 0)) == "no samples"
     assert Rate(3, 4).as_dict()["too_few_samples"] is True
+
+
+def table(cells: dict[tuple[str, str], int]) -> list[tuple[str, str]]:
+    """Pairs of labels from a contingency table: (first rater, second rater) -> count."""
+    return [pair for pair, count in cells.items() for _ in range(count)]
+
+
+@pytest.mark.parametrize("cells, kappa, lo, hi", [
+    # Stata's kapci on a 2x2 table of 1,932 (Statalist, 2009-12, msg00320): po 0.80383, pe 0.70223,
+    # kappa 0.34120, analytic 95% interval 0.28967 to 0.39273 (se 0.026291)
+    ({("0", "0"): 1395, ("0", "1"): 118, ("1", "0"): 261, ("1", "1"): 158}, 0.3411969, 0.2896668, 0.3927271),
+    # Fleiss and Paik (2003), as statpsych's ci.kappa(.05, 31, 12, 4, 58) gives it: Cohen's kappa 0.6756757,
+    # se 0.07344761, 95% interval 0.5317210 to 0.8196303
+    ({("0", "0"): 31, ("0", "1"): 12, ("1", "0"): 4, ("1", "1"): 58}, 0.6756757, 0.5317210, 0.8196303),
+])
+def test_cohens_kappa_and_its_interval_match_published_examples(cells, kappa, lo, hi):
+    k = cohens_kappa(table(cells))
+    assert k.n == sum(cells.values())
+    assert k.kappa == pytest.approx(kappa, abs=1e-6)
+    assert k.interval == pytest.approx((lo, hi), abs=1e-6)
+
+
+def test_cohens_kappa_at_the_edges():
+    perfect = cohens_kappa(table({("clear", "clear"): 6, ("unclear", "unclear"): 4}))
+    assert (perfect.observed, perfect.kappa, perfect.interval) == (1.0, 1.0, (1.0, 1.0))
+    # one rater says clear throughout: pe = po = 0.6, kappa 0
+    same = cohens_kappa(table({("clear", "clear"): 6, ("unclear", "clear"): 4}))
+    assert same.observed == pytest.approx(0.6) and same.kappa == pytest.approx(0.0)
+    assert str(same).startswith("n 10, observed agreement 60%, kappa 0.00 [")
+    # both say clear throughout: chance agreement is 1, kappa is undefined
+    assert str(cohens_kappa(table({("clear", "clear"): 5}))) == ("n 5, observed agreement 100%, kappa undefined "
+                                                                  "(one label throughout)")
+    with pytest.raises(ValueError):
+        cohens_kappa([])

@@ -15,17 +15,17 @@ _HOMES = {
     "display": ("markdown_lines",),
     "gate": ("GatePolicy", "GateResult", "counts_against", "declared_policy", "evaluate", "load_policy"),
     "ledger": ("Ledger", "failure_ledger", "read_ledger", "write_ledger"),
-    "stats": ("Rate", "brier", "ece", "mcnemar_exact", "pass_at_k", "pass_hat_k", "percentile", "reliability",
-              "wilson"),
+    "stats": ("Kappa", "Rate", "brier", "cohens_kappa", "ece", "mcnemar_exact", "pass_at_k", "pass_hat_k",
+              "percentile", "reliability", "wilson"),
     "summary": ("Table", "markdown_table", "pass_rates", "run_summary"),
     "triage": ("TriageFile", "load_triage"),
 }
 
 __all__ = [
     "AblationCard", "AgentSide", "COLUMNS", "CitationChecks", "Comparison", "CriterionConfusion", "GatePolicy",
-    "GateResult", "Ledger", "Rate", "SEVERITIES", "STATES", "SideSummary", "Table", "TriageFile", "ablation_card",
-    "ablation_cards", "agent_side", "brier", "card", "citation_checks", "compare", "compare_sides",
-    "counts_against", "criterion_confusion", "declared_policy", "ece", "evaluate", "failure_ledger",
+    "GateResult", "Kappa", "Ledger", "Rate", "SEVERITIES", "STATES", "SideSummary", "Table", "TriageFile",
+    "ablation_card", "ablation_cards", "agent_side", "brier", "card", "citation_checks", "cohens_kappa", "compare",
+    "compare_sides", "counts_against", "criterion_confusion", "declared_policy", "ece", "evaluate", "failure_ledger",
     "failure_rows", "latency_percentiles", "load_policy", "load_triage", "markdown_lines", "markdown_table",
     "mcnemar_exact", "pass_at_k", "pass_hat_k", "pass_rate_cells", "pass_rates", "percentile", "read_ledger",
     "reliability", "run_summary", "safety_findings", "wilson", "write_ledger",

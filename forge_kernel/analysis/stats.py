@@ -1,9 +1,11 @@
-"""Statistics for comparing agents: Wilson intervals, exact McNemar, pass@k / pass^k, calibration, percentiles.
+"""Statistics for comparing agents: Wilson intervals, exact McNemar, pass@k / pass^k, calibration, percentiles;
+and Cohen's kappa, for a judge against its labelled set.
 
 Every figure carries its sample size; below the minimum a figure is reported as too few samples, not a number.
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from math import comb, sqrt
 from typing import Sequence
@@ -130,3 +132,45 @@ def percentile(values: Sequence[float], q: int) -> float | None:
     lo = int(pos)
     hi = min(lo + 1, len(ordered) - 1)
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+@dataclass(frozen=True)
+class Kappa:
+    """Two raters' agreement on n items: the share of items they label alike, and Cohen's kappa with a 95%
+    interval (None where chance agreement is 1: both gave one and the same label throughout)."""
+
+    n: int
+    observed: float
+    kappa: float | None
+    interval: tuple[float, float] | None
+
+    def __str__(self) -> str:
+        head = f"n {self.n}, observed agreement {self.observed:.0%}, "
+        if self.kappa is None:
+            return head + "kappa undefined (one label throughout)"
+        return head + f"kappa {self.kappa:.2f} [{self.interval[0]:.2f}, {self.interval[1]:.2f}]"
+
+
+def cohens_kappa(pairs: Sequence[tuple[str, str]], z: float = Z95) -> Kappa:
+    """Cohen's kappa of (first rater's label, second rater's label) pairs, with the large-sample interval of
+    Fleiss, Cohen and Everitt (1969), clipped to [-1, 1]: var = (A + B - C) / (n (1 - pe)^2), where A = sum_i p_ii
+    (1 - (p_i. + p_.i)(1 - k))^2, B = (1 - k)^2 sum_(i != j) p_ij (p_.i + p_j.)^2 and C = (k - pe (1 - k))^2."""
+    n = len(pairs)
+    if not n:
+        raise ValueError("need at least one pair")
+    p = {pair: count / n for pair, count in Counter(pairs).items()}
+    first, second = Counter(), Counter()
+    for (a, b), share in p.items():
+        first[a] += share
+        second[b] += share
+    labels = first.keys() | second.keys()
+    observed = sum(p.get((k, k), 0.0) for k in labels)
+    chance = sum(first[k] * second[k] for k in labels)
+    if chance >= 1 - 1e-12:
+        return Kappa(n, observed, None, None)
+    kappa = (observed - chance) / (1 - chance)
+    a = sum(p.get((k, k), 0.0) * (1 - (first[k] + second[k]) * (1 - kappa)) ** 2 for k in labels)
+    b = (1 - kappa) ** 2 * sum(share * (second[i] + first[j]) ** 2 for (i, j), share in p.items() if i != j)
+    c = (kappa - chance * (1 - kappa)) ** 2
+    half = z * sqrt(max(a + b - c, 0.0) / n) / (1 - chance)
+    return Kappa(n, observed, kappa, (max(-1.0, kappa - half), min(1.0, kappa + half)))

@@ -7,16 +7,16 @@ _HOMES = {
     "repro": ("COMMAND", "write_bundles"),
     "run": ("RunOutcome", "RunSpec", "execute", "load_suite"),
     "seeds": ("trial_seed",),
-    "selftest": ("CaseResult", "MutationReport", "PROBLEMS", "failing_hard", "mutation_test", "operator_totals",
-                 "operators_line", "selftest_package", "totals_line"),
+    "selftest": ("CaseResult", "JudgeAgreement", "MutationReport", "PROBLEMS", "failing_hard", "judge_agreements",
+                 "mutation_test", "operator_totals", "operators_line", "selftest_package", "totals_line"),
     "trial": ("Images", "run_trial"),
     "validate": ("check_halves", "check_package"),
 }
 
 __all__ = [
-    "COMMAND", "CaseResult", "Images", "MutationReport", "PROBLEMS", "RunOutcome", "RunSpec", "check_halves",
-    "check_package", "execute", "failing_hard", "grade_trajectory", "load_suite", "mutation_test",
-    "operator_totals", "operators_line", "regrade", "run_trial", "selftest_package", "totals_line",
+    "COMMAND", "CaseResult", "Images", "JudgeAgreement", "MutationReport", "PROBLEMS", "RunOutcome", "RunSpec",
+    "check_halves", "check_package", "execute", "failing_hard", "grade_trajectory", "judge_agreements", "load_suite",
+    "mutation_test", "operator_totals", "operators_line", "regrade", "run_trial", "selftest_package", "totals_line",
     "trajectory_json", "trial_seed", "write_bundles",
 ]
 __getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

@@ -12,10 +12,12 @@ from ..store import RunStore, TrialRecord, iter_trials, run_packages
 from .trial import Images, grading_of, replayed, run_trial
 
 
-async def grade_trajectory(package: Package, trajectory: TrajectoryFile, images: Images | None = None) -> TrialRecord:
-    """Replay the trajectory's calls on a fresh EHR view and grade the result."""
+async def grade_trajectory(package: Package, trajectory: TrajectoryFile, images: Images | None = None,
+                           judge: bool = False) -> TrialRecord:
+    """Replay the trajectory's calls on a fresh EHR view and grade the result (with ``judge``, the rubric verdicts
+    too: ``forge grade``)."""
     images = images or Images()
-    return await run_trial(package, images[package], ReplayAgent(trajectory), 0, 0)
+    return await run_trial(package, images[package], ReplayAgent(trajectory), 0, 0, judge=judge)
 
 
 @dataclass(frozen=True)
@@ -29,7 +31,8 @@ class RegradeOutcome:
 
 def regrade(run_dir: Path) -> RegradeOutcome:
     """Re-run the verifiers of the current hidden halves (those on disk beside the run's packages, else the ones
-    the store holds) on every stored trajectory, as a new grading; the store keeps the hidden halves it used."""
+    the store holds) on every stored trajectory, as a new grading, the rubric verdicts (a model's judgement) with
+    them; the store keeps the hidden halves it used."""
     with RunStore.open(run_dir) as store:
         packages = run_packages(store, hidden="current")
         images = Images()
@@ -38,7 +41,7 @@ def regrade(run_dir: Path) -> RegradeOutcome:
         changed = 0
         for stored in trials:
             package = packages[stored.task_id]
-            result = grading_of(stored, package, replayed(images[package], stored.events))
+            result = grading_of(stored, package, replayed(images[package], stored.events), judge=True)
             changed += result.scores.passed != stored.grading.scores.passed
             gradings.append((stored.trial_id, result))
         grading_id = store.new_grading()

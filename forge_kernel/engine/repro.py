@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from ..spec import SUITE_FILE, Package, SpecError, ToolCall, TrajectoryFile, load_package
+from ..spec import RUBRIC, SUITE_FILE, Package, SpecError, ToolCall, TrajectoryFile, load_package
 from ..store import Run, TrialRecord
 from ..verify import Verdict
 from .grading import grade_trajectory
@@ -122,7 +122,7 @@ def write_bundle(run: Run, row, out_dir: Path) -> ReproBundle:
     (folder / "trajectory.json").write_text(trajectory.model_dump_json(indent=2), encoding="utf-8")
     record = run_sync(grade_trajectory(bundled, trajectory))
     got = {v.verifier_id: verdict_key(v) for v in record.grading.verdicts}
-    want = {v.verifier_id: verdict_key(v) for v in stored.grading.verdicts}
+    want = {v.verifier_id: verdict_key(v) for v in stored.grading.verdicts if v.category != RUBRIC}  # not replayed
     differs = sorted(k for k in got.keys() | want.keys() if got.get(k) != want.get(k))
     (folder / "README.txt").write_text(readme(row, differs), encoding="utf-8")
     return ReproBundle(path=str(folder), task_id=row.task_id, agent=row.agent, trial=int(row.trial), differs=differs)

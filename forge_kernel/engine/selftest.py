@@ -1,14 +1,18 @@
 """``forge selftest``: verifier coverage. The gold solution must pass; each counterexample must fail as named; each
 valid variant must pass every hard verifier. ``mutation_test``: how many generic mutants of the gold the
-verifiers reject (verify/mutants.py)."""
+verifiers reject (verify/mutants.py). ``judge_agreements``: the labels each judge gives its labelled set. None of
+them asks a judge about a trajectory: its verdicts are soft and decide no case."""
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
+from ..models import load_model_config
 from ..spec import Grading, Package, TrajectoryFile, ValidMutant
-from ..verify import OPERATORS, Mutant, build_mutants
+from ..verify import OPERATORS, Mutant, bind, build_mutants
+from ..verify.kinds import JUDGE, identity, labelled_pairs, labelled_set_path
 from .grading import grade_trajectory
 from .trial import Images
 
@@ -128,3 +132,29 @@ def totals_line(operator: str, counts: Counter) -> str:
             f"valid, {counts['survived']} survived")
     wrong = counts["declared valid, rejected"]
     return line + (f", {wrong} declared valid but rejected" if wrong else "")
+
+
+@dataclass(frozen=True)
+class JudgeAgreement:
+    """One judge of the packages (a dimension with its labels and model config) on its labelled set."""
+
+    name: str
+    identity: str
+    """``model=... prompt=v1 config=sha256:...``"""
+    labelled_set: Path
+    pairs: list[tuple[str, str]] | None
+    """(label written, label the judge gave) per item; None when there is no labelled set."""
+
+
+def judge_agreements(packages: list[Package]) -> list[JudgeAgreement]:
+    """Each judge the packages' hidden halves use, once, asked about every item of its labelled set."""
+    found: dict[tuple, JudgeAgreement] = {}
+    for package in packages:
+        for use in (u for u in package.hidden.verifiers if u.kind == JUDGE):
+            params = bind(use, package.hidden_path)[1]
+            path = labelled_set_path(params, package.hidden_path)
+            key = (params.model_dump_json(), path)
+            if key not in found:
+                found[key] = JudgeAgreement(params.name, identity(load_model_config(params.model)), path,
+                                            labelled_pairs(params, path) if path.is_file() else None)
+    return list(found.values())

@@ -39,14 +39,16 @@ def task_template(package: Package) -> AgentTask:
     return AgentTask.from_package(package.public, 0)
 
 
-def grading_of(trial: Ungraded, package: Package, view: EHRView) -> Grading:
-    """Grade a trial on its final EHR state (this is when the hidden half is first needed)."""
-    return grade(GradeContext(package, view, trial.events, trial.result, trial.status, trial.duration_s, trial.cost))
+def grading_of(trial: Ungraded, package: Package, view: EHRView, judge: bool = False) -> Grading:
+    """Grade a trial on its final EHR state (this is when the hidden half is first needed); with ``judge``, the
+    rubric verdicts too (``verify.grade``)."""
+    ctx = GradeContext(package, view, trial.events, trial.result, trial.status, trial.duration_s, trial.cost)
+    return grade(ctx, judge)
 
 
-def graded(trial: Ungraded, package: Package, view: EHRView) -> TrialRecord:
+def graded(trial: Ungraded, package: Package, view: EHRView, judge: bool = False) -> TrialRecord:
     """The trial's record, graded (``grading_of``)."""
-    return TrialRecord(**vars(trial), grading=grading_of(trial, package, view))
+    return TrialRecord(**vars(trial), grading=grading_of(trial, package, view, judge))
 
 
 def replayed(image: EHRImage, events: list[Event]) -> EHRView:
@@ -78,9 +80,9 @@ class Attempted:
                         outcome.result, session.events, outcome.duration_s, session.cost, outcome.queued_s,
                         turns=session.turns, attempts=self.attempts)
 
-    def graded(self) -> TrialRecord:
+    def graded(self, judge: bool = False) -> TrialRecord:
         """Grade the trial on its live view and make its record."""
-        return graded(self.ungraded(), self.package, self.view)
+        return graded(self.ungraded(), self.package, self.view, judge)
 
 
 async def attempt_trial(package: Package, image: EHRImage, agent: Runner | Agent, trial: int, seed: int,
@@ -103,6 +105,6 @@ async def attempt_trial(package: Package, image: EHRImage, agent: Runner | Agent
 
 
 async def run_trial(package: Package, image: EHRImage, agent: Runner | Agent, trial: int, seed: int,
-                    task: AgentTask | None = None) -> TrialRecord:
-    """Run one agent once on one package and grade the trial (see ``attempt_trial``)."""
-    return (await attempt_trial(package, image, agent, trial, seed, task)).graded()
+                    task: AgentTask | None = None, judge: bool = False) -> TrialRecord:
+    """Run one agent once on one package and grade the trial (see ``attempt_trial``; ``judge``: ``grading_of``)."""
+    return (await attempt_trial(package, image, agent, trial, seed, task)).graded(judge)

@@ -1,7 +1,7 @@
 """``forge validate``: a package is well formed, its halves agree with each other and its fixtures are FHIR R4."""
 from __future__ import annotations
 
-from ..spec import Package, SpecError, load_package, validate_fixture
+from ..spec import RUBRIC, Package, SpecError, load_package, validate_fixture
 from ..tools import TOOLS
 from ..verify import bind
 
@@ -40,8 +40,13 @@ def check_halves(package: Package) -> Package:
         for i, call in enumerate(trajectory.calls):
             if call.tool not in public.tools:
                 raise SpecError(hidden_file, f"{where}.calls.{i}.tool", f"{call.tool!r} is not in the tool manifest")
+    judged = {use.id for use in hidden.verifiers if use.category == RUBRIC}
     for c in hidden.counterexamples:
         unknown = [v for v in c.must_fail if v not in ids]
         if unknown:
             raise SpecError(hidden_file, f"counterexamples.{c.name}.must_fail", f"unknown verifier {unknown[0]!r}")
+        opinions = [v for v in c.must_fail if v in judged]
+        if opinions:
+            raise SpecError(hidden_file, f"counterexamples.{c.name}.must_fail", f"{opinions[0]!r} is a rubric verdict "
+                            "(a model's judgement), which selftest does not ask for: no counterexample can rest on it")
     return package

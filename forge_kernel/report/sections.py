@@ -1,14 +1,16 @@
 """The sections of a release report, in the order it is read: first screen (banner, verdict, provenance), the
 gates, task metrics, regression highlights, ablation cards, safety, latency and cost, calibration, the failure
-ledger, the mutation kill rate. Each takes a ``ReleaseReport`` and returns a ``Section``."""
+ledger, the mutation kill rate. Each takes a ``ReleaseReport`` and returns a ``Section``. ``judge_agreement``, which
+asks the judges' models, takes the suites and is not in the release template."""
 from __future__ import annotations
 
 from html import escape
 
 import pandas as pd
 
-from ..analysis import Rate, counts_against
-from ..spec import SYNTHETIC_BANNER
+from ..analysis import Rate, cohens_kappa, counts_against
+from ..engine import judge_agreements
+from ..spec import SYNTHETIC_BANNER, find_packages, load_package
 from ..widgets import player_html
 from ._charts import delta_chart, latency_chart, rates_chart, reliability_chart
 from ._html import Markup, Section, badge, para, table
@@ -315,3 +317,15 @@ def kill_rate(rep: ReleaseReport) -> Section:
     return Section("mutants", "Mutation kill rate of the suites used", para(head, "A check of the verifiers, not "
                    "a model score."), table(["operator", "rejected", "mutants", "declared valid", "survived"],
                                             rows, colours))
+
+
+def judge_agreement(suites: list[str]) -> Section:
+    """Each judge (``judge.rubric``) the suites' packages use, against its labelled set: items, observed agreement
+    and Cohen's kappa with its 95% interval. It asks each judge's model about every item of its set."""
+    rows = [[a.name, a.identity, str(a.labelled_set),
+             "no labelled set" if a.pairs is None else str(cohens_kappa(a.pairs))]
+            for a in judge_agreements([load_package(folder) for folder in find_packages(list(suites))])]
+    return Section("judges", "Judges against their labelled sets", para(
+        "A judge's label is a model's opinion on one rubric dimension, soft only: it never decides a trial's pass."),
+        table(["judge", "model, prompt, config", "labelled set", "agreement"], rows) if rows
+        else para("No package of these suites uses a judge."))

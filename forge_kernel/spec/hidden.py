@@ -10,7 +10,11 @@ from .errors import SpecError
 from .package import Strict
 from .trajectory_file import TrajectoryFile
 
-Category = Literal["success", "safety", "budget", "trace", "answer"]
+Category = Literal["success", "safety", "budget", "trace", "answer", "rubric"]
+RUBRIC = "rubric"
+"""The category of a model's judgements (``judge.rubric``): soft only (a use of it that is not is refused when its
+hidden half is bound), made only where grading is asked to judge (``forge regrade``, ``forge grade``), and counted
+in neither completion nor answer failures."""
 MutantOperator = Literal["drop-call", "read-other-patient", "skip-check", "repeat-write", "allergy-order",
                          "forbidden-write", "text-only", "several-values", "invented-fact", "cite-unread",
                          "cite-other-patient", "cite-stale"]

@@ -6,6 +6,7 @@ import threading
 from contextlib import contextmanager
 from typing import Iterator
 
+from ..spec import RUBRIC
 from ..spec.grading import ERROR_PREFIX, Grading, Verdict
 from ._quantities import registry as unit_registry
 from .registry import bound_uses, run_verifier
@@ -48,10 +49,12 @@ def time_limit(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def grade(ctx: GradeContext) -> Grading:
-    """Run the hidden half's verifiers; a trial that did not end normally also gets a failing verdict."""
+def grade(ctx: GradeContext, judge: bool = False) -> Grading:
+    """Run the hidden half's verifiers; a trial that did not end normally also gets a failing verdict. The rubric
+    verdicts (a model's judgement, seconds each) are made only with ``judge``, after the others and outside their
+    time limit (each within its own deadline, ``kinds/judge.py``); without it they are left out."""
     hidden = ctx.package.hidden
-    uses = bound_uses(ctx.package)
+    uses = tuple(b for b in bound_uses(ctx.package) if b.use.category != RUBRIC)
     unit_registry()  # built once per process, before the clock starts: it takes most of a second
     verdicts: list[Verdict] = []
     try:
@@ -62,6 +65,8 @@ def grade(ctx: GradeContext) -> Grading:
         reason = f"{ERROR_PREFIX}not graded: the trial's grading ran past {GRADING_SECONDS:g} s"
         verdicts += [Verdict(b.use.id, b.use.kind, b.use.category, b.use.severity, False, reason, error=True)
                      for b in uses[len(verdicts):]]
+    if judge:
+        verdicts += [run_verifier(b, ctx) for b in bound_uses(ctx.package) if b.use.category == RUBRIC]
     if ctx.status != "completed":
         verdicts.append(Verdict("trial.ended", "trial.ended", "trace", "hard", False, f"trial ended: {ctx.status}"))
     scores = score(hidden.expected_tools, ctx.events, verdicts)

@@ -10,7 +10,7 @@ from typing import Any, Callable, get_type_hints
 from pydantic import ValidationError
 
 from ..catalog import CATALOG
-from ..spec import Package, SpecError, VerifierUse
+from ..spec import RUBRIC, Package, SpecError, VerifierUse
 from ..spec.package import Strict
 from .expressions import Chart, find_expressions, none_read_as_unset, under_expression
 from .verdict import ERROR_PREFIX, GradeContext, Verdict
@@ -31,19 +31,22 @@ class VerifierKind:
     params_model: type[Strict]
     check: Callable[[GradeContext, Strict], Outcome]
     description: str
+    category: str | None = None
+    """The one category its uses may take (None: any)."""
 
 
 VERIFIERS = CATALOG.section("verifier kind")
 """Every registered verifier kind, by name."""
 
 
-def verifier(name: str):
-    """Register ``fn(ctx, params) -> Outcome``; the params model comes from the annotation. A name is taken once."""
+def verifier(name: str, category: str | None = None):
+    """Register ``fn(ctx, params) -> Outcome``; the params model comes from the annotation. A name is taken once;
+    ``category``, when given, is the only one its uses may take."""
 
     def register(fn):
         params = list(inspect.signature(fn).parameters)
         model = get_type_hints(fn)[params[1]]
-        CATALOG.add("verifier kind", name, VerifierKind(name, model, fn, inspect.cleandoc(fn.__doc__ or "")),
+        CATALOG.add("verifier kind", name, VerifierKind(name, model, fn, inspect.cleandoc(fn.__doc__ or ""), category),
                     args={"params": model.__name__}, where=fn.__module__)
         return fn
 
@@ -51,15 +54,21 @@ def verifier(name: str):
 
 
 def bind(use: VerifierUse, file: object = "hidden half") -> tuple[VerifierKind, Strict | None]:
-    """The kind and validated params of one verifier use; bad ones are SpecErrors. Params that hold expressions
-    (``expressions.py``) are checked for shape and otherwise validated, and come back as None: only a trial's
-    initial EHR gives them their values (``graded_params``)."""
+    """The kind and validated params of one verifier use; bad ones are SpecErrors (so is a category its kind does
+    not take, and a rubric verdict that is not soft). Params that hold expressions (``expressions.py``) are checked
+    for shape and otherwise validated, and come back as None: only a trial's initial EHR gives them their values
+    (``graded_params``)."""
     kind = VERIFIERS.get(use.kind) or load_plugin(use.kind, plugin_path(use.kind, Path(str(file))).parent)
     if kind is None:
         raise SpecError(file, f"verifiers.{use.id}.kind", f"unknown verifier kind {use.kind!r}")
+    if kind.category not in (None, use.category):
+        raise SpecError(file, f"verifiers.{use.id}.category", f"{use.kind} verdicts are of category {kind.category}")
+    if use.category == RUBRIC and use.severity != "soft":
+        raise SpecError(file, f"verifiers.{use.id}.severity", "a rubric verdict is a model's judgement: it is soft "
+                        "only (severity: soft) and never decides a trial's pass")
     expressions = find_expressions(use.params, file, f"verifiers.{use.id}.params")
     try:
-        params = validated(kind, use, use.params)
+        params = validated(kind, use, use.params, file)
     except ValidationError as exc:
         errors = [e for e in exc.errors() if not under_expression(use.params, e["loc"])]
         if errors:
@@ -68,9 +77,10 @@ def bind(use: VerifierUse, file: object = "hidden half") -> tuple[VerifierKind, 
     return kind, None if expressions else params
 
 
-def validated(kind: VerifierKind, use: VerifierUse, params: Any) -> Strict:
-    """The params model of ``params``; a params model may read the use's severity from the validation context."""
-    return kind.params_model.model_validate(params, context={"severity": use.severity})
+def validated(kind: VerifierKind, use: VerifierUse, params: Any, file: object) -> Strict:
+    """The params model of ``params``; a params model may read the use's severity and the hidden half's file (to find
+    a file it names) from the validation context."""
+    return kind.params_model.model_validate(params, context={"severity": use.severity, "file": file})
 
 
 def params_error(use: VerifierUse, file: object, err: dict) -> SpecError:
@@ -85,7 +95,7 @@ def graded_params(kind: VerifierKind, use: VerifierUse, file: object, chart: Cha
     expressions = find_expressions(use.params, file, f"verifiers.{use.id}.params")
     params = chart.substitute(use.params, expressions)
     try:
-        model = validated(kind, use, params)
+        model = validated(kind, use, params, file)
     except ValidationError as exc:
         raise params_error(use, file, exc.errors()[0]) from None
     unset = none_read_as_unset(model, params, list(expressions))

@@ -42,7 +42,7 @@ def category_help(category: str) -> str:
     upto = next((i for i, p in enumerate(paragraphs) if "Context" in p), 0)
     shown = paragraphs[:upto + 1] + ([paragraphs[upto + 1]] if paragraphs[upto].rstrip().endswith(":") else [])
     return "\n\n".join(shown)
-VERIFIER_CATEGORIES = ["success", "safety", "trace", "answer", "budget"]
+VERIFIER_CATEGORIES = ["success", "safety", "trace", "answer", "budget", "rubric"]
 EDIT_OPS = [("drop a call", "drop"), ("replace a call", "replace"), ("insert a call before", "insert"),
             ("change a value", "set"), ("add a value", "add"), ("delete a value", "delete")]
 

@@ -1,6 +1,6 @@
 """The built-in verifier kinds; importing this package registers them. The names below are imported on first use."""
 from . import (  # noqa: F401  (registers the kinds, in the catalog's order)
-    answer, _audit, _budget, _checks, evidence, grounding, _safety, _state, trace,
+    answer, _audit, _budget, _checks, evidence, grounding, judge, _safety, _state, trace,
 )
 from ... import _lazy
 
@@ -8,8 +8,12 @@ _HOMES = {
     "answer": ("NumberParams", "stated"),
     "evidence": ("CLINICAL_TYPES", "resolve"),
     "grounding": ("is_grounded",),
+    "judge": ("JUDGE", "identity", "labelled_pairs", "labelled_set_path"),
     "trace": ("called_tools",),
 }
 
-__all__ = ["CLINICAL_TYPES", "NumberParams", "called_tools", "is_grounded", "resolve", "stated"]
+__all__ = [
+    "CLINICAL_TYPES", "JUDGE", "NumberParams", "called_tools", "identity", "is_grounded", "labelled_pairs",
+    "labelled_set_path", "resolve", "stated",
+]
 __getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)
