@@ -16,7 +16,8 @@ from click.testing import CliRunner
 from forge_kernel.analysis import cohens_kappa
 from forge_kernel.cli import main
 from forge_kernel.engine import RunSpec, check_package, execute, grade_trajectory, regrade
-from forge_kernel.report import sections
+from forge_kernel.report.judges import judge_agreement_rows
+from forge_kernel.report.release import recorded
 from forge_kernel.spec import SpecError, VerifierUse, load_package
 from forge_kernel.store import open_run
 from forge_kernel.verify import bind
@@ -241,9 +242,20 @@ def test_forge_selftest_prints_each_judges_agreement_with_its_labelled_set(suite
     assert result.exit_code == 0 and "): no labelled set (" in result.output
 
 
-def test_the_release_report_can_show_each_judges_agreement(suite):
+def test_a_release_reports_each_judges_agreement_asked_once_while_its_trials_run(suite):
+    """The judge's labelled set is asked in a process of its own beside the trials and kept by its config and set:
+    built again with the model gone, the report still shows the agreement it measured."""
+    (suite / "rel.yaml").write_text(yaml.safe_dump({
+        "release": "rel", "baseline": "baseline-v1", "candidate": "candidate-v2", "trials": 1,
+        "suites": ["task_packages/superclue"]}))
     with serve(suite, written_labels):
         with_judge(suite)
-        html = sections.judge_agreement([str(suite / "task_packages")])._repr_html_()
-    assert "<td>explanation_clarity</td>" in html and "n 20, observed agreement 100%, kappa 1.00 [1.00, 1.00]" in html
-    assert "No package" in sections.judge_agreement([str(ROOT / "task_packages/forge-nsclc")])._repr_html_()
+        first = CliRunner().invoke(main, ["release", str(suite / "rel.yaml")])
+    again = CliRunner().invoke(main, ["release", str(suite / "rel.yaml")])  # the server is gone
+    assert first.exit_code in (0, 1) and again.exit_code == first.exit_code, again.output
+    judges = recorded(json.loads((suite / "rel/release.ipynb").read_text(encoding="utf-8")))["judges"]
+    assert [(j["name"], j["agreement"]) for j in judges] == [
+        ("explanation_clarity", "n 20, observed agreement 100%, kappa 1.00 [1.00, 1.00]")]
+    html = (suite / "rel/release.html").read_text(encoding="utf-8")
+    assert "Judges against their labelled sets" in html and "kappa 1.00 [1.00, 1.00]" in html
+    assert judge_agreement_rows([str(ROOT / "task_packages/forge-nsclc")]) == []

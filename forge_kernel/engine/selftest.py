@@ -146,15 +146,24 @@ class JudgeAgreement:
     """(label written, label the judge gave) per item; None when there is no labelled set."""
 
 
-def judge_agreements(packages: list[Package]) -> list[JudgeAgreement]:
-    """Each judge the packages' hidden halves use, once, asked about every item of its labelled set."""
-    found: dict[tuple, JudgeAgreement] = {}
+def judge_uses(packages: list[Package]) -> list[tuple[str, object, Path]]:
+    """Each judge the packages' hidden halves use, once: its params as JSON and bound, and its labelled set."""
+    found: dict[tuple, tuple[str, object, Path]] = {}
     for package in packages:
         for use in (u for u in package.hidden.verifiers if u.kind == JUDGE):
             params = bind(use, package.hidden_path)[1]
             path = labelled_set_path(params, package.hidden_path)
-            key = (params.model_dump_json(), path)
-            if key not in found:
-                found[key] = JudgeAgreement(params.name, identity(load_model_config(params.model)), path,
-                                            labelled_pairs(params, path) if path.is_file() else None)
+            found.setdefault((params.model_dump_json(), path), (params.model_dump_json(), params, path))
     return list(found.values())
+
+
+def judges_of(packages: list[Package]) -> list[tuple[str, Path, Path]]:
+    """Each judge of the packages: its params as JSON, its model config and its labelled set."""
+    return [(text, Path(params.model), path) for text, params, path in judge_uses(packages)]
+
+
+def judge_agreements(packages: list[Package]) -> list[JudgeAgreement]:
+    """Each judge the packages' hidden halves use, once, asked about every item of its labelled set."""
+    return [JudgeAgreement(params.name, identity(load_model_config(params.model)), path,
+                           labelled_pairs(params, path) if path.is_file() else None)
+            for _, params, path in judge_uses(packages)]

@@ -24,6 +24,8 @@ TEMPLATE = Path(__file__).resolve().parents[2] / "notebooks" / "release_report.i
 NOTEBOOK = "release.ipynb"
 MUTANTS = "mutants.json"
 """The mutation kill rate's cache, filled while the trials run."""
+JUDGES = "judges.json"
+"""The judges' agreement with their labelled sets, filled while the trials run."""
 
 
 @dataclass(frozen=True)
@@ -91,15 +93,18 @@ def build_release(parameters: Path, progress: bool = True, say: Callable[[str], 
     gate = str((base / params.gate).resolve()) if params.gate else None
     suites = [str((base / s).resolve()) for s in params.suites]
     plan, source = sides(params, base, parameters, folder)
-    mutants = subprocess.Popen([sys.executable, "-m", "forge_kernel.report.kill_rate", str(folder / MUTANTS), *suites])
+    beside = [subprocess.Popen([sys.executable, "-m", f"forge_kernel.report.{module}", str(folder / cache), *suites])
+              for module, cache in (("kill_rate", MUTANTS), ("judges", JUDGES))]
     try:
         plan = [run_missing(side, params, suites, gate, progress, say, accept_sandbox_change) if side.run_here
                 else side for side in plan]
     except BaseException:
-        mutants.kill()
+        for process in beside:
+            process.kill()
         raise
     finally:
-        mutants.wait()
+        for process in beside:
+            process.wait()
     supersede_signoff(folder, say)
     by_label = {s.label: s for s in plan}
 
@@ -112,7 +117,7 @@ def build_release(parameters: Path, progress: bool = True, say: Callable[[str], 
         "candidate_run": here(by_label["candidate"].run), "candidate_agent": by_label["candidate"].stored_as,
         "ablations": {s.stored_as: here(s.run) for s in plan if s.label.startswith("ablation-")},
         "gate_policy": here(gate) if gate else None, "suites": [here(s) for s in suites], "trials": params.trials,
-        "triage": here(base / params.triage) if params.triage else None, "mutants_cache": MUTANTS,
+        "triage": here(base / params.triage) if params.triage else None, "mutants_cache": MUTANTS, "judges_cache": JUDGES,
     }, progress)
     html = export_html(notebook, folder / HTML, {"signatures": []})
     record = {"parameters": here(parameters), "runs": {s.label: here(s.run) for s in plan},

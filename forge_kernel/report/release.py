@@ -10,6 +10,7 @@ from IPython.display import display
 from ..analysis import (AblationCard, AgentSide, Comparison, GateResult, Ledger, agent_side, card, compare_sides,
                         counts_against, declared_policy, evaluate, failure_ledger, load_policy, load_triage)
 from ..store import Run, open_run
+from .judges import judge_agreement_rows
 from .kill_rate import mutation_kill_rate
 
 MIMETYPE = "application/vnd.forge.release+json"
@@ -36,12 +37,14 @@ class ReleaseReport:
     ledgers: dict[str, Ledger]
     """Baseline's and candidate's failure ledgers."""
     kill_rate: dict
+    judges: list[dict]
+    """Each judge of the suites against its labelled set (``judges.judge_agreement_rows``)."""
 
     @classmethod
     def build(cls, release: str, baseline_run: str, baseline_agent: str, candidate_run: str, candidate_agent: str,
               ablations: dict[str, str], gate_policy: str | None, suites: list[str], trials: int,
-              baseline_source: str = "", triage: str | None = None, mutants_cache: str | None = None
-              ) -> "ReleaseReport":
+              baseline_source: str = "", triage: str | None = None, mutants_cache: str | None = None,
+              judges_cache: str | None = None) -> "ReleaseReport":
         """Open the runs, compare, evaluate the gate (refused when the candidate run declared another policy), and
         build the cards and ledgers. ``ablations`` maps each ablated agent to its run."""
         runs = {"baseline": open_run(baseline_run), "candidate": open_run(candidate_run)}
@@ -55,8 +58,9 @@ class ReleaseReport:
         ledgers = {label: failure_ledger(runs[label], decisions) for label in ("baseline", "candidate")}
         cache = Path(mutants_cache) if mutants_cache else None
         kill_rate = mutation_kill_rate(suites, cache, runs["candidate"].manifest["packages"].values())
+        judges = judge_agreement_rows(suites, Path(judges_cache) if judges_cache else None)
         return cls(release, baseline_source or f"agent {baseline_agent}", trials, runs, a, b, cmp, gate,
-                   [card(b, side) for side in sides], sides, ledgers, kill_rate)
+                   [card(b, side) for side in sides], sides, ledgers, kill_rate, judges)
 
     def first_trial(self, side: AgentSide, task_id: str, passed: bool) -> int | None:
         """The id of a side's first trial of a task that passed (or failed)."""
@@ -100,6 +104,7 @@ class ReleaseReport:
             "players": self.played(),
             "cards": [card_values(c) for c in self.cards],
             "kill_rate": {k: self.kill_rate[k] for k in ("rate", "mutants", "rejected", "survived", "packages")},
+            "judges": self.judges,
             "trials": {label: int(len(run.trials)) for label, run in self.runs.items()},
         }
 

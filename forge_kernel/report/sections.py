@@ -319,12 +319,10 @@ def kill_rate(rep: ReleaseReport) -> Section:
                                             rows, colours))
 
 
-def judge_agreement(suites: list[str]) -> Section:
+def judge_agreement(rep: ReleaseReport) -> Section:
     """Each judge (``judge.rubric``) the suites' packages use, against its labelled set: items, observed agreement
-    and Cohen's kappa with its 95% interval. It asks each judge's model about every item of its set."""
-    rows = [[a.name, a.identity, str(a.labelled_set),
-             "no labelled set" if a.pairs is None else str(cohens_kappa(a.pairs))]
-            for a in judge_agreements([load_package(folder) for folder in find_packages(list(suites))])]
+    and Cohen's kappa with its 95% interval."""
+    rows = [[j["name"], j["identity"], j["labelled_set"], j["agreement"] or "no labelled set"] for j in rep.judges]
     return Section("judges", "Judges against their labelled sets", para(
         "A judge's label is a model's opinion on one rubric dimension, soft only: it never decides a trial's pass."),
         table(["judge", "model, prompt, config", "labelled set", "agreement"], rows) if rows
