@@ -182,6 +182,25 @@ def test_a_model_turn_is_shown_with_its_control_characters_written_out(llm_run):
     assert "    │ failed: lost\\x0d" in text and "    │ tried again after: 429\\x1b[0m" in text
 
 
+def test_summary_shows_cost_and_model_tokens_per_task_where_a_run_has_them(llm_run, cli_run):
+    from forge_kernel.store import open_run
+
+    with open_run(llm_run) as run:
+        narrated = run.usage[run.usage["agent"] == "narrated"].groupby("task_id")[["prompt_tokens", "cost"]].mean()
+    shown = invoke("summary", str(llm_run)).stdout.splitlines()
+    table = shown[shown.index("Cost and model tokens per task (the tokens as each agent reported them):") + 1:]
+    assert table[0].split()[:4] == ["agent", "cost", "per", "task"] and "tokens in" in table[0]
+    row = next(line.split() for line in table if line.strip().startswith("narrated"))
+    assert row[1:4] == [f"${narrated['cost'].mean():.4f}", "10", f"{narrated['prompt_tokens'].mean():,.0f}"]
+    assert next(line.split() for line in table if line.strip().startswith("baseline-v1"))[1:6] == [
+        "$0.0000", "—", "—", "—", "—"]  # no turns: dashes, never zeros that read as data
+    markdown = invoke("summary", str(llm_run), "--markdown").stdout
+    assert "| agent | cost per task | model turns per task | tokens in | cached | tokens out | model time P50 |" in \
+        markdown
+    plain = invoke("summary", str(cli_run[0])).stdout  # the bundled agents: nothing spent, nothing shown
+    assert "Cost" not in plain and "tokens" not in plain
+
+
 def test_grade_gold_and_a_counterexample(tmp_path):
     package = load_package(SUITE / "SC-MED-GASTRIC-ULCER")
     gold, skipped = tmp_path / "gold.json", tmp_path / "skipped.json"
