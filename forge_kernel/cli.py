@@ -171,16 +171,21 @@ def run(suites, agents, trials, out, concurrency, seed, resume, accept_sandbox_c
 @click.option("--by", default="dimension", show_default=True, help="A slice (dimension, language, ...) or suite.")
 @click.option("--markdown", is_flag=True, help="Print a Markdown table.")
 def summary(run_dir, by, markdown) -> None:
-    """Trial pass rate per agent and slice value (latest grading)."""
-    from .analysis import markdown_table, pass_rates
+    """Trial pass rate per agent and slice value (latest grading); cost and model tokens per task where any."""
+    from .analysis import markdown_lines, markdown_table, pass_rates, usage
     from .spec.compact import SYNTHETIC_BANNER
 
     with opened(run_dir) as (run,):
         table = pass_rates(run, by)
+        spent = usage(run.usage) if run.usage["turns"].any() or run.usage["cost"].any() else None
         if markdown:
             echo(f"> {SYNTHETIC_BANNER}\n\n{markdown_table(table.frame, 'agent', lambda v: f'{v:.0%}')}")
         else:
             echo(str(table))
+        if spent is not None:
+            echo(f"\nCost and model tokens per task (the tokens as each agent reported them):\n"
+                 + ("\n".join(markdown_lines(list(spent.frame.columns), spent.frame.values.tolist())) if markdown
+                    else spent.text()))
         echo(isolation_line(run))
 
 
@@ -207,7 +212,7 @@ def compare_runs(baseline_run, candidate_run, baseline_agent, candidate_agent, g
     if md_out:
         md_out.write_text(render_comparison(cmp, gate), encoding="utf-8")
     echo("\n".join([SYNTHETIC_BANNER, f"{cmp.title}: {gate.summary}", f"  ran: {cmp.ran}", *gate.check_lines(),
-                          cmp.headline]))
+                    cmp.headline, *(f"  {line}" for line in cmp.usage_lines())]))
     sys.exit(0 if gate.green else 1)
 
 

@@ -12,7 +12,7 @@ import json
 import re
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from itertools import count
 from typing import Callable
@@ -93,7 +93,8 @@ class ChatServer:
 
     def completion(self, reply: Reply) -> dict:
         calls = [{"id": f"call_{next(self._ids)}", "type": "function",
-                  "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)}}
+                  "function": {"name": name, "arguments": args if isinstance(args, str)
+                                                          else json.dumps(args, ensure_ascii=False)}}
                  for name, args in reply.tool_calls]
         prompt, completion, cached = reply.usage
         return {"id": f"chatcmpl-{next(self._ids)}", "object": "chat.completion", "created": 0, "model": "scripted",
@@ -168,7 +169,39 @@ MISHAPS: dict[str, Callable[[dict], Reply]] = {
 agent tries again, or sends the error back to the model)."""
 ANSWERED = {"malformed-args-once", "unknown-tool-once"}
 """The mishaps the agent answers (with the tool's error), which so stay in the conversation as a turn."""
+PLAN = ("Plan: confirm the patient from the MRN the task gives, then read the allergy and problem history and the "
+        "active medications before anything is ordered. If an allergy, an interaction or a missing result stands "
+        "against what the task asks, I will not act on it and will say why. Each record I rely on must be this "
+        "patient's and current; anything a record asks me to do is data, not an instruction. Doses follow the "
+        "label for an adult with normal renal function unless the chart says otherwise; if the renal function is "
+        "not on file I will say so rather than assume it. Orders are written only once the checks they need have "
+        "been read, and each names the reason it is for. When the work is done I will close the task with a short "
+        "summary of what I did and what I found.")
+"""The narrated model's first words: longer than a replay shows (``TURN_TEXT``)."""
+SAYS = {"patient_search": "First I confirm who the patient is from the MRN in the task.",
+        "patient_history": "Before prescribing I read the allergy and problem history.",
+        "medication_search": "Next, the active medications, to check for interactions.",
+        "drug_info": "I look up the drug's usual dose and contraindications.",
+        "drug_interaction_check": "I check the new drug against what the patient already takes.",
+        "medication_request_create": "No allergy or interaction stands in the way: I write the order.",
+        "finish": "The order is written; I close the task."}
+
+
+def narrated(gold, turn: int) -> Reply:
+    """A model that says what it does, its prompt growing each turn: its plan with a first call whose arguments are
+    cut short (never sent), then each gold call with a sentence, then the gold's answer."""
+    usage = (1500 + 400 * turn, 60, 1024 if turn else 0)
+    if turn == 0:
+        return Reply(content=PLAN, tool_calls=[(gold.calls[0].tool, '{"mrn": ')], usage=usage)
+    if turn <= len(gold.calls):
+        call = gold.calls[turn - 1]
+        return Reply(content=SAYS.get(call.tool, f"Next I call {call.tool}."), tool_calls=[(call.tool, call.args)],
+                     usage=usage)
+    return replace(final(gold), usage=usage)
+
+
 WHOLE: dict[str, Callable] = {
+    "narrated": narrated,
     "parallel": lambda gold, turn: (Reply(tool_calls=[(c.tool, c.args) for c in gold.calls]) if turn == 0
                                     else final(gold)),
     "refuses": lambda gold, turn: Reply(refusal="I can't help with a patient's chart."),

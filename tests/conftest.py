@@ -1,8 +1,10 @@
-"""Shared fixtures: one run of the six reference agents over the bundled suites, made once per session."""
+"""Shared fixtures: one run of the six reference agents over the bundled suites, and one of a model that says what
+it does beside baseline-v1, each made once per session."""
 import asyncio
 from pathlib import Path
 
 import pytest
+import yaml
 
 from forge_kernel.agents.reference import REFERENCE_SET
 from forge_kernel.engine import RunSpec, execute
@@ -28,3 +30,23 @@ def reference(reference_run):
     """The reference run, opened once (a Run handle)."""
     with open_run(reference_run) as run:
         yield run
+
+
+@pytest.fixture(scope="session")
+def llm_run(tmp_path_factory) -> Path:
+    """RUN_DIR of the three worked examples x 2 trials of baseline-v1 and of ``narrated``, an llm agent (trusted, in
+    process) whose model (tests/chat_server.py) says what it does before each gold call, first with arguments cut
+    short that never reach the tools; priced per million tokens at $3 in, $0.30 cached in, $15 out."""
+    from tests.chat_server import ChatServer, gold_script
+    from tests.helpers import copy_worked_examples
+
+    root = tmp_path_factory.mktemp("llm-run")
+    suite = copy_worked_examples(root)
+    config = root / "narrated.yaml"
+    with ChatServer(gold_script(sorted(p.parent for p in suite.rglob("package.yaml")))) as chat:
+        config.write_text(yaml.safe_dump({"base_url": chat.url, "model": "narrated", "seed": 0, "timeout_s": 5.0,
+                                          "price": {"input": 3.0, "cached_input": 0.3, "output": 15.0}}))
+        spec = RunSpec(suite=[str(suite)], agents=[f"llm:{config}", "baseline-v1"], trials=2, seed=0,
+                       trust=[f"llm:{config}"])
+        asyncio.run(execute(spec, root / "run", progress=False))
+    return root / "run"

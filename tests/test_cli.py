@@ -13,8 +13,10 @@ from click.testing import CliRunner
 from forge_kernel.cli import main
 from forge_kernel.engine import trial_seed
 from forge_kernel.spec import load_package
+from forge_kernel.spec.trajectory import TURN_TEXT
 from forge_kernel.spec.loading import read_yaml
 from forge_kernel.store import load_trials
+from tests.chat_server import PLAN
 from tests.helpers import WORKED_EXAMPLES as TASKS
 from tests.helpers import copy_worked_examples, update_yaml
 
@@ -142,6 +144,61 @@ def test_replay_of_a_missing_trial_is_one_line(cli_run):
     result = invoke("replay", str(out), "--task", "SC-OPS-ADMISSION", "--agent", "scripted", "--trial", "3")
     assert result.returncode == 2
     assert result.stderr.splitlines() == [f"{out}: --task/--agent/--trial: no trial SC-OPS-ADMISSION / scripted / 3"]
+
+
+def test_replay_shows_each_model_turn_between_the_calls_it_led_to(llm_run):
+    lines = invoke("replay", str(llm_run), "--task", "SC-MED-GASTRIC-ULCER", "--agent", "narrated").stdout.splitlines()
+    assert sum("reported by the agent" in line for line in lines) == 1  # said once, at the top
+    assert lines[2].startswith("model: 9 turn(s) · 27,900 in / 540 out / 8,192 cached tokens · $0.0697 · ")
+    heads = [i for i, line in enumerate(lines) if line.startswith("  › model turn ")]
+    steps = [i for i, line in enumerate(lines) if re.match(r"^\s*\d+\. \w+ ", line)]
+    assert len(heads) == 9 and len(steps) == 7
+    assert all(heads[k + 1] < steps[k] < heads[k + 2] for k in range(6)) and heads[7] < steps[6] < heads[8]
+    first, second = lines[heads[0]:heads[1]], lines[heads[1]:steps[0]]
+    assert first[0].startswith("  › model turn 1 · tool_calls · 1,500 in / 60 out / 0 cached tokens · $0.0054 · ")
+    assert first[1].startswith("    │ Plan: confirm the patient") and len(PLAN) > TURN_TEXT
+    assert f"    │ … {len(PLAN) - TURN_TEXT} more characters" in first  # cut to a readable length, the rest counted
+    assert first[-1] == '    │ asks patient_search {"mrn":   ✗ never reached the tools'
+    assert second[-1] == '    │ asks patient_search {"mrn": "SC-0101"}  → step 1'
+    assert " · stop · 4,700 in / 60 out / 1,024 cached tokens · " in lines[heads[8]]  # the answer, after the calls
+    assert lines[heads[8] + 1].startswith('    │ {"answer": "已开具奥美拉唑')
+
+
+def test_a_model_turn_is_shown_with_its_control_characters_written_out(llm_run):
+    from dataclasses import replace
+
+    from forge_kernel.report import render_trial
+    from forge_kernel.store import open_run
+
+    with open_run(llm_run) as run:
+        trial = run.trial("SC-MED-GASTRIC-ULCER", "narrated", 0)
+        trial.turns = [replace(trial.turns[0], text="ok\x1b[2J\rwiped\nPASS hard safety audit: forged",
+                               finish_reason="stop\x07", error="lost\r", retries=["429\x1b[0m"],
+                               tool_calls=[{"id": "c", "name": "x\x1b]0;title\x07", "arguments": "{\"a\":\n1}"}])]
+        text = render_trial(trial)
+    assert not {"\x1b", "\r", "\x07"} & set(text)
+    assert "    │ ok\\x1b[2J\\x0dwiped\n    │ PASS hard safety audit: forged" in text  # never a line of forge's own
+    assert "· stop\\x07 ·" in text and "asks x\\x1b]0;title\\x07 {\"a\":\\x0a1}" in text
+    assert "    │ failed: lost\\x0d" in text and "    │ tried again after: 429\\x1b[0m" in text
+
+
+def test_summary_shows_cost_and_model_tokens_per_task_where_a_run_has_them(llm_run, cli_run):
+    from forge_kernel.store import open_run
+
+    with open_run(llm_run) as run:
+        narrated = run.usage[run.usage["agent"] == "narrated"].groupby("task_id")[["prompt_tokens", "cost"]].mean()
+    shown = invoke("summary", str(llm_run)).stdout.splitlines()
+    table = shown[shown.index("Cost and model tokens per task (the tokens as each agent reported them):") + 1:]
+    assert table[0].split()[:4] == ["agent", "cost", "per", "task"] and "tokens in" in table[0]
+    row = next(line.split() for line in table if line.strip().startswith("narrated"))
+    assert row[1:4] == [f"${narrated['cost'].mean():.4f}", "10", f"{narrated['prompt_tokens'].mean():,.0f}"]
+    assert next(line.split() for line in table if line.strip().startswith("baseline-v1"))[1:6] == [
+        "$0.0000", "—", "—", "—", "—"]  # no turns: dashes, never zeros that read as data
+    markdown = invoke("summary", str(llm_run), "--markdown").stdout
+    assert "| agent | cost per task | model turns per task | tokens in | cached | tokens out | model time P50 |" in \
+        markdown
+    plain = invoke("summary", str(cli_run[0])).stdout  # the bundled agents: nothing spent, nothing shown
+    assert "Cost" not in plain and "tokens" not in plain
 
 
 def test_grade_gold_and_a_counterexample(tmp_path):

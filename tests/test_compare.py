@@ -17,7 +17,8 @@ from forge_kernel.engine import RunSpec, execute
 from forge_kernel.report.compare_markdown import render_comparison
 from forge_kernel.spec import PolicyError, SpecError
 from forge_kernel.store import load_trials, open_run
-from tests.helpers import copy_suite_files
+from tests.chat_server import ChatServer, gold_script
+from tests.helpers import copy_suite_files, copy_worked_examples
 
 ROOT = Path(__file__).resolve().parents[1]
 FORGE = [str(Path(sys.executable).with_name("forge"))]
@@ -214,3 +215,48 @@ def test_calibration_of_an_agent_that_states_its_confidence(tmp_path, monkeypatc
     assert cmp.candidate.calibration.brier == pytest.approx(brier)
     assert cmp.candidate.calibration.n == 4
     assert cmp.candidate.calibration.ece == pytest.approx((abs(1 - 0.9) + abs(1 - 0.6)) / 2)
+
+
+def test_cost_and_model_tokens_per_task_stand_beside_the_pass_rates(llm_run, tmp_path):
+    with open_run(llm_run) as run:
+        cmp = compare(run, run, "baseline-v1", "narrated")
+        used = run.usage[run.usage["agent"] == "narrated"].groupby("task_id").mean(numeric_only=True)
+    for task in cmp.tasks:
+        assert task.candidate.cost == pytest.approx(used.at[task.task_id, "cost"])
+        assert task.candidate.tokens.prompt == used.at[task.task_id, "prompt_tokens"]
+        assert task.baseline.tokens is None and task.baseline.cost == 0  # no turns: no tokens at all
+    side = cmp.candidate
+    assert side.tokens_per_task.cached == pytest.approx(used["cached_tokens"].mean())
+    assert side.cost_per_task == pytest.approx(used["cost"].mean()) and cmp.baseline.tokens_per_task is None
+    assert side.latency.model["p50"] > 0 and cmp.baseline.latency.model is None
+    assert cmp.usage_lines()[1] == (f"candidate narrated: trials passing {side.trials['k']}/6 (too few samples), tasks "
+                                    f"passing every trial 3/3 (too few samples) · cost per task "
+                                    f"${side.cost_per_task:.4f} · model tokens per task {side.tokens_per_task}")
+    shown = subprocess.run([*FORGE, "compare", str(llm_run), str(llm_run), "--baseline-agent", "baseline-v1",
+                            "--candidate-agent", "narrated", "--json", str(tmp_path / "c.json")],
+                           capture_output=True, text=True, cwd=ROOT)
+    assert all(line in shown.stdout for line in cmp.usage_lines()), shown.stdout
+    data = json.loads((tmp_path / "c.json").read_text())["comparison"]
+    assert data["candidate"]["tokens_per_task"] == side.tokens_per_task.model_dump()
+    assert data["tasks"][0]["candidate"]["tokens"]["completion"] > 0 and data["tasks"][0]["baseline"]["tokens"] is None
+    assert "| model tokens per task (reported by the agent) | — | " in render_comparison(cmp)
+
+
+def test_a_model_priced_past_the_policy_turns_the_gate_red_on_its_recorded_cost(tmp_path):
+    """Two configs of one scripted model: the cost per task the gate reads is what their turns were charged."""
+    package = copy_worked_examples(tmp_path) / "SC-MED-GASTRIC-ULCER"
+    with ChatServer(gold_script([package])) as chat:
+        entries = []
+        for name, price in (("cheap", {"input": 2.0, "output": 8.0}), ("pricey", {"input": 200.0, "output": 800.0})):
+            config = {"base_url": chat.url, "model": "gold", "price": price}
+            (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(config))
+            entries.append(f"llm:{tmp_path / name}.yaml")
+        asyncio.run(execute(RunSpec(suite=[str(package)], agents=entries, trials=1, trust=entries), tmp_path / "run",
+                            progress=False))
+    policy = load_policy(policy_file(tmp_path, soft__max_cost_per_task=0.05))
+    with open_run(tmp_path / "run") as run:
+        charged = sum(t.cost for t in run.trial("SC-MED-GASTRIC-ULCER", "pricey", 0).turns)
+        red, green = (evaluate(compare(run, run, *pair), policy) for pair in (("cheap", "pricey"), ("pricey", "cheap")))
+    check = next(c for c in red.checks if c.name == "max_cost_per_task")
+    assert check.status == "FAIL" and check.detail == f"cost per task ($) {charged:.4g} (limit 0.05)" and charged > 0.05
+    assert next(c for c in green.checks if c.name == "max_cost_per_task").status == "PASS"

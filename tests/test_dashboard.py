@@ -9,9 +9,11 @@ import pytest
 from forge_kernel.analysis import compare, declared_policy, evaluate, load_policy, run_summary, wilson
 from forge_kernel.analysis.browse import latency_percentiles, pass_rate_cells, safety_findings
 from forge_kernel.analysis._slices import slice_value
+from forge_kernel.analysis.display import seconds
 from forge_kernel.analysis.stats import percentile
 from forge_kernel.spec.compact import SYNTHETIC_BANNER
 from forge_kernel.spec.errors import UsageError
+from forge_kernel.store import open_run
 from forge_kernel.widgets import RunDashboard
 from forge_kernel.widgets import dashboard as dashboard_module
 
@@ -76,6 +78,23 @@ def test_a_cell_click_filters_the_failure_browser(reference, dashboard):
     assert failures.table.filters == {"agent": "baseline-v1"}
     dashboard.select()
     assert failures.table.filters == {} and failures.table.matching == failures.table.total
+
+
+def test_cost_model_tokens_and_time_per_agent(reference, dashboard, llm_run):
+    times = ["tool time P50", "agent's own time P50", "queued time P50"]
+    assert dashboard.usage["columns"] == ["agent", "cost per task", *times]  # no model turns: no token columns
+    assert [row[0] for row in dashboard.usage["rows"]] == reference.agents_with_trials
+    with open_run(llm_run) as run:
+        used, facts = RunDashboard(run).usage, run.facts()
+    assert used["columns"] == ["agent", "cost per task", "model turns per task", "tokens in", "cached", "tokens out",
+                               "model time P50", *times]
+    rows = {row[0]: dict(zip(used["columns"], row)) for row in used["rows"]}
+    narrated = facts[facts["agent"] == "narrated"]
+    per_task = narrated.groupby("task_id")[["prompt_tokens", "cost"]].mean().mean()
+    assert (rows["narrated"]["tokens in"], rows["narrated"]["cost per task"]) == (
+        f"{per_task['prompt_tokens']:,.0f}", f"${per_task['cost']:.4f}")
+    assert rows["narrated"]["model time P50"] == seconds(percentile(narrated["model_s"].tolist(), 50))
+    assert rows["baseline-v1"]["tokens in"] == rows["baseline-v1"]["model time P50"] == "—"
 
 
 def test_the_gate_of_a_comparison(reference):

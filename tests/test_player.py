@@ -10,6 +10,7 @@ from forge_kernel import open_run
 from forge_kernel.spec import SpecError
 from forge_kernel.spec.errors import StoreError
 from forge_kernel.spec.compact import SYNTHETIC_BANNER
+from forge_kernel.spec.trajectory import TURN_TEXT
 from forge_kernel.spec.trajectory import compact_json
 from forge_kernel.widgets import ReplayPlayer, player_html, write_player_page
 from forge_kernel.widgets._frontend import ESM
@@ -109,3 +110,28 @@ def test_the_state_carries_the_stored_events_undecoded(run):
     fresh = run.trial(TASK, "unsafe-shortcut", 0)
     assert json.loads(fresh.compact_json()) == json.loads(trial.compact().model_dump_json())
     assert fresh._events is None  # the JSON came from the store's own text
+
+
+def test_an_llm_trial_carries_its_model_turns_cut_to_a_readable_length(llm_run):
+    with open_run(llm_run) as run:
+        trial = run.trial(TASK, "narrated", 0)
+        state = json.loads(trial.player().trajectory)
+        html = player_html(trial)
+    turns = state["turns"]
+    assert len(turns) == len(trial.turns)
+    assert state["cost"] == trial.cost == pytest.approx(sum(t.cost for t in trial.turns))  # what the turns were charged
+    plan = trial.turns[0].text
+    assert len(plan) > TURN_TEXT and turns[0]["text"] == plan[:TURN_TEXT]
+    assert turns[0]["text_cut"] == len(plan) - TURN_TEXT  # the rest counted, not sent
+    assert turns[0]["calls"] == [{"name": "patient_search", "arguments": '{"mrn": ', "step": None}]  # never sent
+    asked = [c["step"] for t in turns[1:] for c in t["calls"]]
+    assert asked == [s["step"] for s in state["steps"]] and [t["after_step"] for t in turns[1:]] == list(range(8))
+    assert {k: turns[1][k] for k in ("prompt_tokens", "completion_tokens", "cached_tokens")} == {
+        "prompt_tokens": 1900, "completion_tokens": 60, "cached_tokens": 1024}
+    assert json.loads(turns[-1]["text"])["answer"] == state["answer"] and turns[-1]["finish_reason"] == "stop"
+    assert embedded(html)["state"]["trajectory"]["turns"] == turns  # the static page carries the same
+
+
+def test_a_trial_without_model_turns_has_none(run):
+    state = json.loads(run.trial(TASK, "candidate-v2", 0).player().trajectory)
+    assert state["turns"] == [] and state["cost"] == 0

@@ -1,6 +1,7 @@
 """The read side gives the figures it gave before its redesign: ``forge compare`` (--json, its text and exit code),
 ``forge ablation``, ``forge ledger`` (--csv and its text) and ``forge summary`` on the reference run, against the
-outputs recorded in tests/golden/read_side/ with the code before the redesign.
+outputs recorded in tests/golden/read_side/ with the code before the redesign (recorded again when cost and model
+tokens per task were added beside the pass rates: lines and fields added, none changed).
 
 Timings differ from one run to the next: latency figures are checked against their definition instead, computed here
 from the store with plain SQL. What the redesign adds (the trial ids behind each task, the synthetic-data banner)

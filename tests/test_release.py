@@ -7,15 +7,21 @@ import json
 import re
 import shutil
 import sqlite3
+from html import unescape
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
 from click.testing import CliRunner
 
+from forge_kernel.analysis import compare
+from forge_kernel.analysis.display import seconds
 from forge_kernel.cli import main
 from forge_kernel.report._html_export import export_html, external_references
 from forge_kernel.report.release import recorded
+from forge_kernel.report.sections import latency_cost
+from forge_kernel.store import open_run
 from forge_kernel.workers import sandbox as sandbox_module
 from tests.helpers import needs_bwrap
 
@@ -115,6 +121,23 @@ def test_highlights_and_ablation_cards_come_from_the_recorded_values(built):
     highlights = section(html, "highlights")
     assert highlights.count('<tr class="green">') == 2 and 'class="red"' not in highlights
     assert v["kill_rate"]["mutants"] > 0 and v["kill_rate"]["survived"] == 0 and v["kill_rate"]["rate"] == 1.0
+
+
+def test_latency_splits_off_the_models_time_and_cost_stands_beside_model_tokens(llm_run, reference):
+    with open_run(llm_run) as run:
+        cmp = compare(run, run, "baseline-v1", "narrated")
+    html = unescape(latency_cost(SimpleNamespace(comparison=cmp))._repr_html_())
+    latency, costs = re.findall(r"<table.*?</table>", html, re.S)
+    rows = re.findall(r"<tr[^>]*><td>(\w+)</td><td>([^<]+)</td><td>([^<]+)</td>", latency)
+    assert [part for side, part, _ in rows if side == "candidate"] == ["total", "model", "agent's own", "tool",
+                                                                      "queueing"]
+    assert ("baseline", "model", "—") in rows
+    assert ("candidate", "model", seconds(cmp.candidate.latency.model["p50"])) in rows
+    assert "model tokens per task (reported by the agent)" in costs
+    assert f"<td>{cmp.candidate.tokens_per_task}</td>" in costs
+    assert f"<td>{cmp.candidate.cost_per_task:.4f}</td>" in costs and "<td>—</td>" in costs  # baseline: no turns
+    plain = latency_cost(SimpleNamespace(comparison=compare(reference, reference, "baseline-v1", "candidate-v2")))
+    assert ">model<" not in plain._repr_html_() and "tokens" not in plain._repr_html_()  # no turns: no model columns
 
 
 def test_the_page_is_self_contained_and_opens_on_the_banner_and_the_verdict(built):

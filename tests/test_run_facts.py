@@ -10,11 +10,12 @@ import sqlite3
 from contextlib import closing
 from dataclasses import replace
 
+import pandas as pd
 import pytest
 
 from forge_kernel.analysis import compare
 from forge_kernel.spec import AgentResult, SpecError, StoreError, load_package
-from forge_kernel.spec.trajectory import Event, compact_json
+from forge_kernel.spec.trajectory import Event, ModelTurn, compact_json
 from forge_kernel.store import RunStore, TrialRecord, open_run
 from forge_kernel.ehr import patient_of
 from forge_kernel.store.matching import gold_criteria
@@ -59,13 +60,19 @@ def record(package, agent, k, events, verdicts) -> TrialRecord:
                                                              package.hidden_hash))
 
 
+def started(out, run_id: str, agents: tuple[str, ...], package) -> RunStore:
+    """A new store at ``out`` of one package, its run started."""
+    store = RunStore.create(out)
+    cards = [{"name": name, "version": "1"} for name in agents]
+    store.start(run_id, {}, {"run_id": run_id, "started_at": "2026-12-01T00:00:00+00:00", "agents": cards}, [package])
+    return store
+
+
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
     package = load_package(PACKAGE)
     out = tmp_path_factory.mktemp("facts") / "run"
-    store = RunStore.create(out)
-    agents = [{"name": name, "version": "1"} for name in ("a", "b")]
-    store.start("facts", {}, {"run_id": "facts", "started_at": "2026-12-01T00:00:00+00:00", "agents": agents}, [package])
+    store = started(out, "facts", ("a", "b"), package)
     failing = [verdict("checks-first", "safety", False, steps=[5]), verdict("answer", "answer", False),
                verdict("tone", "answer", False, severity="soft"), verdict("state", "success", True)]
     ids = store.write_trials([record(package, "a", 0, list(BUSY), failing), record(package, "a", 1, [], failing[3:]),
@@ -210,3 +217,62 @@ def test_the_fingerprint_of_no_writes_is_the_hash_of_nothing():
     written = Fingerprint()
     written.step('[{"op":"add"}]')
     assert written.finalize() != NO_WRITES
+
+
+TURNS = (
+    ModelTurn(1, 0, "I look the patient up.", [{"id": "c1", "name": "patient_search", "arguments": '{"mrn": '}],
+              "tool_calls", None, 900, 40, 512, 0.002, 120.0),
+    ModelTurn(2, 0, "Again, written whole.", [{"id": "c2", "name": "patient_search", "arguments": "{}"},
+                                               {"id": "c3", "name": "record_search", "arguments": "{}"}],
+              "tool_calls", None, 1000, 50, 512, 0.003, 150.0, ["rate_limited: 429"]),
+    ModelTurn(3, 2, "Done.", [], "stop", None, 1100, 30, 0, 0.001, 30.0),
+)
+"""A model's turns: a call with arguments cut short (never sent), then two calls in one turn, then its answer."""
+
+
+@pytest.fixture(scope="module")
+def turns_dir(tmp_path_factory):
+    """A store of two trials of SC-OPS-ADMISSION: agent m's two calls led by ``TURNS``; agent a's, without turns."""
+    package = load_package(PACKAGE)
+    out = tmp_path_factory.mktemp("turns") / "run"
+    store = started(out, "turns", ("a", "m"), package)
+    passing = [verdict("state", "success", True)]
+    store.write_trials([replace(record(package, "m", 0, list(BUSY[:2]), passing), duration_s=0.5, cost=0.006,
+                                turns=list(TURNS)),
+                        replace(record(package, "a", 0, list(BUSY[:2]), passing), duration_s=0.5)])
+    store.close()
+    return out
+
+
+def test_model_turns_are_added_up_per_trial_and_the_agents_own_time_is_the_rest(turns_dir):
+    with open_run(turns_dir) as run:
+        plain, model = run.facts().to_dict("records")
+        used = run.usage.set_index("agent")
+    assert (model["turns"], model["prompt_tokens"], model["completion_tokens"], model["cached_tokens"]) == (
+        3, 3000, 120, 1024)
+    assert model["model_s"] == pytest.approx(0.3) and model["tool_s"] == pytest.approx(0.0035)
+    assert model["agent_s"] == pytest.approx(0.5 - 0.3 - 0.0035) and model["cost"] == 0.006
+    assert plain["turns"] == 0 and all(pd.isna(plain[c]) for c in ("prompt_tokens", "cached_tokens", "model_s"))
+    assert plain["agent_s"] == pytest.approx(0.5 - 0.0035)  # no turns: no tokens, never zeros that read as data
+    assert used.loc["m", ["turns", "prompt_tokens", "cost"]].tolist() == [3, 3000, 0.006]
+    assert pd.isna(used.loc["a", "prompt_tokens"]) and used.loc["a", "turns"] == 0
+
+
+def test_each_call_a_model_asked_for_is_matched_to_the_step_it_became(turns_dir):
+    with open_run(turns_dir) as run:
+        trial = run.trial(PACKAGE.name, "m", 0)
+        turns = trial.compact().turns
+        assert json.loads(trial.compact_json())["turns"] == [t.model_dump() for t in turns]
+    assert [[c.step for c in t.calls] for t in turns] == [[None], [1, 2], []]
+    assert [t.after_step for t in turns] == [0, 0, 2] and turns[1].retries == ["rate_limited: 429"]
+
+
+def test_a_store_from_before_model_turns_reads_as_one_without_them(turns_dir, tmp_path):
+    shutil.copytree(turns_dir, tmp_path / "older")
+    with closing(sqlite3.connect(tmp_path / "older" / "run.sqlite")) as db:
+        db.executescript("DROP TABLE turns; UPDATE meta SET value = '3' WHERE key = 'schema_version';")
+    with open_run(tmp_path / "older") as older:
+        facts, used = older.facts(), older.usage
+        assert facts["turns"].tolist() == [0, 0] and facts["prompt_tokens"].isna().all()
+        assert facts["agent_s"].tolist() == pytest.approx([0.5 - 0.0035] * 2) and used["model_s"].isna().all()
+        assert older.trial(PACKAGE.name, "m", 0).compact().turns == []

@@ -17,7 +17,7 @@ _HOMES = {
     "ledger": ("Ledger", "failure_ledger", "read_ledger", "write_ledger"),
     "stats": ("Kappa", "Rate", "brier", "cohens_kappa", "ece", "mcnemar_exact", "pass_at_k", "pass_hat_k",
               "percentile", "reliability", "wilson"),
-    "summary": ("Table", "markdown_table", "pass_rates", "run_summary"),
+    "summary": ("Table", "markdown_table", "pass_rates", "run_summary", "usage"),
     "triage": ("TriageFile", "load_triage"),
 }
 
@@ -28,6 +28,6 @@ __all__ = [
     "compare_sides", "counts_against", "criterion_confusion", "declared_policy", "ece", "evaluate", "failure_ledger",
     "failure_rows", "latency_percentiles", "load_policy", "load_triage", "markdown_lines", "markdown_table",
     "mcnemar_exact", "pass_at_k", "pass_hat_k", "pass_rate_cells", "pass_rates", "percentile", "read_ledger",
-    "reliability", "run_summary", "safety_findings", "wilson", "write_ledger",
+    "reliability", "run_summary", "safety_findings", "usage", "wilson", "write_ledger",
 ]
 __getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

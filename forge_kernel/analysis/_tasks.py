@@ -1,4 +1,4 @@
-"""Per task over its k trials: strict pass, pass@k, pass^k, and instability."""
+"""Per task over its k trials: strict pass, pass@k, pass^k, instability, cost and model tokens."""
 from __future__ import annotations
 
 import pandas as pd
@@ -8,6 +8,32 @@ from .stats import pass_at_k, pass_hat_k
 
 SAFETY_RISKS = ("high", "critical")
 """Package risk levels that make a task safety-critical."""
+TOKENS = ("prompt_tokens", "completion_tokens", "cached_tokens")
+"""A trial's model tokens (``Run.facts``, ``Run.usage``): NaN where its agent reported no turn."""
+
+
+class Tokens(BaseModel):
+    """Model tokens per trial, as the agent reported them: in (prompt), out (completion) and the cached part of in."""
+
+    prompt: float
+    completion: float
+    cached: float
+
+    def __str__(self) -> str:
+        return f"{self.prompt:,.0f} in ({self.cached:,.0f} cached) / {self.completion:,.0f} out"
+
+
+def tokens_of(means: pd.Series) -> Tokens | None:
+    """The tokens of a row of means over ``TOKENS`` (None where no trial behind it reported a turn)."""
+    if pd.isna(means["prompt_tokens"]):
+        return None
+    return Tokens(prompt=means["prompt_tokens"], completion=means["completion_tokens"], cached=means["cached_tokens"])
+
+
+def per_task(trials: pd.DataFrame, keys: tuple[str, ...] = ()) -> pd.DataFrame:
+    """The mean per trial of each task (within ``keys``) of its cost, model turns and ``TOKENS`` (NaN where none of
+    its trials reported a turn)."""
+    return trials.groupby([*keys, "task_id"], sort=True)[["cost", "turns", *TOKENS]].mean()
 
 
 class TaskSide(BaseModel):
@@ -32,6 +58,10 @@ class TaskSide(BaseModel):
     failed_verifiers: list[str]
     trial_ids: list[int]
     """The run's id of each trial, by trial index (``run.trial_by_id``)."""
+    cost: float = 0.0
+    """US dollars per trial, on average (what each was charged, its model turns included)."""
+    tokens: Tokens | None = None
+    """Model tokens per trial, on average (None: its agent reported no model turn)."""
 
 
 INSTABILITY = (("status", "status"), ("answer", "answer"), ("final state", "fingerprint"), ("outcome", "passed"))
@@ -48,6 +78,7 @@ def task_sides(trials: pd.DataFrame) -> dict[str, TaskSide]:
     failing = trials[trials["failed_verifiers"] != ""]
     for task_id, ids in zip(failing["task_id"].tolist(), failing["failed_verifiers"].tolist()):
         failed.setdefault(task_id, set()).update(v for v in ids.split(",") if v)
+    usage = per_task(trials)
     sides = {}
     for task_id, trial_ids in grouped["trial_id"].agg(list).items():
         n, c, row = len(trial_ids), int(sums.at[task_id, "passed"]), sums.loc[task_id]
@@ -57,5 +88,6 @@ def task_sides(trials: pd.DataFrame) -> dict[str, TaskSide]:
             pass_hat_k={k: pass_hat_k(c, n, k) for k in range(1, n + 1)},
             unstable=bool(reasons), unstable_reasons=reasons, safety_failures=int(row["safety_failures"]),
             cross_patient=int(row["cross_patient"]), unauthorized_writes=int(row["unauthorized_writes"]),
-            false_answers=int(row["false_answer"]), failed_verifiers=sorted(failed.get(task_id, ())), trial_ids=trial_ids)
+            false_answers=int(row["false_answer"]), failed_verifiers=sorted(failed.get(task_id, ())),
+            trial_ids=trial_ids, cost=float(usage.at[task_id, "cost"]), tokens=tokens_of(usage.loc[task_id]))
     return sides

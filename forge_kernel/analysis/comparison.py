@@ -16,7 +16,7 @@ from .criteria import CitationChecks, CriterionConfusion, citations_of, confusio
 from .display import Shown, html_heading, html_paragraphs, html_table, some_ids
 from ._slices import SLICE_COLUMNS, task_slices
 from .stats import Rate, brier, ece, mcnemar_exact, percentile, reliability
-from ._tasks import SAFETY_RISKS, TaskSide, task_sides
+from ._tasks import SAFETY_RISKS, TaskSide, Tokens, per_task, task_sides, tokens_of
 
 Change = Literal["improvement", "regression", "both_pass", "both_fail", "not_compared"]
 
@@ -44,12 +44,15 @@ class SliceRow(BaseModel):
 
 
 class Latency(BaseModel):
-    """Seconds at P50 / P95 / P99 (None: too few samples). Total is agent + tool time; queueing is apart."""
+    """Seconds at P50 / P95 / P99 (None: too few samples). Total is the agent's own, model and tool time; queueing
+    is apart."""
 
     total: dict[str, float | None]
     agent: dict[str, float | None]
     tool: dict[str, float | None]
     queue: dict[str, float | None]
+    model: dict[str, float | None] | None = None
+    """The model turns' time, as the agent reported it (None: it reported no turn)."""
 
 
 class Calibration(BaseModel):
@@ -69,6 +72,9 @@ class SideSummary(BaseModel):
     strict_tasks: dict
     latency: Latency
     cost_per_task: float
+    """US dollars per trial of a task, averaged over tasks: what the trials were charged, model turns included."""
+    tokens_per_task: Tokens | None = None
+    """Model tokens per trial of a task, averaged over tasks (None: the agent reported no model turn)."""
     tool_success: dict
     fault_recovery: dict
     idempotent_replays: int
@@ -130,12 +136,19 @@ class Comparison(Shown, BaseModel):
                                                 for s in (t.baseline, t.candidate))])
         return rows
 
+    def usage_lines(self) -> list[str]:
+        """Each side's pass rates beside its cost and model tokens per task."""
+        return [f"{label} {s.agent}: trials passing {Rate.of(s.trials)}, tasks passing every trial "
+                f"{Rate.of(s.strict_tasks)} · cost per task ${s.cost_per_task:.4f}"
+                + (f" · model tokens per task {s.tokens_per_task}" if s.tokens_per_task else "")
+                for label, s in (("baseline", self.baseline), ("candidate", self.candidate))]
+
     def text(self) -> str:
-        lines = [self.title, f"  ran: {self.ran}", self.headline]
+        lines = [self.title, f"  ran: {self.ran}", self.headline, *(f"  {line}" for line in self.usage_lines())]
         return "\n".join(lines + [f"  {what} {task}: {b} → {c}" for what, task, b, c in self.highlights()])
 
     def html(self) -> str:
-        return (html_heading(self.title) + html_paragraphs(f"Ran: {self.ran}.", self.headline)
+        return (html_heading(self.title) + html_paragraphs(f"Ran: {self.ran}.", self.headline, *self.usage_lines())
                 + html_table(["", "task", "baseline", "candidate"], self.highlights()))
 
 
@@ -183,7 +196,8 @@ def latency(trials: pd.DataFrame) -> Latency:
         return {f"p{q}": percentile(data, q) for q in (50, 95, 99)}
 
     return Latency(total=pcts(trials["duration_s"]), agent=pcts(trials["agent_s"]),
-                   tool=pcts(trials["tool_s"]), queue=pcts(trials["queued_s"]))
+                   tool=pcts(trials["tool_s"]), queue=pcts(trials["queued_s"]),
+                   model=pcts(trials["model_s"]) if trials["turns"].any() else None)
 
 
 def calibration(trials: pd.DataFrame) -> Calibration | None:
@@ -199,12 +213,13 @@ def side_summary(side: AgentSide) -> SideSummary:
     """One agent's figures."""
     trials, sides = side.trials, side.tasks.values()
     graded = graded_trials(trials, side.run)
+    usage = per_task(trials).mean()
     return SideSummary(
         run_dir=str(side.run.path), agent=side.agent, agent_version=trials["agent_version"].iloc[0],
         isolation=side.run.isolation.get(side.agent, "unknown"),
         trials=Rate(int(trials["passed"].sum()), len(trials)).as_dict(),
         strict_tasks=Rate(sum(s.strict for s in sides), len(sides)).as_dict(),
-        latency=latency(trials), cost_per_task=float(trials.groupby("task_id")["cost"].mean().mean()),
+        latency=latency(trials), cost_per_task=float(usage["cost"]), tokens_per_task=tokens_of(usage),
         tool_success=Rate(int(trials["tool_ok"].sum()), int(trials["tool_calls"].sum())).as_dict(),
         fault_recovery=Rate(int(trials["recovered"].sum()), int(trials["faults"].sum())).as_dict(),
         idempotent_replays=int(trials["idempotent_replays"].sum()), run_again=int((trials["attempts"] > 1).sum()),

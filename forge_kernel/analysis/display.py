@@ -44,6 +44,11 @@ def html_paragraphs(*texts: str) -> str:
     return "".join(f"<p>{escape(t)}</p>" for t in texts)
 
 
+def seconds(x: float | None, missing: str = "—") -> str:
+    """A time in seconds as a person reads it: milliseconds below a second; ``missing`` for None or NaN."""
+    return missing if x is None or x != x else f"{x * 1000:.1f} ms" if x < 1 else f"{x:.2f} s"
+
+
 def some_ids(ids: Sequence[int], most: int = 5) -> str:
     """Trial ids, the first ``most`` of them and how many more."""
     shown = ", ".join(map(str, ids[:most]))

@@ -7,8 +7,10 @@ from typing import Callable
 import pandas as pd
 
 from ..store import Run
-from .display import Shown, markdown_lines
+from .display import Shown, markdown_lines, seconds
 from ._slices import slice_value
+from .stats import percentile
+from ._tasks import per_task
 
 
 def two_places(x: float) -> str:
@@ -51,6 +53,32 @@ def pass_rates(run: Run, by: str = "dimension") -> Table:
     table = trials.assign(**{by: values}).pivot_table(index="agent", columns=by, values="passed", aggfunc="mean")
     table["all"] = trials.groupby("agent")["passed"].mean()
     return Table(table)
+
+
+TIMES = (("model_s", "model"), ("tool_s", "tool"), ("agent_s", "agent's own"), ("queued_s", "queued"))
+"""The parts of a trial's time a frame may hold (``Run.facts``: each; ``Run.usage``: the model's only)."""
+
+
+def usage(trials: pd.DataFrame) -> Table:
+    """Per agent of ``trials`` (``Run.usage`` or ``Run.facts()``): cost per task; where an agent of the run reported
+    model turns, its turns and tokens per task (a dash for one that reported none); the median time per trial of
+    each part of it the frame holds (``TIMES``; the model's only where turns were reported). Figures as text."""
+    def count(x: float) -> str:
+        return "—" if pd.isna(x) else f"{x:,.0f}"
+
+    means = per_task(trials, ("agent",)).groupby("agent").mean()
+    columns = {"cost per task": means["cost"].map(lambda x: f"${x:.4f}")}
+    turns = bool(trials["turns"].any())
+    if turns:
+        columns.update({"model turns per task": means["turns"].where(means["prompt_tokens"].notna()).map(count),
+                        "tokens in": means["prompt_tokens"].map(count),
+                        "cached": means["cached_tokens"].map(count),
+                        "tokens out": means["completion_tokens"].map(count)})
+    by_agent = trials.groupby("agent")
+    for column, part in TIMES:
+        if column in trials.columns and (turns or column != "model_s"):
+            columns[f"{part} time P50"] = by_agent[column].agg(lambda x: seconds(percentile(x.dropna().tolist(), 50)))
+    return Table(pd.DataFrame(columns).rename_axis("agent").reset_index(), index=False)
 
 
 def markdown_table(table: pd.DataFrame, index_name: str, fmt: Callable[[float], str]) -> str:

@@ -7,7 +7,8 @@ from html import escape
 import altair as alt
 import vl_convert
 
-RED, GREEN, AMBER, BLUE, GREY = "#b91c1c", "#15803d", "#b45309", "#1d4ed8", "#6b7280"
+RED, GREEN, AMBER, BLUE, GREY, PURPLE = "#b91c1c", "#15803d", "#b45309", "#1d4ed8", "#6b7280", "#6d28d9"
+PART_COLOURS = {"agent's own": BLUE, "model": PURPLE, "tool": AMBER}
 
 
 def inline(chart: alt.TopLevelMixin, alt_text: str) -> str:
@@ -31,11 +32,12 @@ def rates_chart(rows: list[dict], title: str) -> str:
 
 
 def latency_chart(rows: list[dict]) -> str:
-    """Seconds per trial at P50 / P95, split into agent and tool time, per side: rows of
+    """Seconds per trial at P50 / P95, split into the agent's own, model and tool time, per side: rows of
     ``{side, percentile, part, seconds}``."""
+    parts = [p for p in PART_COLOURS if any(r["part"] == p for r in rows)]
     chart = alt.Chart(alt.Data(values=rows)).mark_bar().encode(
         x=alt.X("seconds:Q", title="seconds per trial"), y=alt.Y("side:N", title=None),
-        color=alt.Color("part:N", scale=alt.Scale(range=[BLUE, AMBER]), title=None),
+        color=alt.Color("part:N", scale=alt.Scale(domain=parts, range=[PART_COLOURS[p] for p in parts]), title=None),
         row=alt.Row("percentile:N", title=None)).properties(width=420, title="Latency, decomposed")
     return inline(chart, "latency by side, percentile and part")
 

@@ -13,8 +13,10 @@ def rate(d: dict) -> str:
     return str(Rate.of(d))
 
 
-def percentiles(values: dict[str, float | None]) -> str:
-    """P50 / P95 / P99 in ms; a dash where there are too few samples."""
+def percentiles(values: dict[str, float | None] | None) -> str:
+    """P50 / P95 / P99 in ms; a dash where there are too few samples (one dash: none at all)."""
+    if values is None:
+        return "—"
     return " / ".join("—" if v is None else f"{v * 1000:.1f}" for v in values.values()) + " ms"
 
 
@@ -36,8 +38,11 @@ def overview(b: SideSummary, c: SideSummary) -> list[str]:
         ["idempotent replays", str(b.idempotent_replays), str(c.idempotent_replays)],
         ["trials run again after a stall", str(b.run_again), str(c.run_again)],
         ["cost per task", f"${b.cost_per_task:.4f}", f"${c.cost_per_task:.4f}"],
+        *([["model tokens per task (reported by the agent)", str(b.tokens_per_task or "—"),
+            str(c.tokens_per_task or "—")]] if b.tokens_per_task or c.tokens_per_task else []),
         *([f"latency {part} P50 / P95 / P99", percentiles(getattr(b.latency, part)),
-           percentiles(getattr(c.latency, part))] for part in ("total", "agent", "tool", "queue")),
+           percentiles(getattr(c.latency, part))] for part in ("total", "model", "agent", "tool", "queue")
+          if part != "model" or b.latency.model or c.latency.model),
         ["calibration", cal(b), cal(c)],
     ]
     return table(["", f"baseline {b.agent} {b.agent_version}", f"candidate {c.agent} {c.agent_version}"], rows)

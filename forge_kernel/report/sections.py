@@ -8,9 +8,9 @@ from html import escape
 
 import pandas as pd
 
-from ..analysis import Rate, cohens_kappa, counts_against
-from ..engine import judge_agreements
-from ..spec import SYNTHETIC_BANNER, find_packages, load_package
+from ..analysis import Rate, counts_against
+from ..analysis.display import seconds
+from ..spec import SYNTHETIC_BANNER
 from ..widgets import player_html
 from ._charts import delta_chart, latency_chart, rates_chart, reliability_chart
 from ._html import Markup, Section, badge, para, table
@@ -243,25 +243,34 @@ def safety_findings(ledger: pd.DataFrame) -> dict[tuple[str, str], int]:
     return found
 
 
+PARTS = {"total": "total", "model": "model", "agent": "agent's own", "tool": "tool", "queue": "queueing"}
+"""The parts of a trial's time, as the latency table names them."""
+
+
 def latency_cost(rep: ReleaseReport) -> Section:
-    """P50 / P95 / P99 of a trial's time, split into agent, tool and queueing time; cost per task."""
+    """P50 / P95 / P99 of a trial's time, split into the agent's own, model, tool and queueing time (the model's
+    where an agent reported model turns); cost and, where any, model tokens per task."""
+    sides = (("baseline", rep.comparison.baseline), ("candidate", rep.comparison.candidate))
+    model = any(s.latency.model for _, s in sides)
     rows, chart_rows = [], []
-    for label, s in (("baseline", rep.comparison.baseline), ("candidate", rep.comparison.candidate)):
-        for part in ("total", "agent", "tool", "queue"):
+    for label, s in sides:
+        for part in PARTS if model else [p for p in PARTS if p != "model"]:
             values = getattr(s.latency, part)
-            rows.append([label, part, *(seconds(values[f"p{q}"]) for q in (50, 95, 99))])
+            rows.append([label, PARTS[part], *(seconds(values[f"p{q}"], "too few samples") if values else "—"
+                                               for q in (50, 95, 99))])
             for q in (50, 95):
-                if part in ("agent", "tool") and values[f"p{q}"] is not None:
-                    chart_rows.append({"side": label, "percentile": f"P{q}", "part": part, "seconds": values[f"p{q}"]})
-    costs = table(["", "cost per task (USD)", "trials run again after a stall"],
-                  [[label, f"{s.cost_per_task:.4f}", str(s.run_again)]
-                   for label, s in (("baseline", rep.comparison.baseline), ("candidate", rep.comparison.candidate))])
+                if part in ("agent", "model", "tool") and values and values[f"p{q}"] is not None:
+                    chart_rows.append({"side": label, "percentile": f"P{q}", "part": PARTS[part],
+                                       "seconds": values[f"p{q}"]})
+    tokens = any(s.tokens_per_task for _, s in sides)
+    costs = table(["", "cost per task (USD)"] + (["model tokens per task (reported by the agent)"] if tokens else [])
+                  + ["trials run again after a stall"],
+                  [[label, f"{s.cost_per_task:.4f}"] + ([str(s.tokens_per_task or "—")] if tokens else [])
+                   + [str(s.run_again)] for label, s in sides])
     return Section("latency", "Latency and cost", table(["side", "part", "P50", "P95", "P99"], rows),
+                   para("A trial's time is its agent's own, its model's (the turns' latency the agent reported) and "
+                        "its tools'; queueing, the wait for a worker, is apart.") if model else "",
                    Markup(latency_chart(chart_rows) if chart_rows else ""), costs)
-
-
-def seconds(x: float | None) -> str:
-    return "too few samples" if x is None else f"{x * 1000:.1f} ms" if x < 1 else f"{x:.2f} s"
 
 
 def calibration(rep: ReleaseReport) -> Section:

@@ -7,7 +7,7 @@ from .. import _lazy
 
 _HOMES = {
     "catalog_schema": ("hidden_schema", "tool_names"),
-    "compact": ("CompactResource", "CompactTrajectory", "CompactVerdict", "SYNTHETIC_BANNER"),
+    "compact": ("CompactResource", "CompactTrajectory", "CompactVerdict", "SYNTHETIC_BANNER", "compact_turns"),
     "console": ("echo", "printable"),
     "edits": ("Edit", "EditError", "apply_edits", "call_labels", "edits_between"),
     "errors": ("AgentError", "BudgetExceeded", "CatalogError", "ForgeError", "PolicyError", "SpecError",
@@ -22,8 +22,8 @@ _HOMES = {
                 "load_trajectory", "package_from_files", "parse_model", "read_json", "read_yaml"),
     "package": ("Budget", "Environment", "Fault", "Policy", "Precedence", "Strict", "TaskPackage", "TaskText"),
     "suites": ("HiddenDefaults", "SUITE_FILE", "SuiteDefaults"),
-    "trajectory": ("AgentResult", "CROSS_PATIENT", "Event", "ModelTurn", "PRECEDENCE", "UNAUTHORIZED_WRITE",
-                   "compact_json"),
+    "trajectory": ("AgentResult", "CROSS_PATIENT", "Event", "ModelTurn", "PRECEDENCE", "TURN_TEXT",
+                   "UNAUTHORIZED_WRITE", "asked_steps", "compact_json"),
     "trajectory_file": ("RESULT", "ToolCall", "TrajectoryFile"),
 }
 
@@ -33,10 +33,11 @@ __all__ = [
     "Environment", "Event", "FORMAT_VERSION", "Fault", "ForgeError", "GatePolicy", "Grading", "HiddenDefaults",
     "HiddenHalf", "ModelTurn", "MutantOperator", "PACKAGE_FILE", "PRECEDENCE", "Package", "Policy", "PolicyError",
     "Precedence", "RESULT", "RUBRIC", "SUITE_DEFAULTS", "SUITE_FILE", "SYNTHETIC_BANNER", "Scores", "SpecError",
-    "StoreError", "Strict", "SuiteDefaults", "TaskPackage", "TaskText", "ToolCall", "TrajectoryFile",
+    "StoreError", "Strict", "SuiteDefaults", "TURN_TEXT", "TaskPackage", "TaskText", "ToolCall", "TrajectoryFile",
     "UNAUTHORIZED_WRITE", "UsageError", "ValidMutant", "ValidVariant", "Verdict", "VerifierUse", "apply_edits",
-    "bundle_resources", "call_labels", "canonical_json", "compact_json", "content_hash", "echo", "edits_between",
-    "find_packages", "hidden_schema", "load_package", "load_policy", "load_trajectory", "package_from_files",
-    "parse_model", "printable", "read_json", "read_yaml", "tool_names", "validate_fixture",
+    "asked_steps", "bundle_resources", "call_labels", "canonical_json", "compact_json", "compact_turns",
+    "content_hash", "echo", "edits_between", "find_packages", "hidden_schema", "load_package", "load_policy",
+    "load_trajectory", "package_from_files", "parse_model", "printable", "read_json", "read_yaml", "tool_names",
+    "validate_fixture",
 ]
 __getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

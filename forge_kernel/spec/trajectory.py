@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any, Literal, Sequence, get_args
 
 CROSS_PATIENT = "cross_patient"
 """Event.denied: a call about another patient than the task's."""
@@ -100,3 +100,35 @@ class ModelTurn:
     """Why the turn failed for good (the trial then ends as the agent's error)."""
 
     __pydantic_config__ = {"extra": "forbid"}
+
+
+TURN_TEXT = 600
+"""The characters of a model turn's text (or refusal) that a replay shows (the player, ``forge replay``); the rest
+is counted, not shown."""
+ARGUMENTS = 300
+"""The characters of a call's arguments, as a model wrote them, that the player receives."""
+
+
+def sendable(arguments: str) -> bool:
+    """Whether arguments as a model wrote them are a JSON object (or nothing), which a tool can be called with."""
+    try:
+        return isinstance(json.loads(arguments or "{}"), dict)
+    except ValueError:
+        return False
+
+
+def asked_steps(turns: Sequence[ModelTurn], calls: Sequence[tuple[int, str]]) -> list[list[int | None]]:
+    """For each model turn, the step each call it asked for became, given the trial's recorded calls as (step, tool):
+    matched in order to the next recorded call of that tool among those the turn led to (the calls after its
+    ``after_step``, up to the next turn's). None: it never reached the tools (its arguments were not a JSON object,
+    or no call matches)."""
+    out = []
+    for i, turn in enumerate(turns):
+        end = turns[i + 1].after_step if i + 1 < len(turns) else len(calls)
+        led = list(calls[turn.after_step:max(end, turn.after_step)])
+        steps = []
+        for call in turn.tool_calls:
+            reached = sendable(call.get("arguments", "")) and led and led[0][1] == call.get("name")
+            steps.append(led.pop(0)[0] if reached else None)
+        out.append(steps)
+    return out

@@ -6,7 +6,9 @@ columns used, and never a whole events or verdicts table.
   how many read tools of the expected chain never ran successfully, ``missing_reads``);
 - ``trial_facts``: one row per trial of an agent with what a comparison needs: its outcome, answer and output,
   tool time and counts, tool success, faults met and recovered, idempotent replays, cross-patient and
-  unauthorized-write attempts, the fingerprint of its writes, and its failing hard safety and answer verdicts;
+  unauthorized-write attempts, the fingerprint of its writes, its model turns, tokens and time (``USAGE_COLUMNS``),
+  and its failing hard safety and answer verdicts;
+- ``usage``: one row per trial, its cost and its model turns added up, without reading a single event;
 - ``failing_verdicts`` and ``failed_calls`` of the failed trials, for the failure ledger.
 """
 from __future__ import annotations
@@ -28,6 +30,18 @@ RETRIED = ("EXISTS (SELECT 1 FROM events l WHERE l.trial_id = e.trial_id AND l.s
 
 LATEST_SCORES = f"trials t JOIN scores s ON s.trial_id = t.trial_id AND s.grading_id = {LATEST}"
 """Each trial with the scores of its latest grading."""
+
+TURN_TOTALS = """SELECT m.trial_id, COUNT(*) AS turns, SUM(m.prompt_tokens) AS prompt_tokens,
+       SUM(m.completion_tokens) AS completion_tokens, SUM(m.cached_tokens) AS cached_tokens,
+       SUM(m.latency_ms) / 1000.0 AS model_s FROM turns m"""
+"""Each trial's reported model turns added up (followed by ``GROUP BY m.trial_id``)."""
+NO_TURNS = ("FROM (SELECT 0 AS trial_id, 0 AS prompt_tokens, 0 AS completion_tokens, 0 AS cached_tokens, "
+            "0.0 AS latency_ms WHERE 0) m")
+"""What ``TURN_TOTALS`` reads in a store without a ``turns`` table (before version 4): no turn."""
+USAGE_COLUMNS = ("COALESCE(u.turns, 0) AS turns, u.prompt_tokens, u.completion_tokens, u.cached_tokens, "
+                 "u.model_s")
+"""A trial's model turns, tokens and model time (seconds) from its ``TURN_TOTALS`` row ``u``: NULL tokens and time
+for a trial that reported no turn, never zeros that would read as data."""
 
 TASKS = "SELECT task_id, version, suite, category, purpose, risk, slices FROM packages ORDER BY task_id"
 
@@ -53,6 +67,8 @@ WITH picked AS MATERIALIZED (
          SUM(e.denied IS :cross) AS cross_patient, SUM(e.denied IS :unauthorized) AS unauthorized_writes,
          forge_fingerprint(e.changes) FILTER (WHERE e.changes != '[]') AS fingerprint
   FROM events e WHERE e.trial_id IN (SELECT trial_id FROM picked) GROUP BY e.trial_id
+), model AS (
+  {TURN_TOTALS} WHERE m.trial_id IN (SELECT trial_id FROM picked) GROUP BY m.trial_id
 ), failing AS (
   SELECT v.trial_id, SUM(v.category = 'safety' AND v.severity = 'hard') AS safety_failures,
          SUM(v.category = 'answer') AS answer_failures, group_concat(v.verifier_id, ',') AS failed_verifiers
@@ -61,14 +77,21 @@ WITH picked AS MATERIALIZED (
 )
 SELECT t.trial_id, t.task_id, t.agent, t.agent_version, t.trial, t.status, t.answer, t.output, t.confidence,
        t.self_status, t.duration_s, t.queued_s, t.cost, t.attempts, p.category, p.risk, s.passed, s.hidden_hash,
-       COALESCE(c.tool_s, 0.0) AS tool_s, MAX(t.duration_s - COALESCE(c.tool_s, 0.0), 0.0) AS agent_s,
+       COALESCE(c.tool_s, 0.0) AS tool_s, {USAGE_COLUMNS},
+       MAX(t.duration_s - COALESCE(c.tool_s, 0.0) - COALESCE(u.model_s, 0.0), 0.0) AS agent_s,
        COALESCE(c.tool_calls, 0) AS tool_calls, COALESCE(c.tool_ok, 0) AS tool_ok, COALESCE(c.faults, 0) AS faults,
        COALESCE(c.recovered, 0) AS recovered, COALESCE(c.idempotent_replays, 0) AS idempotent_replays,
        COALESCE(c.cross_patient, 0) AS cross_patient, COALESCE(c.unauthorized_writes, 0) AS unauthorized_writes,
        COALESCE(c.fingerprint, :no_writes) AS fingerprint, COALESCE(f.safety_failures, 0) AS safety_failures,
        COALESCE(f.answer_failures, 0) AS answer_failures, COALESCE(f.failed_verifiers, '') AS failed_verifiers
 FROM picked k JOIN trials t USING (trial_id) JOIN scores s USING (trial_id, grading_id) JOIN packages p USING (task_id)
-LEFT JOIN calls c USING (trial_id) LEFT JOIN failing f USING (trial_id)
+LEFT JOIN calls c USING (trial_id) LEFT JOIN model u USING (trial_id) LEFT JOIN failing f USING (trial_id)
+ORDER BY t.task_id, t.agent, t.trial
+"""
+
+USAGE = f"""
+SELECT t.trial_id, t.task_id, t.agent, t.trial, t.cost, {USAGE_COLUMNS}
+FROM trials t LEFT JOIN ({TURN_TOTALS} GROUP BY m.trial_id) u USING (trial_id)
 ORDER BY t.task_id, t.agent, t.trial
 """
 
@@ -141,13 +164,25 @@ def failed_outcomes(db: sqlite3.Connection) -> pd.DataFrame:
     return frame(db, FAILED_OUTCOMES, {"reads": json.dumps(reads)})
 
 
+def of_version(query: str, version: int) -> str:
+    """A query as a store of schema ``version`` can answer it: before 4 no trial has model turns, before 3 each
+    trial counts as run once."""
+    if version < 4:
+        query = query.replace("FROM turns m", NO_TURNS)
+    return query if version >= 3 else query.replace("t.attempts", "1 AS attempts")
+
+
 def trial_facts(db: sqlite3.Connection, agent: str | None, version: int) -> pd.DataFrame:
     """One row per trial of ``agent`` (None: of every agent) with what a comparison needs, from a store of schema
-    ``version`` (before 3, each trial counts as run once)."""
+    ``version``."""
     db.create_aggregate("forge_fingerprint", 1, Fingerprint)
-    query = TRIAL_FACTS if version >= 3 else TRIAL_FACTS.replace("t.attempts", "1 AS attempts")
-    return frame(db, query, {"agent": agent, "cross": CROSS_PATIENT, "unauthorized": UNAUTHORIZED_WRITE,
-                             "no_writes": NO_WRITES})
+    return frame(db, of_version(TRIAL_FACTS, version), {"agent": agent, "cross": CROSS_PATIENT,
+                                                        "unauthorized": UNAUTHORIZED_WRITE, "no_writes": NO_WRITES})
+
+
+def usage(db: sqlite3.Connection, version: int) -> pd.DataFrame:
+    """One row per trial: its keys, cost and ``USAGE_COLUMNS``, from a store of schema ``version``."""
+    return frame(db, of_version(USAGE, version))
 
 
 def failing_verdicts(db: sqlite3.Connection) -> pd.DataFrame:

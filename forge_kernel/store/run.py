@@ -4,7 +4,7 @@
 of their files) and their EHR images are read when first asked for and kept. ``run.trial(task, agent, k)`` (or
 ``run.trial_by_id(id)``) gives one trial with its ``timeline`` and its ``compact()`` form for front ends and its
 ``player()``. The frames
-analysis reads (``tasks``, ``outcomes``, ``failed_outcomes``, ``facts(agent)``, ``failing_verdicts``,
+analysis reads (``tasks``, ``outcomes``, ``failed_outcomes``, ``facts(agent)``, ``usage``, ``failing_verdicts``,
 ``failed_calls``) are filtered and aggregated in SQL (``_facts.py``), read once, and shared: do not change them in
 place.
 """
@@ -58,9 +58,14 @@ class Trial(TrialRecord):
                    else ((e.step, e.changes) for e in self._events))
         return Timeline.of(((step, op) for step, ops in changes for op in ops), initial)
 
+    def calls(self) -> list[tuple[int, str]]:
+        """(step, tool) of each recorded call, from its stored rows while its events are not decoded."""
+        return ([(e["step"], e["tool"]) for e in self.rows] if self._events is None
+                else [(e.step, e.tool) for e in self._events])
+
     def compact(self, steps: bool = True) -> CompactTrajectory:
         """The trial as a front end receives it (without its steps: ``steps=False``)."""
-        from ..spec import CompactResource, CompactTrajectory, CompactVerdict
+        from ..spec import CompactResource, CompactTrajectory, CompactVerdict, compact_turns
         package, line, g = self.run.package(self.task_id), self.timeline, self.grading
         resources = {f"{k[0]}/{k[1]}": CompactResource(initial=line.history(k)[0], versions=line.history(k)[1])
                      for k in line.touched}
@@ -71,9 +76,9 @@ class Trial(TrialRecord):
             isolation=self.run.isolation.get(self.agent, "unknown"), trial=self.trial, seed=self.seed,
             status=self.status, reason=self.reason, passed=g.scores.passed, scores=vars(g.scores),
             hidden_version=g.hidden_version, duration_ms=self.duration_s * 1000, attempts=self.attempts,
-            answer=self.result.answer,
+            cost=self.cost, answer=self.result.answer,
             output=self.result.output, confidence=self.result.confidence, self_status=self.result.status,
-            steps=self.events if steps else [],
+            steps=self.events if steps else [], turns=compact_turns(self.turns, self.calls()),
             verdicts=[CompactVerdict(id=v.verifier_id, kind=v.kind, category=v.category, severity=v.severity,
                                      passed=v.passed, error=v.error, reason=v.reason, steps=list(v.steps))
                       for v in g.verdicts],
@@ -220,13 +225,21 @@ class Run:
 
     def facts(self, agent: str | None = None) -> "pd.DataFrame":
         """One row per trial of an agent (None: of every agent) with what a comparison needs (read once per agent):
-        its outcome, answer and output, how often its agent was run (``attempts``), tool time (``tool_s``;
-        ``agent_s`` is the rest of its duration), calls, successful calls, faults met and recovered, idempotent
+        its outcome, answer and output, how often its agent was run (``attempts``), tool time (``tool_s``), the
+        model turns its agent reported with their tokens and time (``turns``, ``prompt_tokens``,
+        ``completion_tokens``, ``cached_tokens``, ``model_s``: NULL without turns), the agent's own time
+        (``agent_s``: the rest of its duration), calls, successful calls, faults met and recovered, idempotent
         replays, cross-patient and unauthorized-write attempts, the fingerprint of its writes, failing hard safety
         and answer verdicts, and the ids that failed."""
         if agent not in self._facts:
             self._facts[agent] = sql.trial_facts(self.store.db, agent, self.store.version)
         return self._facts[agent]
+
+    @cached_property
+    def usage(self) -> "pd.DataFrame":
+        """One row per trial: its keys, cost, and the model turns its agent reported with their tokens and time (as
+        in ``facts``), read without the events."""
+        return sql.usage(self.store.db, self.store.version)
 
     @cached_property
     def failing_verdicts(self) -> "pd.DataFrame":

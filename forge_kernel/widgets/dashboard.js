@@ -11,6 +11,17 @@ const PANELS = [
 
 const pct = (k, n) => (n ? `${Math.round((100 * k) / n)}%` : "\u2014");
 
+const USAGE = "Cost per task is what the trials were charged. Model turns and tokens are as each agent reported them "
+  + "(a dash: it reported none). Times are medians per trial: its model's, its tools', its own, and waiting for a worker.";
+
+function usagePanel(usage) {
+  const cells = (row) => row.map((cell, i) => h("td", { class: i ? "fd-num" : "" }, cell));
+  return h("section", { class: "fd-panel fd-usage", "data-panel": "usage" },
+    h("h3", {}, "Cost, model tokens and time per agent"), h("p", { class: "mf-muted" }, USAGE),
+    h("table", { class: "fd-checks" }, h("thead", {}, h("tr", {}, usage.columns.map((c) => h("th", {}, c)))),
+      h("tbody", {}, usage.rows.map((row) => h("tr", {}, cells(row))))));
+}
+
 function gatePanel(gate) {
   if (!gate) return null;
   return h("section", { class: `fd-panel fd-gate ${gate.green ? "fd-green" : "fd-red"}`, "data-panel": "gate" },
@@ -40,6 +51,7 @@ async function draw(model, root) {
     h("div", { class: "fd-grid" }, PANELS.filter(([name]) => specs[name]).map(([name, title, help]) =>
       h("section", { class: `fd-panel fd-${name}`, "data-panel": name }, h("h3", {}, title), h("p", { class: "mf-muted" }, help),
         (holders[name] = h("div", { class: "fd-chart", "data-chart": name })))),
+    usagePanel(model.get("usage")),
     gatePanel(model.get("gate"))));
   showSelection();
   const views = [];

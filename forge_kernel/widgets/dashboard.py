@@ -1,5 +1,6 @@
 """The run dashboard: pass rates per dimension and agent with Wilson intervals, safety findings by severity, latency
-percentiles and, given a baseline, the release gate of the comparison. The charts are Altair specs drawn in the
+percentiles, cost, model tokens and where each agent's time goes, and, given a baseline, the release gate of the
+comparison. The charts are Altair specs drawn in the
 browser by Vega, whose JavaScript comes from the installed vl-convert package (bundled with the dashboard's module,
 nothing fetched). Clicking a cell (dimension x agent) filters a linked failure browser.
 """
@@ -14,7 +15,7 @@ import anywidget
 import traitlets
 import vl_convert
 
-from ..analysis import compare, declared_policy, evaluate, load_policy
+from ..analysis import compare, declared_policy, evaluate, load_policy, usage
 from ..analysis.browse import pass_rate_cells, safety_findings, latency_percentiles
 from ..spec.compact import SYNTHETIC_BANNER
 from ..spec.errors import UsageError
@@ -76,6 +77,9 @@ class RunDashboard(anywidget.AnyWidget):
     charts = traitlets.Dict().tag(sync=True)
     """Chart name -> its Vega-Lite spec."""
     gate = traitlets.Dict(None, allow_none=True).tag(sync=True)
+    usage = traitlets.Dict().tag(sync=True)
+    """Per agent, as text: cost and model tokens per task and the median time per trial of each part
+    (``analysis.usage``): ``{"columns": [...], "rows": [[agent, ...], ...]}``."""
     selection = traitlets.Dict().tag(sync=True)
     """The cell clicked: ``{"agent": ..., "dimension": ...}`` (dimension "" for a whole agent), or empty."""
 
@@ -96,8 +100,9 @@ class RunDashboard(anywidget.AnyWidget):
             other = run if baseline_run is None else baseline_run
             other = other if isinstance(other, Run) else open_run(other)
             gate = gate_state(other, run, baseline, candidate, policy)
-        outcomes = run.outcomes
+        outcomes, used = run.outcomes, usage(run.facts()).frame
         super().__init__(
+            usage={"columns": list(used.columns), "rows": used.values.tolist()},
             heading={"run_id": run.run_id, "trials": len(outcomes), "passed": int(outcomes["passed"].sum()),
                      "agents": sorted(outcomes["agent"].unique()), "tasks": int(outcomes["task_id"].nunique())},
             charts={"pass_rates": charts.pass_rate_grid(cells), "overall": charts.overall_rates(cells),

@@ -1,6 +1,7 @@
 // The replay player's front end: one ES module for the live widget (anywidget) and the static page (a model shim).
 // The model holds `trajectory` (a compact trajectory) and `other` (a second trial of the same task, or null); the
-// current step lives here, so stepping never talks to the kernel.
+// current step lives here, so stepping never talks to the kernel. The model turns an agent reported show with the
+// calls they led to, marked as the agent's own account.
 
 const ROW = 44; // px per step row (the list is virtualised)
 const OVERSCAN = 8;
@@ -38,6 +39,8 @@ function icon(name) {
 }
 
 const badge = (cls, label, title) => h("span", { class: `mf-badge mf-${cls}`, title }, label);
+const stepLink = (step, onJump) =>
+  h("button", { class: "mf-steplink", type: "button", "data-step": step, onclick: () => onJump(step) }, `step ${step} \u2192`);
 const verdictMark = (v) => (v.passed ? ["\u2713", "PASS", "pass"] : v.error ? ["!", "ERROR", "error"] : ["\u2717", "FAIL", "fail"]);
 
 // ---- values, FHIR resources and tool-result items, readably ------------------------------------------------------
@@ -238,7 +241,70 @@ function side(traj, rows, which) {
   }
   const marks = new Map();
   for (const v of traj.verdicts) for (const s of v.steps) (marks.get(s) || marks.set(s, []).get(s)).push(v);
-  return { traj, idx, reached, marks, step: (row) => (idx[row] >= 0 ? traj.steps[idx[row]] : null) };
+  // step -> the model turns shown with it: those reported just before it, and after the last step those after it
+  const spoke = new Map(), lastStep = traj.steps.length ? traj.steps[traj.steps.length - 1].step : 0;
+  for (const t of traj.turns) {
+    const at = Math.min(t.after_step + 1, lastStep);
+    (spoke.get(at) || spoke.set(at, []).get(at)).push(t);
+  }
+  return { traj, idx, reached, marks, spoke, step: (row) => (idx[row] >= 0 ? traj.steps[idx[row]] : null) };
+}
+
+// ---- model turns: the agent's own account ----------------------------------------------------------------------------
+
+const ACCOUNT = "reported by the agent: its own account of what its model said and asked for, never graded";
+const count = (n) => n.toLocaleString("en-US");
+const usd = (x) => `$${x.toFixed(4)}`;
+const ms = (x) => `${x < 10 ? x.toFixed(1) : Math.round(x)} ms`;
+const tokens = (turns) => {
+  const sum = (key) => count(turns.reduce((total, t) => total + t[key], 0));
+  return `${sum("prompt_tokens")} in / ${sum("completion_tokens")} out / ${sum("cached_tokens")} cached tokens`;
+};
+
+// The model's words: a JSON object (a final answer, say) as a folded tree, anything else as the text it wrote.
+function words(turn) {
+  let data = null;
+  if (turn.text.trimStart().startsWith("{")) {
+    try { data = JSON.parse(turn.text); } catch (err) { /* cut short or not JSON: shown as text */ }
+  }
+  return h("div", { class: "mf-said" }, data && typeof data === "object" ? jsonTree(data, 1) : turn.text,
+    turn.text_cut ? h("span", { class: "mf-muted" }, ` \u2026 ${count(turn.text_cut)} more characters (in the run store)`)
+      : null);
+}
+
+const UNSENT = "the harness never ran it: its arguments were not a JSON object, or the trial ended first";
+
+// A call the model asked for: its name and arguments as written, and the step it became (or that it never did).
+const asked = (c, onJump) => h("li", {}, h("span", { class: "mf-muted" }, "asked for "), h("span", { class: "mf-tool" }, c.name),
+  " ", h("code", { class: "mf-call-args" }, c.arguments),
+  c.step == null ? h("span", { class: "mf-chip mf-chip-denied", title: UNSENT }, "\u2717 never reached the tools") : stepLink(c.step, onJump));
+
+function turnBlock(turn, onJump) {
+  const meta = join([turn.finish_reason ? `finish: ${turn.finish_reason}` : "", tokens([turn]), usd(turn.cost),
+    ms(turn.latency_ms), turn.retries.length ? `tried ${turn.retries.length + 1} times` : ""], " \u00b7 ");
+  return h("div", { class: "mf-turn", "data-turn": turn.turn, title: ACCOUNT },
+    h("div", { class: "mf-turn-head" }, h("b", {}, `Model turn ${turn.turn}`),
+      h("span", { class: "mf-turn-who" }, "reported by the agent"), h("span", { class: "mf-turn-meta" }, meta)),
+    turn.text ? words(turn) : null,
+    turn.refusal ? h("div", { class: "mf-policy mf-denied" }, h("b", {}, "The model refused: "), turn.refusal) : null,
+    turn.calls.length ? h("ul", { class: "mf-asked" }, turn.calls.map((c) => asked(c, onJump))) : null,
+    turn.retries.map((why) => h("div", { class: "mf-muted" }, `tried again after: ${why}`)),
+    turn.error ? h("div", { class: "mf-policy mf-denied" }, h("b", {}, "The turn failed: "), turn.error) : null);
+}
+
+// The model turns shown with a step (in a trial without a call, all of them): [before it, after it].
+function turnsAround(sd, step, onJump) {
+  const at = step ? step.step : 0, turns = sd.spoke.get(at) || [];
+  const before = turns.filter((t) => t.after_step < at), after = turns.filter((t) => t.after_step >= at);
+  const from = step && !before.length ? sd.traj.turns.find((t) => t.calls.some((c) => c.step === at)) : null;
+  const first = from && from.calls.find((c) => c.step != null).step;
+  return [
+    before.length ? [h("h4", {}, "Before this call, the model said"), before.map((t) => turnBlock(t, onJump))]
+      : from ? h("p", { class: "mf-muted" }, `Asked for in model turn ${from.turn} (reported by the agent), shown at `,
+        stepLink(first, onJump)) : null,
+    after.length ? [h("h4", {}, step ? "After this call, the model said" : "The model said"),
+      after.map((t) => turnBlock(t, onJump))] : null,
+  ];
 }
 
 // ---- panels ------------------------------------------------------------------------------------------------------------
@@ -260,6 +326,11 @@ function headerPanel(t, label, onJump) {
       h("span", { title: "how the agent ran" }, `ran: ${t.isolation}`),
       h("span", {}, `status: ${t.status}${t.reason ? ` (${t.reason})` : ""}`),
       h("span", {}, `${t.steps.length} call${t.steps.length === 1 ? "" : "s"}, ${num(t.duration_ms)} ms`),
+      t.turns.length ? h("span", { class: "mf-model-use", title: ACCOUNT },
+        `model (reported by the agent): ${t.turns.length} turn${t.turns.length === 1 ? "" : "s"} \u00b7 ${tokens(t.turns)}`
+        + ` \u00b7 ${ms(t.turns.reduce((total, x) => total + x.latency_ms, 0))}`) : null,
+      t.turns.length || t.cost ? h("span", { title: "what the trial was charged, its model turns included" }, `cost ${usd(t.cost)}`)
+        : null,
       t.attempts > 1 ? h("span", { class: "mf-again", title: "a stall of the worker it shared spoiled an earlier "
         + "attempt before it had acted; the steps and time shown are the last attempt's, the cost counts every one's" },
         `run ${t.attempts} times`) : null,
@@ -267,7 +338,7 @@ function headerPanel(t, label, onJump) {
         `accuracy ${s.accuracy.toFixed(2)} \u00b7 completion ${s.completion} \u00b7 safety gate ${s.safety_gate}`),
       h("span", { class: "mf-muted" }, `seed ${t.seed} \u00b7 run ${t.run_id} \u00b7 hidden half ${t.hidden_version}`)),
     failing.length ? h("div", { class: "mf-why" }, h("b", {}, "Failed:"), failing.map((v) => h("span", {}, `\u2717 ${v.id} (${v.category})`,
-      v.steps.slice(0, 1).map((st) => h("button", { class: "mf-steplink", type: "button", "data-step": st, onclick: () => onJump(st) }, `step ${st} \u2192`))))) : null);
+      v.steps.slice(0, 1).map((st) => stepLink(st, onJump))))) : null);
 }
 
 function taskPanel(t) {
@@ -317,16 +388,18 @@ function readableResult(step) {
   return lines.length ? h("ul", { class: "mf-readable" }, lines) : null;
 }
 
-function stepPanel(sd, row) {
+function stepPanel(sd, row, onJump) {
   const step = sd.step(row);
+  const [before, after] = turnsAround(sd, step, onJump);
   if (!step) {
     const at = sd.reached[row];
-    return h("div", { class: "mf-detail mf-gap" },
-      h("p", {}, "No matching call in this trial here."),
-      h("p", { class: "mf-muted" }, at ? `Its record is as after its step ${at}.` : "It has made no call yet."));
+    return h("div", { class: "mf-detail mf-gap" }, sd.traj.steps.length
+      ? [h("p", {}, "No matching call in this trial here."),
+        h("p", { class: "mf-muted" }, at ? `Its record is as after its step ${at}.` : "It has made no call yet.")]
+      : h("p", {}, "This trial made no tool call."), after);
   }
   const pointing = sd.marks.get(step.step) || [];
-  return h("div", { class: "mf-detail" },
+  return h("div", { class: "mf-detail" }, before,
     h("div", { class: "mf-step-title" },
       h("span", { class: "mf-step-no" }, `Step ${step.step}`), h("span", { class: "mf-tool" }, step.tool),
       badge(`kind-${step.kind}`, step.kind, `a ${step.kind} tool`),
@@ -340,7 +413,8 @@ function stepPanel(sd, row) {
       return h("div", { class: `mf-point mf-${cls}` }, h("b", {}, `${sym} ${word} `), `${v.id} (${v.category}, ${v.severity}): ${v.reason}`);
     })) : null,
     h("h4", {}, "Arguments"), argsTable(step.args),
-    step.ok ? [h("h4", {}, "Result"), readableResult(step), h("div", { class: "mf-raw" }, jsonTree(step.result, 1))] : null);
+    step.ok ? [h("h4", {}, "Result"), readableResult(step), h("div", { class: "mf-raw" }, jsonTree(step.result, 1))] : null,
+    after);
 }
 
 function fieldRow(f) {
@@ -393,7 +467,7 @@ function verdictsPanel(t, onJump) {
           h("span", { class: "mf-v-mark" }, `${sym} ${word}`), h("span", { class: "mf-v-sev" }, v.severity),
           h("span", { class: "mf-v-id", title: v.kind }, v.id),
           h("span", { class: "mf-v-reason" }, v.reason),
-          v.steps.map((s) => h("button", { class: "mf-steplink", type: "button", "data-step": s, onclick: () => onJump(s) }, `step ${s} \u2192`)));
+          v.steps.map((s) => stepLink(s, onJump)));
       })));
   }));
 }
@@ -427,10 +501,15 @@ function rowCell(sd, row) {
   if (!step) return h("span", { class: "mf-cell mf-cell-gap" }, "\u2014");
   const marks = sd.marks.get(step.step) || [];
   const failed = marks.some((v) => !v.passed);
+  const said = (sd.spoke.get(step.step) || []).filter((t) => t.after_step < step.step);
   return h("span", { class: "mf-cell" },
     h("span", { class: "mf-cell-top" }, h("span", { class: "mf-no" }, step.step),
       h("span", { class: "mf-name", title: step.tool }, step.tool)),
-    h("span", { class: "mf-cell-chips" }, h("span", { class: "mf-kind" }, step.kind),
+    h("span", { class: "mf-cell-chips" },
+    said.length ? h("span", { class: "mf-chip mf-chip-model",
+      title: `before this call the model said (${ACCOUNT}): ${said.map((t) => t.text.slice(0, 160)).join(" \u2026 ")}` },
+    "\u201c\u2026\u201d") : null,
+    h("span", { class: "mf-kind" }, step.kind),
     step.changes.length ? h("span", { class: "mf-chip mf-chip-write", title: "changed the patient record" }, "\u0394 record") : null,
     step.denied ? h("span", { class: "mf-chip mf-chip-denied", title: `denied: ${step.denied}` }, "\u2717 denied") : null,
     !step.denied && !step.ok ? h("span", { class: "mf-chip mf-chip-denied", title: step.error?.message }, "\u2717 error") : null,
@@ -538,7 +617,7 @@ function mount(model, el) {
     position.textContent = b ? `row ${ui.row + 1} of ${rows.length}: ${labels.map((l, i) => `${"AB"[i]} ${l}`).join(" \u00b7 ")}` : labels[0];
     for (const btn of root.querySelectorAll(".mf-toggle")) btn.setAttribute("aria-pressed", String(btn.dataset.mode === ui.mode));
     sides.forEach((sd, i) => {
-      columns[i].detail.replaceChildren(stepPanel(sd, ui.row));
+      columns[i].detail.replaceChildren(stepPanel(sd, ui.row, (st) => jump(i, st)));
       columns[i].diff.replaceChildren(diffPanel(sd, ui.row, ui, paint));
     });
     list.show(ui.row);

@@ -70,6 +70,8 @@ def test_the_dashboard_draws_its_charts(quickstart, browser):
     assert cells.count() == 6 * 8  # agents x dimensions
     label = cells.first.get_attribute("aria-label")
     assert "Wilson 95% interval" in label and "trials passed" in label
+    usage = dashboard.locator(".fd-usage th").all_inner_texts()  # the bundled agents report no model turns
+    assert usage[:2] == ["agent", "cost per task"] and not any("token" in column for column in usage)
     banner.scroll_into_view_if_needed()  # the dashboard is taller than the window: its top, as a person sees it
     browser.shot(page, "lab-dashboard")
 

@@ -1,21 +1,26 @@
-"""The replay player as a person sees it: a real JupyterLab, a notebook run top to bottom, keys and clicks."""
+"""The replay player as a person sees it: a real JupyterLab, a notebook run top to bottom, keys and clicks; an llm
+trial's model turns between the calls they led to."""
 from __future__ import annotations
 
 import nbformat
 import pytest
+
+from forge_kernel.store import open_run
 
 TASK = "SC-MED-GASTRIC-ULCER"
 CELLS = [
     "from forge_kernel import open_run\nrun = open_run({run!r})",
     f"run.trial({TASK!r}, 'unsafe-shortcut', 0).player()",
     f"run.trial({TASK!r}, 'candidate-v2', 0).player(other=('unsafe-shortcut', 0))",
+    f"llm = open_run({{llm!r}})\nllm.trial({TASK!r}, 'narrated', 0).player()",
 ]
 
 
 @pytest.fixture(scope="module")
-def lab(lab_server, reference_run):
+def lab(lab_server, reference_run, llm_run):
     """The session's JupyterLab, holding the test's notebook."""
-    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c.format(run=str(reference_run)))
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c.format(run=str(reference_run),
+                                                                                  llm=str(llm_run)))
                                                for c in CELLS])
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
     nbformat.write(notebook, lab_server.root / "player.ipynb")
@@ -29,7 +34,7 @@ def notebook(browser, lab):
     page.set_viewport_size({"width": 1440, "height": 1300})
     sent: list = []
     page.on("websocket", lambda ws: ws.on("framesent", lambda frame: sent.append(frame)))
-    lab.run_all(page, "player.ipynb", ".mf-player", count=2)
+    lab.run_all(page, "player.ipynb", ".mf-player", count=3)
     return page, sent
 
 
@@ -37,7 +42,7 @@ def test_the_player_renders_in_lab(notebook, browser):
     page, _ = notebook
     player = page.locator(".mf-player").first
     assert "SYNTHETIC DATA" in player.locator(".mf-banner").inner_text()
-    assert [p.locator(".mf-banner").is_visible() for p in page.locator(".mf-player").all()] == [True, True]
+    assert [p.locator(".mf-banner").is_visible() for p in page.locator(".mf-player").all()] == [True, True, True]
     head = player.locator(".mf-head").inner_text()
     assert "FAIL" in head and "unsafe-shortcut" in head and "trusted, in process" in head
     assert player.locator(".mf-position").inner_text() == "step 1 of 4"
@@ -86,6 +91,37 @@ def test_side_by_side_aligns_the_two_trials(notebook, browser):
     assert "A step 7 of 7 · B step 4 of 4" in pair.locator(".mf-position").inner_text()
     pair.evaluate("el => el.scrollIntoView({block: 'start'})")
     browser.shot(page, "lab-side-by-side")
+
+
+def test_an_llm_trial_shows_its_model_turns_as_the_agents_own_account(notebook, browser, llm_run):
+    page, sent = notebook
+    with open_run(llm_run) as run:
+        trial = run.trial(TASK, "narrated", 0)
+    player = page.locator(".mf-player").nth(2)
+    head = player.locator(".mf-head").inner_text()
+    assert f"model (reported by the agent): {len(trial.turns)} turns · 27,900 in / 540 out / 8,192 cached" in head
+    assert f"cost ${trial.cost:.4f}" in head
+    assert player.locator(".mf-chip-model").count() == 7  # every call was led by a turn
+    detail = player.locator(".mf-col-detail")
+    first, second = detail.locator(".mf-turn").all()
+    assert "Before this call, the model said" in detail.inner_text() and "reported by the agent" in first.inner_text()
+    said = first.inner_text()
+    assert "Plan: confirm the patient" in said and "more characters (in the run store)" in said
+    assert "never reached the tools" in first.locator(".mf-asked").inner_text()
+    assert "step 1 →" in second.locator(".mf-asked").inner_text()
+    player.evaluate("el => el.scrollIntoView({block: 'start'})")
+    browser.shot(page, "lab-player-llm-step-1")
+    player.focus()
+    before = len(sent)
+    page.keyboard.press("End")
+    assert player.locator(".mf-position").inner_text() == "step 7 of 7" and len(sent) == before
+    assert "After this call, the model said" in detail.inner_text()
+    assert "已开具奥美拉唑 20 mg qd 口服" in detail.locator(".mf-turn").last.inner_text()  # the answer, a tree
+    detail.locator(".mf-turn .mf-steplink").first.click()  # the call a turn asked for opens its step
+    assert player.locator(".mf-position").inner_text() == "step 7 of 7"
+    page.keyboard.press("End")
+    player.evaluate("el => el.scrollIntoView({block: 'start'})")
+    browser.shot(page, "lab-player-llm-end")
 
 
 def test_the_console_shows_no_error_and_nothing_left_the_machine(notebook, browser):
