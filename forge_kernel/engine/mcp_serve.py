@@ -29,7 +29,6 @@ from .validate import check_package
 
 ENTRY = "mcp serve"
 """The run's ``--agent`` entry: whatever client connects."""
-TRANSPORTS = ("stdio", "http")
 
 
 @dataclass(frozen=True)
