@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -154,7 +156,7 @@ def run(suites, agents, trials, out, concurrency, seed, resume, accept_sandbox_c
     from .analysis import run_summary
     from .engine import RunSpec, execute
 
-    spec = RunSpec(suite=list(suites), agents=[a.strip() for a in agents.split(",") if a.strip()], trials=trials,
+    spec = RunSpec(suite=list(suites), agents=agent_entries(agents), trials=trials,
                    seed=seed, gate=gate, trust=list(trust), sandbox=sandbox, endpoints=list(endpoints),
                    agent_memory_mb=agent_memory, agent_processes=agent_processes, agent_env=list(agent_env))
     outcome = asyncio.run(execute(spec, out, concurrency=concurrency, resume=resume,
@@ -164,6 +166,16 @@ def run(suites, agents, trials, out, concurrency, seed, resume, accept_sandbox_c
         echo(isolation_line(stored))
         echo(str(run_summary(stored)))
     echo(f"per slice: forge summary {out} --by dimension · one trial: forge replay {out} --task ID --agent NAME")
+
+
+def agent_entries(value: str) -> list[str]:
+    """The entries of ``--agent``, comma-separated; an ``mcp:COMMAND`` entry takes the rest of the value, commas and
+    all (a command line may hold them)."""
+    from .workers import MCP_PREFIX
+
+    found = re.search(rf"(?:^|,)\s*{MCP_PREFIX}", value)
+    head, command = (value[:found.start()], value[found.start():].lstrip(", ").strip()) if found else (value, "")
+    return [a.strip() for a in head.split(",") if a.strip()] + ([command] if command else [])
 
 
 @main.command()
@@ -279,14 +291,50 @@ def grade(package_path, trajectory_path, json_out) -> None:
 
     package = load_package(package_path)
     record = asyncio.run(grade_trajectory(package, load_trajectory(trajectory_path), judge=True))
-    s = record.grading.scores
     echo(f"{package.id} · {trajectory_path} · hidden half {record.grading.hidden_version}")
-    echo(f"{'PASSED' if s.passed else 'FAILED'} · accuracy {s.accuracy:.2f} · completion {s.completion}"
-               f" · safety gate {s.safety_gate}")
-    for v in record.grading.verdicts:
-        echo(f"  {'PASS' if v.passed else 'FAIL'} {v.severity:<4} {v.category:<7} {v.verifier_id}: {v.reason}")
+    echo_grading(record)
     if json_out:
         json_out.write_text(json.dumps(trajectory_json(record), ensure_ascii=False, indent=2), encoding="utf-8")
+
+
+def echo_grading(record, err: bool = False) -> None:
+    """A graded trial's scores, then each verdict on a line."""
+    s = record.grading.scores
+    echo(f"{'PASSED' if s.passed else 'FAILED'} · accuracy {s.accuracy:.2f} · completion {s.completion}"
+         f" · safety gate {s.safety_gate}", err=err)
+    for v in record.grading.verdicts:
+        echo(f"  {'PASS' if v.passed else 'FAIL'} {v.severity:<4} {v.category:<7} {v.verifier_id}: {v.reason}", err=err)
+
+
+@main.group(name="mcp")
+def mcp_commands() -> None:
+    """Agents over MCP (the Model Context Protocol): forge as the server of a trial."""
+
+
+@mcp_commands.command(name="serve")
+@click.option("--package", "package_path", required=True, help="Package folder or package.yaml.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Store the trial as a run in this folder (one that holds no run yet).")
+@click.option("--transport", default="stdio", show_default=True, type=click.Choice(["stdio", "http"]),
+              help="stdio: this process's stdin and stdout; http: streamable HTTP on 127.0.0.1.")
+@click.option("--port", default=0, show_default=True, type=click.IntRange(0, 65535),
+              help="With --transport http: the port (0: any free one); the URL is printed.")
+def mcp_serve(package_path, out, transport, port) -> None:
+    """Serve one trial of a package's tools and task over MCP; when it ends, grade it and, with --out, store it as a
+    run. Over stdio, forge's own lines go to stderr."""
+    import asyncio
+
+    from .engine.mcp_serve import serve
+
+    err = transport == "stdio"  # stdout is the client's connection
+    served = asyncio.run(serve(package_path, out, transport, port, say=echo))
+    record = served.record
+    echo(f"{record.task_id} · {record.agent} {record.agent_version} · {record.status}"
+         + (f" ({record.reason})" if record.reason else ""), err=err)
+    echo_grading(record, err)
+    if served.run_id:
+        echo(f"run {served.run_id}: 1 trial stored in {out} · forge replay {out} --task {record.task_id} --agent "
+             f"{shlex.quote(record.agent)}", err=err)
 
 
 @main.command()

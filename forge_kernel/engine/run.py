@@ -17,7 +17,7 @@ from ..agents import agent_factory
 from ..agents.llm import PREFIX as LLM, model_needs
 from ..spec import AgentError, Package, SpecError, StoreError, UsageError, find_packages, load_policy
 from ..store import DB_NAME, RunLock, RunStore, utc_now
-from ..workers import MEMORY_MB, PROCESSES, InProcess, IsolatedAgent, Runner, Sandbox, choose, describe
+from ..workers import MCP_PREFIX, MEMORY_MB, PROCESSES, InProcess, IsolatedAgent, Runner, Sandbox, choose, describe
 from ._grader import Grader
 from ._manifest import build_manifest
 from .seeds import trial_seed
@@ -99,6 +99,9 @@ def trusted_entries(spec: RunSpec) -> set[str]:
     unknown = [name for name in spec.trust if name not in spec.agents]
     if unknown:
         raise UsageError("--trust", unknown[0], "is not one of the --agent entries")
+    programs = [name for name in spec.trust if name.startswith(MCP_PREFIX)]
+    if programs:
+        raise UsageError("--trust", programs[0], "an MCP agent is a program of its own: it runs in the sandbox")
     registered = set() if spec.isolate_reference else {e for e in spec.agents if ":" not in e}
     return set(spec.trust) | registered
 
@@ -113,6 +116,10 @@ async def start_agents(spec: RunSpec, sandbox: Sandbox) -> dict[str, tuple[Runne
     trusted = trusted_entries(spec)
 
     async def start(entry: str) -> Runner:
+        if entry.startswith(MCP_PREFIX):
+            from ..workers import McpAgent  # the MCP SDK, only for runs that have such an agent
+
+            return await McpAgent.start(entry, sandbox)
         if ":" not in entry:
             agent_factory(entry)  # a bundled name: known or not, without starting anything
         if entry not in trusted:
@@ -158,7 +165,7 @@ async def stop_agents(runners) -> None:
             await runner.aclose()
 
 
-def open_store(run_dir: Path, spec: RunSpec, packages: list[Package], agents: list[dict], sandbox: Sandbox,
+def open_store(run_dir: Path, spec: RunSpec, packages: list[Package], agents: list[dict], sandbox: Sandbox | None,
                resume: bool, accept_sandbox_change: bool = False) -> RunStore:
     """A new store, or the existing one when resuming the same spec on the same packages (a change of the
     isolated agents' sandbox only where accepted, and then recorded)."""
@@ -177,11 +184,15 @@ def open_store(run_dir: Path, spec: RunSpec, packages: list[Package], agents: li
     return store
 
 
-def start_run(store: RunStore, spec: RunSpec, packages: list[Package], agents: list[dict], sandbox: Sandbox) -> None:
+def start_run(store: RunStore, spec: RunSpec, packages: list[Package], agents: list[dict],
+              sandbox: Sandbox | None) -> None:
+    """Write the run's manifest; ``sandbox``: how its isolated agents are confined (None where forge runs no agent:
+    ``forge mcp serve``)."""
     run_id = uuid.uuid4().hex[:12]
     hashes = {p.id: p.package_hash for p in packages}
     manifest = build_manifest(run_id, asdict(spec), hashes, agents, utc_now())
-    manifest["sandbox"] = sandbox_record(spec, sandbox)
+    if sandbox is not None:
+        manifest["sandbox"] = sandbox_record(spec, sandbox)
     if spec.gate:
         manifest["gate_policy"] = {"path": str(Path(spec.gate).resolve()), "hash": load_policy(spec.gate).hash}
     store.start(run_id, asdict(spec), manifest, packages)

@@ -10,12 +10,12 @@ _HOMES = {
     "packages": ("run_packages",),
     "records": ("TrialRecord", "Ungraded"),
     "run": ("Run", "Trial", "open_run"),
-    "run_store": ("DB_NAME", "RunLock", "RunStore", "SCHEMA_VERSION", "trial_rows", "utc_now"),
+    "run_store": ("DB_NAME", "OUTSIDE", "RunLock", "RunStore", "SCHEMA_VERSION", "trial_rows", "utc_now"),
     "snapshots": ("stored_files",),
 }
 
 __all__ = [
-    "DB_NAME", "Gold", "Key", "Run", "RunLock", "RunStore", "SCHEMA_VERSION", "STATES", "Trial", "TrialRecord",
+    "DB_NAME", "Gold", "Key", "OUTSIDE", "Run", "RunLock", "RunStore", "SCHEMA_VERSION", "STATES", "Trial", "TrialRecord",
     "Ungraded", "evidence_of", "gold_criteria", "iter_trials", "load_events", "load_trials", "load_verdicts",
     "open_run", "read_trial", "reported_criteria", "run_packages", "status_of", "stored_files", "trial_rows",
     "utc_now",

@@ -36,9 +36,14 @@ def stored_slices(package: Package) -> dict[str, str]:
     return {"site": env.ehr_image, "period": env.now.strftime("%Y-%m"), **package.public.slices}
 
 
+OUTSIDE = "outside"
+"""The isolation of an agent that ran outside forge: the MCP client of ``forge mcp serve``."""
+OUTSIDE_TEXT = "MCP client outside forge"
+
+
 def isolation_of(manifest: dict) -> dict[str, str]:
-    """Agent name -> how it ran: ``trusted, in process`` or ``<mode> sandbox``, with the bounds it ran without, and
-    each sandbox a resume changed to (what every report shows)."""
+    """Agent name -> how it ran: ``trusted, in process``, ``<mode> sandbox`` with the bounds it ran without and
+    each sandbox a resume changed to, or outside forge (what every report shows)."""
     changes = manifest.get("sandbox_changes", [])
     sandboxes = [c["was"] or {} for c in changes] + [manifest.get("sandbox") or {}]
 
@@ -46,7 +51,8 @@ def isolation_of(manifest: dict) -> dict[str, str]:
         return " then ".join(sandbox_text({"mode": mode, **s}) + (f" from {at}" if at else "")
                              for s, at in zip(sandboxes, ["", *(c["at"] for c in changes)]))
 
-    return {a["name"]: "trusted, in process" if a.get("trusted", True) else isolated(a.get("isolation"))
+    return {a["name"]: "trusted, in process" if a.get("trusted", True) else
+            OUTSIDE_TEXT if a.get("isolation") == OUTSIDE else isolated(a.get("isolation"))
             for a in manifest.get("agents", [])}
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -61,6 +62,8 @@ PROCESSES = 4096
 """The default of the most processes and threads one agent may have at once (its workers and sandbox included)."""
 OOM_FIRST = 1000
 """The ``oom_score_adj`` of agent processes: the out-of-memory killer's first choice."""
+MCP_PREFIX = "mcp:"
+"""``--agent mcp:COMMAND``: an agent that is a program of its own, speaking MCP on its stdin and stdout."""
 KEPT_ENV = ("PATH", "HOME", "LANG", "LANGUAGE", "TZ")
 """The harness's environment variables every agent gets (with the ``LC_*`` ones); any other only when named with
 ``--agent-env``: an agent never sees the user's other keys and tokens."""
@@ -96,10 +99,12 @@ def below_harness() -> list[str]:
 
 
 def agent_locations(spec: str) -> list[Path]:
-    """Where the top-level module of ``module:attribute`` lives, found without running any of its code; the config
-    file of ``llm:PATH``."""
+    """Where the agent's own code lives: the top-level module of ``module:attribute``, found without running any of
+    its code, the config file of ``llm:PATH``, or the folders of an ``mcp:COMMAND`` program (``program_locations``)."""
     if spec.startswith(LLM):
         return [Path(spec.removeprefix(LLM)).expanduser().resolve()]
+    if spec.startswith(MCP_PREFIX):
+        return program_locations(program(spec))
     if ":" not in spec:
         return []
     top = spec.partition(":")[0].split(".")[0]
@@ -118,6 +123,31 @@ def located(spec: str) -> str:
     """The ``--agent`` entry as the sandbox is given it: an ``llm:`` config by its absolute path (the sandbox's
     working folder is a folder of its own)."""
     return LLM + str(agent_locations(spec)[0]) if spec.startswith(LLM) else spec
+
+
+def program(spec: str) -> list[str]:
+    """The command line of an ``mcp:COMMAND`` entry as it is run: split as a shell would, the program found on the
+    ``PATH`` and its script (the first argument that names a file) made absolute, since the sandbox starts it in its
+    own ``/tmp``. ValueError when the command cannot be split or names no program."""
+    argv = shlex.split(spec.removeprefix(MCP_PREFIX))
+    found = shutil.which(argv[0]) if argv else None
+    if found is None:
+        raise ValueError(f"no program {argv[0]!r} on the PATH" if argv else "names no command")
+    script = script_of(argv)
+    return [os.path.abspath(found), *(os.path.abspath(a) if a is script else a for a in argv[1:])]
+
+
+def script_of(argv: list[str]) -> str | None:
+    """The script of a command line: the first argument after the program that names a file."""
+    return next((arg for arg in argv[1:] if os.path.isfile(arg)), None)
+
+
+def program_locations(argv: list[str]) -> list[Path]:
+    """The folders an MCP agent's sandbox shows besides the system and Python: its script's, and its program's
+    where that is not a system folder."""
+    script = script_of(argv)
+    folders = [Path(argv[0]).parent, *([Path(script).parent] if script else [])]
+    return [f for f in folders if not any(inside(f, Path(p)) for p in SYSTEM_PATHS)]
 
 
 def python_roots() -> list[Path]:
@@ -168,15 +198,28 @@ class Sandbox:
     def command(self, spec: str, control_fd: int, launch: Launch, egress_fd: int | None = None) -> list[str]:
         """The command line that starts an agent's zygote in this sandbox; ``egress_fd`` is the relay's control
         socket."""
-        python = [sys.executable, "-m", "forge_kernel.workers.zygote", located(spec), str(control_fd),
-                  str(self.memory_mb)]
-        if egress_fd is not None:
-            python += [str(egress_fd), ",".join(self.endpoints)]
+        zygote = [sys.executable, "-m", "forge_kernel.workers.zygote", located(spec), str(control_fd),
+                  *self.first_args(egress_fd)]
+        return self.wrap(spec, zygote, launch)
+
+    def program_command(self, spec: str, argv: list[str], launch: Launch, egress_fd: int | None = None) -> list[str]:
+        """The command line that runs an ``mcp:COMMAND`` agent's program (``argv``) in this sandbox, after its
+        memory is bounded and its relay started (``workers._exec``)."""
+        return self.wrap(spec, [sys.executable, "-m", "forge_kernel.workers._exec", *self.first_args(egress_fd),
+                                "--", *argv], launch)
+
+    def first_args(self, egress_fd: int | None) -> list[str]:
+        """What the sandbox's first Python process is told: the memory bound, and the relay's control socket and
+        the endpoints it listens for."""
+        return [str(self.memory_mb), *([] if egress_fd is None else [str(egress_fd), ",".join(self.endpoints)])]
+
+    def wrap(self, spec: str, inner: list[str], launch: Launch) -> list[str]:
+        """``inner`` run in this sandbox, below the harness (``below_harness``)."""
         if self.mode == "process":
-            return [*below_harness(), *python]
+            return [*below_harness(), *inner]
         caps = ["net_bind_service"] if any(where and where[1] < 1024 for where in listen_addresses(self.endpoints)) \
             else []
-        return [*below_harness(), *self.bwrap_args(spec, launch, caps), "--", *launch.become_agent(caps), *python]
+        return [*below_harness(), *self.bwrap_args(spec, launch, caps), "--", *launch.become_agent(caps), *inner]
 
     def environment(self) -> dict[str, str]:
         """The zygote's environment: the harness's ``KEPT_ENV``, ``LC_*`` and ``env`` variables, its module search

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import gc
 import os
-import resource
 import signal
 import socket
 import sys
@@ -19,17 +18,9 @@ from ..agents import agent_factory
 from ..spec import AgentError
 from .attempt import describe
 from .client import json_copy
-from ._egress import run_relay
+from ._exec import limit_memory, start_relay
 from ._wire import encode
 from ._worker import run_worker
-
-
-def limit_memory(mb: int) -> None:
-    """At most ``mb`` MiB of memory for this process and every worker forked from it (their heaps and anonymous
-    mappings: RLIMIT_DATA, hard, so the agent cannot raise it); past it an allocation raises MemoryError."""
-    limit, (_, hard) = mb * 1024 * 1024, resource.getrlimit(resource.RLIMIT_DATA)
-    limit = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
-    resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
 
 
 def hello(spec: str) -> tuple[object, bytes]:
@@ -65,15 +56,6 @@ def fork_worker(make, fd: int, control: socket.socket) -> int:
     except BaseException:
         code = 1
     os._exit(code)
-
-
-def start_relay(egress_fd: int, endpoints: str, control: socket.socket) -> None:
-    """Fork the relay, the sandbox's way out through the harness, before any of the agent's code is imported."""
-    if os.fork() == 0:
-        control.close()
-        run_relay(socket.socket(fileno=egress_fd), tuple(filter(None, endpoints.split(","))))
-        os._exit(0)
-    os.close(egress_fd)
 
 
 def main(spec: str, control_fd: int, memory_mb: int, egress_fd: int | None = None, endpoints: str = "") -> None:
