@@ -99,11 +99,11 @@ def test_the_grader_and_its_helper_hold_none_of_the_harnesss_files(tmp_path):
 def dying_after(calls: int, how):
     real, graded = trial_module.grade, []
 
-    def grade(ctx):
+    def grade(ctx, *judge):
         graded.append(ctx)  # in the grader: a fork of this process, with this function
         if len(graded) > calls:
             how()
-        return real(ctx)
+        return real(ctx, *judge)
     return grade
 
 
@@ -136,7 +136,7 @@ def grading_logged(log: Path, harness: int, helper_dies: bool = False):
     handed trials of the last wave."""
     real, by = trial_module.grade, time.monotonic() + 30
 
-    def grade(ctx):
+    def grade(ctx, *judge):
         in_helper = os.getppid() != harness
         with log.open("a") as out:
             out.write(f"{'helper' if in_helper else 'grader'} {ctx.package.id}\n")
@@ -144,7 +144,7 @@ def grading_logged(log: Path, harness: int, helper_dies: bool = False):
             os._exit(7)
         if not in_helper:
             until(lambda: "helper" in log.read_text(), by)
-        return real(ctx)
+        return real(ctx, *judge)
     return grade
 
 
