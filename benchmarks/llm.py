@@ -1,4 +1,4 @@
-"""Benchmark 10: the ``llm`` agent against a model server on 127.0.0.1 (SYNTHETIC data only).
+"""Benchmark 11: the ``llm`` agent against a model server on 127.0.0.1 (SYNTHETIC data only).
 
 The server is a process of its own: asyncio, HTTP/1.1 with keep-alive, the chat-completions format, replies made
 before the clock starts (turn k of a conversation: the k-th call of the package's gold solution, then the answer).
@@ -179,7 +179,7 @@ def section(turns: list[float], posts: list[float], spans: dict, git: str, speed
     own = turn - post
     ideal = math.ceil(TRIALS / CONCURRENCY) * (CALLS + 1) * LATENCY_S
     lines = [
-        "## 10. The llm agent against a model server on 127.0.0.1",
+        "## 11. The llm agent against a model server on 127.0.0.1",
         "",
         f"Code: git {git}. Machine speed: the pure-Python loop took {speed:.2f} s. The server is a process of its "
         "own (asyncio, HTTP/1.1 keep-alive, replies made before the clock starts); the agent runs the SDK's async "

@@ -65,7 +65,7 @@ class ModelClient:
 
         The body is sent with the SDK's own ``post`` (its auth, errors and reply model): ``chat.completions.create``
         would walk every tool's schema to transform it, then encode the whole conversation again, which cost
-        20 ms a turn with a package's tools (benchmarks/RESULTS.md, benchmark 10)."""
+        20 ms a turn with a package's tools (benchmarks/RESULTS.md, benchmark 11)."""
         import openai
         from openai.types.chat import ChatCompletion
 
