@@ -63,7 +63,7 @@ ATTACKS = {
     "SyncBlocker": ("timeout", r"no result within 1\.0 s"),
     "BusyLoop": ("timeout", r"no result within 1\.0 s"),
     "MemoryHog": ("agent_error", r"MemoryError \(at hostile_agents\.py:\d+\)"),
-    "ScratchFiller": ("completed", None),
+    "ScratchFiller": ("completed|timeout", r"|no result within 1\.0 s"),  # 192 MiB of writes, on a busy machine
     "OomShield": ("completed", None),
     "EnvReader": ("completed", None),
     "Flooder": ("completed|timeout", r"|no result within 1\.0 s"),  # its writes wait for the harness to read
@@ -277,7 +277,9 @@ def test_an_agent_gets_only_its_share_of_the_machines_memory(runs):
     _, attacked, _ = runs
     with open_run(attacked) as stored:
         assert stored.manifest["sandbox"]["memory_mb"] == MEMORY_MB
-    fitted = found(load_trials(attacked), "scratch-filler")  # trials of its other workers fill the same folders
+    trials = load_trials(attacked).query("status == 'completed'")  # a busy machine may end some at their time
+    fitted = found(trials, "scratch-filler")  # trials of its other workers fill the same folders
+    assert fitted
     for folder in ("/tmp", "/dev/shm"):
         assert 0 < max(f[folder] for f in fitted) <= MEMORY_MB // 4, fitted
     assert {f["/dev"] for f in fitted} == {0}
