@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import os
 import socket
 import threading
 from typing import Callable
@@ -210,8 +211,14 @@ async def serve_harness(control: socket.socket, endpoints: tuple[str, ...], open
 
 # --- the sandbox side ----------------------------------------------------------------------------------------------
 
+RELAY_STACK = 256 * 1024
+"""The stack of each of the relay's threads (two a connection): at the default 8 MiB, a few hundred connections
+would take the agent's whole memory allowance (thread stacks count against it)."""
+
+
 def run_relay(control: socket.socket, endpoints: tuple[str, ...]) -> None:
     """Listen at every endpoint and at the proxy port, and relay what each connection asks for (never returns)."""
+    threading.stack_size(RELAY_STACK)
     for (host, port), where in zip(map(parse_endpoint, endpoints), listen_addresses(endpoints)):
         if where:
             listen(where, lambda inner, target=(host, port): relay(control, inner, *target))
@@ -277,13 +284,18 @@ def pipe(inner: socket.socket, outer: socket.socket) -> None:
 
 
 def pump(source: socket.socket, target: socket.socket) -> None:
-    """Copy bytes one way until either side closes."""
+    """Move bytes one way until either side closes, through a pipe with ``splice``: the kernel moves them, and the
+    thread waits outside Python's lock (a relay serves hundreds of connections at once)."""
+    read, write = os.pipe()
     try:
-        while data := source.recv(65536):
-            target.sendall(data)
+        while moved := os.splice(source.fileno(), write, 1 << 16):
+            while moved:
+                moved -= os.splice(read, target.fileno(), moved)
     except OSError:
         pass
     finally:
+        os.close(read)
+        os.close(write)
         for side in (source, target):
             try:
                 side.shutdown(socket.SHUT_RDWR)
