@@ -59,6 +59,7 @@ def test_a_model_that_plays_the_gold_passes_every_task_and_its_turns_are_on_the_
             assert all(t.prompt_tokens == 120 and t.completion_tokens == 20 for t in trial.turns)
             assert trial.cost == pytest.approx(len(trial.turns) * (120 * 2.0 + 20 * 8.0) / 1e6)
             assert json.loads(trial.turns[-1].text)["answer"] == trial.result.answer
+            assert trial.compact().turns == trial.turns  # what the replay player receives
 
 
 @needs_bwrap

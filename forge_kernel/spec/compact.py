@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from .trajectory import Event
+from .trajectory import Event, ModelTurn
 
 SYNTHETIC_BANNER = ("SYNTHETIC DATA: every patient and record here is synthetic; figures come from agent trials on a "
                     "virtual EHR, not from care.")
@@ -67,6 +67,8 @@ class CompactTrajectory(BaseModel):
     self_status: str
     steps: list[Event]
     """Each call as the harness recorded it (JSON-Patch changes with the values they replaced)."""
+    turns: list[ModelTurn] = []
+    """The model turns the agent reported (the ``llm`` agent's), each with ``after_step``: its own account."""
     verdicts: list[CompactVerdict]
     resources: dict[str, CompactResource]
     """``Type/id`` -> the resource's versions."""

@@ -73,7 +73,7 @@ class Trial(TrialRecord):
             hidden_version=g.hidden_version, duration_ms=self.duration_s * 1000, attempts=self.attempts,
             answer=self.result.answer,
             output=self.result.output, confidence=self.result.confidence, self_status=self.result.status,
-            steps=self.events if steps else [],
+            steps=self.events if steps else [], turns=self.turns,
             verdicts=[CompactVerdict(id=v.verifier_id, kind=v.kind, category=v.category, severity=v.severity,
                                      passed=v.passed, error=v.error, reason=v.reason, steps=list(v.steps))
                       for v in g.verdicts],
