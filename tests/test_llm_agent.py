@@ -60,6 +60,7 @@ def test_a_model_that_plays_the_gold_passes_every_task_and_its_turns_are_on_the_
             assert trial.cost == pytest.approx(len(trial.turns) * (120 * 2.0 + 20 * 8.0) / 1e6)
             assert json.loads(trial.turns[-1].text)["answer"] == trial.result.answer
             assert trial.compact().turns == trial.turns  # what the replay player receives
+    assert all(r["tool_choice"] == "auto" for r in server.requests if r.get("tools"))  # a local server needs it said
 
 
 @needs_bwrap

@@ -21,6 +21,8 @@ NO_KEY = "no-key"
 BACKOFF_SECONDS = 0.5
 """The first retry's wait (doubled each time, with full jitter), unless the server says how long (Retry-After)."""
 MAX_WAIT_SECONDS = 30.0
+TOOL_CHOICE = "auto"
+"""Sent with the tools: OpenAI's default, which llama-cpp-python's server needs said (without it, it ignores them)."""
 
 
 class ModelError(Exception):
@@ -59,7 +61,7 @@ class ModelClient:
 
         config, retries = self.config, []
         request = {"model": config.model, "messages": messages, "temperature": config.temperature,
-                   "max_tokens": config.max_tokens, **({"tools": tools} if tools else {}),
+                   "max_tokens": config.max_tokens, **({"tools": tools, "tool_choice": TOOL_CHOICE} if tools else {}),
                    **({"seed": seed} if seed is not None else {})}
         estimate = len(str(messages)) // 4 + config.max_tokens if self.limiter.active else 0
         started = perf_counter()
