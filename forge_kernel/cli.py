@@ -189,7 +189,7 @@ def model_evaluate(suites, out, trials) -> None:
 
     from .engine import SMALL_SUITE, evaluate_local_model
 
-    echo_outcome(asyncio.run(evaluate_local_model(out, list(suites) or SMALL_SUITE, trials, progress=True)), out)
+    echo_outcome(asyncio.run(evaluate_local_model(out, list(suites) or SMALL_SUITE, trials)), out)
 
 
 @main.command()
