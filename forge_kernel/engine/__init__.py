@@ -4,6 +4,7 @@ from .. import _lazy
 
 _HOMES = {
     "grading": ("grade_trajectory", "regrade", "trajectory_json"),
+    "local_model": ("SMALL_SUITE", "config_path", "evaluate_local_model"),
     "repro": ("COMMAND", "write_bundles"),
     "run": ("RunOutcome", "RunSpec", "execute", "load_suite"),
     "seeds": ("trial_seed",),
@@ -15,8 +16,9 @@ _HOMES = {
 
 __all__ = [
     "COMMAND", "CaseResult", "Images", "JudgeAgreement", "MutationReport", "PROBLEMS", "RunOutcome", "RunSpec",
-    "check_halves", "check_package", "execute", "failing_hard", "grade_trajectory", "judge_agreements", "load_suite",
-    "mutation_test", "operator_totals", "operators_line", "regrade", "run_trial", "selftest_package", "totals_line",
+    "SMALL_SUITE", "check_halves", "check_package", "config_path", "evaluate_local_model", "execute", "failing_hard",
+    "grade_trajectory", "judge_agreements", "load_suite", "mutation_test", "operator_totals", "operators_line",
+    "regrade", "run_trial", "selftest_package", "totals_line",
     "trajectory_json", "trial_seed", "write_bundles",
 ]
 __getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

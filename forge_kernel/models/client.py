@@ -22,6 +22,8 @@ NO_KEY = "no-key"
 BACKOFF_SECONDS = 0.5
 """The first retry's wait (doubled each time, with full jitter), unless the server says how long (Retry-After)."""
 MAX_WAIT_SECONDS = 30.0
+TOOL_CHOICE = "auto"
+"""Sent with the tools: OpenAI's default, which llama-cpp-python's server needs said (without it, it ignores them)."""
 
 
 class ModelError(Exception):
@@ -72,7 +74,7 @@ class ModelClient:
         config, retries = self.config, []
         fields = {"model": dumps(config.model), "temperature": dumps(config.temperature),
                   "max_tokens": str(config.max_tokens), "seed": None if seed is None else str(seed), "tools": tools,
-                  "messages": f"[{','.join(messages)}]"}
+                  "tool_choice": dumps(TOOL_CHOICE) if tools else None, "messages": f"[{','.join(messages)}]"}
         body = ("{" + ",".join(f'"{k}":{v}' for k, v in fields.items() if v) + "}").encode()
         estimate = len(body) // 4 + config.max_tokens if self.limiter.active else 0
         started = perf_counter()
