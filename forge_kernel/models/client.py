@@ -19,6 +19,8 @@ from .limits import RateLimiter
 JSON_HEADERS = {"content-type": "application/json"}
 NO_KEY = "no-key"
 """What the SDK is given as the key of a server that wants none (it requires one)."""
+PER_CLIENT = 8
+"""Requests in flight on one SDK client before another is made (``ModelClient.client``)."""
 BACKOFF_SECONDS = 0.5
 """The first retry's wait (doubled each time, with full jitter), unless the server says how long (Retry-After)."""
 MAX_WAIT_SECONDS = 30.0
@@ -42,19 +44,31 @@ class ModelClient:
     def __init__(self, config: ModelConfig, limiter: RateLimiter | None = None):
         self.config = config
         self.limiter = limiter or RateLimiter(config.rate_limits)
-        self._client = None
+        self._clients: list = []
+        self._busy: list[int] = []
+        """Requests in flight on each of ``_clients``."""
 
-    def client(self):
-        """The SDK's client, made once (before the agent's workers are forked: it holds no connection until its
-        first request, which each worker makes on its own): the key is read from its variable here, and kept
-        nowhere else."""
-        if self._client is None:
+    def client(self) -> int:
+        """The SDK client a request goes out on, by its index: the least busy, or a new one when every one has
+        ``PER_CLIENT`` requests in flight (the SDK's connection pool looks at each of its connections for every
+        request: at 200 at once that was most of a turn's time). The first is made where the agent's factory is
+        (before its workers are forked: it holds no connection until its first request, which each worker makes
+        on its own). The key is read from its variable here, and kept nowhere else."""
+        index = min(range(len(self._clients)), key=self._busy.__getitem__, default=None)
+        if index is None or self._busy[index] >= PER_CLIENT:
             from openai import AsyncOpenAI
 
             key = os.environ.get(self.config.api_key_env, "") if self.config.api_key_env else NO_KEY
-            self._client = AsyncOpenAI(base_url=self.config.base_url, api_key=key or NO_KEY, max_retries=0,
-                                       timeout=self.config.timeout_s)
-        return self._client
+            self._clients.append(AsyncOpenAI(base_url=self.config.base_url, api_key=key or NO_KEY, max_retries=0,
+                                             timeout=self.config.timeout_s))
+            self._busy.append(0)
+            index = len(self._clients) - 1
+        return index
+
+    async def aclose(self) -> None:
+        """Close every SDK client (their connections)."""
+        for client in self._clients:
+            await client.close()
 
     async def complete(self, messages: list[dict], tools: list[dict], seed: int | None = None) -> ModelTurn:
         """One turn: the model's reply to ``messages`` with ``tools`` offered (``send``)."""
@@ -68,8 +82,8 @@ class ModelClient:
         The body is sent with the SDK's own ``post`` (its auth, errors and reply model): ``chat.completions.create``
         would walk every tool's schema to transform it, then encode the whole conversation again, which cost
         20 ms a turn with a package's tools (benchmarks/RESULTS.md, benchmark 11)."""
+        import httpx2
         import openai
-        from openai.types.chat import ChatCompletion
 
         config, retries = self.config, []
         fields = {"model": dumps(config.model), "temperature": dumps(config.temperature),
@@ -80,9 +94,14 @@ class ModelClient:
         started = perf_counter()
         while True:
             await self.limiter.acquire(estimate)
+            index = self.client()
+            self._busy[index] += 1
             try:
-                reply = await self.client().post("/chat/completions", content=body, cast_to=ChatCompletion,
-                                                 options={"headers": JSON_HEADERS})
+                reply = await self._clients[index].post("/chat/completions", content=body, cast_to=httpx2.Response,
+                                                        options={"headers": JSON_HEADERS})
+                data = reply.json()
+            except ValueError as exc:
+                raise ModelError("bad_reply", f"the reply is not JSON ({exc})") from None
             except openai.APIError as exc:
                 kind, wait = classify(exc)
                 if kind not in RETRIED or len(retries) >= config.retries:
@@ -90,7 +109,9 @@ class ModelClient:
                 retries.append(f"{kind}: {describe(exc)}"[:200])
                 await asyncio.sleep(wait if wait is not None else backoff(len(retries)))
                 continue
-            completion = parsed(reply, (perf_counter() - started) * 1000, retries)
+            finally:
+                self._busy[index] -= 1
+            completion = parsed(data, (perf_counter() - started) * 1000, retries)
             completion.cost = config.price.cost(completion.prompt_tokens, completion.completion_tokens,
                                                 completion.cached_tokens)
             self.limiter.spent(completion.prompt_tokens + completion.completion_tokens - estimate)
@@ -137,19 +158,21 @@ def backoff(tries: int) -> float:
     return random.uniform(0, min(MAX_WAIT_SECONDS, BACKOFF_SECONDS * 2 ** (tries - 1)))
 
 
-def parsed(reply, latency_ms: float, retries: list[str]) -> ModelTurn:
-    """The SDK's reply as plain data; a reply without a choice is a ModelError (bad_reply)."""
-    if not getattr(reply, "choices", None):
-        raise ModelError("bad_reply", "the reply has no choice")
-    choice = reply.choices[0]
-    message = choice.message
-    calls = [{"id": str(c.id), "name": str(c.function.name), "arguments": str(c.function.arguments or "")}
-             for c in (message.tool_calls or []) if getattr(c, "function", None) is not None]
-    usage = reply.usage
-    details = getattr(usage, "prompt_tokens_details", None) if usage else None
-    return ModelTurn(turn=0, after_step=0, text=message.content or "", tool_calls=calls, finish_reason=str(choice.finish_reason or ""),
-                      refusal=getattr(message, "refusal", None) or None,
-                      prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-                      completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-                      cached_tokens=int(getattr(details, "cached_tokens", 0) or 0),
-                      latency_ms=latency_ms, retries=list(retries))
+def parsed(data, latency_ms: float, retries: list[str]) -> ModelTurn:
+    """A chat completion's JSON as plain data, read field by field (it is the server's: a reply that is not one is
+    a ModelError, bad_reply). Read as JSON, not as the SDK's reply model: building that model cost 0.4 ms a turn."""
+    try:
+        choice = data["choices"][0]
+        message = choice["message"] or {}
+        calls = [{"id": str(c.get("id", "")), "name": str(c["function"]["name"]),
+                  "arguments": str(c["function"].get("arguments") or "")} for c in message.get("tool_calls") or []]
+        usage = data.get("usage") or {}
+        return ModelTurn(text=str(message.get("content") or ""), tool_calls=calls,
+                         finish_reason=str(choice.get("finish_reason") or ""),
+                         refusal=str(message["refusal"]) if message.get("refusal") else None,
+                         prompt_tokens=int(usage.get("prompt_tokens") or 0),
+                         completion_tokens=int(usage.get("completion_tokens") or 0),
+                         cached_tokens=int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0),
+                         latency_ms=latency_ms, retries=list(retries))
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+        raise ModelError("bad_reply", f"the reply is not a chat completion ({type(exc).__name__}: {exc})") from None

@@ -134,7 +134,7 @@ def asked(config: ModelConfig, chat: list[dict]) -> ModelTurn:
         try:
             return await asyncio.wait_for(client.complete(chat, [], config.seed), deadline(config))
         finally:
-            await client.client().close()
+            await client.aclose()
 
     with ThreadPoolExecutor(1) as pool:
         return pool.submit(asyncio.run, once()).result()
