@@ -14,13 +14,13 @@ from forge_kernel.analysis.stats import percentile
 from forge_kernel.spec.compact import SYNTHETIC_BANNER
 from forge_kernel.spec.errors import UsageError
 from forge_kernel.store import open_run
-from forge_kernel.widgets import RunDashboard
+from forge_kernel.widgets import FailureBrowser, RunDashboard
 from forge_kernel.widgets import dashboard as dashboard_module
 
 
 @pytest.fixture(scope="module")
 def dashboard(reference):
-    return RunDashboard(reference, failures=reference.failures())
+    return RunDashboard(reference, failures=FailureBrowser(reference))
 
 
 def chart_data(spec: dict) -> list[dict]:

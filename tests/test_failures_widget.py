@@ -31,7 +31,7 @@ def front_end_edit(browser: FailureBrowser, row: dict, **edit) -> dict:
 
 
 def test_the_table_holds_every_failed_trial(reference):
-    browser = reference.failures()
+    browser = FailureBrowser(reference)
     ledger = failure_ledger(reference).table
     failed = reference.outcomes[~reference.outcomes["passed"]]
     assert browser.table.total == len(ledger) == len(failed) == len(browser.rows)
@@ -62,7 +62,7 @@ def test_filters_from_python_and_from_the_front_end(reference):
 
 
 def test_sorting_by_a_column(reference):
-    browser = reference.failures()
+    browser = FailureBrowser(reference)
     browser.table.sort = ["task_id", "desc"]
     tasks = [r["task_id"] for r in browser.rows]
     assert tasks == sorted(tasks, reverse=True) and tasks[0] != tasks[-1]
@@ -71,7 +71,7 @@ def test_sorting_by_a_column(reference):
 
 
 def test_a_click_plays_the_trial_below_the_table(reference):
-    browser = reference.failures(agent="unsafe-shortcut")
+    browser = FailureBrowser(reference, agent="unsafe-shortcut")
     assert browser.children == (browser.table,) and browser.player is None
     first, second = browser.rows[0], browser.rows[1]
     browser.table.selected = first["trial_id"]  # the click
@@ -92,7 +92,7 @@ def test_a_click_plays_the_trial_below_the_table(reference):
 
 def test_triage_is_saved_to_the_file_the_ledger_reads(reference, tmp_path):
     path = tmp_path / "triage.yaml"
-    browser = reference.failures(path, reviewer="reviewer-a")
+    browser = FailureBrowser(reference, path, reviewer="reviewer-a")
     row = single_hard(browser)
     browser.table.selected = row["trial_id"]
     assert front_end_edit(browser, row)["kind"] == "saved"
@@ -117,7 +117,7 @@ def test_triage_is_saved_to_the_file_the_ledger_reads(reference, tmp_path):
 
 def test_a_bad_triage_edit_is_refused_with_a_clear_message(reference, tmp_path):
     path = tmp_path / "triage.yaml"
-    browser = reference.failures(path, reviewer="reviewer-a")
+    browser = FailureBrowser(reference, path, reviewer="reviewer-a")
     row = single_hard(browser)
     front_end_edit(browser, row)
     before = path.read_bytes()
@@ -133,14 +133,14 @@ def test_a_bad_triage_edit_is_refused_with_a_clear_message(reference, tmp_path):
     with pytest.raises(UsageError, match="verifier: no-such-check did not fail in this trial"):
         browser.save_triage(row["trial_id"], "no-such-check", "confirmed", "x")
     with pytest.raises(UsageError, match="no triage file to save to"):
-        reference.failures().save_triage(row["trial_id"], row["failing"][0]["id"], "confirmed", "x")
+        FailureBrowser(reference).save_triage(row["trial_id"], row["failing"][0]["id"], "confirmed", "x")
 
 
 def test_without_the_read_back_check_a_bad_edit_would_reach_the_file(reference, tmp_path, monkeypatch):
     """The check that guards the file is the triage file's own reader: take it away and the bad edit is written,
     and the ledger then refuses the file."""
     path = tmp_path / "triage.yaml"
-    browser = reference.failures(path, reviewer="reviewer-a")
+    browser = FailureBrowser(reference, path, reviewer="reviewer-a")
     row = single_hard(browser)
     monkeypatch.setattr(failures_module, "load_triage", lambda _path: TriageFile())
     assert front_end_edit(browser, row, comment="")["kind"] == "saved"

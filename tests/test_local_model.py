@@ -17,6 +17,7 @@ from forge_kernel import open_run
 from forge_kernel.cli import main
 from forge_kernel.engine import SMALL_SUITE, config_path
 from forge_kernel.models import LocalModel, local_model_problem
+from forge_kernel.widgets import play
 from tests.helpers import needs_bwrap
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "05_evaluate_a_model.ipynb"
@@ -65,7 +66,7 @@ def test_every_trial_is_stored_and_graded_with_its_turns_tokens_and_cost(noteboo
             assert all(t.prompt_tokens > 0 and t.completion_tokens > 0 for t in trial.turns if t.error is None)
             assert trial.cost == sum(t.cost for t in trial.turns) == 0.0  # the local model's price is 0
             turns += len(trial.turns)
-            played = json.loads(trial.player().trajectory)
+            played = json.loads(play(trial).trajectory)
             assert [(t["turn"], t["prompt_tokens"]) for t in played["turns"]] == [(t.turn, t.prompt_tokens)
                                                                                 for t in trial.turns]
             assert len(played["steps"]) == len(trial.events)

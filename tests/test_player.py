@@ -12,7 +12,7 @@ from forge_kernel.spec.errors import StoreError
 from forge_kernel.spec.compact import SYNTHETIC_BANNER
 from forge_kernel.spec.trajectory import TURN_TEXT
 from forge_kernel.spec.trajectory import compact_json
-from forge_kernel.widgets import ReplayPlayer, player_html, write_player_page
+from forge_kernel.widgets import ReplayPlayer, play, player_html, write_player_page
 from forge_kernel.widgets._frontend import ESM
 from forge_kernel.widgets.lab import QUIET, lab_command, quiet_lab
 
@@ -33,7 +33,7 @@ def as_synced(trial) -> dict:
 
 def test_the_trait_holds_the_compact_trajectory(run):
     trial = run.trial(TASK, "unsafe-shortcut", 0)
-    player = trial.player()
+    player = play(trial)
     assert json.loads(player.trajectory) == as_synced(trial) and player.other is None
     state = player.get_state()  # the trial travels as one binary buffer of JSON
     assert isinstance(state["trajectory"], bytes) and json.loads(state["trajectory"])["banner"] == SYNTHETIC_BANNER
@@ -44,11 +44,11 @@ def test_the_trait_holds_the_compact_trajectory(run):
 
 def test_a_side_by_side_player_holds_both_trials(run):
     by_tuple = ReplayPlayer(run, task=TASK, agent="candidate-v2", trial=0, other=("unsafe-shortcut", 0))
-    by_trial = run.trial(TASK, "candidate-v2", 0).player(other=run.trial(TASK, "unsafe-shortcut", 0))
+    by_trial = play(run.trial(TASK, "candidate-v2", 0), other=run.trial(TASK, "unsafe-shortcut", 0))
     assert by_tuple.trajectory == by_trial.trajectory and by_tuple.other == by_trial.other
     assert json.loads(by_tuple.trajectory) == as_synced(run.trial(TASK, "candidate-v2", 0))
     assert json.loads(by_tuple.other) == as_synced(run.trial(TASK, "unsafe-shortcut", 0))
-    unstable = run.trial(TASK, "flaky-simulator", 0).player(other=("flaky-simulator", 2))
+    unstable = play(run.trial(TASK, "flaky-simulator", 0), other=("flaky-simulator", 2))
     assert (json.loads(unstable.trajectory)["trial"], json.loads(unstable.other)["trial"]) == (0, 2)
 
 
@@ -65,7 +65,7 @@ def test_bad_arguments_are_one_clear_error(run, kwargs, error, message):
 
 def test_side_by_side_needs_the_same_task(run):
     with pytest.raises(SpecError, match="other: a trial of SC-OPS-ADMISSION; side by side needs SC-MED-GASTRIC-ULCER"):
-        run.trial(TASK, "candidate-v2", 0).player(other=run.trial("SC-OPS-ADMISSION", "candidate-v2", 0))
+        play(run.trial(TASK, "candidate-v2", 0), other=run.trial("SC-OPS-ADMISSION", "candidate-v2", 0))
 
 
 def embedded(html: str) -> dict:
@@ -115,7 +115,7 @@ def test_the_state_carries_the_stored_events_undecoded(run):
 def test_an_llm_trial_carries_its_model_turns_cut_to_a_readable_length(llm_run):
     with open_run(llm_run) as run:
         trial = run.trial(TASK, "narrated", 0)
-        state = json.loads(trial.player().trajectory)
+        state = json.loads(play(trial).trajectory)
         html = player_html(trial)
     turns = state["turns"]
     assert len(turns) == len(trial.turns)
@@ -133,5 +133,5 @@ def test_an_llm_trial_carries_its_model_turns_cut_to_a_readable_length(llm_run):
 
 
 def test_a_trial_without_model_turns_has_none(run):
-    state = json.loads(run.trial(TASK, "candidate-v2", 0).player().trajectory)
+    state = json.loads(play(run.trial(TASK, "candidate-v2", 0)).trajectory)
     assert state["turns"] == [] and state["cost"] == 0

@@ -1,9 +1,8 @@
-"""The Run handle: a run read once, for notebooks, the CLI and reports alike.
+"""The Run handle: a run read once, for notebooks, the CLI, reports and widgets alike.
 
 ``open_run(path)`` opens the store read-only; the trial tables, the packages (rebuilt from the store's own copies
 of their files) and their EHR images are read when first asked for and kept. ``run.trial(task, agent, k)`` (or
-``run.trial_by_id(id)``) gives one trial with its ``timeline`` and its ``compact()`` form for front ends and its
-``player()``. The frames
+``run.trial_by_id(id)``) gives one trial with its ``timeline`` and its ``compact()`` form for front ends. The frames
 analysis reads (``tasks``, ``outcomes``, ``failed_outcomes``, ``facts(agent)``, ``usage``, ``failing_verdicts``,
 ``failed_calls``) are filtered and aggregated in SQL (``_facts.py``), read once, and shared: do not change them in
 place.
@@ -90,12 +89,6 @@ class Trial(TrialRecord):
             return self.compact().model_dump_json(exclude=set(exclude))
         head = self.compact(steps=False).model_dump_json(exclude={"steps", *exclude})
         return f'{head[:-1]},"steps":[{",".join(map(event_json, self.rows))}]}}'
-
-    def player(self, other: "Trial | tuple[str, int] | None" = None):
-        """The replay player of this trial (a widget), with ``other`` beside it: a Trial, or (agent, trial)."""
-        from ..widgets import ReplayPlayer
-
-        return ReplayPlayer(self.run, self.task_id, self.agent, self.trial, other=other)
 
 
 class Run:
@@ -190,12 +183,6 @@ class Run:
         found.rows = event_rows(self.store, found.trial_id)
         found.turns = turns_of(self.store, found.trial_id)
         return found
-
-    def failures(self, triage: str | Path | None = None, **options):
-        """The failure browser of this run (a widget): ``FailureBrowser(run, triage, reviewer=..., agent=..., ...)``."""
-        from ..widgets import FailureBrowser
-
-        return FailureBrowser(self, triage, **options)
 
     @cached_property
     def trials(self) -> "pd.DataFrame":

@@ -8,9 +8,12 @@ _HOMES = {
     "designer": ("Designer",),
     "failures": ("FailureBrowser",),
     "page": ("player_html", "write_player_page"),
-    "player": ("ReplayPlayer",),
+    "player": ("ReplayPlayer", "play"),
     "sample": ("sample_run",),
 }
 
-__all__ = ["Designer", "FailureBrowser", "ReplayPlayer", "RunDashboard", "player_html", "sample_run", "write_player_page"]
+__all__ = [
+    "Designer", "FailureBrowser", "ReplayPlayer", "RunDashboard", "play", "player_html", "sample_run",
+    "write_player_page",
+]
 __getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

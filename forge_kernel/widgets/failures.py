@@ -21,7 +21,7 @@ from ..spec.compact import SYNTHETIC_BANNER
 from ..spec.errors import SpecError, UsageError
 from ..store.run import Run, open_run
 from ._frontend import assembled
-from .player import ReplayPlayer
+from .player import ReplayPlayer, play
 
 FILTERS = ("suite", "dimension", "agent", "verifier", "error_class", "triage")
 """What the table filters on; ``verifier`` matches a trial where that verifier is one of those that failed."""
@@ -189,7 +189,7 @@ class FailureBrowser(ipywidgets.VBox):
         row = self._row(trial_id)
         trial = self._reader().trial_by_id(row["trial_id"])
         if self.player is None:
-            self.player = trial.player()
+            self.player = play(trial)
         else:
             self.player.show(trial)
         self._reasons = {v.verifier_id: v.reason for v in trial.grading.verdicts}

@@ -7,7 +7,7 @@ from typing import Any
 import anywidget
 import traitlets
 
-from ..store.run import Run, open_run
+from ..store import Run, Trial, open_run
 from ._frontend import CSS, ESM, player_state
 
 
@@ -36,3 +36,9 @@ class ReplayPlayer(anywidget.AnyWidget):
         with self.hold_sync():  # one message: the front end reads both traits together
             for name, value in player_state(trial, other).items():
                 setattr(self, name, value)
+
+
+def play(trial: Trial, other: Trial | tuple[str, int] | None = None) -> ReplayPlayer:
+    """The replay player of a trial of a Run (``run.trial(task, agent, k)``), with ``other`` beside it: a Trial (of
+    any run, e.g. the baseline's), or ``(agent, trial)`` in the same run."""
+    return ReplayPlayer(trial.run, trial.task_id, trial.agent, trial.trial, other=other)

@@ -9,10 +9,10 @@ from forge_kernel.store import open_run
 
 TASK = "SC-MED-GASTRIC-ULCER"
 CELLS = [
-    "from forge_kernel import open_run\nrun = open_run({run!r})",
-    f"run.trial({TASK!r}, 'unsafe-shortcut', 0).player()",
-    f"run.trial({TASK!r}, 'candidate-v2', 0).player(other=('unsafe-shortcut', 0))",
-    f"llm = open_run({{llm!r}})\nllm.trial({TASK!r}, 'narrated', 0).player()",
+    "from forge_kernel import open_run\nfrom forge_kernel.widgets import play\nrun = open_run({run!r})",
+    f"play(run.trial({TASK!r}, 'unsafe-shortcut', 0))",
+    f"play(run.trial({TASK!r}, 'candidate-v2', 0), other=('unsafe-shortcut', 0))",
+    f"llm = open_run({{llm!r}})\nplay(llm.trial({TASK!r}, 'narrated', 0))",
 ]
 
 
