@@ -16,7 +16,7 @@ from ._charts import delta_chart, latency_chart, rates_chart, reliability_chart
 from ._html import Markup, Section, badge, para, table
 from ._intervals import delta_interval
 from .release import MAX_PLAYERS, ReleaseReport
-from .signoff import digest
+from ._chain import digest
 
 STYLE = Markup("""<style>
 .forge-release { font-family: system-ui, sans-serif; max-width: 1100px; }

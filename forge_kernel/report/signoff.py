@@ -12,7 +12,8 @@ changing one breaks the link of the next. A signature is never taken back by del
 withdrawal (``withdraws``: its number) signed by the same reviewer, role and key. A chain cannot show that its
 newest entries were cut off: ``forge signoff`` prints the head (length and last digest) and ``forge verify --head``
 fails when the chain no longer holds it. ``release.html`` is covered without its sign-off section, which signing
-rewrites from ``signoff.json`` and verifying checks (``signoff_section.py``).
+rewrites from ``signoff.json`` and verifying checks (``signoff_section.py``). Digests, keys and the chain's links are
+in ``_chain.py``, which that section reads too.
 """
 from __future__ import annotations
 
@@ -29,14 +30,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated, Iterator, Literal
 
-from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from pydantic import ConfigDict, StringConstraints, TypeAdapter, ValidationError
 from typing_extensions import Required, TypedDict  # pydantic reads typing's TypedDict only from Python 3.12
 
 from ..spec import SpecError, canonical_json
 from ..store import RunStore
+from ._chain import PublicKey, chain_head, decision_text, digest, link, sha256
 from .signoff_section import shows, with_signoff, without_signoff
 
 HTML = "release.html"
@@ -45,53 +46,12 @@ RECORD = "release.json"
 SIGNOFF = "signoff.json"
 SEVERAL_ROLES = "several_roles_per_reviewer"
 """The field of ``release.json`` (from the release's parameters) that lets one reviewer approve in several roles."""
-KEY_KIND = "forge-ed25519"
 Decision = Literal["approve", "reject", "withdraw"]
 TRIAL_TABLES = ("events", "scores", "verdicts", "turns")
 """Tables whose rows belong to one trial, digested with it; every other table of a store is digested whole."""
 
 
-def sha256(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
-
-
-def digest(value) -> str:
-    return sha256(canonical_json(value).encode())
-
-
 # --- keys ------------------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class PublicKey:
-    """A reviewer's public key, as one line ``forge-ed25519 <base64> <reviewer>``."""
-
-    reviewer: str
-    key: str
-    """The raw key, base64."""
-
-    @property
-    def line(self) -> str:
-        return f"{KEY_KIND} {self.key} {self.reviewer}"
-
-    @property
-    def fingerprint(self) -> str:
-        return sha256(base64.b64decode(self.key))[:23]
-
-    @classmethod
-    def parse(cls, line: str, file: object) -> "PublicKey":
-        kind, _, rest = line.strip().partition(" ")
-        key, _, reviewer = rest.partition(" ")
-        if kind != KEY_KIND or not key or not reviewer.strip():
-            raise SpecError(file, "(line)", f"not a reviewer key: expected '{KEY_KIND} <key> <reviewer>'")
-        return cls(reviewer.strip(), key)
-
-    def verifies(self, signature: str, message: bytes) -> bool:
-        try:
-            Ed25519PublicKey.from_public_bytes(base64.b64decode(self.key)).verify(base64.b64decode(signature), message)
-        except (InvalidSignature, ValueError):
-            return False
-        return True
-
 
 def keygen(reviewer: str, out: Path) -> PublicKey:
     """Write a new private key to ``out`` (mode 600, never overwritten) and its public line to ``out.pub``."""
@@ -290,26 +250,12 @@ def unchained(signatures: list[dict]) -> bool:
     return any("follows" not in entry["statement"] for entry in signatures)
 
 
-def link(signatures: list[dict]) -> str | None:
-    """What the next signature follows: the digest of the last entry, or None (the genesis) when there is none."""
-    return digest(signatures[-1]) if signatures else None
-
-
 def intact(signatures: list[dict]) -> list[dict]:
     """The signatures up to the first one that does not follow the entry before it."""
     for n, entry in enumerate(signatures):
         if entry["statement"].get("follows", "unchained") != link(signatures[:n]):
             return signatures[:n]
     return signatures
-
-
-def chain_head(signatures: list[dict]) -> str:
-    """The chain's length and the digest of its last entry, as ``forge signoff`` and ``forge verify`` print it."""
-    return f"{len(signatures)} signature{'s' * (len(signatures) != 1)}, head {link(signatures)}"
-
-
-def decision_text(statement: dict) -> str:
-    return statement["decision"] + (f" #{statement['withdraws']}" if "withdraws" in statement else "")
 
 
 def standing(signed: dict[int, dict]) -> dict[int, dict]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from ..spec import printable
+from ._chain import PublicKey, chain_head, decision_text
 from ._html import Markup, Section, para, table
 
 START, END = "<!--forge:signoff-->", "<!--/forge:signoff-->"
@@ -19,8 +20,6 @@ REGION = re.compile(re.escape(START) + ".*?" + re.escape(END), re.S)
 def render(signoff: dict) -> str:
     """The region for a sign-off file's signatures (its markers included): one numbered row each, a withdrawn one
     marked with the number of its withdrawal, and the chain's head."""
-    from .signoff import PublicKey, chain_head, decision_text
-
     signatures = signoff["signatures"]
     withdrawn = {s["statement"].get("withdraws"): n for n, s in enumerate(signatures, 1)}
     rows, colours = [], []
