@@ -58,9 +58,8 @@ def test_names_are_per_kind_and_a_duplicate_is_refused_in_any_catalog():
 
 
 def test_a_gate_check_is_one_registered_function_run_by_the_gate_and_waivable_by_name(reference_run, monkeypatch):
-    from forge_kernel.analysis import compare, evaluate
-    from forge_kernel.analysis.gate_checks import gate_check
-    from forge_kernel.spec.gate_policy import DEFAULT_GATE, GatePolicy, load_policy
+    from forge_kernel.analysis import compare, evaluate, gate_check, load_policy
+    from forge_kernel.spec import DEFAULT_GATE, GatePolicy, PolicyError
     from forge_kernel.store import open_run
 
     monkeypatch.setattr(CATALOG, "entries", dict(load().entries))  # the registration below is undone
@@ -72,8 +71,8 @@ def test_a_gate_check_is_one_registered_function_run_by_the_gate_and_waivable_by
     assert [c.name for c in red.red_because] == ["always_fails"] and not red.green
     waived = GatePolicy.model_validate({**policy.model_dump(), "waive": ["always_fails"]})
     assert evaluate(cmp, waived).green
-    with pytest.raises(ValueError, match="only soft checks can be waived"):
-        GatePolicy.model_validate({**policy.model_dump(), "waive": ["max_unauthorized_writes"]})
+    with pytest.raises(PolicyError, match="only soft checks can be waived"):
+        evaluate(cmp, GatePolicy.model_validate({**policy.model_dump(), "waive": ["max_unauthorized_writes"]}))
 
 
 def test_forge_catalog_lists_every_registered_entry_with_verifier_params():

@@ -1,7 +1,7 @@
 """Dependencies point one way (design/architecture.md): every import inside forge_kernel goes to a lower layer.
 
 The layers are read from the source with ``ast``, so a new upward import fails here before it reaches main. An
-import made inside a function (run only when called) may go up only where ``LAZY_UP`` names it, with its reason.
+import made inside a function (run only when called) counts as any other: none goes up.
 """
 from __future__ import annotations
 
@@ -18,20 +18,16 @@ LAYERS = {
     "tools": 3,
     "agents": 4, "verify": 4,
     "workers": 5, "store": 5,
-    "engine": 6,
-    "analysis": 7, "authoring": 7,
-    "widgets": 8,
-    "report": 9,
-    "release_cli": 10,
-    "cli": 11,
-    "__init__": 12,
+    "analysis": 6,
+    "engine": 7,
+    "authoring": 8,
+    "widgets": 9,
+    "report": 10,
+    "release_cli": 11,
+    "cli": 12,
+    "__init__": 13,
 }
 """Each room of forge_kernel and its floor: a room may import from a lower floor (or its own room) only."""
-
-LAZY_UP = {
-    ("spec/gate_policy.py", "catalog"): "a policy names gate checks, which register above; read when checked",
-}
-"""Upward imports made inside a function, each with why it is there."""
 
 FACED = ("agents", "agents/planner", "analysis", "ehr", "engine", "models", "report", "spec", "store", "tools",
          "verify", "verify/kinds", "verify/tables", "widgets", "workers")
@@ -50,16 +46,13 @@ def sources() -> dict[str, str]:
 
 
 def imports(here: str, text: str):
-    """(room imported, line, inside a function?) for every relative import of one module."""
+    """(room imported, line) for every relative import of one module, at its top or inside a function."""
     parts = tuple(here.split("/"))
-    tree = ast.parse(text)
-    nested = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-              for n in ast.walk(f)}
-    for node in ast.walk(tree):
+    for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.ImportFrom) and node.level:
             package = list(parts[:-1])[: len(parts) - node.level]
             target = package + (node.module.split(".") if node.module else [node.names[0].name])
-            yield room(tuple(target)), node.lineno, id(node) in nested
+            yield room(tuple(target)), node.lineno
 
 
 def imported_modules(here: str, text: str):
@@ -117,10 +110,8 @@ def upward_imports(modules: dict[str, str]) -> list[str]:
     found = []
     for here, text in modules.items():
         source = room(tuple(here.split("/")))
-        for target, line, lazy in imports(here, text):
+        for target, line in imports(here, text):
             if target == source or LAYERS[target] < LAYERS[source]:
-                continue
-            if lazy and (here, target) in LAZY_UP:
                 continue
             found.append(f"{here}:{line} imports {target} (floor {LAYERS[target]} >= {LAYERS[source]})")
     return found
@@ -135,20 +126,10 @@ def test_no_import_runs_upward():
     assert upward_imports(sources()) == []
 
 
-def test_each_declared_exception_is_still_there():
-    seen = {(here, target) for here, text in sources().items() for target, _, lazy in imports(here, text) if lazy}
-    assert set(LAZY_UP) <= seen, set(LAZY_UP) - seen
-
-
 def test_an_upward_import_is_caught():
     probe = {"ehr/probe.py": "from ..analysis import compare\n", "ehr/lazy.py": "def f():\n    from ..store import Run\n"}
-    assert upward_imports(probe) == ["ehr/probe.py:1 imports analysis (floor 7 >= 1)",
+    assert upward_imports(probe) == ["ehr/probe.py:1 imports analysis (floor 6 >= 1)",
                                      "ehr/lazy.py:2 imports store (floor 5 >= 1)"]
-
-
-def test_a_lazy_upward_import_needs_its_reason(monkeypatch):
-    monkeypatch.delitem(LAZY_UP, ("spec/gate_policy.py", "catalog"))
-    assert any(line.startswith("spec/gate_policy.py") for line in upward_imports(sources()))
 
 
 def test_a_public_module_is_a_home_or_used_from_outside():

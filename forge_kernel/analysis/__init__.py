@@ -14,6 +14,7 @@ _HOMES = {
                  "criterion_confusion"),
     "display": ("markdown_lines",),
     "gate": ("GatePolicy", "GateResult", "counts_against", "declared_policy", "evaluate", "load_policy"),
+    "gate_checks": ("GATE_CHECKS", "gate_check", "soft_checks"),
     "ledger": ("Ledger", "failure_ledger", "read_ledger", "write_ledger"),
     "stats": ("Kappa", "Rate", "brier", "cohens_kappa", "ece", "mcnemar_exact", "pass_at_k", "pass_hat_k",
               "percentile", "reliability", "wilson"),
@@ -22,12 +23,13 @@ _HOMES = {
 }
 
 __all__ = [
-    "AblationCard", "AgentSide", "COLUMNS", "CitationChecks", "Comparison", "CriterionConfusion", "GatePolicy",
-    "GateResult", "Kappa", "Ledger", "Rate", "SEVERITIES", "STATES", "SideSummary", "Table", "TriageFile",
-    "ablation_card", "ablation_cards", "agent_side", "brier", "card", "citation_checks", "cohens_kappa", "compare",
-    "compare_sides", "counts_against", "criterion_confusion", "declared_policy", "ece", "evaluate", "failure_ledger",
-    "failure_rows", "latency_percentiles", "load_policy", "load_triage", "markdown_lines", "markdown_table",
-    "mcnemar_exact", "pass_at_k", "pass_hat_k", "pass_rate_cells", "pass_rates", "percentile", "read_ledger",
-    "reliability", "run_summary", "safety_findings", "usage", "wilson", "write_ledger",
+    "AblationCard", "AgentSide", "COLUMNS", "CitationChecks", "Comparison", "CriterionConfusion", "GATE_CHECKS",
+    "GatePolicy", "GateResult", "Kappa", "Ledger", "Rate", "SEVERITIES", "STATES", "SideSummary", "Table",
+    "TriageFile", "ablation_card", "ablation_cards", "agent_side", "brier", "card", "citation_checks", "cohens_kappa",
+    "compare", "compare_sides", "counts_against", "criterion_confusion", "declared_policy", "ece", "evaluate",
+    "failure_ledger", "failure_rows", "gate_check", "latency_percentiles", "load_policy", "load_triage",
+    "markdown_lines", "markdown_table", "mcnemar_exact", "pass_at_k", "pass_hat_k", "pass_rate_cells", "pass_rates",
+    "percentile", "read_ledger", "reliability", "run_summary", "safety_findings", "soft_checks", "usage", "wilson",
+    "write_ledger",
 ]
 __getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

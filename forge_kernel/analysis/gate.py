@@ -2,19 +2,20 @@
 
 Hard gates can be neither waived nor optional; a soft check may be waived (its FAIL does not count) or optional (its
 NOT RUN does not count) only in the policy itself, so that this is in its hash. Any other FAIL or NOT RUN makes the
-gate red: NOT RUN is never a pass.
+gate red: NOT RUN is never a pass. ``load_policy`` reads a policy file and refuses one that waives or makes optional
+what is not a registered soft check; ``evaluate`` refuses such a policy however it was made.
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel
 
-from ..catalog import CATALOG
-from ..spec import GatePolicy, PolicyError, load_policy
+from ..spec import DEFAULT_GATE, GatePolicy, PolicyError, SpecError, read_policy
 from ..store import Run
 from .comparison import Comparison
-from .gate_checks import Status
+from .gate_checks import GATE_CHECKS, Status, soft_checks
 from .display import Shown, html_heading, html_paragraphs, html_table
 
 __all__ = ["Check", "GatePolicy", "GateResult", "declared_policy", "evaluate", "load_policy"]
@@ -70,6 +71,26 @@ def counts_against(check: Check) -> bool:
     return check.status == "FAIL" and not check.waived or check.status == "NOT RUN" and not check.optional
 
 
+def load_policy(path: str | Path | None = None) -> GatePolicy:
+    """A gate policy from YAML (the bundled default when no path is given); a SpecError names the field where it
+    waives or makes optional what is not a registered soft check."""
+    path = Path(path) if path else DEFAULT_GATE
+    policy = read_policy(path)
+    if problem := refused(policy):
+        raise SpecError(path, *problem)
+    return policy
+
+
+def refused(policy: GatePolicy) -> tuple[str, str] | None:
+    """(field, why) where a policy waives or makes optional what is not a registered soft check, else None."""
+    for field, what in (("waive", "waived"), ("optional", "optional")):
+        allowed = soft_checks(waivable=field == "waive")
+        for name in getattr(policy, field):
+            if name not in allowed:
+                return field, f"{name!r} cannot be {what}: only soft checks can be {what}"
+    return None
+
+
 def declared_policy(run: Run) -> str | None:
     """The hash of the gate policy a run declared before it started (None if it declared none)."""
     return (run.manifest.get("gate_policy") or {}).get("hash")
@@ -79,13 +100,16 @@ def evaluate(cmp: Comparison, policy: GatePolicy, declared: str | None = None) -
     """Run every registered gate check (``gate_checks.py``) on a comparison; ``declared`` is the hash the candidate
     run recorded.
 
-    A policy that differs from the one declared before the run is refused, not evaluated.
+    A policy that differs from the one declared before the run, or waives or makes optional what is not a soft
+    check, is refused, not evaluated.
     """
+    if problem := refused(policy):
+        raise PolicyError(f"gate policy {policy.name}", *problem)
     if declared is not None and declared != policy.hash:
         raise PolicyError(cmp.candidate.run_dir, "gate_policy", f"the run declared policy {declared[:19]}, "
                           f"this one is {policy.hash[:19]}: a policy cannot change after the run")
     checks = []
-    for check in CATALOG.section("gate check").values():
+    for check in GATE_CHECKS.values():
         status, detail = check.run(cmp, policy, declared)
         soft = check.level == "soft"
         checks.append(Check(name=check.name, level=check.level, status=status, detail=detail,

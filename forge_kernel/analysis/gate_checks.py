@@ -1,7 +1,8 @@
 """The release gate's checks: each is one function registered in the catalog with its level.
 
 A check reads a comparison, the policy (its setting of the same name) and the hash the candidate run declared, and
-returns its status and a one-line detail. The gate runs them in the order they are registered here.
+returns its status and a one-line detail. The gate runs them in the order they are registered here; a policy may
+waive or make optional only soft ones (``soft_checks``).
 """
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ Status = Literal["PASS", "FAIL", "NOT RUN"]
 Level = Literal["hard", "soft"]
 Run = Callable[[Comparison, GatePolicy, "str | None"], tuple[Status, str]]
 DISABLED = "disabled in the policy"
+GATE_CHECKS = CATALOG.section("gate check")
+"""The registered gate checks by name (those below, and any registered in this process), in order."""
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,11 @@ def gate_check(name: str, level: Level, waivable: bool = True):
         return fn
 
     return add
+
+
+def soft_checks(waivable: bool) -> list[str]:
+    """The registered soft checks a policy may waive (``waivable``), or make optional."""
+    return [c.name for c in GATE_CHECKS.values() if c.level == "soft" and (c.waivable or not waivable)]
 
 
 def passes(ok: bool, detail: str) -> tuple[Status, str]:

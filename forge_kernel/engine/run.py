@@ -15,7 +15,8 @@ from tqdm import tqdm
 
 from ..agents import agent_factory
 from ..agents.llm import PREFIX as LLM, model_needs
-from ..spec import AgentError, Package, SpecError, StoreError, UsageError, find_packages, load_policy
+from ..analysis import load_policy
+from ..spec import AgentError, Package, SpecError, StoreError, UsageError, find_packages
 from ..store import DB_NAME, RunLock, RunStore, utc_now
 from ..workers import MCP_PREFIX, MEMORY_MB, PROCESSES, InProcess, IsolatedAgent, Runner, Sandbox, choose, describe
 from ._grader import Grader

@@ -13,7 +13,7 @@ _HOMES = {
     "errors": ("AgentError", "BudgetExceeded", "CatalogError", "ForgeError", "PolicyError", "SpecError",
                "StoreError", "UsageError"),
     "fixtures": ("validate_fixture",),
-    "gate_policy": ("DEFAULT_GATE", "GatePolicy", "load_policy"),
+    "gate_policy": ("DEFAULT_GATE", "GatePolicy", "read_policy"),
     "grading": ("ERROR_PREFIX", "Grading", "Scores", "Verdict"),
     "hashing": ("FORMAT_VERSION", "canonical_json", "content_hash"),
     "hidden": ("Counterexample", "HiddenHalf", "MutantOperator", "RUBRIC", "ValidMutant", "ValidVariant",
@@ -36,8 +36,8 @@ __all__ = [
     "StoreError", "Strict", "SuiteDefaults", "TURN_TEXT", "TaskPackage", "TaskText", "ToolCall", "TrajectoryFile",
     "UNAUTHORIZED_WRITE", "UsageError", "ValidMutant", "ValidVariant", "Verdict", "VerifierUse", "apply_edits",
     "asked_steps", "bundle_resources", "call_labels", "canonical_json", "compact_json", "compact_turns",
-    "content_hash", "echo", "edits_between", "find_packages", "hidden_schema", "load_package", "load_policy",
-    "load_trajectory", "package_from_files", "parse_model", "printable", "read_json", "read_yaml", "tool_names",
+    "content_hash", "echo", "edits_between", "find_packages", "hidden_schema", "load_package", "load_trajectory",
+    "package_from_files", "parse_model", "printable", "read_json", "read_policy", "read_yaml", "tool_names",
     "validate_fixture",
 ]
 __getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

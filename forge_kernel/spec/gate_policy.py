@@ -1,22 +1,16 @@
-"""The release-gate policy format: declared before a run, hashed, read by the gate in forge_kernel.analysis."""
+"""The release-gate policy format: declared before a run, hashed, read by the gate in forge_kernel.analysis (which
+also checks that what a policy waives or makes optional is a registered soft check: ``analysis.load_policy``)."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field
 
 from .hashing import content_hash
 from .loading import parse_model, read_yaml
 from .package import Strict
 
 DEFAULT_GATE = Path(__file__).with_name("gates") / "default.yaml"
-
-
-def soft_checks(waivable: bool) -> list[str]:
-    """The registered soft gate checks (``analysis/gate_checks.py``): those that may be waived, or made optional."""
-    from ..catalog import load  # the checks are registered above this layer; read them when a policy is checked
-
-    return [c.name for c in load().section("gate check").values() if c.level == "soft" and (c.waivable or not waivable)]
 
 
 class HardGates(Strict):
@@ -47,22 +41,12 @@ class GatePolicy(Strict):
     optional: list[str] = Field(default_factory=list,
                                 description="Soft checks that may be NOT RUN without turning the gate red.")
 
-    @field_validator("waive", "optional")
-    @classmethod
-    def only_soft_checks(cls, names: list[str], info: ValidationInfo) -> list[str]:
-        what = "waived" if info.field_name == "waive" else "optional"
-        allowed = soft_checks(waivable=info.field_name == "waive")
-        for name in names:
-            if name not in allowed:
-                raise ValueError(f"{name!r} cannot be {what}: only soft checks can be {what}")
-        return names
-
     @property
     def hash(self) -> str:
         return content_hash("gate-policy", self.model_dump(mode="json"))
 
 
-def load_policy(path: str | Path | None = None) -> GatePolicy:
-    """A gate policy from YAML (the default one when no path is given)."""
+def read_policy(path: str | Path | None = None) -> GatePolicy:
+    """A gate policy from YAML (the default one when no path is given), as its format reads it."""
     path = Path(path) if path else DEFAULT_GATE
     return parse_model(GatePolicy, read_yaml(path), path)
