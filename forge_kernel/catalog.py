@@ -1,23 +1,21 @@
 """The catalog: one registry of everything known by name (tools, verifier kinds, agents, gate checks).
 
 Each entry records its kind, name, version and the arguments the object was built with. A name is registered once
-per kind: a second registration is a CatalogError naming both places. ``load()`` imports the built-in
-registrations; ``forge catalog`` prints what it holds.
+per kind: a second registration is a CatalogError naming both places. The built-in entries register when their
+packages are imported (``tools``, ``verify``, ``agents``, ``analysis``'s gate checks), all of them at once through
+``forge_kernel.built_in``; ``forge catalog`` prints what it holds.
 """
 from __future__ import annotations
 
 from types import UnionType
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from importlib import import_module
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from .spec.errors import CatalogError
 
 Kind = Literal["tool", "verifier kind", "agent", "gate check"]
 KINDS: tuple[Kind, ...] = ("tool", "verifier kind", "agent", "gate check")
-BUILT_IN = ("forge_kernel.tools", "forge_kernel.verify", "forge_kernel.agents", "forge_kernel.analysis.gate_checks")
-"""The modules whose import registers the built-in entries."""
 
 
 @dataclass(frozen=True)
@@ -82,13 +80,6 @@ class Section(Mapping):
 CATALOG = Catalog()
 """The one catalog of this process."""
 register = CATALOG.add
-
-
-def load() -> Catalog:
-    """The catalog with every built-in entry registered."""
-    for module in BUILT_IN:
-        import_module(module)
-    return CATALOG
 
 
 def model_of(entry: Entry) -> Any:

@@ -394,8 +394,9 @@ def replay(run_dir, task, agent, trial) -> None:
 def show_catalog(as_json) -> None:
     """Everything registered by name: tools, verifier kinds (with params), agents, gate checks."""
     from . import catalog
+    from .built_in import load
 
-    entries = catalog.load()
+    entries = load()
     if as_json:
         echo(json.dumps({kind: [catalog.as_json(e) for e in entries.of(kind)] for kind in catalog.KINDS},
                               ensure_ascii=False, indent=1, default=str))

@@ -4,7 +4,8 @@ import json
 import pytest
 
 from forge_kernel.agents import AGENTS
-from forge_kernel.catalog import CATALOG, KINDS, Catalog, load
+from forge_kernel.built_in import load
+from forge_kernel.catalog import CATALOG, KINDS, Catalog
 from forge_kernel.spec import CatalogError
 from forge_kernel.tools import TOOLS, tool
 from forge_kernel.verify import VERIFIERS, Outcome, verifier

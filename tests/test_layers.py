@@ -19,7 +19,7 @@ LAYERS = {
     "agents": 4, "verify": 4,
     "workers": 5, "store": 5,
     "analysis": 6,
-    "engine": 7,
+    "engine": 7, "built_in": 7,
     "authoring": 8,
     "widgets": 9,
     "report": 10,

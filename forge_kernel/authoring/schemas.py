@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..catalog import load
+from ..built_in import load
 from ..spec import (CompactTrajectory, GatePolicy, HiddenDefaults, HiddenHalf, SuiteDefaults, TaskPackage,
                     TrajectoryFile, hidden_schema, tool_names)
 from ..verify import Expression

@@ -21,9 +21,9 @@ from ..authoring import (
     problems,
     selftest,
 )
-from .. import tools, verify  # noqa: F401  (register the tools and verifier kinds)
 from ..agents.planner.core import PLANS
-from ..catalog import CATALOG, model_of
+from ..built_in import load
+from ..catalog import model_of
 from ..spec import BudgetExceeded, ForgeError, SpecError, load_package
 from ..spec.edits import Edit, EditError, apply_edits, call_labels
 from . import _designer_views as views
@@ -99,8 +99,9 @@ class Designer(w.VBox):
     """Design a TaskPackage: ``Designer(target=".")`` picks patients from the bundled packages and saves to ``target/task_packages/<suite>/<id>/`` and ``target/verifiers/<suite>/<id>.yaml``."""
 
     def __init__(self, bundled: str | Path = BUNDLED, target: str | Path = ".", suite: str = "custom"):
-        self.tool_entries = {e.name: e for e in CATALOG.of("tool")}
-        self.kind_entries = {e.name: e for e in CATALOG.of("verifier kind")}
+        catalog = load()
+        self.tool_entries = {e.name: e for e in catalog.of("tool")}
+        self.kind_entries = {e.name: e for e in catalog.of("verifier kind")}
         self.patients = bundled_patients(bundled)
         self.recorder: Recorder | None = None
         self.pending: list[Edit] = []
