@@ -1,7 +1,7 @@
 """One family of user errors: each names file, field and message, and the CLI prints any of them as one line."""
 import pytest
 
-from forge_kernel.cli import user_errors
+from forge_kernel.cli._forge import user_errors
 from forge_kernel.spec import errors
 from forge_kernel.spec.errors import ForgeError
 

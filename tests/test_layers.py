@@ -23,9 +23,8 @@ LAYERS = {
     "authoring": 8,
     "widgets": 9,
     "report": 10,
-    "release_cli": 11,
-    "cli": 12,
-    "__init__": 13,
+    "cli": 11,
+    "__init__": 12,
 }
 """Each room of forge_kernel and its floor: a room may import from a lower floor (or its own room) only."""
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from forge_kernel.cli import agent_entries
+from forge_kernel.cli._run import agent_entries
 from forge_kernel.engine import RunSpec, execute
 from forge_kernel.spec import AgentError
 from forge_kernel.spec.loading import read_yaml

@@ -355,7 +355,7 @@ def test_the_sandbox_writes_only_to_scratch_folders_of_bounded_size(tmp_path):
 
 
 def test_the_cli_defaults_of_agent_memory_and_processes_are_the_sandboxs():
-    from forge_kernel.cli import run
+    from forge_kernel.cli._run import run
     defaults = {p.name: p.default for p in run.params}
     assert (defaults["agent_memory"], defaults["agent_processes"]) == (MEMORY_MB, PROCESSES)
 

@@ -1,0 +1,107 @@
+"""The commands about packages and what grades them: ``forge validate``, ``selftest`` and ``catalog``."""
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from ..spec import SpecError, echo
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True)
+def validate(paths: tuple[str, ...]) -> None:
+    """Check packages: both halves, their cross-references and FHIR R4 fixtures."""
+    from ..engine.validate import check_package
+    from ..spec import find_packages
+
+    failures = 0
+    for folder in find_packages(list(paths)):
+        try:
+            package = check_package(folder)
+            echo(f"ok    {package.id}  {package.package_hash[:19]}")
+        except SpecError as exc:
+            failures += 1
+            echo(str(exc), err=True)
+    if failures:
+        sys.exit(2)
+
+
+@click.command(name="catalog")
+@click.option("--json", "as_json", is_flag=True, help="Print every entry as JSON, with its model's JSON Schema.")
+def show_catalog(as_json) -> None:
+    """Everything registered by name: tools, verifier kinds (with params), agents, gate checks."""
+    from .. import catalog
+    from ..built_in import load
+
+    entries = load()
+    if as_json:
+        echo(json.dumps({kind: [catalog.as_json(e) for e in entries.of(kind)] for kind in catalog.KINDS},
+                              ensure_ascii=False, indent=1, default=str))
+        return
+    for kind in catalog.KINDS:
+        echo(f"{kind}s ({len(entries.of(kind))})")
+        for entry in entries.of(kind):
+            echo(f"  {catalog.entry_line(entry)}")
+
+
+@click.command()
+@click.argument("paths", nargs=-1)
+@click.option("--mutants", "with_mutants", is_flag=True,
+              help="Also grade generic mutants of each gold solution; list every one the verifiers do not reject.")
+def selftest(paths, with_mutants) -> None:
+    """Verifier coverage: every gold solution passes, every counterexample fails as named, every valid variant
+    passes; each judge's agreement with its labelled set. Not a model score."""
+    import asyncio
+
+    from ..analysis import cohens_kappa
+    from ..engine import Images
+    from ..engine.selftest import judge_agreements, mutation_test, selftest_package
+    from ..spec import find_packages, load_package
+
+    packages = [load_package(folder) for folder in find_packages(list(paths) or ["task_packages"])]
+
+    async def all_packages():
+        images = Images()
+        cases = [await selftest_package(package, images) for package in packages]
+        reports = [await mutation_test(package, images) for package in packages] if with_mutants else []
+        return cases, reports
+
+    by_package, reports = asyncio.run(all_packages())
+    for cases in by_package:
+        failing = [c for c in cases if not c.ok]
+        kinds = [c.kind for c in cases]
+        echo(f"{'FAIL' if failing else 'ok  '}  {cases[0].task_id:<32} gold + {kinds.count('counterexample')} "
+                   f"counterexample(s) + {kinds.count('valid variant')} valid variant(s)")
+        for c in failing:
+            echo(f"      {c.kind} {c.case}: {c.detail}")
+    bad = [cases[0].task_id for cases in by_package if not all(c.ok for c in cases)]
+    echo(f"verifier coverage: {len(by_package) - len(bad)}/{len(by_package)} package(s) tell the gold solution "
+               "and valid variants from every counterexample (a check of the verifiers, not a model score)")
+    for judge in judge_agreements(packages):
+        agreement = "no labelled set" if judge.pairs is None else str(cohens_kappa(judge.pairs))
+        echo(f"judge {judge.name} ({judge.identity}): {agreement} ({judge.labelled_set})")
+    if with_mutants:
+        echo_mutants(reports)
+    if bad or not all(r.ok for r in reports):
+        sys.exit(1)
+
+
+def echo_mutants(reports) -> None:
+    """Per package, the operators' rejected / applicable counts and every mutant that is a problem; then one line
+    per operator."""
+    from ..engine.selftest import PROBLEMS, operator_totals, operators_line, totals_line
+
+    for report in reports:
+        state = "ok  " if report.ok else "FAIL"
+        echo(f"{state}  {report.task_id:<32} mutants rejected: {operators_line(report)}")
+        for r in (r for r in report.results if r.status in PROBLEMS):
+            echo(f"      {r.status}: {r.mutant.operator} {r.mutant.target} ({r.mutant.note}): {r.detail}")
+            for line in r.mutant.lines():
+                echo(f"        {line}")
+        for d in report.unmatched:
+            echo(f"      valid_mutants: {d.operator} {d.target} matches no mutant")
+    echo("mutants per operator (a check of the verifiers, not a model score):")
+    for operator, counts in operator_totals(reports).items():
+        echo(f"  {totals_line(operator, counts)}")
