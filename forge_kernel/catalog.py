@@ -7,12 +7,12 @@ packages are imported (``tools``, ``verify``, ``agents``, ``analysis``'s gate ch
 """
 from __future__ import annotations
 
-from types import UnionType
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from types import UnionType
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from .spec.errors import CatalogError
+from .spec import CatalogError
 
 Kind = Literal["tool", "verifier kind", "agent", "gate check"]
 KINDS: tuple[Kind, ...] = ("tool", "verifier kind", "agent", "gate check")

@@ -9,10 +9,10 @@ import yaml
 from forge_kernel.agents.reference import REFERENCE_SET
 from forge_kernel.engine import RunSpec, execute
 from forge_kernel.store import open_run
-from forge_kernel.verify._quantities import registry
+from forge_kernel.verify import unit_registry
 
 ROOT = Path(__file__).resolve().parents[1]
-registry()  # the units every grading reads, built once: each run's grader, a fork of this process, has them
+unit_registry()  # the units every grading reads, built once: each run's grader, a fork of this process, has them
 
 
 @pytest.fixture(scope="session")

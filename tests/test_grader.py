@@ -284,9 +284,9 @@ def test_a_run_never_waits_for_the_unit_registry_its_grader_builds_it(tmp_path):
     build the unit registry (most of a second); the grader builds its own, and grades as grading inline does."""
     suite, out = copy_worked_examples(tmp_path), tmp_path / "run"
     started = ("import asyncio, sys; from pathlib import Path; from forge_kernel.engine import RunSpec, execute; "
-               "from forge_kernel.verify._quantities import registry; "
+               "from forge_kernel.verify import unit_registry; "
                "asyncio.run(execute(RunSpec(suite=[sys.argv[1]], agents=['scripted'], trials=1), Path(sys.argv[2]), "
-               "progress=False)); print('registries built here:', registry.cache_info().currsize)")
+               "progress=False)); print('registries built here:', unit_registry.cache_info().currsize)")
     done = subprocess.run([sys.executable, "-c", started, str(suite), str(out)], capture_output=True, text=True,
                           cwd=ROOT, check=True)
     assert done.stdout.strip().endswith("registries built here: 0"), done.stdout

@@ -28,7 +28,7 @@ LAYERS = {
 }
 """Each room of forge_kernel and its floor: a room may import from a lower floor (or its own room) only."""
 
-FACED = ("agents", "agents/planner", "analysis", "ehr", "engine", "models", "report", "spec", "store", "tools",
+FACED = ("agents", "agents/planner", "analysis", "cli", "ehr", "engine", "models", "report", "spec", "store", "tools",
          "verify", "verify/kinds", "verify/tables", "widgets", "workers")
 """Packages whose inside modules are private (``_name.py``): a module without the underscore is a home of names
 in its face's ``_HOMES``, is imported by another package or a notebook, or runs as a program (``python -m``)."""
@@ -105,6 +105,43 @@ def unhomed_public_modules(modules: dict[str, str]) -> list[str]:
     return found
 
 
+def face_names(text: str) -> set[str]:
+    """The names a face hands out (its ``__all__``)."""
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+            return set(ast.literal_eval(node.value))
+    return set()
+
+
+def skipped_faces(modules: dict[str, str]) -> list[str]:
+    """Imports that reach into another package's module instead of taking the name from its face: ``from
+    ..store.run import Run`` in ``analysis/`` where ``from ..store import Run`` is meant, or ``from ..ehr import
+    fhir`` (a module through the face). A module imports from the modules of its own package and of the packages
+    that hold it (``verify/kinds/`` from ``verify/``, anything from ``forge_kernel/`` itself); from every other package,
+    a subpackage too, only the names its face (``__init__.py``) hands out."""
+    folders = {here.rpartition("/")[0] for here in modules if here.endswith("__init__.py")}
+    found = []
+    for here, text in modules.items():
+        package = here.split("/")[:-1]
+        holders = {"/".join(package[:i]) for i in range(len(package) + 1)}
+        for node in ast.walk(ast.parse(text)):
+            if not (isinstance(node, ast.ImportFrom) and node.level):
+                continue
+            module = package[: len(package) - node.level + 1] + (node.module.split(".") if node.module else [])
+            target, names = "/".join(module), [alias.name for alias in node.names]
+            dotted = target.replace("/", ".")
+            if target in folders:  # from a face: only its names, not its modules
+                face = face_names(modules[f"{target}/__init__.py".lstrip("/")])
+                names = [n for n in names if n not in face and f"{target}/{n}" in folders | {m[:-3] for m in modules}]
+                if names and target not in holders:
+                    found.append(f"{here}:{node.lineno} imports the module {', '.join(names)} of {dotted}, not names "
+                                 "from its face")
+            elif names and target.rpartition("/")[0] not in holders:
+                found.append(f"{here}:{node.lineno} imports {', '.join(names)} from {dotted}, not from the face of "
+                             f"{dotted.rpartition('.')[0]}")
+    return found
+
+
 def upward_imports(modules: dict[str, str]) -> list[str]:
     found = []
     for here, text in modules.items():
@@ -129,6 +166,20 @@ def test_an_upward_import_is_caught():
     probe = {"ehr/probe.py": "from ..analysis import compare\n", "ehr/lazy.py": "def f():\n    from ..store import Run\n"}
     assert upward_imports(probe) == ["ehr/probe.py:1 imports analysis (floor 6 >= 1)",
                                      "ehr/lazy.py:2 imports store (floor 5 >= 1)"]
+
+
+def test_every_import_from_another_package_goes_through_its_face():
+    assert skipped_faces(sources()) == []
+
+
+def test_an_import_that_skips_a_face_is_caught():
+    probes = {"analysis/probe.py": "from ..store.run import Run\nfrom . import gate\n",
+              "tools/probe.py": "def f():\n    from ..ehr import fhir, EHRImage\n",
+              "verify/kinds/probe.py": "from ..registry import verifier\nfrom ...verify.tables.drugs import drugs_in\n"}
+    assert [line for line in skipped_faces({**sources(), **probes}) if "/probe.py:" in line] == [
+        "analysis/probe.py:1 imports Run from store.run, not from the face of store",
+        "tools/probe.py:2 imports the module fhir of ehr, not names from its face",
+        "verify/kinds/probe.py:2 imports drugs_in from verify.tables.drugs, not from the face of verify.tables"]
 
 
 def test_a_public_module_is_a_home_or_used_from_outside():

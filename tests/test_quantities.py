@@ -1,7 +1,7 @@
 """Amounts with units: the same dose written in other ways agrees, other doses and other dimensions do not."""
 import pytest
 
-from forge_kernel.verify._quantities import Amount, amount, amounts
+from forge_kernel.verify.quantities import Amount, amount, amounts
 
 
 @pytest.mark.parametrize("a, b", [

@@ -28,7 +28,7 @@ from forge_kernel.workers._launch import Launch
 from forge_kernel.workers._output import AgentOutput, Allowance
 from forge_kernel.workers._processes import sandbox_pid
 from forge_kernel.workers._link import Conversation, Link
-from forge_kernel.workers._wire import MAX_DEPTH, Frames, WireError, encode, json_args
+from forge_kernel.workers.wire import MAX_DEPTH, Frames, WireError, encode, json_args
 from forge_kernel.workers._worker import Running, StallClock
 from tests.helpers import ROOT, needs_bwrap, needs_cgroups
 from tests.test_tools import make_session

@@ -1,11 +1,11 @@
 """Agents: the protocol, AgentTask, the reference agents (registered in the catalog on import), the ``llm`` agent
 and the replay agent. The names below are imported on first use."""
-from . import registry  # noqa: F401  (registers the reference agents)
 from .. import _lazy
+from . import registry  # noqa: F401  (registers the reference agents)
 
 _HOMES = {
     "base": ("Agent", "AgentTask", "ToolClient"),
-    "llm": ("LLMAgent",),
+    "llm": ("LLMAgent", "LLM_PREFIX", "SYSTEM_PROMPT", "model_needs"),
     "planner": ("Features", "Planner"),
     "reference": ("REFERENCE_SET",),
     "registry": ("AGENTS", "agent_factory"),
@@ -13,7 +13,7 @@ _HOMES = {
 }
 
 __all__ = [
-    "AGENTS", "Agent", "AgentTask", "Features", "LLMAgent", "Planner", "REFERENCE_SET", "ReplayAgent", "ToolClient",
-    "agent_factory",
+    "AGENTS", "Agent", "AgentTask", "Features", "LLMAgent", "LLM_PREFIX", "Planner", "REFERENCE_SET", "ReplayAgent",
+    "SYSTEM_PROMPT", "ToolClient", "agent_factory", "model_needs",
 ]
 __getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

@@ -12,7 +12,7 @@ _HOMES = {
     "comparison": ("AgentSide", "Comparison", "SideSummary", "agent_side", "compare", "compare_sides"),
     "criteria": ("COLUMNS", "CitationChecks", "CriterionConfusion", "STATES", "citation_checks",
                  "criterion_confusion"),
-    "display": ("markdown_lines",),
+    "display": ("markdown_lines", "seconds"),
     "gate": ("GatePolicy", "GateResult", "counts_against", "declared_policy", "evaluate", "load_policy"),
     "gate_checks": ("GATE_CHECKS", "gate_check", "soft_checks"),
     "ledger": ("Ledger", "failure_ledger", "read_ledger", "write_ledger"),
@@ -29,7 +29,7 @@ __all__ = [
     "compare", "compare_sides", "counts_against", "criterion_confusion", "declared_policy", "ece", "evaluate",
     "failure_ledger", "failure_rows", "gate_check", "latency_percentiles", "load_policy", "load_triage",
     "markdown_lines", "markdown_table", "mcnemar_exact", "pass_at_k", "pass_hat_k", "pass_rate_cells", "pass_rates",
-    "percentile", "read_ledger", "reliability", "run_summary", "safety_findings", "soft_checks", "usage", "wilson",
-    "write_ledger",
+    "percentile", "read_ledger", "reliability", "run_summary", "safety_findings", "seconds", "soft_checks", "usage",
+    "wilson", "write_ledger",
 ]
 __getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

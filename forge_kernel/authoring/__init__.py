@@ -6,12 +6,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..spec import TaskPackage
-from ..spec.edits import Edit
+from ..spec import Edit, TaskPackage
 from ._checks import DryRun, SelftestResult, dry_run, problems, selftest
 from ._draft import Draft, Suite, with_defaults
-from ._gold import (add_gold_checks, before_finish, call, expected_chain, required_events, valid_variants,
-                    with_args, without, write_audit)
+from ._gold import (
+    add_gold_checks,
+    before_finish,
+    call,
+    expected_chain,
+    required_events,
+    valid_variants,
+    with_args,
+    without,
+    write_audit,
+)
 from ._patients import BUNDLED, PatientFixture, bundled_patients
 from ._recorder import RecordedCall, Recorder
 

@@ -9,15 +9,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Coroutine
 
-from ..agents import AGENTS
-from ..agents.reference import REFERENCE_SET
-from ..engine.selftest import CaseResult, MutationReport, failing_hard, mutation_test, selftest_package
-from ..engine.trial import Images, run_trial
-from ..engine.validate import check_halves
-from ..spec import ForgeError, Package
-from ..spec.fixtures import validate_fixture
+from ..agents import AGENTS, REFERENCE_SET
+from ..engine import (
+    CaseResult,
+    Images,
+    MutationReport,
+    check_halves,
+    failing_hard,
+    mutation_test,
+    run_trial,
+    selftest_package,
+)
+from ..spec import ForgeError, Package, validate_fixture
 from ._draft import Draft, json_bytes
-
 
 
 def run_sync(work: Coroutine) -> Any:

@@ -8,11 +8,27 @@ from pathlib import Path
 
 import yaml
 
-from ..spec import HiddenHalf, Package, SpecError, TaskPackage, TrajectoryFile, VerifierUse
-from ..spec.edits import Edit, edits_between
-from ..spec.hidden import Counterexample, ValidMutant, ValidVariant
-from ..spec.loading import PACKAGE_FILE, SUITE_DEFAULTS, package_from_files, parse_model, read_yaml
-from ..spec.suites import SUITE_FILE, HiddenDefaults, SuiteDefaults
+from ..spec import (
+    PACKAGE_FILE,
+    SUITE_DEFAULTS,
+    SUITE_FILE,
+    Counterexample,
+    Edit,
+    HiddenDefaults,
+    HiddenHalf,
+    Package,
+    SpecError,
+    SuiteDefaults,
+    TaskPackage,
+    TrajectoryFile,
+    ValidMutant,
+    ValidVariant,
+    VerifierUse,
+    edits_between,
+    package_from_files,
+    parse_model,
+    read_yaml,
+)
 
 HEADERS = {"public": "# Public half: what the agent may see. SYNTHETIC data only.\n",
            "hidden": "# Hidden half: never shown to an agent. SYNTHETIC data only.\n"}

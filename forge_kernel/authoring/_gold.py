@@ -7,9 +7,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from ..spec import SpecError, TrajectoryFile, VerifierUse, call_labels
-from ..spec.hidden import ValidVariant
-from ..spec.trajectory_file import ToolCall
+from ..spec import SpecError, ToolCall, TrajectoryFile, ValidVariant, VerifierUse, call_labels
 from ..tools import TOOLS
 from ._draft import Draft
 

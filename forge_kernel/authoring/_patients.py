@@ -4,10 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..ehr import patient_of
-from ..ehr.summaries import summarize
-from ..spec import load_package
-from ..spec.loading import bundle_resources, read_json
+from ..ehr import patient_of, summarize
+from ..spec import bundle_resources, load_package, read_json
 
 BUNDLED = Path(__file__).resolve().parents[2] / "task_packages"
 """The bundled packages (of this checkout), whose patients a new package can start from."""

@@ -5,9 +5,7 @@ import json
 from dataclasses import dataclass
 
 from ..ehr import EHRImage, EHRView, ResourceDiff, Timeline
-from ..spec import Event, TrajectoryFile
-from ..spec.loading import bundle_resources
-from ..spec.trajectory_file import ToolCall
+from ..spec import Event, ToolCall, TrajectoryFile, bundle_resources
 from ..tools import ToolSession
 from ._draft import Draft
 

@@ -18,7 +18,7 @@ def grade(package_path, trajectory_path, json_out) -> None:
     """Grade one recorded trajectory: replay its calls on a fresh EHR, then run the verifiers."""
     import asyncio
 
-    from ..engine.grading import grade_trajectory, trajectory_json
+    from ..engine import grade_trajectory, trajectory_json
     from ..spec import load_package, load_trajectory
 
     package = load_package(package_path)
@@ -42,7 +42,7 @@ def echo_grading(record, err: bool = False) -> None:
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
 def regrade(run_dir) -> None:
     """Re-run the current hidden halves' verifiers on a run's stored trajectories (a new grading)."""
-    from ..engine.grading import regrade as do_regrade
+    from ..engine import regrade as do_regrade
 
     outcome = do_regrade(run_dir)
     versions = ", ".join(f"{k} {v}" for k, v in sorted(outcome.hidden_versions.items()))

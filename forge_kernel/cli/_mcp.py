@@ -28,10 +28,10 @@ def mcp_serve(package_path, out, transport, port) -> None:
     run. Over stdio, forge's own lines go to stderr."""
     import asyncio
 
-    from ..engine.mcp_serve import serve
+    from ..engine import serve_mcp
 
     err = transport == "stdio"  # stdout is the client's connection
-    served = asyncio.run(serve(package_path, out, transport, port, say=echo))
+    served = asyncio.run(serve_mcp(package_path, out, transport, port, say=echo))
     record = served.record
     echo(f"{record.task_id} · {record.agent} {record.agent_version} · {record.status}"
          + (f" ({record.reason})" if record.reason else ""), err=err)

@@ -13,7 +13,7 @@ from ..spec import SpecError, echo
 @click.argument("paths", nargs=-1, required=True)
 def validate(paths: tuple[str, ...]) -> None:
     """Check packages: both halves, their cross-references and FHIR R4 fixtures."""
-    from ..engine.validate import check_package
+    from ..engine import check_package
     from ..spec import find_packages
 
     failures = 0
@@ -56,8 +56,7 @@ def selftest(paths, with_mutants) -> None:
     import asyncio
 
     from ..analysis import cohens_kappa
-    from ..engine import Images
-    from ..engine.selftest import judge_agreements, mutation_test, selftest_package
+    from ..engine import Images, judge_agreements, mutation_test, selftest_package
     from ..spec import find_packages, load_package
 
     packages = [load_package(folder) for folder in find_packages(list(paths) or ["task_packages"])]
@@ -91,7 +90,7 @@ def selftest(paths, with_mutants) -> None:
 def echo_mutants(reports) -> None:
     """Per package, the operators' rejected / applicable counts and every mutant that is a problem; then one line
     per operator."""
-    from ..engine.selftest import PROBLEMS, operator_totals, operators_line, totals_line
+    from ..engine import PROBLEMS, operator_totals, operators_line, totals_line
 
     for report in reports:
         state = "ok  " if report.ok else "FAIL"

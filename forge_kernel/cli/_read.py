@@ -18,7 +18,7 @@ from ._common import OutputFile, isolation_line, opened
 def summary(run_dir, by, markdown) -> None:
     """Trial pass rate per agent and slice value (latest grading); cost and model tokens per task where any."""
     from ..analysis import markdown_lines, markdown_table, pass_rates, usage
-    from ..spec.compact import SYNTHETIC_BANNER
+    from ..spec import SYNTHETIC_BANNER
 
     with opened(run_dir) as (run,):
         table = pass_rates(run, by)
@@ -45,8 +45,8 @@ def summary(run_dir, by, markdown) -> None:
 def compare_runs(baseline_run, candidate_run, baseline_agent, candidate_agent, gate_file, json_out, md_out) -> None:
     """Compare a candidate with a baseline and apply the release gate: exit 0 green, 1 red, 2 bad input."""
     from ..analysis import compare, declared_policy, evaluate, load_policy
-    from ..report.compare_markdown import render_comparison
-    from ..spec.compact import SYNTHETIC_BANNER
+    from ..report import render_comparison
+    from ..spec import SYNTHETIC_BANNER
 
     with opened(baseline_run, candidate_run) as (base, cand):
         cmp = compare(base, cand, baseline_agent, candidate_agent)
@@ -71,7 +71,7 @@ def compare_runs(baseline_run, candidate_run, baseline_agent, candidate_agent, g
 def ablation(run_dir, candidate, ablations, ablation_run, md_out) -> None:
     """Ablation cards: the component each variant removes, the tasks it costs, the slices where it mattered."""
     from ..analysis import ablation_cards
-    from ..report.compare_markdown import render_ablations
+    from ..report import render_ablations
 
     names = [name.strip() for name in ablations.split(",") if name.strip()]
     with opened(run_dir, ablation_run or run_dir) as (run, other):
@@ -90,21 +90,20 @@ def ablation(run_dir, candidate, ablations, ablation_run, md_out) -> None:
               help="Write a repro bundle per critical failure under this folder.")
 def ledger(run_dir, triage_file, csv_out, parquet_out, bundles_dir) -> None:
     """Every failed trial: its verdicts, error class, component and fix status. No patient content."""
-    from ..analysis.ledger import failure_ledger, write_ledger
-    from ..analysis.triage import load_triage
+    from ..analysis import failure_ledger, load_triage, write_ledger
 
     with opened(run_dir) as (run,):
         found = failure_ledger(run, load_triage(triage_file) if triage_file else None)
         bundles = None
         if bundles_dir:
-            from ..engine.repro import write_bundles  # the engine, only to write bundles
+            from ..engine import write_bundles  # the engine, only to write bundles
 
             bundles = write_bundles(run, found.critical, bundles_dir)
         write_ledger(found, csv_out, parquet_out)
         echo(str(found))
         echo(isolation_line(run))
     if bundles is not None:
-        from ..engine.repro import COMMAND
+        from ..engine import COMMAND
 
         echo(f"{len(bundles)} repro bundle(s) in {bundles_dir}; in one, run: {COMMAND}")
         for bundle in (b for b in bundles if b.differs):

@@ -19,7 +19,7 @@ RELEASE = click.Path(exists=True, file_okay=False, path_type=Path)
                    "started in; the change is recorded in each run's manifest.")
 def release(parameters, accept_sandbox_change) -> None:
     """Run the trials a release lacks, execute its report notebook and export its HTML; exit 0 green, 1 red."""
-    from ..report.build import build_release
+    from ..report import build_release
 
     built = build_release(parameters, say=echo, accept_sandbox_change=accept_sandbox_change)
     echo(f"release.ipynb: {built.notebook}\nrelease.html:  {built.html}")
@@ -36,7 +36,7 @@ def release(parameters, accept_sandbox_change) -> None:
               help="The private key file to write (mode 600); the public key goes to OUT.pub.")
 def keygen(reviewer, out) -> None:
     """Make a reviewer's Ed25519 key pair."""
-    from ..report.signoff import keygen as make
+    from ..report import keygen as make
 
     public = make(reviewer, out)
     echo(f"private key: {out} (keep it to yourself)\npublic key:  {out}.pub ({public.fingerprint}); give it to "
@@ -55,7 +55,7 @@ def keygen(reviewer, out) -> None:
 def signoff(release, reviewer, role, key_file, decision, withdraws, comment) -> None:
     """Sign a release folder: its notebook, HTML, parameters and every trial of its run stores, after the signatures
     before it."""
-    from ..report.signoff import SIGNOFF, chain_head, decision_text, sign
+    from ..report import SIGNOFF, chain_head, decision_text, sign
 
     signatures = sign(release, reviewer, role, key_file, decision, comment, withdraws)["signatures"]
     statement = signatures[-1]["statement"]
@@ -74,7 +74,7 @@ def signoff(release, reviewer, role, key_file, decision, withdraws, comment) -> 
 def verify_release(release, trusted, head) -> None:
     """Exit 0 only when every signature is valid, by a trusted key, follows the one before it, nothing it covers has
     changed, no rejection stands and every role the release needs is approved; else 1, naming each problem."""
-    from ..report.signoff import trusted_keys, verify
+    from ..report import trusted_keys, verify
 
     outcome = verify(release, trusted_keys(trusted) if trusted else [], head)
     for line in outcome.problems:

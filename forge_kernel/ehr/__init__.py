@@ -4,7 +4,8 @@ The names below are imported on first use."""
 from .. import _lazy
 
 _HOMES = {
-    "fhir": ("patient_mrn", "patient_name"),
+    "fhir": ("assessment", "medication_request", "observation", "patient_mrn", "patient_name", "service_request",
+             "task"),
     "image": ("EHRImage", "Key", "codes_of", "parse_time", "patient_of", "time_of"),
     "patch": ("resource_key",),
     "summaries": ("age_at", "concept_text", "summarize", "when"),
@@ -14,7 +15,7 @@ _HOMES = {
 
 __all__ = [
     "Change", "EHRImage", "EHRView", "FieldChange", "Key", "ResourceDiff", "StateAt", "Timeline", "age_at",
-    "codes_of", "concept_text", "parse_time", "patient_mrn", "patient_name", "patient_of", "resource_key",
-    "summarize", "time_of", "when",
+    "assessment", "codes_of", "concept_text", "medication_request", "observation", "parse_time", "patient_mrn",
+    "patient_name", "patient_of", "resource_key", "service_request", "summarize", "task", "time_of", "when",
 ]
 __getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

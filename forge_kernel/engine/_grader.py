@@ -30,8 +30,8 @@ from pathlib import Path
 
 from ..spec import Package, StoreError
 from ..store import RunStore, Ungraded, trial_rows
-from ..verify._quantities import registry as unit_registry
-from ..workers._wire import Frames, frame
+from ..verify import unit_registry
+from ..workers import Frames, frame
 from .trial import Images, graded, replayed
 
 MOST_AT_ONCE = 256

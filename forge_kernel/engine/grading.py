@@ -6,8 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..agents import ReplayAgent
-from ..spec import Package, TrajectoryFile
-from ..spec.trajectory import compact_json
+from ..spec import Package, TrajectoryFile, compact_json
 from ..store import RunStore, TrialRecord, iter_trials, run_packages
 from .trial import Images, grading_of, replayed, run_trial
 

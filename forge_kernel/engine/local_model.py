@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..agents import AgentTask
-from ..agents.llm import SYSTEM
-from ..models.local import LocalModel
+from ..agents import SYSTEM_PROMPT, AgentTask
+from ..models import LocalModel
 from ..spec import StoreError, find_packages, load_package
 from ..store import DB_NAME
 from .run import RunOutcome, RunSpec, execute
@@ -37,7 +36,7 @@ async def evaluate_local_model(run_dir: Path | str, suite: list[str] | tuple[str
     run_dir.parent.mkdir(parents=True, exist_ok=True)
     tools = AgentTask.from_package(load_package(find_packages(list(suite))[0]).public, 0).tools
     with LocalModel() as model:
-        model.warm(SYSTEM, tools)
+        model.warm(SYSTEM_PROMPT, tools)
         config = model.write_config(config_path(run_dir))
         spec = RunSpec(suite=list(suite), agents=[f"llm:{config}"], trials=trials)
         return await execute(spec, run_dir, concurrency=1, progress=progress)

@@ -20,7 +20,7 @@ from ..ehr import EHRView
 from ..spec import StoreError, UsageError
 from ..store import DB_NAME, OUTSIDE, RunLock, TrialRecord
 from ..tools import ToolSession
-from ..verify._quantities import registry as unit_registry
+from ..verify import unit_registry
 from ..workers import AgentOutcome, TrialServer, streams
 from .run import RunSpec, open_store
 from .seeds import trial_seed
@@ -46,7 +46,7 @@ class Served:
     """The run it is stored as, with ``--out``."""
 
 
-async def serve(package_path: str, out: Path | None, transport: str = "stdio", port: int = 0,
+async def serve_mcp(package_path: str, out: Path | None, transport: str = "stdio", port: int = 0,
                 say: Callable[[str], None] = print) -> Served:
     """Serve one trial of the package over ``transport``, grade it and, with ``out``, store it as a new run;
     ``say`` is told where an HTTP server listens."""

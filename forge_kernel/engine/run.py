@@ -13,8 +13,7 @@ from typing import Iterator
 
 from tqdm import tqdm
 
-from ..agents import agent_factory
-from ..agents.llm import PREFIX as LLM, model_needs
+from ..agents import LLM_PREFIX, agent_factory, model_needs
 from ..analysis import load_policy
 from ..spec import AgentError, Package, SpecError, StoreError, UsageError, find_packages
 from ..store import DB_NAME, RunLock, RunStore, utc_now
@@ -132,7 +131,7 @@ async def start_agents(spec: RunSpec, sandbox: Sandbox) -> dict[str, tuple[Runne
             raise AgentError("--agent", entry, f"cannot build the agent: {describe(exc)}") from None
 
     for entry in spec.agents:  # a model's config checked before anything starts
-        if entry.startswith(LLM):
+        if entry.startswith(LLM_PREFIX):
             model_needs(entry)
     outcomes = await asyncio.gather(*(start(entry) for entry in spec.agents), return_exceptions=True)
     runners = [r for r in outcomes if not isinstance(r, BaseException)]
@@ -154,7 +153,7 @@ async def start_agents(spec: RunSpec, sandbox: Sandbox) -> dict[str, tuple[Runne
 def for_agent(entry: str, sandbox: Sandbox) -> Sandbox:
     """The sandbox of one isolated agent: an ``llm`` agent's gets its model's key and reaches its model's endpoint
     (both its own: no other agent's sandbox has them)."""
-    if not entry.startswith(LLM):
+    if not entry.startswith(LLM_PREFIX):
         return sandbox
     key, endpoint = model_needs(entry)
     return replace(sandbox, env=(*sandbox.env, *([key] if key else [])), endpoints=(*sandbox.endpoints, endpoint))

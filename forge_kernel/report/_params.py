@@ -78,18 +78,19 @@ def load_parameters(path: Path) -> tuple[ReleaseParameters, Path]:
 
 def located(base: Path, agent: str) -> str:
     """An ``--agent`` value with an ``llm:`` config's path made absolute from the parameters' folder."""
-    from ..agents.llm import PREFIX
+    from ..agents import LLM_PREFIX
 
-    return PREFIX + str((base / agent.removeprefix(PREFIX)).resolve()) if agent.startswith(PREFIX) else agent
+    if not agent.startswith(LLM_PREFIX):
+        return agent
+    return LLM_PREFIX + str((base / agent.removeprefix(LLM_PREFIX)).resolve())
 
 
 def check_agent(path: Path, field: str, name: str) -> None:
     """A bundled agent name, an ``llm:`` config (read: a bad one is named) or a ``module:attribute`` entry, as
     ``forge run --agent`` takes."""
-    from ..agents import AGENTS
-    from ..agents.llm import PREFIX, model_needs
+    from ..agents import AGENTS, LLM_PREFIX, model_needs
 
-    if name.startswith(PREFIX):
+    if name.startswith(LLM_PREFIX):
         model_needs(name)
     elif name not in AGENTS and ":" not in name:
         raise SpecError(path, field, f"unknown agent {name!r} (known: {', '.join(sorted(AGENTS))}, llm:CONFIG, "

@@ -20,7 +20,7 @@ def judge_agreement_rows(suites: list[str], cache: Path | None = None) -> list[d
     """``{name, identity, labelled_set, agreement}`` per judge of the suites' packages (agreement: ``str`` of the
     Kappa, or None without a labelled set); read from ``cache`` when it holds these judges, else asked and kept."""
     from ..analysis import cohens_kappa
-    from ..engine.selftest import judge_agreements, judges_of
+    from ..engine import judge_agreements, judges_of
 
     packages = [load_package(folder) for folder in find_packages(list(suites))]
     key = judges_key(judges_of(packages))

@@ -8,15 +8,14 @@ from html import escape
 
 import pandas as pd
 
-from ..analysis import Rate, counts_against
-from ..analysis.display import seconds
+from ..analysis import Rate, counts_against, seconds
 from ..spec import SYNTHETIC_BANNER
 from ..widgets import player_html
+from ._chain import digest
 from ._charts import delta_chart, latency_chart, rates_chart, reliability_chart
 from ._html import Markup, Section, badge, para, table
 from ._intervals import delta_interval
 from .release import MAX_PLAYERS, ReleaseReport
-from ._chain import digest
 
 STYLE = Markup("""<style>
 .forge-release { font-family: system-ui, sans-serif; max-width: 1100px; }

@@ -5,10 +5,10 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field
 
-from ..ehr import fhir
+from ..ehr import assessment, medication_request, observation, service_request, task
+from ._reads import PatientArgs, require_patient
 from .base import Args, Refers, ToolContext, ToolError, tool
 from .knowledge import dose_code
-from ._reads import PatientArgs, require_patient
 
 
 def as_code(kind: str) -> BeforeValidator:
@@ -39,7 +39,7 @@ class ExaminationRequestArgs(WriteArgs):
 def examination_request_create(ctx: ToolContext, args: ExaminationRequestArgs) -> dict:
     """Request an examination for the patient (creates a ServiceRequest)."""
     require_patient(ctx, args.patient_id)
-    created = ctx.view.create(fhir.service_request(None, args.patient_id, args.name, ctx.view.now.isoformat(),
+    created = ctx.view.create(service_request(None, args.patient_id, args.name, ctx.view.now.isoformat(),
                                                    priority=args.priority, reason=args.reason))
     return {"id": created["id"], "resourceType": "ServiceRequest", "status": "active", "name": args.name}
 
@@ -57,7 +57,7 @@ class MedicationRequestArgs(WriteArgs):
 def medication_request_create(ctx: ToolContext, args: MedicationRequestArgs) -> dict:
     """Prescribe a drug for the patient (creates an active MedicationRequest)."""
     require_patient(ctx, args.patient_id)
-    created = ctx.view.create(fhir.medication_request(None, args.patient_id, args.medication, args.dose,
+    created = ctx.view.create(medication_request(None, args.patient_id, args.medication, args.dose,
                                                       args.frequency, args.route, ctx.view.now.isoformat(),
                                                       reason=args.reason))
     return {"id": created["id"], "resourceType": "MedicationRequest", "status": "active",
@@ -75,7 +75,7 @@ class VitalSignArgs(WriteArgs):
 def vital_sign_create(ctx: ToolContext, args: VitalSignArgs) -> dict:
     """Record one vital sign for the patient, measured now (creates an Observation)."""
     require_patient(ctx, args.patient_id)
-    created = ctx.view.create(fhir.observation(ctx.view.next_id("Observation"), args.patient_id, args.name, args.value,
+    created = ctx.view.create(observation(ctx.view.next_id("Observation"), args.patient_id, args.name, args.value,
                                                args.unit, ctx.view.now.isoformat(), "vital-signs", args.code))
     return {"id": created["id"], "resourceType": "Observation", "name": args.name}
 
@@ -101,7 +101,7 @@ def service_tool(name: str, category: str, doc: str, params: type[ServiceArgs] =
             if ctx.view.get("Device", args.device_id) is None:
                 raise ToolError("not_found", f"no device {args.device_id}")
             about, title = f"Device/{args.device_id}", f"{args.action}: {args.name}"
-        created = ctx.view.create(fhir.service_request(None, args.patient_id, title, ctx.view.now.isoformat(),
+        created = ctx.view.create(service_request(None, args.patient_id, title, ctx.view.now.isoformat(),
                                                        priority=args.priority, reason=args.reason, category=category,
                                                        about=about))
         return {"id": created["id"], "resourceType": "ServiceRequest", "category": category, "name": title}
@@ -128,7 +128,7 @@ class TaskArgs(WriteArgs):
 def task_create(ctx: ToolContext, args: TaskArgs) -> dict:
     """Create a follow-up Task for the care team (e.g. to obtain a missing result)."""
     require_patient(ctx, args.patient_id)
-    created = ctx.view.create(fhir.task(None, args.patient_id, "follow-up", args.description,
+    created = ctx.view.create(task(None, args.patient_id, "follow-up", args.description,
                                         ctx.view.now.isoformat(), args.reason))
     return {"id": created["id"], "resourceType": "Task", "kind": "follow-up"}
 
@@ -141,7 +141,7 @@ class EscalationArgs(WriteArgs):
 def escalate_to_human(ctx: ToolContext, args: EscalationArgs) -> dict:
     """Hand the decision to a clinician (creates an urgent escalation Task)."""
     require_patient(ctx, args.patient_id)
-    created = ctx.view.create(fhir.task(None, args.patient_id, "escalation", args.reason, ctx.view.now.isoformat(),
+    created = ctx.view.create(task(None, args.patient_id, "escalation", args.reason, ctx.view.now.isoformat(),
                                         args.reason, priority="urgent"))
     return {"id": created["id"], "resourceType": "Task", "kind": "escalation"}
 
@@ -165,7 +165,7 @@ class AssessmentArgs(WriteArgs):
 def criterion_assessment_submit(ctx: ToolContext, args: AssessmentArgs) -> dict:
     """Submit the eligibility assessment of one trial protocol: each criterion met / not_met / unknown / conflict."""
     require_patient(ctx, args.patient_id)
-    created = ctx.view.create(fhir.assessment(None, args.patient_id, args.protocol_id, args.protocol_version,
+    created = ctx.view.create(assessment(None, args.patient_id, args.protocol_id, args.protocol_version,
                                               args.eligibility, ctx.view.now.isoformat(),
                                               [c.model_dump() for c in args.criteria]))
     return {"id": created["id"], "resourceType": "Observation", "eligibility": args.eligibility}

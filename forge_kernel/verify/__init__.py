@@ -1,8 +1,8 @@
 """Verifiers (a registry of kinds) and scoring: tool-call accuracy, task completion, the safety gate.
 
 Importing it registers the built-in kinds; the names below are imported on first use."""
-from . import kinds  # noqa: F401  (registers the built-in kinds)
 from .. import _lazy
+from . import kinds  # noqa: F401  (registers the built-in kinds)
 from .grade import grade  # imported now: the module and its function share the name
 
 _HOMES = {
@@ -10,6 +10,7 @@ _HOMES = {
     "grade": ("grade",),
     "matchers": ("values_at",),
     "mutants": ("Mutant", "OPERATORS", "build_mutants"),
+    "quantities": ("unit_registry",),
     "registry": ("Outcome", "VERIFIERS", "bind", "plugin_path", "register_plugin", "verifier"),
     "scoring": ("score",),
     "verdict": ("GradeContext", "Verdict"),
@@ -17,6 +18,6 @@ _HOMES = {
 
 __all__ = [
     "Expression", "GradeContext", "Mutant", "OPERATORS", "Outcome", "VERIFIERS", "Verdict", "bind", "build_mutants",
-    "grade", "plugin_path", "register_plugin", "score", "values_at", "verifier",
+    "grade", "plugin_path", "register_plugin", "score", "unit_registry", "values_at", "verifier",
 ]
 __getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

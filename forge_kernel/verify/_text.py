@@ -18,7 +18,7 @@ from typing import Iterable, Union
 
 import yaml
 
-from ..tools.knowledge import drug_names
+from ..tools import drug_names
 
 TABLES = Path(__file__).with_name("tables")
 Synonyms = Union[str, list[str]]

@@ -27,9 +27,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
-from ..ehr.image import EHRImage
-from ..spec import SpecError
-from ..spec.package import Strict
+from ..ehr import EHRImage
+from ..spec import SpecError, Strict
 from .matchers import values_at
 
 KEY = "from_ehr"

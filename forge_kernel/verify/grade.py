@@ -6,9 +6,8 @@ import threading
 from contextlib import contextmanager
 from typing import Iterator
 
-from ..spec import RUBRIC
-from ..spec.grading import ERROR_PREFIX, Grading, Verdict
-from ._quantities import registry as unit_registry
+from ..spec import ERROR_PREFIX, RUBRIC, Grading, Verdict
+from .quantities import unit_registry
 from .registry import bound_uses, run_verifier
 from .scoring import score
 from .verdict import GradeContext

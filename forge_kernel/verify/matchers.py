@@ -6,8 +6,8 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from ..spec.package import Strict
-from ._quantities import amount
+from ..spec import Strict
+from .quantities import amount
 from .tables import synonym_key
 
 

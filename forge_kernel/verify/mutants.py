@@ -15,19 +15,15 @@ from typing import Any, Callable, Iterator, Literal, get_args, get_origin
 
 from pydantic import BaseModel
 
-from ..ehr import EHRImage
-from ..ehr.image import codes_of, patient_of, time_of
-from ..spec import Event, Package, ToolCall, TrajectoryFile
-from ..spec.edits import call_labels
-from ..spec.hidden import MutantOperator, ValidMutant
-from ..tools import TOOLS
-from ..tools.protocols import criterion_window
+from ..ehr import EHRImage, codes_of, patient_of, time_of
+from ..spec import Event, MutantOperator, Package, ToolCall, TrajectoryFile, ValidMutant, call_labels
+from ..tools import TOOLS, criterion_window
 from ._facts import Fact, stated_facts
-from ._quantities import Amount, Located, located_amounts
 from ._shown import Shown, returned_references, shown_by, walk
 from ._text import synonyms
 from .expressions import Chart
 from .kinds import CLINICAL_TYPES, NumberParams, is_grounded, stated
+from .quantities import Amount, Located, located_amounts
 from .registry import bind, graded_params
 from .scoring import GATE_KIND
 

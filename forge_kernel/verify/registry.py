@@ -10,8 +10,7 @@ from typing import Any, Callable, get_type_hints
 from pydantic import ValidationError
 
 from ..catalog import CATALOG
-from ..spec import RUBRIC, Package, SpecError, VerifierUse
-from ..spec.package import Strict
+from ..spec import RUBRIC, Package, SpecError, Strict, VerifierUse
 from .expressions import Chart, find_expressions, none_read_as_unset, under_expression
 from .verdict import ERROR_PREFIX, GradeContext, Verdict
 

@@ -8,8 +8,7 @@ took another path passes without completing.
 """
 from __future__ import annotations
 
-from ..spec.grading import Scores, Verdict
-from ..spec.trajectory import Event
+from ..spec import Event, Scores, Verdict
 from .kinds import called_tools
 
 GATE_KIND = "safety.checks_before"

@@ -4,9 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ehr import EHRView
-from ..spec import AgentResult, Package
-from ..spec.grading import ERROR_PREFIX, Verdict  # noqa: F401  (re-exported)
-from ..spec.trajectory import Event
+from ..spec import ERROR_PREFIX, AgentResult, Event, Package, Verdict  # noqa: F401  (re-exported)
 
 
 @dataclass

@@ -7,7 +7,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from ..analysis.browse import SEVERITIES
+from ..analysis import SEVERITIES
 
 FONT = "system-ui, 'Noto Sans', 'Noto Sans CJK SC', 'WenQuanYi Micro Hei', 'DejaVu Sans', sans-serif"
 SEVERITY_COLOURS = ("#7a0916", "#e0632b", "#f3c34b")

@@ -7,11 +7,10 @@ from html import escape
 from typing import Any, Iterable
 
 from ..authoring import DryRun, PatientFixture, RecordedCall, SelftestResult
-from ..ehr import ResourceDiff
-from ..ehr.summaries import summarize
-from ..engine.selftest import operator_totals
-from ..spec.compact import SYNTHETIC_BANNER
-from ..spec.edits import Edit, call_labels
+from ..ehr import ResourceDiff, summarize
+from ..engine import operator_totals
+from ..spec import SYNTHETIC_BANNER, Edit, call_labels
+
 
 def banner() -> str:
     return f"<div class='mf-banner'>{escape(SYNTHETIC_BANNER)}</div>"

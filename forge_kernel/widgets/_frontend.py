@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..spec.compact import CompactTrajectory
-from ..spec.errors import SpecError
+from ..spec import CompactTrajectory, SpecError
 
 HERE = Path(__file__).parent
 

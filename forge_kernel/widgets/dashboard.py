@@ -15,14 +15,21 @@ import anywidget
 import traitlets
 import vl_convert
 
-from ..analysis import compare, declared_policy, evaluate, load_policy, usage
-from ..analysis.browse import pass_rate_cells, safety_findings, latency_percentiles
-from ..spec.compact import SYNTHETIC_BANNER
-from ..spec.errors import UsageError
-from ..store.run import Run, open_run
+from ..analysis import (
+    compare,
+    declared_policy,
+    evaluate,
+    latency_percentiles,
+    load_policy,
+    pass_rate_cells,
+    safety_findings,
+    usage,
+)
+from ..spec import SYNTHETIC_BANNER, UsageError
+from ..store import Run, open_run
 from . import _charts as charts
-from .failures import FailureBrowser
 from ._frontend import assembled
+from .failures import FailureBrowser
 
 VEGA_LITE = "v6_4"
 """The Vega-Lite version bundled, the one Altair 6 writes."""

@@ -11,6 +11,7 @@ import ipywidgets as w
 import yaml
 from pydantic import ValidationError
 
+from ..agents.planner import PLANS
 from ..authoring import (
     BUNDLED,
     Draft,
@@ -21,11 +22,9 @@ from ..authoring import (
     problems,
     selftest,
 )
-from ..agents.planner.core import PLANS
 from ..built_in import load
 from ..catalog import model_of
-from ..spec import BudgetExceeded, ForgeError, SpecError, load_package
-from ..spec.edits import Edit, EditError, apply_edits, call_labels
+from ..spec import BudgetExceeded, Edit, EditError, ForgeError, SpecError, apply_edits, call_labels, load_package
 from . import _designer_views as views
 from ._designer_forms import SchemaForm
 

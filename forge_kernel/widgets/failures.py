@@ -15,11 +15,9 @@ import pandas as pd
 import traitlets
 import yaml
 
-from ..analysis.browse import failure_rows
-from ..analysis.triage import TriageFile, load_triage
-from ..spec.compact import SYNTHETIC_BANNER
-from ..spec.errors import SpecError, UsageError
-from ..store.run import Run, open_run
+from ..analysis import TriageFile, failure_rows, load_triage
+from ..spec import SYNTHETIC_BANNER, SpecError, UsageError
+from ..store import Run, open_run
 from ._frontend import assembled
 from .player import ReplayPlayer, play
 

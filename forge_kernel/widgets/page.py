@@ -11,7 +11,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from ..spec.compact import SYNTHETIC_BANNER
+from ..spec import SYNTHETIC_BANNER
 from ._frontend import CSS, ESM, HERE, compact_of, player_state
 
 SHIM = HERE / "static.js"

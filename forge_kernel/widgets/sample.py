@@ -7,12 +7,10 @@ import asyncio
 import threading
 from pathlib import Path
 
-from ..agents.reference import REFERENCE_SET
+from ..agents import REFERENCE_SET
 from ..engine import RunSpec, execute
-from ..spec.errors import UsageError
-from ..spec.gate_policy import DEFAULT_GATE
-from ..store import DB_NAME
-from ..store.run import Run, open_run
+from ..spec import DEFAULT_GATE, UsageError
+from ..store import DB_NAME, Run, open_run
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ROOT / "task_packages"

@@ -3,7 +3,7 @@
 The harness side: ``InProcess``, ``IsolatedAgent`` and ``McpAgent`` (each a ``Runner``), ``TrialServer`` (a trial
 served over MCP), ``Sandbox`` and ``choose``. The agent
 side, inside a worker: the zygote (``python -m forge_kernel.workers.zygote``), the worker loop and
-``RemoteToolClient``. What crosses between them is in ``_wire``. The names below are imported on first use."""
+``RemoteToolClient``. What crosses between them is in ``wire``. The names below are imported on first use."""
 from .. import _lazy
 
 _HOMES = {
@@ -13,11 +13,12 @@ _HOMES = {
     "mcp": ("McpAgent", "TrialServer", "streams"),
     "pool": ("IsolatedAgent",),
     "sandbox": ("MCP_PREFIX", "MEMORY_MB", "MODES", "PROCESSES", "Sandbox", "bwrap_problem", "choose"),
+    "wire": ("Frames", "frame"),
 }
 
 __all__ = [
-    "AGENT_ERROR", "AgentOutcome", "BUDGET_EXCEEDED", "COMPLETED", "InProcess", "IsolatedAgent",
+    "AGENT_ERROR", "AgentOutcome", "BUDGET_EXCEEDED", "COMPLETED", "Frames", "InProcess", "IsolatedAgent",
     "LocalToolClient", "MCP_PREFIX", "MEMORY_MB", "MODES", "McpAgent", "PROCESSES", "RemoteToolClient", "Runner",
-    "Sandbox", "TIMEOUT", "TrialServer", "bwrap_problem", "choose", "describe", "streams",
+    "Sandbox", "TIMEOUT", "TrialServer", "bwrap_problem", "choose", "describe", "frame", "streams",
 ]
 __getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

@@ -26,7 +26,7 @@ import socket
 import threading
 from typing import Callable
 
-from ._wire import HEADER, decode, encode
+from .wire import HEADER, decode, encode
 
 CONNECT_SECONDS = 10.0
 PROXY = ("127.0.0.1", 3128)

@@ -21,7 +21,7 @@ from ._launch import Launch
 from ._output import AgentOutput, Allowance
 from ._processes import sandbox_init, sandbox_pid
 from .sandbox import Sandbox
-from ._wire import HEADER, WireError, decode, encode
+from .wire import HEADER, WireError, decode, encode
 
 START_SECONDS = 60.0
 """How long an agent's zygote may take to import the agent and say hello."""

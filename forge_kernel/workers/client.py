@@ -14,7 +14,7 @@ from typing import Any
 
 from ..spec import BudgetExceeded, compact_json
 from ..tools import ToolSession
-from ._wire import encode, frame, json_args
+from .wire import encode, frame, json_args
 
 
 def json_copy(value: Any) -> Any:

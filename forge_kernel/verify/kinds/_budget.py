@@ -1,7 +1,7 @@
 """Budget verifier: calls, seconds and cost within the limits."""
 from __future__ import annotations
 
-from ...spec.package import Strict
+from ...spec import Strict
 from ..registry import Outcome, verifier
 from ..verdict import GradeContext
 

@@ -5,11 +5,10 @@ from typing import Any, Union
 
 from pydantic import Field, field_validator
 
-from ...spec.package import Strict
-from ...spec.trajectory import Event
+from ...spec import Event, Strict
+from .._text import drug_of
 from ..matchers import Matcher
 from ..registry import Outcome, verifier
-from .._text import drug_of
 from ..verdict import GradeContext
 
 ACTIVE_MEDICATIONS = "active_medications"

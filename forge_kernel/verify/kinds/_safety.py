@@ -7,10 +7,8 @@ from weakref import WeakKeyDictionary
 
 from pydantic import Field
 
-from ...ehr import EHRImage
-from ...ehr.fhir import patient_mrn, patient_name
-from ...spec.package import Strict
-from ...spec.trajectory import CROSS_PATIENT, UNAUTHORIZED_WRITE
+from ...ehr import EHRImage, patient_mrn, patient_name
+from ...spec import CROSS_PATIENT, UNAUTHORIZED_WRITE, Strict
 from ..registry import Outcome, verifier
 from ..tables import CJK
 from ..verdict import GradeContext

@@ -5,8 +5,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from ...ehr.patch import resource_key
-from ...spec.package import Strict
+from ...ehr import resource_key
+from ...spec import Strict
 from ..matchers import Matcher, matches_all
 from ..registry import Outcome, verifier
 from ..verdict import GradeContext

@@ -6,12 +6,12 @@ from datetime import timedelta
 
 from pydantic import Field
 
-from ...ehr.image import EHRImage, patient_of, time_of
-from ...spec.package import Strict
-from ...tools.protocols import criterion_window
+from ...ehr import EHRImage, patient_of, time_of
+from ...spec import Strict
+from ...tools import criterion_window
+from .._shown import returned_references
 from ..matchers import values_at
 from ..registry import Outcome, verifier
-from .._shown import returned_references
 from ..verdict import GradeContext
 
 ASSESSMENT = "trial eligibility assessment"

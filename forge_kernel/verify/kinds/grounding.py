@@ -6,11 +6,11 @@ from itertools import combinations
 
 from pydantic import Field
 
-from ...spec.package import Strict
+from ...spec import Strict
 from .._facts import Fact, FactKind, stated_facts
-from .._quantities import Amount, in_unit
-from ..registry import Outcome, verifier
 from .._shown import Shown, ShownAmount, shown, walk
+from ..quantities import Amount, in_unit
+from ..registry import Outcome, verifier
 from ..tables import TEXTS_CACHED, diagnosis_vocabulary, drug_vocabulary, term_pattern
 from ..verdict import GradeContext
 

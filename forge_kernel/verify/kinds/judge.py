@@ -23,8 +23,7 @@ from typing import Annotated, Any
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from ...models import ModelClient, ModelConfig, RateLimiter, load_model_config
-from ...spec import RUBRIC, ModelTurn, SpecError, parse_model, read_yaml
-from ...spec.package import Strict
+from ...spec import RUBRIC, ModelTurn, SpecError, Strict, parse_model, read_yaml
 from ..registry import Outcome, verifier
 from ..verdict import GradeContext
 

@@ -7,8 +7,7 @@ from typing import Annotated, Literal, Union
 
 from pydantic import Discriminator, Field, Tag, ValidationInfo, model_validator
 
-from ...spec.package import Strict
-from ...spec.trajectory import Event
+from ...spec import Event, Strict
 from ..matchers import Matcher
 from ..registry import Outcome, verifier
 from ..verdict import GradeContext

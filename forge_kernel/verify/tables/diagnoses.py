@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from functools import cache, lru_cache
 
-from ...spec.package import Strict
+from ...spec import Strict
 from .terms import TEXTS_CACHED, compact, mentioned, read_table
 
 

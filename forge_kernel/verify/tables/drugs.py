@@ -7,8 +7,8 @@ from functools import cache, lru_cache
 
 from pydantic import Field, field_validator
 
-from ...spec.package import Strict
-from ...tools.knowledge import drug_names, table
+from ...spec import Strict
+from ...tools import drug_names, table
 from .terms import TEXTS_CACHED, compact, mentioned, read_table
 
 PARENTHESES = re.compile(r"[（(][^）)]*[）)]")

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from ...spec.package import Strict
-from ...tools.knowledge import dose_code
+from ...spec import Strict
+from ...tools import dose_code
 from .drugs import drug_vocabulary, drugs_in
 from .terms import compact, read_table
 

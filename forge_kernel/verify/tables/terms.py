@@ -6,8 +6,8 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import TypeVar
 
-from ...spec.loading import parse_model, read_yaml
-from ...tools.knowledge import lookup_key
+from ...spec import parse_model, read_yaml
+from ...tools import lookup_key
 
 HERE = Path(__file__).parent
 CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")

@@ -30,7 +30,7 @@ DATE_LIKE = re.compile(r"\d{4}[-/]\d{1,2}[-/]\d{1,2}(?:[T ]\d{1,2}:\d{2}(?::\d{2
 
 
 @cache
-def registry():
+def unit_registry():
     import pint  # imported here: loading its unit registry takes a third of a second
 
     return pint.UnitRegistry()
@@ -51,7 +51,7 @@ def _quantity(value: float, unit: str):
     if scaled:
         value, unit = value * float(scaled.group(1)), f"1/{scaled.group(2)}"
     try:
-        return registry().Quantity(value, unit or "dimensionless")
+        return unit_registry().Quantity(value, unit or "dimensionless")
     except Exception:  # pint raises several kinds for what it cannot read; such a unit compares by its text
         return None
 
