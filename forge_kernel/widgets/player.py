@@ -7,6 +7,7 @@ from typing import Any
 import anywidget
 import traitlets
 
+from ..spec import UsageError
 from ..store import Run, Trial, open_run
 from ._frontend import CSS, ESM, player_state
 
@@ -41,4 +42,6 @@ class ReplayPlayer(anywidget.AnyWidget):
 def play(trial: Trial, other: Trial | tuple[str, int] | None = None) -> ReplayPlayer:
     """The replay player of a trial of a Run (``run.trial(task, agent, k)``), with ``other`` beside it: a Trial (of
     any run, e.g. the baseline's), or ``(agent, trial)`` in the same run."""
+    if trial.run is None:
+        raise UsageError("play", "trial", "a trial as a Run reads it: run.trial(task, agent, k)")
     return ReplayPlayer(trial.run, trial.task_id, trial.agent, trial.trial, other=other)
