@@ -4,8 +4,9 @@ The public names below are imported on first use, so that ``import forge_kernel`
 ``forge`` command) pays only for what it touches.
 """
 import sys
+from collections.abc import Callable
 from importlib import import_module
-from typing import Any, Callable
+from typing import Any
 
 
 def _lazy(package: str, homes: dict[str, tuple[str, ...]], listed: list[str]) -> tuple[Callable, Callable]:

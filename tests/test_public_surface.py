@@ -2,10 +2,15 @@
 import importlib
 import subprocess
 import sys
+import tomllib
+from pathlib import Path
 
 import pytest
 
 import forge_kernel
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNEL = ROOT / "forge_kernel"
 
 
 def test_all_is_sorted_without_repeats():
@@ -56,3 +61,19 @@ def test_each_face_exports_exactly_its_homes_names_sorted(face):
 def test_a_face_refuses_a_name_it_does_not_hold():
     with pytest.raises(AttributeError, match="no attribute 'facts'"):
         importlib.import_module("forge_kernel.store").facts  # noqa: B018  (the SQL facts are inside: store._facts)
+
+
+def test_each_lazy_face_has_the_stub_the_script_writes():
+    """Editors and type checkers read a lazy face's names from its ``__init__.pyi``: ``python3 scripts/face_stubs.py``
+    writes them from the faces' ``_HOMES``."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import face_stubs
+
+    assert face_stubs.lazy_faces()
+    assert face_stubs.problems() == []
+
+
+def test_the_stubs_and_the_typed_marker_ship_with_the_package():
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"]["package-data"]
+    shipped = {path for pattern in patterns["forge_kernel"] for path in KERNEL.glob(pattern)}
+    assert {KERNEL / "py.typed", *KERNEL.rglob("*.pyi")} <= shipped

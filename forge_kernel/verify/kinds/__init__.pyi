@@ -1,0 +1,11 @@
+# The face's names for editors and type checkers, written from _HOMES by scripts/face_stubs.py: do not edit.
+from .answer import NumberParams as NumberParams, stated as stated
+from .evidence import CLINICAL_TYPES as CLINICAL_TYPES, resolve as resolve
+from .grounding import is_grounded as is_grounded
+from .judge import (
+    JUDGE as JUDGE,
+    identity as identity,
+    labelled_pairs as labelled_pairs,
+    labelled_set_path as labelled_set_path,
+)
+from .trace import called_tools as called_tools

@@ -1,0 +1,19 @@
+# The face's names for editors and type checkers, written from _HOMES by scripts/face_stubs.py: do not edit.
+from .diagnoses import diagnosis_vocabulary as diagnosis_vocabulary
+from .drugs import (
+    allergy_classes as allergy_classes,
+    classes_of as classes_of,
+    contraindications as contraindications,
+    cross_reacting as cross_reacting,
+    drug_vocabulary as drug_vocabulary,
+    drugs_in as drugs_in,
+    exposures as exposures,
+)
+from .synonyms import order_identity as order_identity, synonym_key as synonym_key
+from .terms import (
+    CJK as CJK,
+    TEXTS_CACHED as TEXTS_CACHED,
+    compact as compact,
+    mentioned as mentioned,
+    term_pattern as term_pattern,
+)

@@ -1,0 +1,7 @@
+# The face's names for editors and type checkers, written from _HOMES by scripts/face_stubs.py: do not edit.
+from .dashboard import RunDashboard as RunDashboard
+from .designer import Designer as Designer
+from .failures import FailureBrowser as FailureBrowser
+from .page import player_html as player_html, write_player_page as write_player_page
+from .player import ReplayPlayer as ReplayPlayer, play as play
+from .sample import sample_run as sample_run
