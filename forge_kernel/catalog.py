@@ -54,7 +54,7 @@ class Catalog:
         """The entries of one kind, in the order they were registered."""
         return [e for (k, _), e in self.entries.items() if k == kind]
 
-    def section(self, kind: Kind) -> "Section":
+    def section(self, kind: Kind) -> Section:
         return Section(self, kind)
 
 

@@ -55,8 +55,9 @@ def signatures(tree: ast.Module) -> tuple[list[str], list[str]]:
 def stub(face: str) -> str:
     """The stub of a lazy face, from its source."""
     tree = ast.parse(face)
-    homes: dict[str, tuple[str, ...]] = next(ast.literal_eval(node.value) for node in tree.body
-                                             if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "_HOMES")
+    homes: dict[str, tuple[str, ...]] = next(
+        ast.literal_eval(node.value) for node in tree.body if isinstance(node, ast.Assign | ast.AnnAssign)
+        and ast.unparse(node.targets[0] if isinstance(node, ast.Assign) else node.target) == "_HOMES")
     imports, functions = signatures(tree)
     parts = [HEADER, *imports, "\n" if imports else "",
              *(import_line(f".{module}", list(names)) for module, names in sorted(homes.items()))]

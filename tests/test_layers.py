@@ -67,12 +67,18 @@ def imported_modules(here: str, text: str):
             yield from (name.removeprefix("forge_kernel.") for name in re.findall(r"forge_kernel(?:\.\w+)+", node.value))
 
 
+def assigned(text: str, name: str):
+    """The value a module assigns to ``name`` at its top (annotated or not), or None."""
+    for node in ast.parse(text).body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        if any(getattr(t, "id", None) == name for t in targets) and node.value is not None:
+            return ast.literal_eval(node.value)
+    return None
+
+
 def face_homes(text: str) -> set[str]:
     """The modules a face's ``_HOMES`` names."""
-    for node in ast.parse(text).body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "_HOMES" for t in node.targets):
-            return set(ast.literal_eval(node.value))
-    return set()
+    return set(assigned(text, "_HOMES") or ())
 
 
 def notebook_imports() -> set[str]:
@@ -107,10 +113,7 @@ def unhomed_public_modules(modules: dict[str, str]) -> list[str]:
 
 def face_names(text: str) -> set[str]:
     """The names a face hands out (its ``__all__``)."""
-    for node in ast.parse(text).body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
-            return set(ast.literal_eval(node.value))
-    return set()
+    return set(assigned(text, "__all__") or ())
 
 
 def skipped_faces(modules: dict[str, str]) -> list[str]:

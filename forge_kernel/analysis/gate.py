@@ -15,8 +15,8 @@ from pydantic import BaseModel
 from ..spec import DEFAULT_GATE, GatePolicy, PolicyError, SpecError, read_policy
 from ..store import Run
 from .comparison import Comparison
-from .gate_checks import GATE_CHECKS, Status, soft_checks
 from .display import Shown, html_heading, html_paragraphs, html_table
+from .gate_checks import GATE_CHECKS, Status, soft_checks
 
 __all__ = ["Check", "GatePolicy", "GateResult", "declared_policy", "evaluate", "load_policy"]
 

@@ -39,7 +39,7 @@ class PublicKey:
         return sha256(base64.b64decode(self.key))[:23]
 
     @classmethod
-    def parse(cls, line: str, file: object) -> "PublicKey":
+    def parse(cls, line: str, file: object) -> PublicKey:
         kind, _, rest = line.strip().partition(" ")
         key, _, reviewer = rest.partition(" ")
         if kind != KEY_KIND or not key or not reviewer.strip():

@@ -23,17 +23,18 @@ import json
 import os
 import sqlite3
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from itertools import groupby
 from operator import itemgetter
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Annotated, Iterator, Literal
+from typing import Annotated, Literal, Required
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from pydantic import ConfigDict, StringConstraints, TypeAdapter, ValidationError
-from typing_extensions import Required, TypedDict  # pydantic reads typing's TypedDict only from Python 3.12
+from typing_extensions import TypedDict  # pydantic reads typing's TypedDict only from Python 3.12
 
 from ..spec import SpecError, canonical_json
 from ..store import RunStore
@@ -331,7 +332,7 @@ def sign(folder: Path, reviewer: str, role: str, key_file: Path, decision: Decis
     covered = manifest(folder)
     statement = {"manifest": digest(covered), "follows": link(signatures), "reviewer": reviewer, "role": role,
                  "decision": decision, "comment": comment,
-                 "time": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+                 "time": datetime.now(UTC).isoformat(timespec="seconds")}
     if withdraws is not None:
         statement["withdraws"] = withdraws
     refuse(folder, signatures, statement, raw)

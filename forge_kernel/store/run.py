@@ -10,16 +10,25 @@ place.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from ..ehr import EHRImage, Key, Timeline, patient_of
 from ..spec import SpecError
 from . import _facts as sql, matching
-from .loaders import (event_json, event_of, event_rows, trial_frame, trial_row, trial_row_by_id, trial_without_events,
-                      turns_of)
+from .loaders import (
+    event_json,
+    event_of,
+    event_rows,
+    trial_frame,
+    trial_row,
+    trial_row_by_id,
+    trial_without_events,
+    turns_of,
+)
 from .records import TrialRecord
 from .run_store import RunStore
 
@@ -35,7 +44,7 @@ class Trial(TrialRecord):
     when first asked for: the timeline reads only their changes, and the compact form's JSON passes the stored
     JSON of each event through as it is."""
 
-    run: "Run | None" = field(default=None, repr=False, compare=False)
+    run: Run | None = field(default=None, repr=False, compare=False)
     rows: list | None = field(default=None, init=False, repr=False, compare=False)
     """The stored rows of its events while ``events`` is not yet decoded from them."""
 
@@ -105,7 +114,7 @@ class Run:
     def close(self) -> None:
         self.store.close()
 
-    def __enter__(self) -> "Run":
+    def __enter__(self) -> Run:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -185,22 +194,22 @@ class Run:
         return found
 
     @cached_property
-    def trials(self) -> "pd.DataFrame":
+    def trials(self) -> pd.DataFrame:
         """One row per trial with its package facts and latest scores, every column (read once)."""
         return trial_frame(self.store.db)
 
     @cached_property
-    def tasks(self) -> "pd.DataFrame":
+    def tasks(self) -> pd.DataFrame:
         """One row per package the run used: version, suite, category, purpose, risk and slices (a dict)."""
         return sql.tasks(self.store.db)
 
     @cached_property
-    def outcomes(self) -> "pd.DataFrame":
+    def outcomes(self) -> pd.DataFrame:
         """One row per trial: its keys, status and latest scores, without answers or events."""
         return sql.outcomes(self.store.db)
 
     @cached_property
-    def failed_outcomes(self) -> "pd.DataFrame":
+    def failed_outcomes(self) -> pd.DataFrame:
         """The outcomes of the failed trials, with how many read tools of the expected chain never ran successfully
         (``missing_reads``)."""
         return sql.failed_outcomes(self.store.db)
@@ -210,7 +219,7 @@ class Run:
         """The agents that have trials in the store, sorted."""
         return [r[0] for r in self.store.db.execute("SELECT DISTINCT agent FROM trials ORDER BY agent")]
 
-    def facts(self, agent: str | None = None) -> "pd.DataFrame":
+    def facts(self, agent: str | None = None) -> pd.DataFrame:
         """One row per trial of an agent (None: of every agent) with what a comparison needs (read once per agent):
         its outcome, answer and output, how often its agent was run (``attempts``), tool time (``tool_s``), the
         model turns its agent reported with their tokens and time (``turns``, ``prompt_tokens``,
@@ -223,19 +232,19 @@ class Run:
         return self._facts[agent]
 
     @cached_property
-    def usage(self) -> "pd.DataFrame":
+    def usage(self) -> pd.DataFrame:
         """One row per trial: its keys, cost, and the model turns its agent reported with their tokens and time (as
         in ``facts``), read without the events."""
         return sql.usage(self.store.db, self.store.version)
 
     @cached_property
-    def failing_verdicts(self) -> "pd.DataFrame":
+    def failing_verdicts(self) -> pd.DataFrame:
         """Each failed trial's failing verdicts: verifier id, category, severity, the steps they point at, and
         ``raised`` (the verifier raised instead of judging)."""
         return sql.failing_verdicts(self.store.db)
 
     @cached_property
-    def failed_calls(self) -> "pd.DataFrame":
+    def failed_calls(self) -> pd.DataFrame:
         """Each failed trial's failed calls: step, tool, policy denial, error code, and ``retried`` when a later call
         of the same tool succeeded."""
         return sql.failed_calls(self.store.db)
