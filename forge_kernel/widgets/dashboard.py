@@ -22,7 +22,7 @@ from ..spec.errors import UsageError
 from ..store.run import Run, open_run
 from . import _charts as charts
 from .failures import FailureBrowser
-from ._frontend import assembled
+from ._frontend import bundled
 
 VEGA_LITE = "v6_4"
 """The Vega-Lite version bundled, the one Altair 6 writes."""
@@ -37,7 +37,7 @@ def cache_dir() -> Path:
 def dashboard_esm() -> str:
     """The dashboard's module with Vega, Vega-Lite and vega-embed bundled in (built by vl-convert, ~0.9 MB, in about
     2 s; kept on disk by the hash of the module and the vl-convert version)."""
-    source = assembled("dashboard.js")
+    source = bundled("dashboard.js")
     digest = hashlib.sha256(f"{vl_convert.__version__}\0{VEGA_LITE}\0{source}".encode()).hexdigest()[:16]
     path = cache_dir() / f"dashboard-{digest}.js"
     try:
@@ -71,7 +71,7 @@ class RunDashboard(anywidget.AnyWidget):
     the release gate of that comparison under ``policy`` (default: the bundled policy).
     """
 
-    _css = assembled("dashboard.css")
+    _css = bundled("dashboard.css")
     banner = traitlets.Unicode(SYNTHETIC_BANNER).tag(sync=True)
     heading = traitlets.Dict().tag(sync=True)
     charts = traitlets.Dict().tag(sync=True)

@@ -28,8 +28,9 @@ from ..spec import BudgetExceeded, ForgeError, SpecError, load_package
 from ..spec.edits import Edit, EditError, apply_edits, call_labels
 from . import _designer_views as views
 from ._designer_forms import SchemaForm
+from ._frontend import BUNDLE
 
-CSS = (Path(__file__).with_name("designer.css")).read_text(encoding="utf-8")
+CSS = (BUNDLE / "designer.css").read_text(encoding="utf-8")
 
 
 def category_help(category: str) -> str:

@@ -20,7 +20,7 @@ from ..analysis.triage import TriageFile, load_triage
 from ..spec.compact import SYNTHETIC_BANNER
 from ..spec.errors import SpecError, UsageError
 from ..store.run import Run, open_run
-from ._frontend import assembled
+from ._frontend import bundled
 from .player import ReplayPlayer
 
 FILTERS = ("suite", "dimension", "agent", "verifier", "error_class", "triage")
@@ -38,8 +38,8 @@ class FailureTable(anywidget.AnyWidget):
     """The table's front end: rows, filters and sort are synced; a click sets ``selected``; triage edits arrive as
     messages (``{"action": "triage", ...}``) and their outcome is ``message``."""
 
-    _esm = assembled("failures.js")
-    _css = assembled("failures.css")
+    _esm = bundled("failures.js")
+    _css = bundled("failures.css")
     banner = traitlets.Unicode(SYNTHETIC_BANNER).tag(sync=True)
     rows = traitlets.List().tag(sync=True)
     """The rows shown: those matching ``filters``, sorted, at most ``MAX_ROWS``."""
