@@ -1,7 +1,8 @@
 """The widgets' front end. Its sources (frontend/src/: ES modules with JSDoc types, and style sheets) are bundled by
 esbuild into forge_kernel/widgets/bundle/, which the package ships and the widgets load. Here: the committed bundle is
 byte for byte what the sources build, the trial's types are what its JSON Schema gives and what the player receives,
-the sources type-check, every widget serves its bundle, and no module or sheet repeats what the common part defines.
+the sources type-check, the unit tests of the pure logic pass (``node --test``), every widget serves its bundle, and
+no module or sheet repeats what the common part defines.
 
 The tests that run Node need it and ``npm ci`` in frontend/ (``scripts/dev.py test`` runs it where npm is found, and
 .ci/run installs Node where it is missing): outside CI they are skipped without them, in CI never."""
@@ -90,6 +91,13 @@ def test_the_sources_type_check(node, config):
     their pure logic (src/logic/, without them: it cannot touch the DOM) and what runs in Node (the unit tests and the
     scripts)."""
     run_node(node, "node_modules/typescript/bin/tsc", "-p", config)
+
+
+def test_the_unit_tests_of_the_pure_logic_pass(node):
+    tests = sorted((FRONTEND / "test").glob("*.test.js"))
+    done = run_node(node, "--test", "--test-reporter=tap", *tests)
+    counts = dict(re.findall(r"^# (pass|fail) (\d+)$", done.stdout, re.MULTILINE))
+    assert int(counts["pass"]) >= 20 and counts["fail"] == "0", done.stdout
 
 
 def every_property_required(schema):
