@@ -5,7 +5,7 @@
 /** @import { Attrs, Kid, Leaf, Listener } from "./dom" */
 
 /**
- * An element with its attributes and children.
+ * An element with its attributes and children (dom.d.ts says what each may be).
  * @template {keyof HTMLElementTagNameMap} K
  * @param {K} tag
  * @param {Attrs | null} [attrs]
