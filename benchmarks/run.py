@@ -43,6 +43,7 @@ if hasattr(os, "sched_setaffinity"):
 else:
     PINNING = "NOT pinned: os.sched_setaffinity is not available on this platform"
 
+import isolation  # noqa: E402  (benchmarks/isolation.py)
 from forge_kernel.agents import agent_factory  # noqa: E402
 from forge_kernel.ehr import EHRImage, EHRView, fhir  # noqa: E402
 from forge_kernel.ehr.image import codes_of, patient_of, time_of  # noqa: E402
@@ -55,8 +56,6 @@ from forge_kernel.store.run_store import utc_now  # noqa: E402
 from forge_kernel.tools import TOOLS, ToolContext, ToolSession  # noqa: E402
 from forge_kernel.verify import GradeContext, grade  # noqa: E402
 from forge_kernel.workers import InProcess  # noqa: E402
-
-import isolation  # noqa: E402  (benchmarks/isolation.py)
 from results import calibration, cpu_model, git_state, write_section  # noqa: E402
 
 AGENT = "scripted"

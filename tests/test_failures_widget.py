@@ -11,8 +11,7 @@ from forge_kernel.analysis import failure_ledger, load_triage
 from forge_kernel.analysis.triage import TriageFile
 from forge_kernel.spec.compact import SYNTHETIC_BANNER
 from forge_kernel.spec.errors import SpecError, UsageError
-from forge_kernel.widgets import FailureBrowser, ReplayPlayer
-from forge_kernel.widgets import failures as failures_module
+from forge_kernel.widgets import FailureBrowser, ReplayPlayer, failures as failures_module
 
 
 def single_hard(browser: FailureBrowser, agent: str = "baseline-v1") -> dict:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 
+from forge_kernel.widgets._frontend import CSS, ESM, HERE, assembled
 from forge_kernel.widgets.dashboard import RunDashboard
 from forge_kernel.widgets.failures import FailureTable
-from forge_kernel.widgets._frontend import CSS, ESM, HERE, assembled
 from forge_kernel.widgets.player import ReplayPlayer
 
 MODULES = ("player", "failures", "dashboard")

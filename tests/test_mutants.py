@@ -25,9 +25,9 @@ from forge_kernel.spec.loading import read_yaml
 from forge_kernel.spec.trajectory import UNAUTHORIZED_WRITE
 from forge_kernel.tools import TOOLS
 from forge_kernel.verify._facts import stated_facts
+from forge_kernel.verify._shown import returned_references, shown_by
 from forge_kernel.verify.kinds.grounding import is_grounded
 from forge_kernel.verify.mutants import OPERATORS, Gold, build_mutants, example_args
-from forge_kernel.verify._shown import returned_references, shown_by
 from tests.helpers import copy_suite_files, update_yaml
 
 ROOT = Path(__file__).resolve().parents[1]

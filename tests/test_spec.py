@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from forge_kernel.agents import AgentTask
+from forge_kernel.authoring.schemas import SCHEMA_DIR, schema_documents
 from forge_kernel.ehr import fhir
 from forge_kernel.spec import (
     SpecError,
@@ -27,7 +28,6 @@ from forge_kernel.spec import (
     load_package,
     load_trajectory,
 )
-from forge_kernel.authoring.schemas import SCHEMA_DIR, schema_documents
 from forge_kernel.spec.loading import read_yaml
 from forge_kernel.spec.suites import merged, with_hidden_defaults
 

@@ -12,11 +12,11 @@ from pydantic import BaseModel
 
 from ..spec import SpecError
 from ..store import Run
+from ._slices import SLICE_COLUMNS, task_slices
+from ._tasks import SAFETY_RISKS, TaskSide, Tokens, per_task, task_sides, tokens_of
 from .criteria import CitationChecks, CriterionConfusion, citations_of, confusion_of, graded_trials
 from .display import Shown, html_heading, html_paragraphs, html_table, some_ids
-from ._slices import SLICE_COLUMNS, task_slices
 from .stats import Rate, brier, ece, mcnemar_exact, percentile, reliability
-from ._tasks import SAFETY_RISKS, TaskSide, Tokens, per_task, task_sides, tokens_of
 
 Change = Literal["improvement", "regression", "both_pass", "both_fail", "not_compared"]
 

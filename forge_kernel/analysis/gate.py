@@ -14,8 +14,8 @@ from ..catalog import CATALOG
 from ..spec import GatePolicy, PolicyError, load_policy
 from ..store import Run
 from .comparison import Comparison
-from .gate_checks import Status
 from .display import Shown, html_heading, html_paragraphs, html_table
+from .gate_checks import Status
 
 __all__ = ["Check", "GatePolicy", "GateResult", "declared_policy", "evaluate", "load_policy"]
 

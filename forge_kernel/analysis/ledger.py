@@ -35,8 +35,8 @@ from pathlib import Path
 import pandas as pd
 
 from ..store import Run
-from .display import Shown, html_paragraphs, plain_table
 from ._tasks import SAFETY_RISKS
+from .display import Shown, html_paragraphs, plain_table
 from .triage import TriageFile
 
 TAXONOMY = ("verifier", "gold", "runtime", "policy", "parser", "tool/data", "retrieval", "agent/model")

@@ -7,10 +7,10 @@ from typing import Callable
 import pandas as pd
 
 from ..store import Run
-from .display import Shown, markdown_lines, seconds
 from ._slices import slice_value
-from .stats import percentile
 from ._tasks import per_task
+from .display import Shown, markdown_lines, seconds
+from .stats import percentile
 
 
 def two_places(x: float) -> str:

@@ -19,7 +19,6 @@ from ..spec.fixtures import validate_fixture
 from ._draft import Draft, json_bytes
 
 
-
 def run_sync(work: Coroutine) -> Any:
     """Run a coroutine to its end, also from inside a running event loop (a notebook's): in a thread of its own."""
     try:

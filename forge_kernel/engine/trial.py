@@ -11,7 +11,6 @@ from ..tools import ToolSession
 from ..verify import GradeContext, grade
 from ..workers import BUDGET_EXCEEDED, AgentOutcome, InProcess, Runner
 
-
 REDOS = 3
 """How often a trial spoiled by another (isolated agents sharing a worker) is run again."""
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from html import escape
 from typing import Sequence
 
+
 class Markup(str):
     """HTML that a table puts in as it is (anything else is escaped)."""
 

@@ -7,8 +7,22 @@ from pathlib import Path
 
 from IPython.display import display
 
-from ..analysis import (AblationCard, AgentSide, Comparison, GateResult, Ledger, agent_side, card, compare_sides,
-                        counts_against, declared_policy, evaluate, failure_ledger, load_policy, load_triage)
+from ..analysis import (
+    AblationCard,
+    AgentSide,
+    Comparison,
+    GateResult,
+    Ledger,
+    agent_side,
+    card,
+    compare_sides,
+    counts_against,
+    declared_policy,
+    evaluate,
+    failure_ledger,
+    load_policy,
+    load_triage,
+)
 from ..store import Run, open_run
 from .judges import judge_agreement_rows
 from .kill_rate import mutation_kill_rate

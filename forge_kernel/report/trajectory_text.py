@@ -6,9 +6,9 @@ import json
 import textwrap
 from typing import Any
 
-from ..store import TrialRecord
 from ..ehr import summarize
 from ..spec import TURN_TEXT, ModelTurn, asked_steps, printable
+from ..store import TrialRecord
 
 WIDTH = 100
 MODEL = "›"

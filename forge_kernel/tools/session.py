@@ -9,10 +9,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..ehr import EHRView
 from ..spec import BudgetExceeded, Event, ModelTurn, TaskPackage, compact_json
-from .base import TOOLS, Tool, ToolContext, ToolError
 from ._faults import FaultPlan
 from ._policy import decide
-
+from .base import TOOLS, Tool, ToolContext, ToolError
 
 TEXT = 64 * 1024
 """The longest text of a reported model turn that the record keeps."""

@@ -16,9 +16,19 @@ from functools import cache, lru_cache
 from typing import Literal
 
 from ._quantities import Amount, Located, located_amounts
+from ._text import (
+    StatedDate,
+    bounded,
+    cue_pattern,
+    language,
+    located_dates,
+    negated,
+    negation,
+    normal,
+    occurrences,
+    phrase_pattern,
+)
 from .tables import TEXTS_CACHED, diagnosis_vocabulary, drug_vocabulary, mentioned
-from ._text import (StatedDate, bounded, cue_pattern, language, located_dates, negated, negation, normal,
-                   occurrences, phrase_pattern)
 
 FactKind = Literal["value", "duration", "year", "date", "drug", "diagnosis"]
 TIME_WORDS = {"分钟": "min", "小时": "h", "天": "day", "日": "day", "周": "week", "个月": "month", "年": "year"}

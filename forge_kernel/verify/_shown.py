@@ -12,8 +12,8 @@ from ..ehr import EHRImage
 from ..spec import Package
 from ..spec.trajectory import Event
 from ._quantities import Amount, is_number, located_amounts, normal_unit
-from .tables import TEXTS_CACHED, compact
 from ._text import StatedDate, normal, stated_dates
+from .tables import TEXTS_CACHED, compact
 from .verdict import GradeContext
 
 ISO_TIME = re.compile(r"\d{4}-\d{2}-\d{2}(?:[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:[+-]\d{2}:?\d{2}|Z)?)?")

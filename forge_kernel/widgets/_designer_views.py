@@ -13,6 +13,7 @@ from ..engine.selftest import operator_totals
 from ..spec.compact import SYNTHETIC_BANNER
 from ..spec.edits import Edit, call_labels
 
+
 def banner() -> str:
     return f"<div class='mf-banner'>{escape(SYNTHETIC_BANNER)}</div>"
 

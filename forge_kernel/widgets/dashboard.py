@@ -16,13 +16,13 @@ import traitlets
 import vl_convert
 
 from ..analysis import compare, declared_policy, evaluate, load_policy, usage
-from ..analysis.browse import pass_rate_cells, safety_findings, latency_percentiles
+from ..analysis.browse import latency_percentiles, pass_rate_cells, safety_findings
 from ..spec.compact import SYNTHETIC_BANNER
 from ..spec.errors import UsageError
 from ..store.run import Run, open_run
 from . import _charts as charts
-from .failures import FailureBrowser
 from ._frontend import assembled
+from .failures import FailureBrowser
 
 VEGA_LITE = "v6_4"
 """The Vega-Lite version bundled, the one Altair 6 writes."""

@@ -11,6 +11,8 @@ import ipywidgets as w
 import yaml
 from pydantic import ValidationError
 
+from .. import tools, verify  # noqa: F401  (register the tools and verifier kinds)
+from ..agents.planner.core import PLANS
 from ..authoring import (
     BUNDLED,
     Draft,
@@ -21,8 +23,6 @@ from ..authoring import (
     problems,
     selftest,
 )
-from .. import tools, verify  # noqa: F401  (register the tools and verifier kinds)
-from ..agents.planner.core import PLANS
 from ..catalog import CATALOG, model_of
 from ..spec import BudgetExceeded, ForgeError, SpecError, load_package
 from ..spec.edits import Edit, EditError, apply_edits, call_labels

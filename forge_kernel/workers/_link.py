@@ -14,8 +14,8 @@ from pydantic import ValidationError
 
 from ..spec import RESULT, AgentResult, BudgetExceeded, compact_json
 from ..tools import ToolSession
-from .attempt import AGENT_ERROR, BUDGET_EXCEEDED, COMPLETED, REASON_CHARS, TIMEOUT
 from ._wire import FramedProtocol, Frames, WireError, encode, finite_number, frame
+from .attempt import AGENT_ERROR, BUDGET_EXCEEDED, COMPLETED, REASON_CHARS, TIMEOUT
 
 MAX_TOOL_NAME = 200
 EXITED = "the worker process exited"

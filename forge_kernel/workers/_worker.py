@@ -24,9 +24,9 @@ from typing import Callable
 
 from ..agents import Agent, AgentTask
 from ..spec import RESULT, AgentResult
+from ._wire import FramedProtocol, Frames, encode
 from .attempt import describe
 from .client import RemoteToolClient
-from ._wire import FramedProtocol, Frames, encode
 
 HARNESS_FRAME_BYTES = 256 * 1024 * 1024
 """Frames from the harness are trusted; the cap only guards against a broken stream."""

@@ -20,8 +20,8 @@ from ._egress import serve_harness
 from ._launch import Launch
 from ._output import AgentOutput, Allowance
 from ._processes import sandbox_init, sandbox_pid
-from .sandbox import Sandbox
 from ._wire import HEADER, WireError, decode, encode
+from .sandbox import Sandbox
 
 START_SECONDS = 60.0
 """How long an agent's zygote may take to import the agent and say hello."""

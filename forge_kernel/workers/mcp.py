@@ -34,11 +34,11 @@ from pydantic import ValidationError
 from ..agents import AgentTask
 from ..spec import RESULT, AgentError, AgentResult, BudgetExceeded, compact_json, printable
 from ..tools import ToolSession
-from .attempt import AGENT_ERROR, BUDGET_EXCEEDED, COMPLETED, REASON_CHARS, TIMEOUT, AgentOutcome
 from ._output import Allowance
-from .sandbox import Sandbox, program, script_of
 from ._wire import MAX_DEPTH, MAX_FRAME_BYTES, depth_of
 from ._zygote_process import SandboxedProcess, WorkerError
+from .attempt import AGENT_ERROR, BUDGET_EXCEEDED, COMPLETED, REASON_CHARS, TIMEOUT, AgentOutcome
+from .sandbox import Sandbox, program, script_of
 
 SUBMIT = "submit_result"
 TASK_URI = "forge://task"

@@ -18,11 +18,11 @@ from time import perf_counter
 from ..agents import AgentTask
 from ..spec import AgentError, AgentResult, printable
 from ..tools import ToolSession
-from .attempt import AGENT_ERROR, BUDGET_EXCEEDED, REASON_CHARS, TIMEOUT, AgentOutcome
 from ._link import Conversation, Link
-from .sandbox import Sandbox
 from ._wire import frame
 from ._zygote_process import SPAWN_SECONDS, WorkerError, ZygoteProcess
+from .attempt import AGENT_ERROR, BUDGET_EXCEEDED, REASON_CHARS, TIMEOUT, AgentOutcome
+from .sandbox import Sandbox
 
 PER_WORKER = 16
 """Trials one worker process hosts at once (1 once the agent is seen to block its event loop)."""

@@ -16,11 +16,11 @@ import sys
 
 from ..agents import agent_factory
 from ..spec import AgentError
-from .attempt import describe
-from .client import json_copy
 from ._exec import limit_memory, start_relay
 from ._wire import encode
 from ._worker import run_worker
+from .attempt import describe
+from .client import json_copy
 
 
 def hello(spec: str) -> tuple[object, bytes]:

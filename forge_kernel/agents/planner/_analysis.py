@@ -23,8 +23,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Awaitable, Callable
 
-from .core import Plan, PlanContext, plan
 from ._retrieval import day, items, joined, named_step, num, say, window
+from .core import Plan, PlanContext, plan
 
 MIN_POINTS = 3
 """Fewest readings a trend is computed from."""

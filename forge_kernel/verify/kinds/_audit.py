@@ -16,8 +16,18 @@ from ...ehr import patient_of
 from ...spec.package import Strict
 from ..matchers import Matcher, matches_all
 from ..registry import Outcome, verifier
-from ..tables import (TEXTS_CACHED, allergy_classes, classes_of, compact, contraindications, cross_reacting, drugs_in,
-                      exposures, mentioned, order_identity)
+from ..tables import (
+    TEXTS_CACHED,
+    allergy_classes,
+    classes_of,
+    compact,
+    contraindications,
+    cross_reacting,
+    drugs_in,
+    exposures,
+    mentioned,
+    order_identity,
+)
 from ..verdict import GradeContext
 from ._state import steps_touching
 

@@ -7,9 +7,9 @@ from pydantic import Field, field_validator
 
 from ...spec.package import Strict
 from ...spec.trajectory import Event
+from .._text import drug_of
 from ..matchers import Matcher
 from ..registry import Outcome, verifier
-from .._text import drug_of
 from ..verdict import GradeContext
 
 ACTIVE_MEDICATIONS = "active_medications"

@@ -8,10 +8,10 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from ...spec.package import Strict
-from ..matchers import Matcher, valid_regex, values_at, within
 from .._quantities import Amount, Located, amount, in_unit, located_amounts, normal_unit
-from ..registry import Outcome, verifier
 from .._text import Synonyms, affirms, bounded, drug_of, label, mentions, normal, stated_dates, synonyms
+from ..matchers import Matcher, valid_regex, values_at, within
+from ..registry import Outcome, verifier
 from ..verdict import GradeContext
 
 

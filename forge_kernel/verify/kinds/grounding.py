@@ -9,8 +9,8 @@ from pydantic import Field
 from ...spec.package import Strict
 from .._facts import Fact, FactKind, stated_facts
 from .._quantities import Amount, in_unit
-from ..registry import Outcome, verifier
 from .._shown import Shown, ShownAmount, shown, walk
+from ..registry import Outcome, verifier
 from ..tables import TEXTS_CACHED, diagnosis_vocabulary, drug_vocabulary, term_pattern
 from ..verdict import GradeContext
 
