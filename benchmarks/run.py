@@ -26,7 +26,7 @@ import random
 import sys
 import tempfile
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from time import perf_counter, perf_counter_ns
 
@@ -389,7 +389,7 @@ def main() -> None:
         "here; benchmarks 6-9 by `benchmarks/scale.py`, `player.py`, `replay.py` and `release.py`, each from a run of "
         "its own. SYNTHETIC data only.",
         "",
-        f"- Date: {datetime.now(timezone.utc).isoformat(timespec='seconds')}",
+        f"- Date: {datetime.now(UTC).isoformat(timespec='seconds')}",
         f"- CPU: {cpu_model()} ({os.cpu_count()} logical CPUs on the machine)",
         f"- Pinning: {PINNING}",
         f"- Python: {sys.version.split()[0]} ({platform.python_implementation()}), {platform.platform()}",

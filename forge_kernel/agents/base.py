@@ -40,7 +40,7 @@ class AgentTask(BaseModel):
         return json.loads(self.tool_definitions)
 
     @classmethod
-    def from_package(cls, package: TaskPackage, seed: int) -> "AgentTask":
+    def from_package(cls, package: TaskPackage, seed: int) -> AgentTask:
         from ..tools import TOOLS  # here, so that an agent's worker starts without the tool catalog
 
         tools = [TOOLS[name].openai_function() for name in package.tools if name in TOOLS]
@@ -53,7 +53,7 @@ class AgentTask(BaseModel):
             tool_definitions=json.dumps(tools, ensure_ascii=False, separators=(",", ":")),
         )
 
-    def for_trial(self, seed: int) -> "AgentTask":
+    def for_trial(self, seed: int) -> AgentTask:
         """A copy for one trial: its own seed, and its own containers (the strings are immutable and shared)."""
         return self.model_copy(update={"seed": seed, "instructions": dict(self.instructions),
                                        "tool_names": list(self.tool_names),

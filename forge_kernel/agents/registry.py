@@ -3,7 +3,7 @@ for an agent of one's own."""
 from __future__ import annotations
 
 import importlib
-from typing import Callable
+from collections.abc import Callable
 
 from ..catalog import CATALOG
 from ..spec import AgentError

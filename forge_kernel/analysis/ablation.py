@@ -1,7 +1,7 @@
 """Ablation cards: what removing one component of a candidate costs, per slice and per task."""
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from pydantic import BaseModel
 

@@ -6,9 +6,9 @@ Every figure carries its sample size; below the minimum a figure is reported as 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from math import comb, sqrt
-from typing import Sequence
 
 Z95 = 1.959963984540054
 MIN_RATE_SAMPLES = 10
@@ -45,7 +45,7 @@ class Rate:
         return f"{self.k}/{self.n} = {self.value:.0%} [{lo:.0%}, {hi:.0%}]"
 
     @classmethod
-    def of(cls, d: dict) -> "Rate":
+    def of(cls, d: dict) -> Rate:
         """The Rate of an ``as_dict`` form."""
         return cls(d["k"], d["n"])
 

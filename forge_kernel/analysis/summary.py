@@ -1,8 +1,8 @@
 """Summaries of one run: per agent (or other keys), and pass rates by slice."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import pandas as pd
 

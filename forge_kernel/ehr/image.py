@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
-from datetime import datetime, timezone
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
 
 Key = tuple[str, str]
 """(resource type, id)"""
@@ -45,7 +45,7 @@ def codes_of(resource: dict) -> set[str]:
     return found
 
 
-def parse_time(value: str, tz=timezone.utc) -> float:
+def parse_time(value: str, tz=UTC) -> float:
     """POSIX seconds of a FHIR date or dateTime; a value without a zone is read in ``tz``."""
     parsed = datetime.fromisoformat(value if len(value) > 7 else f"{value}-01" if len(value) == 7 else f"{value}-01-01")
     if parsed.tzinfo is None:
@@ -53,7 +53,7 @@ def parse_time(value: str, tz=timezone.utc) -> float:
     return parsed.timestamp()
 
 
-def time_of(resource: dict, tz=timezone.utc) -> float | None:
+def time_of(resource: dict, tz=UTC) -> float | None:
     """When a resource happened (its clinical date), in POSIX seconds."""
     for field in DATE_FIELDS:
         if isinstance(resource.get(field), str):
@@ -70,7 +70,7 @@ class EHRImage:
 
     def __init__(self, resources: Iterable[dict], now: datetime):
         self.now = now
-        self.tz = now.tzinfo or timezone.utc
+        self.tz = now.tzinfo or UTC
         self.resources: dict[Key, dict] = {}
         self.patient_ids: list[str] = []
         slots: dict[tuple[str, str], list[tuple[float, Key]]] = defaultdict(list)

@@ -7,8 +7,9 @@ it, so ``state(n)``, ``resource(key, n)`` and ``diff(a, b)`` cost microseconds a
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Literal
+from typing import Any, Literal
 
 from .image import Key
 from .patch import apply_op, clone, diff_ops, escape, resource_key
@@ -31,7 +32,7 @@ class Change:
         return resource_key(self.path)
 
     @classmethod
-    def of(cls, step: int, op: dict) -> "Change":
+    def of(cls, step: int, op: dict) -> Change:
         return cls(step, op["op"], op["path"], op.get("value"), op.get("replaced"))
 
     def as_op(self) -> dict:
@@ -84,7 +85,7 @@ class Timeline:
                 versions.append(current)
 
     @classmethod
-    def of(cls, ops: Iterable[tuple[int, dict]], initial: Callable[[Key], dict | None]) -> "Timeline":
+    def of(cls, ops: Iterable[tuple[int, dict]], initial: Callable[[Key], dict | None]) -> Timeline:
         """From (step, JSON-Patch operation) pairs, as an EHRView records them."""
         return cls((Change.of(step, op) for step, op in ops), initial)
 
@@ -110,7 +111,7 @@ class Timeline:
         steps, versions = found
         return versions[bisect_right(steps, step) - 1]
 
-    def state(self, step: int) -> "StateAt":
+    def state(self, step: int) -> StateAt:
         """The EHR after ``step``, as a read-only mapping of (type, id) to resource."""
         return StateAt(self, step)
 

@@ -1,7 +1,7 @@
 """A trial's copy-on-write view of an EHRImage; every write is recorded as JSON-Patch operations."""
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from .image import EHRImage, Key, codes_of, patient_of, time_of
 from .patch import apply_op, clone, diff_ops, escape, resource_key

@@ -6,10 +6,10 @@ import gc
 import os
 import sys
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Iterator
 
 from tqdm import tqdm
 

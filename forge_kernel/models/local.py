@@ -64,7 +64,7 @@ class LocalModel:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def __enter__(self) -> "LocalModel":
+    def __enter__(self) -> LocalModel:
         problem = local_model_problem()
         if problem:
             raise UsageError("local model", "local-model extra", f"{problem}: {INSTALL}")

@@ -58,7 +58,7 @@ class ReleaseReport:
     def build(cls, release: str, baseline_run: str, baseline_agent: str, candidate_run: str, candidate_agent: str,
               ablations: dict[str, str], gate_policy: str | None, suites: list[str], trials: int,
               baseline_source: str = "", triage: str | None = None, mutants_cache: str | None = None,
-              judges_cache: str | None = None) -> "ReleaseReport":
+              judges_cache: str | None = None) -> ReleaseReport:
         """Open the runs, compare, evaluate the gate (refused when the candidate run declared another policy), and
         build the cards and ledgers. ``ablations`` maps each ablated agent to its run."""
         runs = {"baseline": open_run(baseline_run), "candidate": open_run(candidate_run)}

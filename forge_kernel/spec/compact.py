@@ -7,7 +7,8 @@ step only" and "the resource whole" are all a lookup).
 """
 from __future__ import annotations
 
-from typing import Any, Literal, Sequence
+from collections.abc import Sequence
+from typing import Any, Literal
 
 from pydantic import BaseModel
 

@@ -33,7 +33,7 @@ class Edit(Strict):
     value: Any = Field(None, description="The new value, for set and add.")
 
     @model_validator(mode="after")
-    def _shape(self) -> "Edit":
+    def _shape(self) -> Edit:
         needs = {"drop": ("at",), "replace": ("at", "call"), "insert": ("call",), "set": ("path", "value"),
                  "add": ("path", "value"), "delete": ("path",)}[self.op]
         missing = [name for name in needs if name not in self.model_fields_set]

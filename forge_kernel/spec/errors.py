@@ -22,12 +22,12 @@ class SpecError(ForgeError):
     """A package, hidden half, trajectory or other format file that is missing, malformed or inconsistent."""
 
     @classmethod
-    def from_validation(cls, file: object, exc) -> "SpecError":
+    def from_validation(cls, file: object, exc) -> SpecError:
         """First error of a pydantic ValidationError, as a SpecError."""
         return cls.from_error(file, exc.errors()[0])
 
     @classmethod
-    def from_error(cls, file: object, err: dict) -> "SpecError":
+    def from_error(cls, file: object, err: dict) -> SpecError:
         """One item of a pydantic ValidationError's ``errors()``, as a SpecError."""
         field = ".".join(str(p) for p in err["loc"]) or "(root)"
         message = err["msg"]

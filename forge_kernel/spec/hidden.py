@@ -40,7 +40,7 @@ class Case(Strict):
     edits: list[Edit] | None = Field(None, min_length=1, description="Changes to the gold (or give `trajectory`).")
 
     @model_validator(mode="after")
-    def _one_form(self) -> "Case":
+    def _one_form(self) -> Case:
         if self.edits is None and self.trajectory is None:
             raise ValueError("give a trajectory or edits of the gold")
         return self

@@ -4,8 +4,9 @@ Plain dataclasses, so reading a stored trial needs no model library; the files t
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Sequence, get_args
+from typing import Any, Literal, get_args
 
 CROSS_PATIENT = "cross_patient"
 """Event.denied: a call about another patient than the task's."""

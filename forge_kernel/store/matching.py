@@ -4,8 +4,9 @@ in ``forge_kernel/analysis/criteria.py``, which reads them through the Run handl
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 from ..spec import SpecError
 

@@ -6,7 +6,7 @@ import json
 import os
 import sqlite3
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,7 +26,7 @@ dumps = compact_json
 
 
 def utc_now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def stored_slices(package: Package) -> dict[str, str]:
@@ -88,7 +88,7 @@ class RunStore:
         """The store's schema version (an older store opened read-only stays as it is)."""
 
     @classmethod
-    def create(cls, run_dir: Path) -> "RunStore":
+    def create(cls, run_dir: Path) -> RunStore:
         run_dir.mkdir(parents=True, exist_ok=True)
         store = cls(run_dir / DB_NAME)
         store.db.execute("PRAGMA journal_mode=WAL")
@@ -98,7 +98,7 @@ class RunStore:
         return store
 
     @classmethod
-    def open(cls, run_dir: Path, readonly: bool = False) -> "RunStore":
+    def open(cls, run_dir: Path, readonly: bool = False) -> RunStore:
         """An existing run's store; ``readonly`` for the commands that only read it (it may be in a read-only folder).
 
         A file that is not a readable run store, or one that cannot be written when not ``readonly``, is a StoreError.
@@ -148,7 +148,7 @@ class RunStore:
         self.db = connect(self.path, readonly)
         self.db.row_factory = sqlite3.Row
 
-    def __enter__(self) -> "RunStore":
+    def __enter__(self) -> RunStore:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -330,7 +330,7 @@ class RunLock:
         self.path = Path(run_dir) / LOCK_NAME
         self._file = None
 
-    def __enter__(self) -> "RunLock":
+    def __enter__(self) -> RunLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file = open(self.path, "a")
         try:

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, Iterator
+from typing import Any
 
 from pydantic import BaseModel
 

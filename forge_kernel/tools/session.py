@@ -38,7 +38,7 @@ class ReportedTurn(BaseModel):
 class ToolSession:
     """Runs calls for one trial: manifest, argument validation, policy, faults, idempotency, then the tool."""
 
-    def __init__(self, package: TaskPackage, view: EHRView, earlier: "ToolSession | None" = None):
+    def __init__(self, package: TaskPackage, view: EHRView, earlier: ToolSession | None = None):
         self.package = package
         self.view = view
         self.events: list[Event] = []

@@ -68,7 +68,7 @@ class Amount:
         """As pint reads it, or None where it cannot."""
         return _quantity(self.value, self.unit)
 
-    def same(self, other: "Amount", rel_tol: float = 1e-6, abs_tol: float = 0.0) -> bool:
+    def same(self, other: Amount, rel_tol: float = 1e-6, abs_tol: float = 0.0) -> bool:
         """The same amount: equal once ``other`` is converted into this unit (same dimension only), or, where
         pint cannot read a unit, the same number with the same unit text."""
         mine, theirs = self.quantity, other.quantity

@@ -3,10 +3,11 @@ given or wrote itself, as the grounding and provenance checks read it."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from functools import cached_property, lru_cache
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from ..ehr import EHRImage
 from ..spec import Package

@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
-from typing import Iterable, Union
 
 import yaml
 
 from ..tools.knowledge import drug_names
 
 TABLES = Path(__file__).with_name("tables")
-Synonyms = Union[str, list[str]]
+Synonyms = str | list[str]
 """A phrase, or a list of phrases any one of which will do."""
 
 
@@ -213,7 +213,7 @@ class StatedDate:
     month: int
     day: int
 
-    def same_day(self, other: "StatedDate") -> bool:
+    def same_day(self, other: StatedDate) -> bool:
         """The same day; a date written without its year matches that day in any year."""
         years_agree = self.year is None or other.year is None or self.year == other.year
         return years_agree and (self.month, self.day) == (other.month, other.day)

@@ -59,7 +59,7 @@ class FromEHR(Strict):
     """Dotted path into the resource ``latest`` or ``earliest`` picks; without it, its ``Type/id``."""
 
     @model_validator(mode="after")
-    def _one_selector(self) -> "FromEHR":
+    def _one_selector(self) -> FromEHR:
         given = [name for name in ("latest", "earliest", "count", "exists") if getattr(self, name) is not None]
         if len(given) != 1:
             raise ValueError("needs exactly one of latest, earliest, count, exists")

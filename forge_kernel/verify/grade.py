@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import signal
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from ..spec import RUBRIC
 from ..spec.grading import ERROR_PREFIX, Grading, Verdict

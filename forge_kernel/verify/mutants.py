@@ -8,10 +8,11 @@ from __future__ import annotations
 import copy
 import json
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from itertools import count
-from typing import Any, Callable, Iterator, Literal, get_args, get_origin
+from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel
 

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import inspect
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, get_type_hints
+from typing import Any, get_type_hints
 
 from pydantic import ValidationError
 

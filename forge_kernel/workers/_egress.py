@@ -24,7 +24,7 @@ import ipaddress
 import os
 import socket
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 from ._wire import HEADER, decode, encode
 

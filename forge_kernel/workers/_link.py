@@ -8,7 +8,7 @@ protocol ends its trial, or every trial of the worker when the stream itself is 
 from __future__ import annotations
 
 import asyncio
-from typing import Callable
+from collections.abc import Callable
 
 from pydantic import ValidationError
 
@@ -28,7 +28,7 @@ STRAY_MESSAGES = 1000
 class Link(FramedProtocol):
     """One worker's socket. Messages go to their trial's ``Conversation``; ``ready`` and ``free`` are bookkeeping."""
 
-    def __init__(self, on_free: Callable[["Link"], None]):
+    def __init__(self, on_free: Callable[[Link], None]):
         super().__init__()
         self.frames = Frames()
         self.on_free = on_free

@@ -10,7 +10,8 @@ import asyncio
 import json
 import math
 import struct
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 MAX_FRAME_BYTES = 4 * 1024 * 1024
 """The largest frame a worker may send (an answer, a tool call's arguments)."""

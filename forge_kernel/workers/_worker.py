@@ -18,9 +18,9 @@ import os
 import selectors
 import socket
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from time import monotonic
-from typing import Callable
 
 from ..agents import Agent, AgentTask
 from ..spec import RESULT, AgentResult

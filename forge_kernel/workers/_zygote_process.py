@@ -13,7 +13,7 @@ import os
 import signal
 import socket
 import subprocess
-from typing import Callable
+from collections.abc import Callable
 
 from ._cgroup import AgentCgroups
 from ._egress import serve_harness

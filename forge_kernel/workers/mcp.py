@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable
 from pathlib import Path
 from time import perf_counter
-from typing import Awaitable
 
 import mcp_types as types
 from anyio import create_memory_object_stream
@@ -264,7 +264,7 @@ class McpAgent:
         """How much of the agent's output is left to show, across its trials."""
 
     @classmethod
-    async def start(cls, spec: str, sandbox: Sandbox) -> "McpAgent":
+    async def start(cls, spec: str, sandbox: Sandbox) -> McpAgent:
         """The agent, named by the ``clientInfo`` of its first message (or, without one, by its script or program);
         an AgentError when the command names no program, or the program says nothing."""
         try:

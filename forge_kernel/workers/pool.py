@@ -52,7 +52,7 @@ class IsolatedAgent:
         self._trials = 0
 
     @classmethod
-    async def start(cls, spec: str, sandbox: Sandbox) -> "IsolatedAgent":
+    async def start(cls, spec: str, sandbox: Sandbox) -> IsolatedAgent:
         """Start the agent's sandbox; an agent that cannot be imported or built is an AgentError."""
         agent = cls(spec, sandbox)
         try:

@@ -20,8 +20,8 @@ PE, haemoptysis, malignancy) and underestimates the score when the findings live
 """
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
-from typing import Awaitable, Callable
 
 from ._retrieval import day, items, joined, named_step, num, say, window
 from .core import Plan, PlanContext, plan

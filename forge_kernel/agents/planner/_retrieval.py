@@ -21,8 +21,8 @@ transcribed from an outside hospital, is not compared with a reference range and
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Awaitable, Callable
 from datetime import date
-from typing import Awaitable, Callable
 
 from .core import Plan, PlanContext, plan
 
