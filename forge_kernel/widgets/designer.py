@@ -11,7 +11,7 @@ import ipywidgets as w
 import yaml
 from pydantic import ValidationError
 
-from .. import tools, verify  # noqa: F401  (register the tools and verifier kinds)
+from .. import tools as _tools, verify as _verify  # noqa: F401  (register the tools and verifier kinds)
 from ..agents.planner.core import PLANS
 from ..authoring import (
     BUNDLED,
