@@ -330,7 +330,7 @@ async def bench_search(image: EHRImage, package_public, quick: bool) -> dict:
     for _ in range(300):
         await session.call("record_search", **args)
     tool = []
-    for batch in range(repeats // 100):
+    for _batch in range(repeats // 100):
         session = ToolSession(public, EHRView(image))  # a fresh session now and then: its event list grows per call
         for _ in range(100):
             t0 = perf_counter_ns()

@@ -2,7 +2,6 @@
 the agent in the trial and within their windows."""
 from __future__ import annotations
 
-
 import pytest
 
 from forge_kernel.ehr import EHRImage, EHRView, fhir

@@ -13,6 +13,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
+from pydantic import ValidationError
 
 from forge_kernel.agents import AgentTask
 from forge_kernel.authoring.schemas import SCHEMA_DIR, schema_documents
@@ -510,7 +511,7 @@ def test_schemas_reject_what_the_models_reject(name, doc):
     assert list(validator(name).iter_errors(doc))
     model = {"taskpackage.schema.json": TaskPackage, "trajectory.schema.json": TrajectoryFile}.get(name)
     if model is not None:
-        with pytest.raises(Exception):
+        with pytest.raises(ValidationError):
             model.model_validate(doc)
 
 

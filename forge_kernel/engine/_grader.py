@@ -135,7 +135,7 @@ class Grader:
             for inbox, replies in zip(files[0::2], files[1::2]):
                 protocol = _Replies(on_stored, ready=not channels)
                 transports.append((await loop.connect_write_pipe(asyncio.Protocol, inbox))[0])
-                transports.append((await loop.connect_read_pipe(lambda: protocol, replies))[0])
+                transports.append((await loop.connect_read_pipe(lambda protocol=protocol: protocol, replies))[0])
                 channels.append(_Channel(transports[-2], protocol))
         except BaseException:  # cancelled (a lane failed, Ctrl-C) before anything was handed over: no grader
             os.kill(pid, signal.SIGKILL)

@@ -94,7 +94,7 @@ async def attempt_trial(package: Package, image: EHRImage, agent: Runner | Agent
     runner = agent if hasattr(agent, "attempt") else InProcess(agent)
     task, budget = task or task_template(package), package.public.budget
     session = None  # each attempt gets a fresh view and session: a spoiled one leaves its calls and cost, and a count
-    for attempts in range(1, REDOS + 2):
+    for attempts in range(1, REDOS + 2):  # noqa: B007  (the count is read after the loop)
         view = EHRView(image)
         session = ToolSession(package.public, view, earlier=session)  # counted against the next one's budgets
         outcome = await runner.attempt(task, seed, session, budget.max_seconds)

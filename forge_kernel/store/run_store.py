@@ -314,7 +314,7 @@ def snapshot_packages(db: sqlite3.Connection) -> None:
     from ..spec import load_package  # the loader, only for this once-per-store step
     from .snapshots import write_snapshots
 
-    for task_id, path, public_hash in db.execute("SELECT task_id, path, public_hash FROM packages").fetchall():
+    for path, public_hash in db.execute("SELECT path, public_hash FROM packages").fetchall():
         try:
             package = load_package(path)
             if package.public_hash == public_hash:
