@@ -59,7 +59,7 @@ class ChatServer:
 
             def answer(self, reply: Reply) -> None:
                 time.sleep(reply.delay)
-                payload = json.dumps(reply.error and {"error": reply.error} or server.completion(reply)).encode()
+                payload = json.dumps((reply.error and {"error": reply.error}) or server.completion(reply)).encode()
                 try:
                     self.send_response(reply.status)
                     for name, value in {"content-type": "application/json", **reply.headers}.items():

@@ -80,7 +80,7 @@ def test_without_negation_a_topic_word_counts_denied_or_not(med):
     ("620 kg", "62", False),
     ("奥美拉唑 20mg qd", "20 mg", True),
     ("Child-Pugh B 级", "B级", True),
-    ("ＢＭＩ ２８．４", "bmi 28.4", True),               # full-width, any case
+    ("ＢＭＩ ２８．４", "bmi 28.4", True),               # full-width, any case  # noqa: RUF001
     ("an inappropriate response", "appropriate", False),
     ("decreasing steadily", "decreas", True),
 ])

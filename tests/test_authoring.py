@@ -331,7 +331,7 @@ def test_saved_files_do_not_depend_on_the_registry(tmp_path):
     tool = next(e for e in CATALOG.of("tool") if e.name == "drug_info")
     CATALOG.add("tool", "zz_extra_tool", tool.value, where="tests.test_authoring")
     try:
-        second, _ = ppi_draft(tmp_path / "b").save()
+        _second, _ = ppi_draft(tmp_path / "b").save()
     finally:
         del CATALOG.entries[("tool", "zz_extra_tool")]
     for path in sorted((tmp_path / "a").rglob("*.*")):

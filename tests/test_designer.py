@@ -117,7 +117,7 @@ def test_a_write_shows_its_state_change_and_a_denial_shows_why(tmp_path):
 
 
 def test_the_dry_run_and_the_selftest_show_their_results(designed):
-    d, target = designed
+    d, _target = designed
     d.run_agents()
     rows = {line.split("</td>")[0]: line for line in d.dry_output.value.split("<tr><td>")[1:]}
     assert set(rows) >= {"baseline-v1", "candidate-v2", "unsafe-shortcut"}

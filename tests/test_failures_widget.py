@@ -143,7 +143,7 @@ def test_without_the_read_back_check_a_bad_edit_would_reach_the_file(reference, 
     row = single_hard(browser)
     monkeypatch.setattr(failures_module, "load_triage", lambda _path: TriageFile())
     assert front_end_edit(browser, row, comment="")["kind"] == "saved"
-    with pytest.raises(SpecError, match="decisions.0.comment"):
+    with pytest.raises(SpecError, match=r"decisions\.0\.comment"):
         load_triage(path)
 
 

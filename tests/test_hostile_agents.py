@@ -467,7 +467,7 @@ def test_trusted_in_process_the_env_reader_finds_the_secret(tmp_path):
 
 def has_sys_resource() -> bool:
     """This process holds CAP_SYS_RESOURCE (root outside a container that drops it)."""
-    effective = next(line for line in open("/proc/self/status") if line.startswith("CapEff:"))
+    effective = next(line for line in Path("/proc/self/status").read_text().splitlines() if line.startswith("CapEff:"))
     return bool(int(effective.split()[1], 16) >> 24 & 1)
 
 

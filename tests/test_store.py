@@ -398,9 +398,8 @@ def test_a_damaged_or_foreign_store_is_one_line_and_left_as_it_is(run_dir, tmp_p
 
 
 def test_a_read_only_open_cannot_write(run_dir):
-    with RunStore.open(run_dir, readonly=True) as store:
-        with pytest.raises(sqlite3.OperationalError, match="readonly"):
-            store.db.execute("DELETE FROM meta")
+    with RunStore.open(run_dir, readonly=True) as store, pytest.raises(sqlite3.OperationalError, match="readonly"):
+        store.db.execute("DELETE FROM meta")
 
 
 def as_reader(*argvs) -> list[subprocess.CompletedProcess]:

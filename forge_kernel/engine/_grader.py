@@ -129,7 +129,7 @@ class Grader:
             os._exit(_serve({p.id: p for p in packages}, images, run_dir, theirs, harness))
         for fd in theirs:
             os.close(fd)
-        files = [open(fd, mode, buffering=0) for fd, mode in zip(ours, ("wb", "rb") * 2)]
+        files = [open(fd, mode, buffering=0) for fd, mode in zip(ours, ("wb", "rb") * 2)]  # noqa: SIM115  (the pipes' transports own them)
         transports, channels = [], []
         try:
             for inbox, replies in zip(files[0::2], files[1::2]):
@@ -199,7 +199,7 @@ def _serve(packages: dict[str, Package], images: Images, run_dir: Path, pipes: l
     inbox, replies, helper_inbox, helper_replies = pipes
     try:
         unit_registry()  # unless the harness had it: built while the first trials run (theirs wait in the pipe)
-    except BaseException as exc:  # noqa: BLE001 - reported in one line; the harness ends the run
+    except BaseException as exc:  # reported in one line; the harness ends the run
         return _failed(replies, exc)
     grader = os.getpid()
     try:
@@ -239,7 +239,7 @@ def _grade_and_store(packages: dict[str, Package], images: Images, run_dir: Path
                 _send(replies, _framed(("stored", len(rows))))
     except BrokenPipeError:
         return 1
-    except BaseException as exc:  # noqa: BLE001 - reported in one line; the harness ends the run
+    except BaseException as exc:  # reported in one line; the harness ends the run
         return _failed(replies, exc)
     return 0
 

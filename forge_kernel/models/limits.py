@@ -28,7 +28,7 @@ class RateLimiter:
         self.capacity = (float(limits.requests_per_minute), float(limits.tokens_per_minute))
         self._file = self._state = None
         if any(self.capacity):
-            self._file = tempfile.TemporaryFile()
+            self._file = tempfile.TemporaryFile()  # noqa: SIM115  (the mmap's file, open for the limiter's life)
             self._file.truncate(STATE.size)
             self._state = mmap.mmap(self._file.fileno(), STATE.size)
             STATE.pack_into(self._state, 0, *self.capacity, time.monotonic())

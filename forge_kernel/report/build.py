@@ -150,7 +150,7 @@ def execute_template(folder: Path, parameters: dict, progress: bool) -> Path:
                                    cwd=str(folder), progress_bar=progress, log_output=False)
     except papermill.PapermillExecutionError as exc:
         if exc.ename in {cls.__name__ for cls in all_subclasses(ForgeError)}:
-            file, field, message = (exc.evalue.split(": ", 2) + ["", ""])[:3]
+            file, field, message = [*exc.evalue.split(": ", 2), "", ""][:3]
             raise ForgeError(file, field, message) from None
         raise
     return out

@@ -119,7 +119,7 @@ class ReleaseReport:
             "cards": [card_values(c) for c in self.cards],
             "kill_rate": {k: self.kill_rate[k] for k in ("rate", "mutants", "rejected", "survived", "packages")},
             "judges": self.judges,
-            "trials": {label: int(len(run.trials)) for label, run in self.runs.items()},
+            "trials": {label: len(run.trials) for label, run in self.runs.items()},
         }
 
     def record(self) -> None:

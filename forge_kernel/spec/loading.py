@@ -8,7 +8,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 from pydantic import ValidationError
@@ -39,7 +39,7 @@ class UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
     """A safe YAML loader (libyaml's parser where PyYAML has it) with the YAML 1.2 core types (below) that refuses
     aliases (a 1 KB alias bomb expands to gigabytes) and a key given twice in one mapping."""
 
-    yaml_implicit_resolvers: dict = {}
+    yaml_implicit_resolvers: ClassVar[dict] = {}
 
     def __init__(self, text: str):
         super().__init__(text)

@@ -95,7 +95,7 @@ def event_of(e) -> Event:
 
 def started_of(e) -> float | None:
     """When the call began (None in a version 1 store, which did not record it)."""
-    return e["started_ms"] if "started_ms" in e.keys() else None
+    return e["started_ms"] if "started_ms" in e.keys() else None  # noqa: SIM118  (a sqlite3.Row: "in" reads values)
 
 
 def event_json(e) -> str:
@@ -139,7 +139,7 @@ def trial_without_events(store: RunStore, row) -> TrialRecord:
     tid = row["trial_id"]
     s = db.execute("SELECT * FROM scores WHERE trial_id = ? ORDER BY grading_id DESC LIMIT 1", (tid,)).fetchone()
     verdicts = [Verdict(v["verifier_id"], v["kind"], v["category"], v["severity"], bool(v["passed"]), v["reason"],
-                        tuple(json.loads(v["steps"])), bool(v["error"]) if "error" in v.keys() else False)
+                        tuple(json.loads(v["steps"])), bool(v["error"]) if "error" in v.keys() else False)  # noqa: SIM118
                 for v in db.execute("SELECT * FROM verdicts WHERE trial_id = ? AND grading_id = ? "
                                     "ORDER BY verifier_id", (tid, s["grading_id"]))]
     scores = Scores(bool(s["passed"]), s["accuracy"], s["completion"], s["safety_gate"], tuple(json.loads(s["missing"])),
@@ -154,7 +154,7 @@ def trial_without_events(store: RunStore, row) -> TrialRecord:
 
 def attempts_of(row) -> int:
     """How often the trial's agent was run (1 in a store older than version 3, which did not record it)."""
-    return row["attempts"] if "attempts" in row.keys() else 1
+    return row["attempts"] if "attempts" in row.keys() else 1  # noqa: SIM118  (a sqlite3.Row: "in" reads values)
 
 
 def iter_trials(store: RunStore):

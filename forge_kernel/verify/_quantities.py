@@ -10,6 +10,7 @@ import math
 import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from itertools import pairwise
 
 UNIT_WORDS = {
     "毫克": "mg", "克": "g", "微克": "ug", "千克": "kg", "公斤": "kg", "毫升": "mL", "升": "L", "毫摩尔/升": "mmol/L",
@@ -145,7 +146,7 @@ def located_amounts(text: str) -> tuple[Located, ...]:
         unit = text_unit(m.group(3))
         found.append(Located(Amount(float(m.group(1)), unit), m.start(), m.group() if unit else m.group(1),
                              len(m.group(2) or "")))
-    for i, (first, second) in enumerate(zip(found, found[1:])):
+    for i, (first, second) in enumerate(pairwise(found)):
         between = text[first.start + len(first.written):second.start]
         if not first.amount.unit and second.amount.unit and between == "/":
             found[i] = Located(Amount(first.amount.value, second.amount.unit), first.start,

@@ -6,7 +6,7 @@ spacing where it has spaces or changes script ("20 mg" matches "20mg", "B级" ma
 longer word or number ("obese" is not in "nonobese", "5.9" is not in "15.9" or "5.95", but "62" is in "62.0"; a
 word may go on: "decreas" matches "decreasing"). A phrase is *affirmed* where it occurs without a negation cue
 reaching it (``tables/language.yaml``): "未停用" does not affirm 停用, "not obese" does not affirm "obese".
-"""
+"""  # noqa: RUF002  (full-width letters and digits on purpose: what NFKC folds)
 from __future__ import annotations
 
 import re
@@ -28,7 +28,7 @@ Synonyms = str | list[str]
 @lru_cache(maxsize=16384)
 def normal(text: str) -> str:
     """NFKC, case-folded, with typographic apostrophes made plain: the form every comparison here uses."""
-    return unicodedata.normalize("NFKC", text).casefold().replace("’", "'")
+    return unicodedata.normalize("NFKC", text).casefold().replace("’", "'")  # noqa: RUF001  (the typographic one)
 
 
 def is_word_char(char: str) -> bool:

@@ -105,9 +105,8 @@ def under_expression(params: Any, error_loc: tuple) -> bool:
     for part in error_loc:
         if is_expression(node):
             return True
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+        if (isinstance(node, dict) and part in node) or (
+                isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)):
             node = node[part]
     return is_expression(node)
 

@@ -393,7 +393,7 @@ class Designer(w.VBox):
         """The edit the form describes (a ValueError or ValidationError when it cannot be one)."""
         op = self.edit_op.value
         data: dict[str, Any] = {"op": op}
-        if op in ("drop", "replace") or op == "insert" and self.edit_at.value != "":
+        if op in ("drop", "replace") or (op == "insert" and self.edit_at.value != ""):
             data["at"] = self.edit_at.value
         if op in ("replace", "insert"):
             data["call"] = {"tool": self.edit_tool.value, "args": yaml_value(self.edit_args.value, "args") or {}}

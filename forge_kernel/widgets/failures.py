@@ -166,7 +166,7 @@ class FailureBrowser(ipywidgets.VBox):
         return True
 
     def _show(self) -> None:
-        column, direction = (self.table.sort + ["asc"])[:2]
+        column, direction = [*self.table.sort, "asc"][:2]
         if column not in SORTS:
             column = "critical"
         shown = sorted((r for r in self._rows if self._matches(r)), key=lambda r: [r[k] for k in TIEBREAK])

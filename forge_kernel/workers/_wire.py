@@ -60,7 +60,7 @@ def _plain(value: Any, path: str, problems: list[str], depth: int = 0) -> Any:
 
 def _scalar(value: Any) -> bool:
     """A string, number (finite), bool or null."""
-    return value is None or isinstance(value, (str, int)) or isinstance(value, float) and math.isfinite(value)
+    return value is None or isinstance(value, (str, int)) or (isinstance(value, float) and math.isfinite(value))
 
 
 def _not_json(value: Any, path: str, problems: list[str], role: str = "") -> str:
