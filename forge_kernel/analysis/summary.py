@@ -26,10 +26,12 @@ class Table(Shown):
     """Whether the frame's index is part of the table."""
 
     def text(self) -> str:
-        return self.frame.to_string(index=self.index, float_format=two_places)
+        text: str = self.frame.to_string(index=self.index, float_format=two_places)
+        return text
 
     def html(self) -> str:
-        return self.frame.to_html(index=self.index, float_format=two_places)
+        html: str = self.frame.to_html(index=self.index, float_format=two_places)
+        return html
 
 
 def run_summary(run: Run, keys: tuple[str, ...] = ("agent",)) -> Table:

@@ -130,18 +130,22 @@ class Grader:
         for fd in theirs:
             os.close(fd)
         files = [open(fd, mode, buffering=0) for fd, mode in zip(ours, ("wb", "rb") * 2)]  # noqa: SIM115  (the pipes' transports own them)
-        transports, channels = [], []
+        transports: list[asyncio.BaseTransport] = []
+        channels: list[_Channel] = []
         try:
             for inbox, replies in zip(files[0::2], files[1::2]):
                 protocol = _Replies(on_stored, ready=not channels)
-                transports.append((await loop.connect_write_pipe(asyncio.Protocol, inbox))[0])
-                transports.append((await loop.connect_read_pipe(lambda protocol=protocol: protocol, replies))[0])
-                channels.append(_Channel(transports[-2], protocol))
+                write = (await loop.connect_write_pipe(asyncio.Protocol, inbox))[0]
+                transports.append(write)
+                transports.append((await loop.connect_read_pipe(lambda: protocol, replies))[0])  # noqa: B023  (called here)
+                channels.append(_Channel(write, protocol))
         except BaseException:  # cancelled (a lane failed, Ctrl-C) before anything was handed over: no grader
             os.kill(pid, signal.SIGKILL)
             _reap(pid)
-            for closable in (*transports, *files):  # a file closed twice is closed once
-                closable.close()
+            for transport in transports:  # a file closed twice is closed once
+                transport.close()
+            for file in files:
+                file.close()
             raise
         return cls(pid, channels, run_dir)
 

@@ -23,7 +23,7 @@ def acted(events: list[Event]) -> bool:
 class Images:
     """Each package's initial EHR image, built once and shared by its trials."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._images: dict[str, EHRImage] = {}
 
     def __getitem__(self, package: Package) -> EHRImage:

@@ -157,5 +157,5 @@ def execute_template(folder: Path, parameters: dict, progress: bool) -> Path:
 
 
 def all_subclasses(cls: type) -> set[type]:
-    found = set(cls.__subclasses__())
+    found: set[type] = set(cls.__subclasses__())
     return found | {sub for c in found for sub in all_subclasses(c)} | {cls}

@@ -91,7 +91,7 @@ class HiddenHalf(Strict):
 CASE_LISTS = ("counterexamples", "valid_variants")
 
 
-def grading_content(hidden: HiddenHalf) -> dict:
+def grading_content(hidden: HiddenHalf) -> dict[str, Any]:
     """The hidden half as grading sees it (edits expanded, so without them): what its hash covers. Writing a case as
     edits or as the copy they expand to gives the same hash."""
     return hidden.model_dump(mode="json", exclude={name: {"__all__": {"edits"}} for name in CASE_LISTS})

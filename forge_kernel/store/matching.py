@@ -67,7 +67,7 @@ def exclusion_ids(protocol_id: str, version: str | None) -> set[str] | None:
 
 def gold_criteria(package: Package) -> dict[Key, Gold]:
     """The gold output's criteria, each with its status, references and whether it is a critical exclusion."""
-    gold = {}
+    gold: dict[Key, Gold] = {}
     for key, version, item in criteria_of(package.hidden.gold.output):
         status, exclusions = status_of(item), exclusion_ids(key[0], version)
         where = f"gold.output {key[0]} v{version} {key[1]}"

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from itertools import pairwise
+from typing import TypeGuard
 
 UNIT_WORDS = {
     "毫克": "mg", "克": "g", "微克": "ug", "千克": "kg", "公斤": "kg", "毫升": "mL", "升": "L", "毫摩尔/升": "mmol/L",
@@ -81,7 +82,7 @@ class Amount:
         return self.unit == other.unit and math.isclose(self.value, other.value, rel_tol=rel_tol, abs_tol=abs_tol)
 
 
-def is_number(value: object) -> bool:
+def is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 

@@ -41,9 +41,11 @@ def returned_references(events: Iterable[Event], image: EHRImage) -> set[str]:
         if not event.ok:
             continue
         for d in walk(event.result):
-            key = (d.get("type") or d.get("resourceType"), str(d.get("id"))) if isinstance(d, dict) else None
+            if not isinstance(d, dict):
+                continue
+            key = (d.get("type") or d.get("resourceType"), str(d.get("id")))
             if key in image.resources:
-                found.add("/".join(key))
+                found.add(f"{key[0]}/{key[1]}")
     return found
 
 

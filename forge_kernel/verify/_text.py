@@ -39,7 +39,7 @@ def is_word_char(char: str) -> bool:
 def phrase_pattern(phrase: str) -> re.Pattern:
     """A regex for a phrase in normalised text: flexible spacing, no match inside a longer word or number."""
     phrase = normal(phrase).strip()
-    parts = []
+    parts: list[str] = []
     for i, char in enumerate(phrase):
         if char.isspace():
             if parts and parts[-1] != r"\s*":

@@ -166,9 +166,9 @@ def none_read_as_unset(model: BaseModel, params: Any, locations: list[Location])
             continue
         owner: Any = model
         for part in loc[:-1]:
-            owner = getattr(owner, part) if isinstance(owner, BaseModel) else owner[part]
+            owner = getattr(owner, str(part)) if isinstance(owner, BaseModel) else owner[part]
         fields = type(owner).model_fields if isinstance(owner, BaseModel) else {}
-        field = fields.get(loc[-1])
+        field = fields.get(str(loc[-1]))
         if field is not None and not field.is_required() and field.default is None:
             return loc
     return None

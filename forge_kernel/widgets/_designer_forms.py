@@ -35,7 +35,7 @@ def resolve(node: dict, defs: dict) -> dict:
     return node
 
 
-def kind_of(node: dict) -> tuple[str, tuple]:
+def kind_of(node: dict) -> tuple[FieldKind, tuple]:
     """The field kind of a resolved schema node and its choices (for an enum)."""
     if "enum" in node or "const" in node:
         return "choice", tuple(node.get("enum", [node.get("const")]))

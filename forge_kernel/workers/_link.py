@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import cast
 
 from pydantic import ValidationError
 
@@ -50,8 +51,8 @@ class Link(FramedProtocol):
         """Trials holding a slot of this worker: running, or ended and not yet free."""
         return len(self.conversations) + len(self.freeing)
 
-    def connection_made(self, transport: asyncio.Transport) -> None:
-        self.transport = transport
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)  # a socket's
 
     def data_received(self, data: memoryview) -> None:
         try:
@@ -71,7 +72,7 @@ class Link(FramedProtocol):
 
     def route(self, message: dict) -> None:
         op, trial = message["op"], message.get("trial")
-        conversation = self.conversations.get(trial)
+        conversation = self.conversations.get(cast(int, trial))  # any JSON value: only a trial number finds one
         if conversation is not None:
             conversation.receive(message)
         elif op == "ready" and not self.ready.done():

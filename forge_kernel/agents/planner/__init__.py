@@ -11,7 +11,7 @@ from . import (  # noqa: F401  (registers the plans)
     _retrieval,
 )
 
-_HOMES = {
+_HOMES: dict[str, tuple[str, ...]] = {
     "core": ("Features", "PLANS", "Plan", "PlanContext", "Planner", "plan"),
 }
 

@@ -199,7 +199,7 @@ def event_rules(ctx: GradeContext, p: EventsParams) -> Outcome:
     Broken rules of one reason are reported once ("finish at step 6 before any successful note_search, drug_info
     (what the task rests on is read first)")."""
     grouped: dict[tuple[str, str], list[str]] = {}
-    steps = set()
+    steps: set[int] = set()
     for rule in p.rules:
         broken = rule.broken(ctx.events)
         if broken:
