@@ -85,7 +85,7 @@ def provenance(rep: ReleaseReport) -> Markup:
         hidden = digest(sorted(set(zip(trials["task_id"], trials["hidden_hash"]))))
         agents = ", ".join(f"{a['name']} {a['version']} ({a.get('isolation', '?')})" for a in m["agents"])
         host = m.get("host") or {}
-        rows.append([label, run.run_id, f"{code.get('commit', '?')[:12]}{' (dirty)' if code.get('dirty') else ''}",
+        rows.append([label, run.run_id, f"{(code.get('commit') or '?')[:12]}{' (dirty)' if code.get('dirty') else ''}",
                      f"{len(m['packages'])} · {digest(m['packages'])[:19]}", hidden[:19], agents,
                      str(m["spec"]["seed"]), f"forge {m.get('forge_version')} · Python {host.get('python')} · "
                      f"{host.get('platform')} · sandbox {(m.get('sandbox') or {}).get('mode')}",
