@@ -9,6 +9,7 @@ import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import ClassVar
 
 import click
 import pytest
@@ -78,7 +79,7 @@ def test_cli_reference_names_every_command_and_option(site):
 class Loads(HTMLParser):
     """What a page makes the browser fetch: scripts, style sheets, fonts, icons, images, frames, media."""
 
-    FETCHING = {"script": ["src"], "link": ["href"], "img": ["src", "srcset"], "iframe": ["src"],
+    FETCHING: ClassVar[dict[str, list[str]]] = {"script": ["src"], "link": ["href"], "img": ["src", "srcset"], "iframe": ["src"],
                 "frame": ["src"], "source": ["src", "srcset"], "video": ["src", "poster"], "audio": ["src"],
                 "embed": ["src"], "object": ["data"], "track": ["src"], "input": ["src"]}
 

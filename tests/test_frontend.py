@@ -134,7 +134,7 @@ def test_each_widget_serves_its_bundle():
     assert ReplayPlayer._esm == ESM == bundled("player.js") and ReplayPlayer._css == CSS == bundled("player.css")
     assert (FailureTable._esm, FailureTable._css) == (bundled("failures.js"), bundled("failures.css"))
     assert RunDashboard._css == bundled("dashboard.css")  # its module is bundled with Vega: test_dashboard.py
-    assert page.SHIM == BUNDLE / "static.js" and DESIGNER_CSS == bundled("designer.css")
+    assert page.SHIM == BUNDLE / "static.js" and bundled("designer.css") == DESIGNER_CSS
     data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["package-data"]
     assert {"widgets/bundle/*.js", "widgets/bundle/*.css"} <= set(data["forge_kernel"])  # pip install ships them
     for name in BUILT:  # one line under the note: a tool that compares lines takes none for a copy of the sources

@@ -22,6 +22,7 @@ import json
 import os
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from ..models import ModelClient, ModelConfig, ModelError, load_model_config
@@ -65,7 +66,7 @@ def final_result(text: str, status: str = "completed") -> AgentResult:
     if not isinstance(data, dict):
         return AgentResult(answer=text, status=status)
     output = data.get("output") if isinstance(data.get("output"), dict) else {}
-    confidence = data.get("confidence")
+    confidence: Any = data.get("confidence")
     confident = isinstance(confidence, (int, float)) and not isinstance(confidence, bool) and 0 <= confidence <= 1
     return AgentResult(answer=str(data.get("answer", "")), output=output,
                        confidence=float(confidence) if confident else None, status=status)

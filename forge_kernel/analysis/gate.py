@@ -14,8 +14,8 @@ from ..catalog import CATALOG
 from ..spec import GatePolicy, PolicyError, load_policy
 from ..store import Run
 from .comparison import Comparison
-from .gate_checks import Status
 from .display import Shown, html_heading, html_paragraphs, html_table
+from .gate_checks import Status
 
 __all__ = ["Check", "GatePolicy", "GateResult", "declared_policy", "evaluate", "load_policy"]
 
@@ -67,7 +67,7 @@ def counts_against(check: Check) -> bool:
     """A hard check that did not PASS; a soft FAIL that is not waived, or a soft NOT RUN that is not optional."""
     if check.level == "hard":
         return check.status != "PASS"
-    return check.status == "FAIL" and not check.waived or check.status == "NOT RUN" and not check.optional
+    return (check.status == "FAIL" and not check.waived) or (check.status == "NOT RUN" and not check.optional)
 
 
 def declared_policy(run: Run) -> str | None:

@@ -5,8 +5,9 @@ returns its status and a one-line detail. The gate runs them in the order they a
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Literal
+from typing import Literal
 
 from ..catalog import CATALOG
 from ..spec import GatePolicy

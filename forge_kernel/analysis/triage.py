@@ -18,7 +18,9 @@ from typing import Literal
 
 from pydantic import Field
 
-from ..spec import SpecError, Strict, parse_model, read_yaml
+from ..spec.errors import SpecError
+from ..spec.loading import parse_model, read_yaml
+from ..spec.package import Strict
 
 DecisionKind = Literal["confirmed", "wrong_gold", "fixed", "wont_fix"]
 Key = tuple[str, str, str | None, str]

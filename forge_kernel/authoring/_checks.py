@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import tempfile
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Coroutine
+from typing import Any
 
 from ..agents import AGENTS
 from ..agents.reference import REFERENCE_SET
@@ -17,7 +18,6 @@ from ..engine.validate import check_halves
 from ..spec import ForgeError, Package
 from ..spec.fixtures import validate_fixture
 from ._draft import Draft, json_bytes
-
 
 
 def run_sync(work: Coroutine) -> Any:

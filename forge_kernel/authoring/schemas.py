@@ -7,8 +7,17 @@ import json
 from pathlib import Path
 
 from ..catalog import load
-from ..spec import (CompactTrajectory, GatePolicy, HiddenDefaults, HiddenHalf, SuiteDefaults, TaskPackage,
-                    TrajectoryFile, hidden_schema, tool_names)
+from ..spec import (
+    CompactTrajectory,
+    GatePolicy,
+    HiddenDefaults,
+    HiddenHalf,
+    SuiteDefaults,
+    TaskPackage,
+    TrajectoryFile,
+    hidden_schema,
+    tool_names,
+)
 from ..verify import Expression
 
 SCHEMA_DIR = Path(__file__).parents[1] / "spec" / "schemas"

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..agents import ReplayAgent
 from ..spec import Package, TrajectoryFile
@@ -49,7 +50,7 @@ def regrade(run_dir: Path) -> RegradeOutcome:
         return RegradeOutcome(grading_id, len(trials), changed, {k: p.hidden.version for k, p in packages.items()})
 
 
-def trajectory_json(record: TrialRecord) -> dict:
+def trajectory_json(record: TrialRecord) -> dict[str, Any]:
     """A graded trajectory as plain JSON (for ``forge grade --json``)."""
     s = record.grading.scores
     return {

@@ -11,7 +11,6 @@ from ..tools import ToolSession
 from ..verify import GradeContext, grade
 from ..workers import BUDGET_EXCEEDED, AgentOutcome, InProcess, Runner
 
-
 REDOS = 3
 """How often a trial spoiled by another (isolated agents sharing a worker) is run again."""
 
@@ -24,7 +23,7 @@ def acted(events: list[Event]) -> bool:
 class Images:
     """Each package's initial EHR image, built once and shared by its trials."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._images: dict[str, EHRImage] = {}
 
     def __getitem__(self, package: Package) -> EHRImage:
@@ -95,7 +94,7 @@ async def attempt_trial(package: Package, image: EHRImage, agent: Runner | Agent
     runner = agent if hasattr(agent, "attempt") else InProcess(agent)
     task, budget = task or task_template(package), package.public.budget
     session = None  # each attempt gets a fresh view and session: a spoiled one leaves its calls and cost, and a count
-    for attempts in range(1, REDOS + 2):
+    for attempts in range(1, REDOS + 2):  # noqa: B007  (the count is read after the loop)
         view = EHRView(image)
         session = ToolSession(package.public, view, earlier=session)  # counted against the next one's budgets
         outcome = await runner.attempt(task, seed, session, budget.max_seconds)

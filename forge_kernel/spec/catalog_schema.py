@@ -68,7 +68,7 @@ def hidden_schema(hidden: type[BaseModel], expression: type[BaseModel], kinds: d
     schema = {**defs.pop(hidden.__name__), "$defs": defs}
     use = defs.pop("VerifierUse")
     variants = []
-    for name, (model, description) in kinds.items():
+    for name, (_, description) in kinds.items():
         variant = copy.deepcopy(use)
         variant["properties"]["kind"] = {"const": name}
         variant["properties"]["params"] = {"$ref": params[name]}

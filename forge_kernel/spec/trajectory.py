@@ -4,8 +4,9 @@ Plain dataclasses, so reading a stored trial needs no model library; the files t
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Sequence, get_args
+from typing import Any, ClassVar, Literal, get_args
 
 CROSS_PATIENT = "cross_patient"
 """Event.denied: a call about another patient than the task's."""
@@ -33,7 +34,7 @@ class AgentResult:
     """Between 0 and 1."""
     status: Status = "completed"
 
-    __pydantic_config__ = {"extra": "forbid"}  # unknown fields are errors when checked
+    __pydantic_config__: ClassVar[dict[str, Any]] = {"extra": "forbid"}  # unknown fields are errors when checked
 
     def __post_init__(self) -> None:
         if self.confidence is not None and not 0 <= self.confidence <= 1:
@@ -69,7 +70,7 @@ class Event:
     changes: list[dict[str, Any]] = field(default_factory=list)
     """JSON-Patch operations (with ``replaced``) this call made to the EHR."""
 
-    __pydantic_config__ = {"extra": "forbid"}
+    __pydantic_config__: ClassVar[dict[str, Any]] = {"extra": "forbid"}
 
 
 @dataclass
@@ -99,7 +100,7 @@ class ModelTurn:
     error: str | None = None
     """Why the turn failed for good (the trial then ends as the agent's error)."""
 
-    __pydantic_config__ = {"extra": "forbid"}
+    __pydantic_config__: ClassVar[dict[str, Any]] = {"extra": "forbid"}
 
 
 TURN_TEXT = 600

@@ -12,8 +12,8 @@ from typing import Literal
 from pydantic import Field
 
 from ..ehr import time_of, when
-from .base import Args, ToolContext, ToolError, tool
 from ._reads import PatientArgs, require_patient
+from .base import Args, ToolContext, ToolError, tool
 
 MICROMOLAR = Literal["umol/L", "µmol/L", "μmol/L"]
 """Spellings of µmol/L (ASCII, micro sign, Greek mu)."""

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Annotated, Literal
+from typing import Annotated, Literal, overload
 
 from pydantic import Field, model_validator
 
@@ -96,6 +96,10 @@ def record_search(ctx: ToolContext, args: RecordSearchArgs) -> dict:
     return {"total": len(found), "records": [summarize(r) for r in found[-args.limit:]]}
 
 
+@overload
+def stamp(moment: datetime, ctx: ToolContext) -> float: ...
+@overload
+def stamp(moment: datetime | None, ctx: ToolContext) -> float | None: ...
 def stamp(moment: datetime | None, ctx: ToolContext) -> float | None:
     if moment is None:
         return None

@@ -6,9 +6,9 @@ from typing import Annotated, Literal
 from pydantic import BeforeValidator, Field
 
 from ..ehr import fhir
+from ._reads import PatientArgs, require_patient
 from .base import Args, Refers, ToolContext, ToolError, tool
 from .knowledge import dose_code
-from ._reads import PatientArgs, require_patient
 
 
 def as_code(kind: str) -> BeforeValidator:

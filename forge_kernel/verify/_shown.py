@@ -3,17 +3,18 @@ given or wrote itself, as the grounding and provenance checks read it."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from functools import cached_property, lru_cache
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from ..ehr import EHRImage
 from ..spec import Package
 from ..spec.trajectory import Event
 from ._quantities import Amount, is_number, located_amounts, normal_unit
-from .tables import TEXTS_CACHED, compact
 from ._text import StatedDate, normal, stated_dates
+from .tables import TEXTS_CACHED, compact
 from .verdict import GradeContext
 
 ISO_TIME = re.compile(r"\d{4}-\d{2}-\d{2}(?:[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:[+-]\d{2}:?\d{2}|Z)?)?")
@@ -40,9 +41,11 @@ def returned_references(events: Iterable[Event], image: EHRImage) -> set[str]:
         if not event.ok:
             continue
         for d in walk(event.result):
-            key = (d.get("type") or d.get("resourceType"), str(d.get("id"))) if isinstance(d, dict) else None
+            if not isinstance(d, dict):
+                continue
+            key = (d.get("type") or d.get("resourceType"), str(d.get("id")))
             if key in image.resources:
-                found.add("/".join(key))
+                found.add(f"{key[0]}/{key[1]}")
     return found
 
 

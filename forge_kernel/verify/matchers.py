@@ -83,6 +83,7 @@ class Matcher(Strict):
     def same_amount(self, value: Any) -> bool:
         """The value holds the amount of ``amount`` (in its unit, or converted where ``convertible``)."""
         wanted = amount(self.amount)
+        assert wanted is not None  # validated
         given = amount(value) if isinstance(value, (str, dict, int, float)) else None
         if given is None or not (self.convertible or given.unit == wanted.unit):
             return False

@@ -8,10 +8,11 @@ from __future__ import annotations
 import copy
 import json
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from itertools import count
-from typing import Any, Callable, Iterator, Literal, get_args, get_origin
+from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel
 
@@ -231,7 +232,7 @@ def forbidden_write(g: Gold) -> Iterator[Mutant]:
     """A write, before ``finish``, of each resource type the policy does not allow, by the first manifest tool
     that writes it, with example arguments. Applies when the manifest has such a tool."""
     allowed = set(g.package.public.policy.writable_types)
-    done = set()
+    done: set[str] = set()
     for name in g.package.public.tools:
         tool = TOOLS.get(name)
         if tool is None or not tool.writes or tool.writes in allowed | done:
@@ -319,7 +320,7 @@ def invented_fact(g: Gold) -> Iterator[Mutant]:
         if found is None:
             continue
         sentence, fact = found
-        update = {"answer": appended(answer, sentence, zh)} if answer.strip() else {}
+        update: dict[str, Any] = {"answer": appended(answer, sentence, zh)} if answer.strip() else {}
         if output:
             update["output"] = {**output, NOTE_KEY: appended(str(output.get(NOTE_KEY, "")), sentence, zh)}
         yield g.mutant("invented-fact", fact.written, f"states {fact.written} ({kind}), never shown", **update)

@@ -3,8 +3,9 @@ calls, validation messages, selftest and dry-run results. Plain functions of the
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from html import escape
-from typing import Any, Iterable
+from typing import Any
 
 from ..authoring import DryRun, PatientFixture, RecordedCall, SelftestResult
 from ..ehr import ResourceDiff
@@ -12,6 +13,7 @@ from ..ehr.summaries import summarize
 from ..engine.selftest import operator_totals
 from ..spec.compact import SYNTHETIC_BANNER
 from ..spec.edits import Edit, call_labels
+
 
 def banner() -> str:
     return f"<div class='mf-banner'>{escape(SYNTHETIC_BANNER)}</div>"

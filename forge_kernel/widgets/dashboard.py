@@ -16,13 +16,13 @@ import traitlets
 import vl_convert
 
 from ..analysis import compare, declared_policy, evaluate, load_policy, usage
-from ..analysis.browse import pass_rate_cells, safety_findings, latency_percentiles
+from ..analysis.browse import latency_percentiles, pass_rate_cells, safety_findings
 from ..spec.compact import SYNTHETIC_BANNER
 from ..spec.errors import UsageError
 from ..store.run import Run, open_run
 from . import _charts as charts
-from .failures import FailureBrowser
 from ._frontend import bundled
+from .failures import FailureBrowser
 
 VEGA_LITE = "v6_4"
 """The Vega-Lite version bundled, the one Altair 6 writes."""
@@ -38,7 +38,8 @@ def dashboard_esm() -> str:
     """The dashboard's module with Vega, Vega-Lite and vega-embed bundled in (built by vl-convert, ~0.9 MB, in about
     2 s; kept on disk by the hash of the module and the vl-convert version)."""
     source = bundled("dashboard.js")
-    digest = hashlib.sha256(f"{vl_convert.__version__}\0{VEGA_LITE}\0{source}".encode()).hexdigest()[:16]
+    version = vl_convert.__version__  # type: ignore[attr-defined]  # set by the package, not in its stub
+    digest = hashlib.sha256(f"{version}\0{VEGA_LITE}\0{source}".encode()).hexdigest()[:16]
     path = cache_dir() / f"dashboard-{digest}.js"
     try:
         return path.read_text(encoding="utf-8")
@@ -96,7 +97,7 @@ class RunDashboard(anywidget.AnyWidget):
                              "the gate needs both a baseline and a candidate agent")
         cells = pass_rate_cells(run)
         gate = None
-        if baseline is not None:
+        if baseline is not None and candidate is not None:  # both or neither (above)
             other = run if baseline_run is None else baseline_run
             other = other if isinstance(other, Run) else open_run(other)
             gate = gate_state(other, run, baseline, candidate, policy)

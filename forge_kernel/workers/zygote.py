@@ -16,11 +16,11 @@ import sys
 
 from ..agents import agent_factory
 from ..spec import AgentError
-from .attempt import describe
-from .client import json_copy
 from ._exec import limit_memory, start_relay
 from ._wire import encode
 from ._worker import run_worker
+from .attempt import describe
+from .client import json_copy
 
 
 def hello(spec: str) -> tuple[object, bytes]:
@@ -82,5 +82,7 @@ def main(spec: str, control_fd: int, memory_mb: int, egress_fd: int | None = Non
 
 
 if __name__ == "__main__":
-    egress = [int(sys.argv[4]), sys.argv[5]] if len(sys.argv) > 5 else []
-    main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), *egress)
+    if len(sys.argv) > 5:  # with egress: its descriptor and endpoints
+        main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
+    else:
+        main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))

@@ -1,4 +1,5 @@
 """The rule-based planner of the reference agents; importing it registers every category plan."""
+from ... import _lazy
 from . import (  # noqa: F401  (registers the plans)
     _analysis,
     _devices,
@@ -9,9 +10,8 @@ from . import (  # noqa: F401  (registers the plans)
     _operations,
     _retrieval,
 )
-from ... import _lazy
 
-_HOMES = {
+_HOMES: dict[str, tuple[str, ...]] = {
     "core": ("Features", "PLANS", "Plan", "PlanContext", "Planner", "plan"),
 }
 

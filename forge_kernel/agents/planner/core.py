@@ -6,9 +6,10 @@ category plans (``forge_kernel/agents/planner/_<category>.py``).
 from __future__ import annotations
 
 import random
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from ...spec import AgentResult
 from ..base import AgentTask, ToolClient

@@ -1,7 +1,10 @@
 """The built-in verifier kinds; importing this package registers them. The names below are imported on first use."""
+# The kinds register in the order they are imported, the catalog's: not sorted.
+# isort: off
 from . import (  # noqa: F401  (registers the kinds, in the catalog's order)
     answer, _audit, _budget, _checks, evidence, grounding, judge, _safety, _state, trace,
 )
+# isort: on
 from ... import _lazy
 
 _HOMES = {

@@ -1,15 +1,15 @@
 """Required checks before an action, judged by what each check covered: the safety gate of the scores."""
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any
 
 from pydantic import Field, field_validator
 
 from ...spec.package import Strict
 from ...spec.trajectory import Event
+from .._text import drug_of
 from ..matchers import Matcher
 from ..registry import Outcome, verifier
-from .._text import drug_of
 from ..verdict import GradeContext
 
 ACTIVE_MEDICATIONS = "active_medications"
@@ -42,7 +42,7 @@ class Check(Strict):
 
 class ChecksBeforeParams(Strict):
     action: str
-    requires: list[Union[str, Check]] = Field(min_length=1)
+    requires: list[str | Check] = Field(min_length=1)
     """Tool names (any successful call counts) or checks with content."""
 
 

@@ -9,9 +9,9 @@ from pydantic import Field
 from ...ehr.image import EHRImage, patient_of, time_of
 from ...spec.package import Strict
 from ...tools.protocols import criterion_window
+from .._shown import returned_references
 from ..matchers import values_at
 from ..registry import Outcome, verifier
-from .._shown import returned_references
 from ..verdict import GradeContext
 
 ASSESSMENT = "trial eligibility assessment"
