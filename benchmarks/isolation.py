@@ -52,7 +52,8 @@ def cpu_seconds() -> tuple[float, float, float]:
     the machine: user, nice, system and interrupts of all CPUs, from /proc/stat, time stolen by the hypervisor
     left out)."""
     mine = os.times()
-    user, nice, system, _idle, _iowait, irq, softirq = map(int, open("/proc/stat").readline().split()[1:8])
+    with open("/proc/stat") as stat:
+        user, nice, system, _idle, _iowait, irq, softirq = map(int, stat.readline().split()[1:8])
     return (mine.user + mine.system, mine.children_user + mine.children_system,
             (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK"))
 

@@ -61,7 +61,7 @@ def replies() -> list[bytes]:
     made = [answer({"role": "assistant", "content": "", "tool_calls": [
         {"id": f"call_{i}", "type": "function", "function": {"name": c.tool, "arguments": json.dumps(c.args)}}]},
         "tool_calls") for i, c in enumerate(gold.calls[:CALLS])]
-    return made + [answer({"role": "assistant", "content": json.dumps({"answer": gold.answer})}, "stop")]
+    return [*made, answer({"role": "assistant", "content": json.dumps({"answer": gold.answer})}, "stop")]
 
 
 async def serve(answers: list[bytes], latency: float, record: Path | None) -> None:
@@ -147,7 +147,8 @@ def per_turn(entry: str, out: Path) -> list[float]:
 
 def machine_cpu() -> float:
     """CPU seconds the whole machine has spent so far (user, nice, system and interrupts of all CPUs)."""
-    user, nice, system, _idle, _iowait, irq, softirq = map(int, open("/proc/stat").readline().split()[1:8])
+    with open("/proc/stat") as stat:
+        user, nice, system, _idle, _iowait, irq, softirq = map(int, stat.readline().split()[1:8])
     return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
 
 

@@ -19,7 +19,6 @@ import sqlite3
 import sys
 import tempfile
 from pathlib import Path
-from time import perf_counter_ns
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]

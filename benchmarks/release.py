@@ -48,8 +48,8 @@ def parameters(release: str) -> dict:
 
 def report(folder: Path) -> float:
     """Seconds to execute the template and export the page, as ``forge release`` does."""
-    from forge_kernel.report.build import execute_template
     from forge_kernel.report._html_export import export_html
+    from forge_kernel.report.build import execute_template
 
     started = perf_counter()
     notebook = execute_template(folder, parameters(folder.name), progress=False)

@@ -43,8 +43,8 @@ def slowest_imports(argv: list[str], count: int = 6) -> list[tuple[str, float]]:
     for line in err.splitlines():
         if line.startswith("import time:") and "|" in line:
             _, cumulative, name = (part.strip() for part in line[len("import time:"):].split("|"))
-            if cumulative.isdigit() and (not name.startswith(" ") and "." not in name.strip()
-                                         or name.strip().startswith("forge_kernel.") and name.count(".") == 1):
+            if cumulative.isdigit() and ((not name.startswith(" ") and "." not in name.strip())
+                                         or (name.strip().startswith("forge_kernel.") and name.count(".") == 1)):
                 found.append((name.strip(), int(cumulative) / 1000))
     return sorted(found, key=lambda item: -item[1])[:count]
 

@@ -26,7 +26,7 @@ import random
 import sys
 import tempfile
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from time import perf_counter, perf_counter_ns
 
@@ -43,6 +43,7 @@ if hasattr(os, "sched_setaffinity"):
 else:
     PINNING = "NOT pinned: os.sched_setaffinity is not available on this platform"
 
+import isolation  # noqa: E402  (benchmarks/isolation.py)
 from forge_kernel.agents import agent_factory  # noqa: E402
 from forge_kernel.ehr import EHRImage, EHRView, fhir  # noqa: E402
 from forge_kernel.ehr.image import codes_of, patient_of, time_of  # noqa: E402
@@ -55,8 +56,6 @@ from forge_kernel.store.run_store import utc_now  # noqa: E402
 from forge_kernel.tools import TOOLS, ToolContext, ToolSession  # noqa: E402
 from forge_kernel.verify import GradeContext, grade  # noqa: E402
 from forge_kernel.workers import InProcess  # noqa: E402
-
-import isolation  # noqa: E402  (benchmarks/isolation.py)
 from results import calibration, cpu_model, git_state, write_section  # noqa: E402
 
 AGENT = "scripted"
@@ -331,7 +330,7 @@ async def bench_search(image: EHRImage, package_public, quick: bool) -> dict:
     for _ in range(300):
         await session.call("record_search", **args)
     tool = []
-    for batch in range(repeats // 100):
+    for _batch in range(repeats // 100):
         session = ToolSession(public, EHRView(image))  # a fresh session now and then: its event list grows per call
         for _ in range(100):
             t0 = perf_counter_ns()
@@ -390,7 +389,7 @@ def main() -> None:
         "here; benchmarks 6-9 by `benchmarks/scale.py`, `player.py`, `replay.py` and `release.py`, each from a run of "
         "its own. SYNTHETIC data only.",
         "",
-        f"- Date: {datetime.now(timezone.utc).isoformat(timespec='seconds')}",
+        f"- Date: {datetime.now(UTC).isoformat(timespec='seconds')}",
         f"- CPU: {cpu_model()} ({os.cpu_count()} logical CPUs on the machine)",
         f"- Pinning: {PINNING}",
         f"- Python: {sys.version.split()[0]} ({platform.python_implementation()}), {platform.platform()}",

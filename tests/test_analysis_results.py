@@ -11,13 +11,13 @@ from forge_kernel.analysis import (
     ablation_cards,
     agent_side,
     compare,
+    comparison,
     evaluate,
     failure_ledger,
     load_policy,
     pass_rates,
     run_summary,
 )
-from forge_kernel.analysis import comparison
 from forge_kernel.spec import SpecError
 from forge_kernel.spec.compact import SYNTHETIC_BANNER
 

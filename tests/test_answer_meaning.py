@@ -8,7 +8,10 @@ import pytest
 from forge_kernel.ehr import EHRImage
 from forge_kernel.spec import SpecError, VerifierUse
 from forge_kernel.verify import bind
-from tests.test_verify import check, med, trial  # noqa: F401  (med is a fixture)
+from tests import test_verify
+from tests.test_verify import check, trial
+
+med = test_verify.med  # a fixture: pytest finds it by this name
 
 
 def said(med, answer="", output=None):
@@ -77,7 +80,7 @@ def test_without_negation_a_topic_word_counts_denied_or_not(med):
     ("620 kg", "62", False),
     ("奥美拉唑 20mg qd", "20 mg", True),
     ("Child-Pugh B 级", "B级", True),
-    ("ＢＭＩ ２８．４", "bmi 28.4", True),               # full-width, any case
+    ("ＢＭＩ ２８．４", "bmi 28.4", True),               # full-width, any case  # noqa: RUF001
     ("an inappropriate response", "appropriate", False),
     ("decreasing steadily", "decreas", True),
 ])

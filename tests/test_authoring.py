@@ -11,17 +11,30 @@ import jsonschema
 import pytest
 import yaml
 
-from forge_kernel.authoring import (Recorder, Suite, add_gold_checks, before_finish, bundled_patients, call, draft_on,
-                                    dry_run, new_draft, problems, selftest, with_args, without)
+from forge_kernel.authoring import (
+    Recorder,
+    Suite,
+    add_gold_checks,
+    before_finish,
+    bundled_patients,
+    call,
+    draft_on,
+    dry_run,
+    new_draft,
+    problems,
+    selftest,
+    with_args,
+    without,
+)
+from forge_kernel.authoring.schemas import SCHEMA_DIR
 from forge_kernel.catalog import CATALOG
 from forge_kernel.ehr import fhir
 from forge_kernel.engine.selftest import selftest_package
-from forge_kernel.engine.validate import check_package
 from forge_kernel.engine.trial import Images
+from forge_kernel.engine.validate import check_package
 from forge_kernel.spec import Fault, SpecError, TrajectoryFile, load_package
 from forge_kernel.spec.edits import Edit, apply_edits, call_labels, edits_between
 from forge_kernel.spec.hidden import ValidMutant
-from forge_kernel.authoring.schemas import SCHEMA_DIR
 from forge_kernel.spec.loading import read_yaml
 from tests.helpers import ROOT, copy_worked_examples
 
@@ -318,7 +331,7 @@ def test_saved_files_do_not_depend_on_the_registry(tmp_path):
     tool = next(e for e in CATALOG.of("tool") if e.name == "drug_info")
     CATALOG.add("tool", "zz_extra_tool", tool.value, where="tests.test_authoring")
     try:
-        second, _ = ppi_draft(tmp_path / "b").save()
+        _second, _ = ppi_draft(tmp_path / "b").save()
     finally:
         del CATALOG.entries[("tool", "zz_extra_tool")]
     for path in sorted((tmp_path / "a").rglob("*.*")):

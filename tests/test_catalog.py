@@ -43,7 +43,7 @@ def test_a_second_tool_of_a_taken_name_is_refused_and_the_first_stays():
 
 
 def test_a_second_verifier_kind_of_a_taken_name_is_refused():
-    with pytest.raises(CatalogError, match="verifier kind answer.text: already registered"):
+    with pytest.raises(CatalogError, match=r"verifier kind answer\.text: already registered"):
         @verifier("answer.text")
         def impostor(ctx, p: NoParams) -> Outcome:
             return Outcome(True, "")

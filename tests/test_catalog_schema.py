@@ -5,8 +5,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from forge_kernel.built_in import load
 from forge_kernel.authoring.schemas import SCHEMA_DIR
+from forge_kernel.built_in import load
 from forge_kernel.spec.loading import read_yaml
 from forge_kernel.spec.suites import with_hidden_defaults
 

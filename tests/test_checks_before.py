@@ -7,8 +7,10 @@ import pytest
 from forge_kernel.ehr import EHRView
 from forge_kernel.spec import AgentResult, SpecError, VerifierUse
 from forge_kernel.verify import GradeContext, bind
+from tests import test_verify
 from tests.test_verify import GOLD_MED_CALLS, OTHER, PID, check, ev, prescribe, trial
-from tests.test_verify import med, med_image as image  # noqa: F401  (fixtures)
+
+med, image = test_verify.med, test_verify.med_image  # fixtures: pytest finds them by these names
 
 BY_CONTENT = {"action": "medication_request_create", "requires": [
     {"tool": "patient_history", "same_patient": True},

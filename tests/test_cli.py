@@ -13,12 +13,11 @@ from click.testing import CliRunner
 from forge_kernel.cli import main
 from forge_kernel.engine import trial_seed
 from forge_kernel.spec import load_package
-from forge_kernel.spec.trajectory import TURN_TEXT
 from forge_kernel.spec.loading import read_yaml
+from forge_kernel.spec.trajectory import TURN_TEXT
 from forge_kernel.store import load_trials
 from tests.chat_server import PLAN
-from tests.helpers import WORKED_EXAMPLES as TASKS
-from tests.helpers import copy_worked_examples, update_yaml
+from tests.helpers import WORKED_EXAMPLES as TASKS, copy_worked_examples, update_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "task_packages" / "superclue"

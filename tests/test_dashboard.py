@@ -7,15 +7,14 @@ import re
 import pytest
 
 from forge_kernel.analysis import compare, declared_policy, evaluate, load_policy, run_summary, wilson
-from forge_kernel.analysis.browse import latency_percentiles, pass_rate_cells, safety_findings
 from forge_kernel.analysis._slices import slice_value
+from forge_kernel.analysis.browse import latency_percentiles, pass_rate_cells, safety_findings
 from forge_kernel.analysis.display import seconds
 from forge_kernel.analysis.stats import percentile
 from forge_kernel.spec.compact import SYNTHETIC_BANNER
 from forge_kernel.spec.errors import UsageError
 from forge_kernel.store import open_run
-from forge_kernel.widgets import FailureBrowser, RunDashboard
-from forge_kernel.widgets import dashboard as dashboard_module
+from forge_kernel.widgets import FailureBrowser, RunDashboard, dashboard as dashboard_module
 
 
 @pytest.fixture(scope="module")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from html import unescape
 import subprocess
 import sys
+from html import unescape
 
 import nbformat
 import pytest
@@ -15,10 +15,10 @@ import yaml
 from forge_kernel.engine.selftest import selftest_package
 from forge_kernel.engine.trial import Images
 from forge_kernel.spec import load_package
-from forge_kernel.verify.kinds.answer import TextParams
 from forge_kernel.verify.kinds._state import ResourceParams
-from forge_kernel.widgets.designer import Designer
+from forge_kernel.verify.kinds.answer import TextParams
 from forge_kernel.widgets._designer_forms import SchemaForm, schema_fields
+from forge_kernel.widgets.designer import Designer
 from tests.helpers import ROOT
 
 TASK = "SC-MED-GASTRIC-ULCER"
@@ -117,7 +117,7 @@ def test_a_write_shows_its_state_change_and_a_denial_shows_why(tmp_path):
 
 
 def test_the_dry_run_and_the_selftest_show_their_results(designed):
-    d, target = designed
+    d, _target = designed
     d.run_agents()
     rows = {line.split("</td>")[0]: line for line in d.dry_output.value.split("<tr><td>")[1:]}
     assert set(rows) >= {"baseline-v1", "candidate-v2", "unsafe-shortcut"}

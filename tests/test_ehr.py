@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import copy
 import random
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
@@ -111,8 +111,8 @@ def test_search_over_a_thousand_observations_matches_brute_force():
     rng = random.Random(7)
     codes = [("8480-6", "Systolic blood pressure", "收缩压"), ("8867-4", "Heart rate", "心率"),
              ("2345-7", "Glucose", "血糖")]
-    zones = [timezone.utc, TZ8, timezone(timedelta(hours=-5)), timezone(timedelta(hours=5, minutes=30))]
-    start = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    zones = [UTC, TZ8, timezone(timedelta(hours=-5)), timezone(timedelta(hours=5, minutes=30))]
+    start = datetime(2026, 1, 1, tzinfo=UTC)
     resources = [fhir.patient("p1", "甲", "female", "1970-01-01", "M1"), fhir.patient("p2", "乙", "male", "1971-01-01", "M2")]
     for i in range(1500):
         code, display, text = rng.choice(codes)

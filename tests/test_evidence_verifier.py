@@ -2,13 +2,11 @@
 the agent in the trial and within their windows."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from forge_kernel.ehr import EHRImage, EHRView, fhir
-from forge_kernel.spec import AgentResult, Event, Package, SpecError, VerifierUse
 from forge_kernel.ehr.summaries import summarize
+from forge_kernel.spec import AgentResult, Event, Package, SpecError, VerifierUse
 from forge_kernel.verify import GradeContext, bind
 from forge_kernel.verify.kinds import evidence as evidence_kind
 from tests.helpers import unit_package

@@ -11,8 +11,7 @@ from forge_kernel.analysis import failure_ledger, load_triage
 from forge_kernel.analysis.triage import TriageFile
 from forge_kernel.spec.compact import SYNTHETIC_BANNER
 from forge_kernel.spec.errors import SpecError, UsageError
-from forge_kernel.widgets import FailureBrowser, ReplayPlayer
-from forge_kernel.widgets import failures as failures_module
+from forge_kernel.widgets import FailureBrowser, ReplayPlayer, failures as failures_module
 
 
 def single_hard(browser: FailureBrowser, agent: str = "baseline-v1") -> dict:
@@ -144,7 +143,7 @@ def test_without_the_read_back_check_a_bad_edit_would_reach_the_file(reference, 
     row = single_hard(browser)
     monkeypatch.setattr(failures_module, "load_triage", lambda _path: TriageFile())
     assert front_end_edit(browser, row, comment="")["kind"] == "saved"
-    with pytest.raises(SpecError, match="decisions.0.comment"):
+    with pytest.raises(SpecError, match=r"decisions\.0\.comment"):
         load_triage(path)
 
 

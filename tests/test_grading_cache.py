@@ -17,8 +17,7 @@ from forge_kernel.ehr import EHRImage, EHRView, fhir
 from forge_kernel.engine.grading import grade_trajectory
 from forge_kernel.engine.trial import Images, attempt_trial
 from forge_kernel.spec import AgentResult, Event, load_package
-from forge_kernel.verify import GradeContext
-from forge_kernel.verify import registry
+from forge_kernel.verify import GradeContext, registry
 from forge_kernel.verify.kinds import _safety as safety, grounding
 from tests.helpers import check, copy_suite_files, unit_package
 

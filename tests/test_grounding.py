@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from forge_kernel.ehr import EHRImage, EHRView, fhir
+from forge_kernel.ehr.summaries import summarize
 from forge_kernel.engine import Images
 from forge_kernel.engine.grading import grade_trajectory
 from forge_kernel.spec import AgentResult, Event, Package, SpecError, VerifierUse, find_packages, load_package
-from forge_kernel.ehr.summaries import summarize
 from forge_kernel.verify import GradeContext, bind
 from forge_kernel.verify._facts import stated_facts
 from forge_kernel.verify.kinds import grounding

@@ -23,13 +23,11 @@ from forge_kernel.engine import RunSpec, execute
 from forge_kernel.report.trajectory_text import render_trial
 from forge_kernel.spec import StoreError
 from forge_kernel.store import RunLock, load_events, load_trials, load_verdicts, open_run
-from forge_kernel.workers import bwrap_problem
-from forge_kernel.workers import _zygote_process as zygote_process
-from forge_kernel.workers import sandbox as sandbox_module
-from forge_kernel.workers._output import OUTPUT_BYTES, Allowance
+from forge_kernel.workers import _zygote_process as zygote_process, bwrap_problem, sandbox as sandbox_module
 from forge_kernel.workers._cgroup import parent_folder, problem
 from forge_kernel.workers._egress import proxy_environment
 from forge_kernel.workers._launch import Launch
+from forge_kernel.workers._output import OUTPUT_BYTES, Allowance
 from forge_kernel.workers.sandbox import ETC_KEPT, ETC_WRITTEN, KEPT_ENV
 from tests.helpers import ROOT, copy_worked_examples, needs_bwrap, needs_cgroups, snapshot, update_yaml
 
@@ -469,7 +467,7 @@ def test_trusted_in_process_the_env_reader_finds_the_secret(tmp_path):
 
 def has_sys_resource() -> bool:
     """This process holds CAP_SYS_RESOURCE (root outside a container that drops it)."""
-    effective = next(line for line in open("/proc/self/status") if line.startswith("CapEff:"))
+    effective = next(line for line in Path("/proc/self/status").read_text().splitlines() if line.startswith("CapEff:"))
     return bool(int(effective.split()[1], 16) >> 24 & 1)
 
 

@@ -19,10 +19,10 @@ import yaml
 from click.testing import CliRunner
 
 from forge_kernel.agents import AGENTS
-from forge_kernel.catalog import CATALOG, Entry
 from forge_kernel.analysis.display import plain_table
 from forge_kernel.analysis.ledger import failure_ledger, read_ledger
 from forge_kernel.analysis.triage import load_triage
+from forge_kernel.catalog import CATALOG, Entry
 from forge_kernel.cli import main
 from forge_kernel.engine import RunSpec, execute
 from forge_kernel.engine.repro import COMMAND, write_bundles

@@ -15,10 +15,10 @@ from click.testing import CliRunner
 from forge_kernel.cli import main
 from forge_kernel.engine import RunSpec, execute
 from forge_kernel.models import Price, RateLimiter, RateLimits
-from forge_kernel.spec import SpecError
 from forge_kernel.report.release import recorded
+from forge_kernel.spec import SpecError
 from forge_kernel.store import load_trials, open_run
-from tests.chat_server import ChatServer, Reply, gold_script
+from tests.chat_server import ChatServer, gold_script
 from tests.helpers import copy_packages, copy_worked_examples, needs_bwrap
 
 

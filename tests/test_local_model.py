@@ -85,8 +85,7 @@ def test_the_command_evaluates_a_suite_and_stops_the_server(notebook_run, tmp_pa
 
 
 def test_the_server_stops_when_the_block_fails():
-    with pytest.raises(RuntimeError, match="on purpose"):
-        with LocalModel() as model:
-            url, process = model.url, model.process
-            raise RuntimeError("on purpose")
+    with pytest.raises(RuntimeError, match="on purpose"), LocalModel() as model:
+        url, process = model.url, model.process
+        raise RuntimeError("on purpose")
     assert process.poll() is not None and refused(url)

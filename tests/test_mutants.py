@@ -25,9 +25,9 @@ from forge_kernel.spec.loading import read_yaml
 from forge_kernel.spec.trajectory import UNAUTHORIZED_WRITE
 from forge_kernel.tools import TOOLS
 from forge_kernel.verify._facts import stated_facts
+from forge_kernel.verify._shown import returned_references, shown_by
 from forge_kernel.verify.kinds.grounding import is_grounded
 from forge_kernel.verify.mutants import OPERATORS, Gold, build_mutants, example_args
-from forge_kernel.verify._shown import returned_references, shown_by
 from tests.helpers import copy_suite_files, update_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -219,7 +219,7 @@ def test_several_values_hedges_the_number_the_package_checks_not_the_first_one()
 ])
 def test_several_values_offers_a_wrong_value_beside_the_checked_one(tmp_path, verifier, added):
     folder = copy_package(tmp_path, *ASTHMA)  # "Salbutamol 2.5 mg nebulised now (may repeat every 20 minutes, ...)"
-    edit_hidden(folder, verifiers=BUDGET_ONLY + [{"id": "value", "category": "answer", **verifier}])
+    edit_hidden(folder, verifiers=[*BUDGET_ONLY, {"id": "value", "category": "answer", **verifier}])
     (target, mutant), = built(load_package(folder), "several-values").items()
     assert target == added.split(" or ")[0] and added in mutant.trajectory.answer
 
@@ -266,7 +266,7 @@ def test_an_invented_fact_only_in_the_output_is_rejected_where_grounding_reads_t
     gold = read_yaml(load_package(folder).hidden_path)["gold"]
     grounded = {"id": "grounded", "kind": "answer.grounded", "category": "answer",
                 "params": {"output_texts": output_texts}}
-    edit_hidden(folder, gold=gold | {"answer": ""}, verifiers=BUDGET_ONLY + [grounded], valid_variants=[])
+    edit_hidden(folder, gold=gold | {"answer": ""}, verifiers=[*BUDGET_ONLY, grounded], valid_variants=[])
     report = asyncio.run(mutation_test(load_package(folder), Images()))
     results = [r for r in report.results if r.mutant.operator == "invented-fact"]
     assert [r.mutant.trajectory.answer for r in results] == ["", "", ""]
@@ -359,9 +359,9 @@ REJECTING = [
 def test_a_hard_verifier_rejects_the_mutant_that_survives_it_soft(tmp_path, where, operator, target, use):
     folder = copy_package(tmp_path, *where)
     (tmp_path / "verifiers" / where[0] / "suite.yaml").unlink()  # the hidden half's verifiers are only these
-    edit_hidden(folder, verifiers=BUDGET_ONLY + [{"id": "catches", **use, "severity": "soft"}])
+    edit_hidden(folder, verifiers=[*BUDGET_ONLY, {"id": "catches", **use, "severity": "soft"}])
     before = asyncio.run(mutation_test(load_package(folder), Images()))
-    edit_hidden(folder, verifiers=BUDGET_ONLY + [{"id": "catches", **use}])
+    edit_hidden(folder, verifiers=[*BUDGET_ONLY, {"id": "catches", **use}])
     after = asyncio.run(mutation_test(load_package(folder), Images()))
 
     def status(report):

@@ -15,8 +15,7 @@ from forge_kernel.ehr import EHRImage, EHRView
 from forge_kernel.engine.grading import grade_trajectory
 from forge_kernel.engine.selftest import selftest_package
 from forge_kernel.engine.trial import Images
-from forge_kernel.spec import (AgentResult, Event, SpecError, TrajectoryFile, VerifierUse, find_packages,
-                               load_package)
+from forge_kernel.spec import AgentResult, Event, SpecError, TrajectoryFile, VerifierUse, find_packages, load_package
 from forge_kernel.verify import GradeContext, bind
 from tests.helpers import copy_suite_files
 

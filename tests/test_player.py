@@ -8,10 +8,9 @@ import pytest
 
 from forge_kernel import open_run
 from forge_kernel.spec import SpecError
-from forge_kernel.spec.errors import StoreError
 from forge_kernel.spec.compact import SYNTHETIC_BANNER
-from forge_kernel.spec.trajectory import TURN_TEXT
-from forge_kernel.spec.trajectory import compact_json
+from forge_kernel.spec.errors import StoreError
+from forge_kernel.spec.trajectory import TURN_TEXT, compact_json
 from forge_kernel.widgets import ReplayPlayer, play, player_html, write_player_page
 from forge_kernel.widgets._frontend import ESM
 from forge_kernel.widgets.lab import QUIET, lab_command, quiet_lab

@@ -14,12 +14,12 @@ import pandas as pd
 import pytest
 
 from forge_kernel.analysis import compare
+from forge_kernel.ehr import patient_of
 from forge_kernel.spec import AgentResult, SpecError, StoreError, load_package
+from forge_kernel.spec.grading import Grading, Scores, Verdict
 from forge_kernel.spec.trajectory import Event, ModelTurn, compact_json
 from forge_kernel.store import RunStore, TrialRecord, open_run
-from forge_kernel.ehr import patient_of
 from forge_kernel.store.matching import gold_criteria
-from forge_kernel.spec.grading import Grading, Scores, Verdict
 from forge_kernel.verify.kinds import resolve
 from tests.helpers import ROOT
 

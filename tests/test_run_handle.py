@@ -9,9 +9,9 @@ import jsonschema
 import pytest
 
 from forge_kernel import open_run
+from forge_kernel.authoring.schemas import SCHEMA_DIR
 from forge_kernel.engine import RunSpec, execute
 from forge_kernel.spec.compact import SYNTHETIC_BANNER
-from forge_kernel.authoring.schemas import SCHEMA_DIR
 from tests.helpers import copy_worked_examples
 
 

@@ -366,7 +366,7 @@ def test_a_withdrawal_is_signed_by_the_reviewer_and_key_of_what_it_withdraws(rel
         assert re.search(r"signoff.json: --withdraws: withdraws #1, signed by wen \(clinician\) with key sha256:\w+: "
                          "only that reviewer, role and key withdraw it$", result.output.strip()), result.output
     for number in (2, 0):
-        assert "withdraws #%d, which is not an approval or rejection standing" % number in withdraw(
+        assert f"withdraws #{number}, which is not an approval or rejection standing" in withdraw(
             release, tmp_path, "wen", number).output
     sign(release, tmp_path, "ada", "engineer")
     signoff = signatures(release)  # a withdrawal by ada made without forge signoff

@@ -13,8 +13,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
+from pydantic import ValidationError
 
 from forge_kernel.agents import AgentTask
+from forge_kernel.authoring.schemas import SCHEMA_DIR, schema_documents
 from forge_kernel.ehr import fhir
 from forge_kernel.spec import (
     SpecError,
@@ -27,7 +29,6 @@ from forge_kernel.spec import (
     load_package,
     load_trajectory,
 )
-from forge_kernel.authoring.schemas import SCHEMA_DIR, schema_documents
 from forge_kernel.spec.loading import read_yaml
 from forge_kernel.spec.suites import merged, with_hidden_defaults
 
@@ -510,7 +511,7 @@ def test_schemas_reject_what_the_models_reject(name, doc):
     assert list(validator(name).iter_errors(doc))
     model = {"taskpackage.schema.json": TaskPackage, "trajectory.schema.json": TrajectoryFile}.get(name)
     if model is not None:
-        with pytest.raises(Exception):
+        with pytest.raises(ValidationError):
             model.model_validate(doc)
 
 

@@ -24,10 +24,8 @@ from click.testing import CliRunner, Result
 
 from forge_kernel.agents import AGENTS
 from forge_kernel.cli import main
-from forge_kernel.engine import RunSpec, execute, load_suite
-from forge_kernel.engine import _manifest as manifest_module
+from forge_kernel.engine import RunSpec, _manifest as manifest_module, execute, load_suite
 from forge_kernel.spec import StoreError, load_package
-from forge_kernel.workers._cgroup import problem
 from forge_kernel.store import (
     SCHEMA_VERSION,
     RunStore,
@@ -37,8 +35,8 @@ from forge_kernel.store import (
     load_verdicts,
     read_trial,
 )
-from tests.helpers import WORKED_EXAMPLES as TASKS
-from tests.helpers import copy_worked_examples, update_yaml
+from forge_kernel.workers._cgroup import problem
+from tests.helpers import WORKED_EXAMPLES as TASKS, copy_worked_examples, update_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "task_packages" / "superclue"
@@ -400,9 +398,8 @@ def test_a_damaged_or_foreign_store_is_one_line_and_left_as_it_is(run_dir, tmp_p
 
 
 def test_a_read_only_open_cannot_write(run_dir):
-    with RunStore.open(run_dir, readonly=True) as store:
-        with pytest.raises(sqlite3.OperationalError, match="readonly"):
-            store.db.execute("DELETE FROM meta")
+    with RunStore.open(run_dir, readonly=True) as store, pytest.raises(sqlite3.OperationalError, match="readonly"):
+        store.db.execute("DELETE FROM meta")
 
 
 def as_reader(*argvs) -> list[subprocess.CompletedProcess]:

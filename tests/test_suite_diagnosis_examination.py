@@ -184,15 +184,15 @@ def test_reference_agents(task_id):
 
 @pytest.mark.parametrize("task_id", ["SC-EXM-HEAD-CT", "SC-EXM-CORONARY-CTA", "SC-EXM-ANNUAL-CHECKUP"])
 def test_a_result_on_file_is_not_requested_again(task_id):
-    package, record = trial(task_id, "candidate-v2")
+    _, record = trial(task_id, "candidate-v2")
     assert not [e for e in record.events if e.tool == "examination_request_create"]
     assert "无需重复" in record.result.answer
-    package, record = trial(task_id, "baseline-v1")
+    _, record = trial(task_id, "baseline-v1")
     assert {"no-request", "says-on-file", "cites-result"} <= failed(record)
 
 
 def test_preop_requests_only_the_missing_items():
-    package, record = trial("SC-EXM-PREOP", "candidate-v2")
+    _, record = trial("SC-EXM-PREOP", "candidate-v2")
     assert [e.args["name"] for e in record.events if e.tool == "examination_request_create"] == ["感染四项", "胸片"]
     assert record.result.output["on_file"] == ["血常规", "凝血功能", "肝功能", "肾功能", "心电图"]
     assert "心电图（2026-11-29 已申请）" in record.result.answer
@@ -200,7 +200,7 @@ def test_preop_requests_only_the_missing_items():
 
 
 def test_shock_escalates_instead_of_ordering():
-    package, record = trial("SC-DDX-HEMATEMESIS", "candidate-v2")
+    _, record = trial("SC-DDX-HEMATEMESIS", "candidate-v2")
     tools = [e.tool for e in record.events]
     assert "examination_request_create" not in tools and tools.count("escalate_to_human") == 1
     assert record.result.status == "escalated" and "收缩压 84 mmHg" in record.result.answer
@@ -210,7 +210,7 @@ def test_shock_escalates_instead_of_ordering():
 
 
 def test_stable_vitals_under_red_flags_still_order_the_workup():
-    package, record = trial("SC-DDX-CONSCIOUSNESS", "candidate-v2")
+    _, record = trial("SC-DDX-CONSCIOUSNESS", "candidate-v2")
     tools = [e.tool for e in record.events]
     assert tools.index("vital_signs") < tools.index("examination_request_create")
     assert "escalate_to_human" not in tools

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from forge_kernel import open_run
+from forge_kernel.authoring.schemas import SCHEMA_DIR
 from forge_kernel.engine import RunSpec, execute
 from forge_kernel.engine.grading import regrade
 from forge_kernel.engine.selftest import selftest_package
@@ -18,7 +19,6 @@ from forge_kernel.engine.trial import Images
 from forge_kernel.engine.validate import check_package
 from forge_kernel.spec import SpecError, load_package
 from forge_kernel.spec.hidden import grading_content
-from forge_kernel.authoring.schemas import SCHEMA_DIR
 from forge_kernel.spec.loading import read_yaml
 from tests.helpers import ROOT, WORKED_EXAMPLES, copy_worked_examples
 from tests.test_bundled_format import write_in_full

@@ -9,9 +9,8 @@ import jsonschema
 import pytest
 
 from forge_kernel.ehr import EHRImage, EHRView, fhir
-from forge_kernel.spec import TaskPackage
+from forge_kernel.spec import CROSS_PATIENT, PRECEDENCE, UNAUTHORIZED_WRITE, TaskPackage
 from forge_kernel.spec.trajectory import compact_json
-from forge_kernel.spec import CROSS_PATIENT, PRECEDENCE, UNAUTHORIZED_WRITE
 from forge_kernel.tools import TOOLS, BudgetExceeded, ToolSession, table
 from forge_kernel.workers import LocalToolClient
 

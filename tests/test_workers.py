@@ -19,17 +19,23 @@ from forge_kernel.agents import AgentTask
 from forge_kernel.engine import RunSpec, execute
 from forge_kernel.spec import AgentError, StoreError, UsageError
 from forge_kernel.store import load_trials, open_run
-from forge_kernel.workers import MEMORY_MB, PROCESSES, IsolatedAgent, Sandbox, choose
-from forge_kernel.workers import sandbox as sandbox_module
-from forge_kernel.workers import _cgroup as cgroup_module
-from forge_kernel.workers import _zygote_process as zygote_process
+from forge_kernel.workers import (
+    MEMORY_MB,
+    PROCESSES,
+    IsolatedAgent,
+    Sandbox,
+    _cgroup as cgroup_module,
+    _zygote_process as zygote_process,
+    choose,
+    sandbox as sandbox_module,
+)
 from forge_kernel.workers._cgroup import AgentCgroups, own_folder
 from forge_kernel.workers._launch import Launch
+from forge_kernel.workers._link import Conversation, Link
 from forge_kernel.workers._output import AgentOutput, Allowance
 from forge_kernel.workers._processes import sandbox_pid
-from forge_kernel.workers._link import Conversation, Link
-from forge_kernel.workers.wire import MAX_DEPTH, Frames, WireError, encode, json_args
 from forge_kernel.workers._worker import Running, StallClock
+from forge_kernel.workers.wire import MAX_DEPTH, Frames, WireError, encode, json_args
 from tests.helpers import ROOT, needs_bwrap, needs_cgroups
 from tests.test_tools import make_session
 

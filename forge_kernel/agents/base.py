@@ -35,12 +35,13 @@ class AgentTask(BaseModel):
     """The trial's seed, for agents that sample."""
 
     @property
-    def tools(self) -> list[dict]:
+    def tools(self) -> list[dict[str, Any]]:
         """OpenAI function definitions of the task's tool manifest; a fresh copy on every access."""
-        return json.loads(self.tool_definitions)
+        tools: list[dict[str, Any]] = json.loads(self.tool_definitions)
+        return tools
 
     @classmethod
-    def from_package(cls, package: TaskPackage, seed: int) -> "AgentTask":
+    def from_package(cls, package: TaskPackage, seed: int) -> AgentTask:
         from ..tools import TOOLS  # here, so that an agent's worker starts without the tool catalog
 
         tools = [TOOLS[name].openai_function() for name in package.tools if name in TOOLS]
@@ -53,7 +54,7 @@ class AgentTask(BaseModel):
             tool_definitions=json.dumps(tools, ensure_ascii=False, separators=(",", ":")),
         )
 
-    def for_trial(self, seed: int) -> "AgentTask":
+    def for_trial(self, seed: int) -> AgentTask:
         """A copy for one trial: its own seed, and its own containers (the strings are immutable and shared)."""
         return self.model_copy(update={"seed": seed, "instructions": dict(self.instructions),
                                        "tool_names": list(self.tool_names),
@@ -64,7 +65,7 @@ class AgentTask(BaseModel):
 class ToolClient(Protocol):
     """What an agent gets to act with: tool calls and a meter for what it spends. Nothing of the harness."""
 
-    async def call(self, tool: str, /, **args: Any) -> dict:
+    async def call(self, tool: str, /, **args: Any) -> dict[str, Any]:
         """``{"ok": True, "result": ...}`` or ``{"ok": False, "error": {"code", "message"}}``; raises
         BudgetExceeded once the trial's call budget is used up."""
 

@@ -22,10 +22,11 @@ import json
 import os
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from ..models import ModelClient, ModelConfig, ModelError, load_model_config
-from ..spec import AgentResult, SpecError, compact_json as dumps
+from ..spec import AgentResult, AgentStatus, SpecError, compact_json as dumps
 from .base import AgentTask, ToolClient
 
 LLM_PREFIX = "llm:"
@@ -56,7 +57,7 @@ def prompt(task: AgentTask) -> list[dict]:
                 max_seconds=task.budget.max_seconds)}]
 
 
-def final_result(text: str, status: str = "completed") -> AgentResult:
+def final_result(text: str, status: AgentStatus = "completed") -> AgentResult:
     """The model's final message as a result: its JSON object's fields where it wrote one, else the text."""
     try:
         data = json.loads(text.strip().removeprefix("```json").removeprefix("```").removesuffix("```"))
@@ -64,8 +65,8 @@ def final_result(text: str, status: str = "completed") -> AgentResult:
         data = None
     if not isinstance(data, dict):
         return AgentResult(answer=text, status=status)
-    output = data.get("output") if isinstance(data.get("output"), dict) else {}
-    confidence = data.get("confidence")
+    output = data["output"] if isinstance(data.get("output"), dict) else {}
+    confidence: Any = data.get("confidence")
     confident = isinstance(confidence, (int, float)) and not isinstance(confidence, bool) and 0 <= confidence <= 1
     return AgentResult(answer=str(data.get("answer", "")), output=output,
                        confidence=float(confidence) if confident else None, status=status)

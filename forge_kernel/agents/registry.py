@@ -3,7 +3,7 @@ for an agent of one's own."""
 from __future__ import annotations
 
 import importlib
-from typing import Callable
+from collections.abc import Callable
 
 from ..catalog import CATALOG
 from ..spec import AgentError
@@ -17,16 +17,20 @@ fresh instance."""
 
 def agent_factory(name: str) -> Callable[[], Agent]:
     """The factory for a bundled agent name, ``llm:PATH`` or an importable ``module:attribute``."""
+    factory: Callable[[], Agent]
     if name in AGENTS:
-        return AGENTS[name]
+        factory = AGENTS[name]
+        return factory
     if name.startswith("llm:"):
         from .llm import llm_factory
 
-        return llm_factory(name)
+        factory = llm_factory(name)
+        return factory
     if ":" in name:
         module, _, attr = name.partition(":")
         try:
-            return getattr(importlib.import_module(module), attr)
+            factory = getattr(importlib.import_module(module), attr)
+            return factory
         except (Exception, SystemExit) as exc:  # whatever the module does at import is the user's mistake
             raise AgentError("--agent", name, f"cannot import: {type(exc).__name__}: {exc}") from None
     raise AgentError("--agent", name, f"unknown agent (known: {', '.join(sorted(AGENTS))}, llm:CONFIG, or "

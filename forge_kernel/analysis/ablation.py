@@ -1,7 +1,8 @@
 """Ablation cards: what removing one component of a candidate costs, per slice and per task."""
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -23,7 +24,7 @@ class SliceDelta(BaseModel):
 class AblationCard(Shown, BaseModel):
     candidate: str
     ablation: str
-    removed: dict[str, dict]
+    removed: dict[str, dict[str, Any]]
     """Configuration keys that differ: {key: {"candidate": value, "ablation": value}} (from the run manifests)."""
     overall_delta: float | None
     regressions: list[str]
@@ -53,7 +54,7 @@ class AblationCard(Shown, BaseModel):
                 + html_paragraphs(*self.paragraph().split("\n")) + html_table(*self.table()))
 
 
-def agent_config(run: Run, agent: str) -> dict:
+def agent_config(run: Run, agent: str) -> dict[str, Any]:
     cards = {card["name"]: card for card in run.manifest["agents"]}
     return cards.get(agent, {}).get("config") or {}
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pandas as pd
 
 from ..store import Run
-from .ledger import failure_ledger
 from ._slices import slice_value
-from .stats import percentile, wilson
 from ._tasks import SAFETY_RISKS
+from .ledger import failure_ledger
+from .stats import percentile, wilson
 from .triage import TriageFile
 
 SEVERITIES = ("critical", "hard", "soft")

@@ -5,18 +5,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Literal
+from typing import Any, Literal
 
 import pandas as pd
 from pydantic import BaseModel
 
 from ..spec import SpecError
 from ..store import Run
+from ._slices import SLICE_COLUMNS, task_slices
+from ._tasks import SAFETY_RISKS, TaskSide, Tokens, per_task, task_sides, tokens_of
 from .criteria import CitationChecks, CriterionConfusion, citations_of, confusion_of, graded_trials
 from .display import Shown, html_heading, html_paragraphs, html_table, some_ids
-from ._slices import SLICE_COLUMNS, task_slices
 from .stats import Rate, brier, ece, mcnemar_exact, percentile, reliability
-from ._tasks import SAFETY_RISKS, TaskSide, Tokens, per_task, task_sides, tokens_of
 
 Change = Literal["improvement", "regression", "both_pass", "both_fail", "not_compared"]
 
@@ -36,9 +36,9 @@ class SliceRow(BaseModel):
     slice: str
     value: str
     tasks: int
-    baseline: dict
+    baseline: dict[str, Any]
     """Strict pass rate over tasks (Rate.as_dict)."""
-    candidate: dict
+    candidate: dict[str, Any]
     improvements: int
     regressions: int
 
@@ -59,7 +59,7 @@ class Calibration(BaseModel):
     n: int
     brier: float
     ece: float
-    bins: list[dict]
+    bins: list[dict[str, Any]]
 
 
 class SideSummary(BaseModel):
@@ -68,15 +68,15 @@ class SideSummary(BaseModel):
     agent_version: str
     isolation: str
     """How the agent ran: in process (trusted) or in which sandbox."""
-    trials: dict
-    strict_tasks: dict
+    trials: dict[str, Any]
+    strict_tasks: dict[str, Any]
     latency: Latency
     cost_per_task: float
     """US dollars per trial of a task, averaged over tasks: what the trials were charged, model turns included."""
     tokens_per_task: Tokens | None = None
     """Model tokens per trial of a task, averaged over tasks (None: the agent reported no model turn)."""
-    tool_success: dict
-    fault_recovery: dict
+    tool_success: dict[str, Any]
+    fault_recovery: dict[str, Any]
     idempotent_replays: int
     run_again: int
     """Trials whose agent was run again after a stall of the worker it shared (their time is the last attempt's)."""
@@ -102,7 +102,7 @@ class Comparison(Shown, BaseModel):
     safety_regressions: list[str]
     unstable_candidate: list[str]
     not_compared: list[str]
-    mcnemar: dict
+    mcnemar: dict[str, Any]
     slices: list[SliceRow]
 
     def task(self, task_id: str) -> TaskComparison:
@@ -245,13 +245,13 @@ def slice_rows(tasks: list[TaskComparison]) -> list[SliceRow]:
     compared = [t for t in tasks if t.change != "not_compared"]
     rows = []
     for name in SLICE_COLUMNS:
-        values = sorted({t.slices.get(name) for t in compared if t.slices.get(name) is not None})
+        values = sorted({value for t in compared if (value := t.slices.get(name)) is not None})
         for value in values:
             group = [t for t in compared if t.slices.get(name) == value]
             rows.append(SliceRow(
                 slice=name, value=value, tasks=len(group),
-                baseline=Rate(sum(t.baseline.strict for t in group), len(group)).as_dict(),
-                candidate=Rate(sum(t.candidate.strict for t in group), len(group)).as_dict(),
+                baseline=Rate(sum(t.baseline.strict for t in group if t.baseline), len(group)).as_dict(),
+                candidate=Rate(sum(t.candidate.strict for t in group if t.candidate), len(group)).as_dict(),
                 improvements=sum(t.change == "improvement" for t in group),
                 regressions=sum(t.change == "regression" for t in group)))
     return rows
@@ -279,7 +279,7 @@ def compare_sides(a: AgentSide, b: AgentSide) -> Comparison:
         risk, slices = facts[task_id]
         sa, sb = a.tasks.get(task_id), b.tasks.get(task_id)
         change = task_change(sa, sb)
-        new_violation = change != "not_compared" and sb.safety_failures > 0 and sa.safety_failures == 0
+        new_violation = sa is not None and sb is not None and sb.safety_failures > 0 and sa.safety_failures == 0
         tasks.append(TaskComparison(
             task_id=task_id, risk=risk, slices=slices, baseline=sa, candidate=sb, change=change,
             safety_regression=(change == "regression" and risk in SAFETY_RISKS) or new_violation))

@@ -115,7 +115,8 @@ def confusion_of(graded: list[Graded]) -> CriterionConfusion | None:
     if not graded:
         return None
     matrix = {gold: dict.fromkeys(COLUMNS, 0) for gold in STATES}
-    missed, caught, extra = [], 0, 0
+    ordered: list[tuple[tuple[int, int], Miss]] = []
+    caught, extra = 0, 0
     for g in graded:
         n = len(g.rows)
         extra += n * len(g.reported.keys() - g.gold.keys())
@@ -125,10 +126,10 @@ def confusion_of(graded: list[Graded]) -> CriterionConfusion | None:
             if gold.critical and status == "met":
                 caught += n
             elif gold.critical:
-                missed += [((position, order), Miss(task_id=row.task_id, agent=row.agent, trial=row.trial,
+                ordered += [((position, order), Miss(task_id=row.task_id, agent=row.agent, trial=row.trial,
                                                     protocol_id=key[0], criterion_id=key[1], reported=status))
                            for position, row in g.rows]
-    missed = [miss for _, miss in sorted(missed, key=lambda m: m[0])]
+    missed = [miss for _, miss in sorted(ordered, key=lambda m: m[0])]
     return CriterionConfusion(
         trials=sum(len(g.rows) for g in graded), matrix=matrix, extra=extra,
         recall={s: Rate(matrix[s][s], sum(matrix[s].values())) for s in STATES},
@@ -145,7 +146,7 @@ def citations_of(graded: list[Graded], run: Run) -> CitationChecks | None:
     """``citation_checks`` of trials already graded."""
     if not graded:
         return None
-    n = Counter()
+    n: Counter[str] = Counter()
     for g in graded:
         task_id, times = g.rows[0][1].task_id, len(g.rows)
         for key, item in g.reported.items():

@@ -4,8 +4,9 @@ synthetic-data banner; and the tables both forms (and Markdown) use.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 from ..spec import SYNTHETIC_BANNER
 

@@ -68,7 +68,7 @@ def counts_against(check: Check) -> bool:
     """A hard check that did not PASS; a soft FAIL that is not waived, or a soft NOT RUN that is not optional."""
     if check.level == "hard":
         return check.status != "PASS"
-    return check.status == "FAIL" and not check.waived or check.status == "NOT RUN" and not check.optional
+    return (check.status == "FAIL" and not check.waived) or (check.status == "NOT RUN" and not check.optional)
 
 
 def load_policy(path: str | Path | None = None) -> GatePolicy:

@@ -6,8 +6,9 @@ waive or make optional only soft ones (``soft_checks``).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Literal
+from typing import Literal
 
 from ..catalog import CATALOG
 from ..spec import GatePolicy

@@ -28,15 +28,17 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from ..store import Run
-from .display import Shown, html_paragraphs, plain_table
 from ._tasks import SAFETY_RISKS
+from .display import Shown, html_paragraphs, plain_table
 from .triage import TriageFile
 
 TAXONOMY = ("verifier", "gold", "runtime", "policy", "parser", "tool/data", "retrieval", "agent/model")
@@ -97,11 +99,12 @@ class Ledger(Shown):
         if self.table.empty:
             return html_paragraphs(self.head)
         more = len(self.table) - HTML_ROWS
-        return (html_paragraphs(self.head) + self.counts().to_html() + self.rows().head(HTML_ROWS).to_html(index=False)
+        html: str = (html_paragraphs(self.head) + self.counts().to_html() + self.rows().head(HTML_ROWS).to_html(index=False)
                 + (html_paragraphs(f"… and {more} more row(s) in .table") if more > 0 else ""))
+        return html
 
 
-def call_signals(calls: list) -> tuple[set[str], list[int]]:
+def call_signals(calls: list[Any]) -> tuple[set[str], list[int]]:
     """Classes suggested by a trial's failed calls (rows of ``Run.failed_calls``), and the steps of those calls."""
     signals = set()
     for call in calls:
@@ -114,11 +117,11 @@ def call_signals(calls: list) -> tuple[set[str], list[int]]:
     return signals, [call.step for call in calls]
 
 
-def ledger_row(run_id: str, trial, verdicts: list, calls: list, triage: TriageFile) -> dict:
+def ledger_row(run_id: str, trial: Any, verdicts: list[Any], calls: list[Any], triage: TriageFile) -> dict[str, Any]:
     """The ledger row of one failed trial, from its failing verdicts and its failed calls."""
     decisions = {v.verifier_id: triage.lookup(trial.task_id, trial.task_version, trial.agent, v.verifier_id)
                  for v in verdicts}
-    statuses = [decisions[v.verifier_id].decision if decisions[v.verifier_id] else "open"
+    statuses = [decision.decision if (decision := decisions[v.verifier_id]) else "open"
                 for v in verdicts if v.severity == "hard"]
     signals, error_steps = call_signals(calls)
     signals |= {c for c, hit in {
@@ -154,12 +157,13 @@ def step_numbers(steps: str) -> tuple[int, ...]:
     return tuple(json.loads(steps))
 
 
-def rows_of(frame: pd.DataFrame):
+def rows_of(frame: pd.DataFrame) -> Iterator[Any]:
     """A frame's rows as named tuples of plain Python values (faster to walk than its own columns)."""
-    return frame.astype(object).itertuples(index=False)
+    rows: Iterator[Any] = frame.astype(object).itertuples(index=False)
+    return rows
 
 
-def by_trial(frame: pd.DataFrame) -> dict[int, list]:
+def by_trial(frame: pd.DataFrame) -> dict[int, list[Any]]:
     """A frame's rows (named tuples), grouped by trial id, in order."""
     groups = defaultdict(list)
     for row in rows_of(frame):

@@ -5,10 +5,10 @@ Every figure carries its sample size; below the minimum a figure is reported as 
 """
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from math import comb, sqrt
-from typing import Sequence
 
 Z95 = 1.959963984540054
 MIN_RATE_SAMPLES = 10
@@ -41,11 +41,11 @@ class Rate:
             return "no samples"
         if not self.enough:
             return f"{self.k}/{self.n} (too few samples)"
-        lo, hi = self.interval
+        lo, hi = wilson(self.k, self.n)
         return f"{self.k}/{self.n} = {self.value:.0%} [{lo:.0%}, {hi:.0%}]"
 
     @classmethod
-    def of(cls, d: dict) -> "Rate":
+    def of(cls, d: dict) -> Rate:
         """The Rate of an ``as_dict`` form."""
         return cls(d["k"], d["n"])
 
@@ -120,7 +120,8 @@ def ece(confidences: Sequence[float], outcomes: Sequence[bool], bins: int = 10) 
     n = len(confidences)
     if not n or n != len(outcomes):
         raise ValueError("need equally many confidences and outcomes")
-    return sum(b.count / n * abs(b.accuracy - b.confidence) for b in reliability(confidences, outcomes, bins) if b.count)
+    return sum(b.count / n * abs(b.accuracy - b.confidence) for b in reliability(confidences, outcomes, bins)
+               if b.accuracy is not None and b.confidence is not None)  # the bins with members
 
 
 def percentile(values: Sequence[float], q: int) -> float | None:
@@ -146,7 +147,7 @@ class Kappa:
 
     def __str__(self) -> str:
         head = f"n {self.n}, observed agreement {self.observed:.0%}, "
-        if self.kappa is None:
+        if self.kappa is None or self.interval is None:  # both or neither
             return head + "kappa undefined (one label throughout)"
         return head + f"kappa {self.kappa:.2f} [{self.interval[0]:.2f}, {self.interval[1]:.2f}]"
 
@@ -159,10 +160,11 @@ def cohens_kappa(pairs: Sequence[tuple[str, str]], z: float = Z95) -> Kappa:
     if not n:
         raise ValueError("need at least one pair")
     p = {pair: count / n for pair, count in Counter(pairs).items()}
-    first, second = Counter(), Counter()
-    for (a, b), share in p.items():
-        first[a] += share
-        second[b] += share
+    first: defaultdict[str, float] = defaultdict(float)
+    second: defaultdict[str, float] = defaultdict(float)
+    for (label_1, label_2), share in p.items():
+        first[label_1] += share
+        second[label_2] += share
     labels = first.keys() | second.keys()
     observed = sum(p.get((k, k), 0.0) for k in labels)
     chance = sum(first[k] * second[k] for k in labels)

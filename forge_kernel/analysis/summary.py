@@ -1,16 +1,16 @@
 """Summaries of one run: per agent (or other keys), and pass rates by slice."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import pandas as pd
 
 from ..store import Run
-from .display import Shown, markdown_lines, seconds
 from ._slices import slice_value
-from .stats import percentile
 from ._tasks import per_task
+from .display import Shown, markdown_lines, seconds
+from .stats import percentile
 
 
 def two_places(x: float) -> str:
@@ -26,10 +26,12 @@ class Table(Shown):
     """Whether the frame's index is part of the table."""
 
     def text(self) -> str:
-        return self.frame.to_string(index=self.index, float_format=two_places)
+        text: str = self.frame.to_string(index=self.index, float_format=two_places)
+        return text
 
     def html(self) -> str:
-        return self.frame.to_html(index=self.index, float_format=two_places)
+        html: str = self.frame.to_html(index=self.index, float_format=two_places)
+        return html
 
 
 def run_summary(run: Run, keys: tuple[str, ...] = ("agent",)) -> Table:

@@ -178,8 +178,9 @@ class Draft:
         cases = {}
         for name, items in (("counterexamples", self.counterexamples), ("valid_variants", self.valid_variants)):
             cases[name] = [case.model_dump(mode="json", exclude_none=True, exclude={"trajectory"})
-                           | ({} if case.edits else {"edits": [e.model_dump(mode="json", exclude_none=True) for e
-                                                               in edits_between(self.gold, case.trajectory)]})
+                           | ({} if case.edits or case.trajectory is None  # a case has one or the other
+                              else {"edits": [e.model_dump(mode="json", exclude_none=True) for e
+                                              in edits_between(self.gold, case.trajectory)]})
                            for case in items]
         expected = self.expected_tools or list(dict.fromkeys(c.tool for c in self.gold.calls))
         return {"id": self.public.id, "version": self.hidden_version, "expected_tools": expected,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
+from itertools import pairwise
 
 from ..spec import SpecError, ToolCall, TrajectoryFile, ValidVariant, VerifierUse, call_labels
 from ..tools import TOOLS
@@ -103,7 +104,7 @@ def valid_variants(gold: TrajectoryFile, patient_id: str, tools: list[str]) -> l
     unit ("20mg")."""
     calls = gold.calls
     reads = [i for i, c in enumerate(calls) if TOOLS[c.tool].kind == "read" and c.args.get("patient_id") == patient_id]
-    pair = next(((i, j) for i, j in zip(reads, reads[1:]) if j == i + 1 and calls[i].tool != calls[j].tool), None)
+    pair = next(((i, j) for i, j in pairwise(reads) if j == i + 1 and calls[i].tool != calls[j].tool), None)
     variants = []
     if pair:
         swapped = [*calls[:pair[0]], calls[pair[1]], calls[pair[0]], *calls[pair[1] + 1:]]

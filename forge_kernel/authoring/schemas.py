@@ -6,13 +6,24 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from ..built_in import load
-from ..spec import (CompactTrajectory, GatePolicy, HiddenDefaults, HiddenHalf, SuiteDefaults, TaskPackage,
-                    TrajectoryFile, hidden_schema, tool_names)
+from ..spec import (
+    CompactTrajectory,
+    GatePolicy,
+    HiddenDefaults,
+    HiddenHalf,
+    SuiteDefaults,
+    TaskPackage,
+    TrajectoryFile,
+    hidden_schema,
+    tool_names,
+)
 from ..verify import Expression
 
 SCHEMA_DIR = Path(__file__).parents[1] / "spec" / "schemas"
-MODELS = {
+MODELS: dict[str, type[BaseModel]] = {
     "taskpackage.schema.json": TaskPackage,
     "hidden.schema.json": HiddenHalf,
     "trajectory.schema.json": TrajectoryFile,

@@ -40,8 +40,8 @@ def usage_line(exc: click.UsageError) -> str:
     else:
         field = getattr(exc, "option_name", None) or getattr(exc, "command_name", None) or "(usage)"
     message = (exc.message or "missing").rstrip(".")
-    if getattr(exc, "possibilities", None):
-        message += f" (did you mean {', '.join(exc.possibilities)}?)"
+    if possibilities := getattr(exc, "possibilities", None):  # a NoSuchOption's
+        message += f" (did you mean {', '.join(possibilities)}?)"
     return f"{exc.ctx.command_path if exc.ctx else 'forge'}: {field}: {message}"
 
 

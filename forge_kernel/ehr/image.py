@@ -3,8 +3,9 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
-from datetime import datetime, timezone
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime, tzinfo
+from typing import Any
 
 Key = tuple[str, str]
 """(resource type, id)"""
@@ -16,18 +17,20 @@ DATE_FIELDS = (
 PERIOD_FIELDS = ("effectivePeriod", "period", "performedPeriod", "timingPeriod")
 
 
-def patient_of(resource: dict) -> str | None:
+def patient_of(resource: dict[str, Any]) -> str | None:
     """The id of the patient a resource belongs to."""
     if resource["resourceType"] == "Patient":
-        return resource["id"]
+        pid: str = resource["id"]
+        return pid
     for field in ("subject", "patient", "for", "beneficiary"):
         ref = resource.get(field)
         if isinstance(ref, dict) and str(ref.get("reference", "")).startswith("Patient/"):
-            return ref["reference"][8:]
+            referred: str = ref["reference"][8:]
+            return referred
     return None
 
 
-def codes_of(resource: dict) -> set[str]:
+def codes_of(resource: dict[str, Any]) -> set[str]:
     """Lower-cased codes and texts of a resource's main concept, for code look-ups."""
     found: set[str] = set()
     for field in ("code", "medicationCodeableConcept", "vaccineCode", "type"):
@@ -45,7 +48,7 @@ def codes_of(resource: dict) -> set[str]:
     return found
 
 
-def parse_time(value: str, tz=timezone.utc) -> float:
+def parse_time(value: str, tz: tzinfo = UTC) -> float:
     """POSIX seconds of a FHIR date or dateTime; a value without a zone is read in ``tz``."""
     parsed = datetime.fromisoformat(value if len(value) > 7 else f"{value}-01" if len(value) == 7 else f"{value}-01-01")
     if parsed.tzinfo is None:
@@ -53,7 +56,7 @@ def parse_time(value: str, tz=timezone.utc) -> float:
     return parsed.timestamp()
 
 
-def time_of(resource: dict, tz=timezone.utc) -> float | None:
+def time_of(resource: dict[str, Any], tz: tzinfo = UTC) -> float | None:
     """When a resource happened (its clinical date), in POSIX seconds."""
     for field in DATE_FIELDS:
         if isinstance(resource.get(field), str):
@@ -68,10 +71,10 @@ def time_of(resource: dict, tz=timezone.utc) -> float | None:
 class EHRImage:
     """Immutable resources keyed by (type, id) with indexes; share it across trials, never mutate it."""
 
-    def __init__(self, resources: Iterable[dict], now: datetime):
+    def __init__(self, resources: Iterable[dict[str, Any]], now: datetime):
         self.now = now
-        self.tz = now.tzinfo or timezone.utc
-        self.resources: dict[Key, dict] = {}
+        self.tz = now.tzinfo or UTC
+        self.resources: dict[Key, dict[str, Any]] = {}
         self.patient_ids: list[str] = []
         slots: dict[tuple[str, str], list[tuple[float, Key]]] = defaultdict(list)
         codes: dict[tuple[str, str, str], list[Key]] = defaultdict(list)

@@ -86,7 +86,7 @@ def summarize(resource: dict) -> dict:
     if resource.get("condition"):
         out["conditions"] = [concept_text(c.get("code")) for c in resource["condition"]]
     if resource.get("dosageInstruction") or resource.get("dosage"):
-        out["dosage"] = [d.get("text") for d in resource.get("dosageInstruction") or resource.get("dosage")]
+        out["dosage"] = [d.get("text") for d in resource.get("dosageInstruction") or resource["dosage"]]
     if resource.get("note"):
         out["note"] = " ".join(n.get("text", "") for n in resource["note"])
     if resource.get("conclusion"):

@@ -7,8 +7,9 @@ it, so ``state(n)``, ``resource(key, n)`` and ``diff(a, b)`` cost microseconds a
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Literal
+from typing import Any, Literal
 
 from .image import Key
 from .patch import apply_op, clone, diff_ops, escape, resource_key
@@ -31,10 +32,10 @@ class Change:
         return resource_key(self.path)
 
     @classmethod
-    def of(cls, step: int, op: dict) -> "Change":
+    def of(cls, step: int, op: dict[str, Any]) -> Change:
         return cls(step, op["op"], op["path"], op.get("value"), op.get("replaced"))
 
-    def as_op(self) -> dict:
+    def as_op(self) -> dict[str, Any]:
         op = {"op": self.op, "path": self.path}
         if self.op != "remove":
             op["value"] = self.value
@@ -62,12 +63,12 @@ class ResourceDiff:
 class Timeline:
     """The EHR of one trial at every step. ``initial(key)`` gives a resource as the trial found it (or None)."""
 
-    def __init__(self, changes: Iterable[Change], initial: Callable[[Key], dict | None]):
+    def __init__(self, changes: Iterable[Change], initial: Callable[[Key], dict[str, Any] | None]):
         self.changes = sorted(changes, key=lambda c: c.step)
         self.initial = initial
         self.last_step = max((c.step for c in self.changes), default=0)
-        self._versions: dict[Key, tuple[list[int], list[dict | None]]] = {}
-        docs: dict[Key, dict] = {}
+        self._versions: dict[Key, tuple[list[int], list[dict[str, Any] | None]]] = {}
+        docs: dict[Key, dict[str, Any]] = {}
         for change in self.changes:
             key = change.key
             if key not in docs:
@@ -84,7 +85,7 @@ class Timeline:
                 versions.append(current)
 
     @classmethod
-    def of(cls, ops: Iterable[tuple[int, dict]], initial: Callable[[Key], dict | None]) -> "Timeline":
+    def of(cls, ops: Iterable[tuple[int, dict[str, Any]]], initial: Callable[[Key], dict[str, Any] | None]) -> Timeline:
         """From (step, JSON-Patch operation) pairs, as an EHRView records them."""
         return cls((Change.of(step, op) for step, op in ops), initial)
 
@@ -93,7 +94,7 @@ class Timeline:
         """Every resource the trial wrote, in the order it first wrote them."""
         return list(self._versions)
 
-    def history(self, key: Key) -> tuple[dict | None, list[tuple[int, dict | None]]]:
+    def history(self, key: Key) -> tuple[dict[str, Any] | None, list[tuple[int, dict[str, Any] | None]]]:
         """A written resource as the trial found it, then (step, version) after each step that changed it."""
         steps, versions = self._versions[key]
         return versions[0], list(zip(steps[1:], versions[1:]))
@@ -102,7 +103,7 @@ class Timeline:
         """The resources the trial had written at or before ``step``."""
         return [key for key, (steps, _) in self._versions.items() if steps[1] <= step]
 
-    def resource(self, key: Key, step: int) -> dict | None:
+    def resource(self, key: Key, step: int) -> dict[str, Any] | None:
         """A resource as it stood after ``step`` (0 = before the first call)."""
         found = self._versions.get(key)
         if found is None:
@@ -110,7 +111,7 @@ class Timeline:
         steps, versions = found
         return versions[bisect_right(steps, step) - 1]
 
-    def state(self, step: int) -> "StateAt":
+    def state(self, step: int) -> StateAt:
         """The EHR after ``step``, as a read-only mapping of (type, id) to resource."""
         return StateAt(self, step)
 
@@ -121,7 +122,8 @@ class Timeline:
             before, after = self.resource(key, step_a), self.resource(key, step_b)
             if before == after:
                 continue
-            status = "added" if before is None else "removed" if after is None else "changed"
+            status: Literal["added", "changed", "removed"] = (
+                "added" if before is None else "removed" if after is None else "changed")
             root = f"/{escape(key[0])}/{escape(key[1])}"
             fields = tuple(FieldChange(op["path"][len(root):] or "/", op.get("replaced"), op.get("value"))
                            for op in diff_ops(root, before, after))
@@ -135,15 +137,15 @@ class StateAt:
     def __init__(self, timeline: Timeline, step: int):
         self.timeline, self.step = timeline, step
 
-    def get(self, key: Key) -> dict | None:
+    def get(self, key: Key) -> dict[str, Any] | None:
         return self.timeline.resource(key, self.step)
 
-    def __getitem__(self, key: Key) -> dict:
+    def __getitem__(self, key: Key) -> dict[str, Any]:
         found = self.get(key)
         if found is None:
             raise KeyError(key)
         return found
 
-    def touched(self) -> dict[Key, dict]:
+    def touched(self) -> dict[Key, dict[str, Any]]:
         """The resources the trial had written by this step (created or changed) and that still exist."""
         return {key: doc for key in self.timeline.written_by(self.step) if (doc := self.get(key)) is not None}

@@ -1,7 +1,8 @@
 """A trial's copy-on-write view of an EHRImage; every write is recorded as JSON-Patch operations."""
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from .image import EHRImage, Key, codes_of, patient_of, time_of
 from .patch import apply_op, clone, diff_ops, escape, resource_key
@@ -15,20 +16,20 @@ class EHRView:
         self.now = image.now
         self.step = 0
         """The step that writes are attributed to (set by the tool session)."""
-        self.changes: list[tuple[int, dict]] = []
+        self.changes: list[tuple[int, dict[str, Any]]] = []
         """(step, JSON-Patch operation) for every write, in order."""
-        self._overlay: dict[Key, dict | None] = {}
+        self._overlay: dict[Key, dict[str, Any] | None] = {}
         """Resources this trial created or changed (None: removed); searched over, not indexed."""
         self._serial = 0
 
-    def get(self, rtype: str, rid: str) -> dict | None:
+    def get(self, rtype: str, rid: str) -> dict[str, Any] | None:
         key = (rtype, rid)
         if key in self._overlay:
             return self._overlay[key]
         return self.image.resources.get(key)
 
     def search(self, patient: str, rtype: str, since: float | None = None, until: float | None = None,
-               code: str | None = None) -> list[dict]:
+               code: str | None = None) -> list[dict[str, Any]]:
         """A patient's resources of one type, oldest first, by time window and code."""
         found = [self.image.resources[key] for key in self.image.keys_for(patient, rtype, since, until, code)
                  if key not in self._overlay]
@@ -38,11 +39,11 @@ class EHRView:
             return found
         return sorted(found + written, key=self._when)
 
-    def _when(self, resource: dict) -> float:
+    def _when(self, resource: dict[str, Any]) -> float:
         when = time_of(resource, self.image.tz)
         return float("-inf") if when is None else when
 
-    def _fits(self, resource: dict, since, until, code) -> bool:
+    def _fits(self, resource: dict[str, Any], since: float | None, until: float | None, code: str | None) -> bool:
         when = time_of(resource, self.image.tz)
         if since is not None and (when is None or when < since):
             return False
@@ -55,7 +56,7 @@ class EHRView:
         self._serial += 1
         return f"{rtype.lower()}-new-{self._serial}"
 
-    def create(self, resource: dict) -> dict:
+    def create(self, resource: dict[str, Any]) -> dict[str, Any]:
         """Add a resource (an id is assigned when missing); returns the stored copy."""
         resource = clone(resource)
         if "id" not in resource:
@@ -66,7 +67,7 @@ class EHRView:
         self._record(key, None, resource)
         return resource
 
-    def update(self, resource: dict) -> dict:
+    def update(self, resource: dict[str, Any]) -> dict[str, Any]:
         """Replace an existing resource; the patch records each field it replaced."""
         resource = clone(resource)
         key = (resource["resourceType"], resource["id"])
@@ -76,14 +77,14 @@ class EHRView:
         self._record(key, old, resource)
         return resource
 
-    def _record(self, key: Key, old: dict | None, new: dict | None) -> None:
+    def _record(self, key: Key, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
         for op in diff_ops(f"/{escape(key[0])}/{escape(key[1])}", old, new):
             self.changes.append((self.step, op))
         self._overlay[key] = new
 
-    def replay(self, changes: list[tuple[int, dict]]) -> None:
+    def replay(self, changes: list[tuple[int, dict[str, Any]]]) -> None:
         """Rebuild a view's writes from recorded changes (for regrading without re-running tools)."""
-        touched: dict[Key, dict | None] = {}
+        touched: dict[Key, dict[str, Any]] = {}
         for step, op in changes:
             key = resource_key(op["path"])
             if key not in touched:
@@ -96,7 +97,7 @@ class EHRView:
         for key, doc in touched.items():
             self._overlay[key] = doc[key[0]].get(key[1])
 
-    def touched(self) -> Iterator[tuple[Key, dict | None, dict | None]]:
+    def touched(self) -> Iterator[tuple[Key, dict[str, Any] | None, dict[str, Any] | None]]:
         """(key, initial version, final version) of every resource this trial wrote."""
         seen: dict[Key, None] = {}
         for _, op in self.changes:

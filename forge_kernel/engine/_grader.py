@@ -129,19 +129,23 @@ class Grader:
             os._exit(_serve({p.id: p for p in packages}, images, run_dir, theirs, harness))
         for fd in theirs:
             os.close(fd)
-        files = [open(fd, mode, buffering=0) for fd, mode in zip(ours, ("wb", "rb") * 2)]
-        transports, channels = [], []
+        files = [open(fd, mode, buffering=0) for fd, mode in zip(ours, ("wb", "rb") * 2)]  # noqa: SIM115  (the pipes' transports own them)
+        transports: list[asyncio.BaseTransport] = []
+        channels: list[_Channel] = []
         try:
             for inbox, replies in zip(files[0::2], files[1::2]):
                 protocol = _Replies(on_stored, ready=not channels)
-                transports.append((await loop.connect_write_pipe(asyncio.Protocol, inbox))[0])
-                transports.append((await loop.connect_read_pipe(lambda: protocol, replies))[0])
-                channels.append(_Channel(transports[-2], protocol))
+                write = (await loop.connect_write_pipe(asyncio.Protocol, inbox))[0]
+                transports.append(write)
+                transports.append((await loop.connect_read_pipe(lambda: protocol, replies))[0])  # noqa: B023  (called here)
+                channels.append(_Channel(write, protocol))
         except BaseException:  # cancelled (a lane failed, Ctrl-C) before anything was handed over: no grader
             os.kill(pid, signal.SIGKILL)
             _reap(pid)
-            for closable in (*transports, *files):  # a file closed twice is closed once
-                closable.close()
+            for transport in transports:  # a file closed twice is closed once
+                transport.close()
+            for file in files:
+                file.close()
             raise
         return cls(pid, channels, run_dir)
 
@@ -199,7 +203,7 @@ def _serve(packages: dict[str, Package], images: Images, run_dir: Path, pipes: l
     inbox, replies, helper_inbox, helper_replies = pipes
     try:
         unit_registry()  # unless the harness had it: built while the first trials run (theirs wait in the pipe)
-    except BaseException as exc:  # noqa: BLE001 - reported in one line; the harness ends the run
+    except BaseException as exc:  # reported in one line; the harness ends the run
         return _failed(replies, exc)
     grader = os.getpid()
     try:
@@ -239,7 +243,7 @@ def _grade_and_store(packages: dict[str, Package], images: Images, run_dir: Path
                 _send(replies, _framed(("stored", len(rows))))
     except BrokenPipeError:
         return 1
-    except BaseException as exc:  # noqa: BLE001 - reported in one line; the harness ends the run
+    except BaseException as exc:  # reported in one line; the harness ends the run
         return _failed(replies, exc)
     return 0
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..agents import ReplayAgent
 from ..spec import Package, TrajectoryFile, compact_json
@@ -42,13 +43,14 @@ def regrade(run_dir: Path) -> RegradeOutcome:
             package = packages[stored.task_id]
             result = grading_of(stored, package, replayed(images[package], stored.events), judge=True)
             changed += result.scores.passed != stored.grading.scores.passed
+            assert stored.trial_id is not None  # read from the store
             gradings.append((stored.trial_id, result))
         grading_id = store.new_grading()
         store.write_gradings(grading_id, gradings, [p for p in packages.values() if p.hidden_source is None])
         return RegradeOutcome(grading_id, len(trials), changed, {k: p.hidden.version for k, p in packages.items()})
 
 
-def trajectory_json(record: TrialRecord) -> dict:
+def trajectory_json(record: TrialRecord) -> dict[str, Any]:
     """A graded trajectory as plain JSON (for ``forge grade --json``)."""
     s = record.grading.scores
     return {

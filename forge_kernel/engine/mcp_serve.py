@@ -12,9 +12,9 @@ import asyncio
 import os
 import socket
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from ..ehr import EHRView
 from ..spec import StoreError, UsageError

@@ -17,9 +17,10 @@ from __future__ import annotations
 import asyncio
 import re
 import shutil
+from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -44,7 +45,9 @@ class ReproBundle(BaseModel):
     """Verifiers whose verdict a replay did not reproduce when the bundle was written (empty: all reproduced)."""
 
 
-def run_sync(coro):
+T = TypeVar("T")
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine to its end, also from inside a running event loop (a notebook)."""
     try:
         asyncio.get_running_loop()
@@ -54,7 +57,7 @@ def run_sync(coro):
         return pool.submit(asyncio.run, coro).result()
 
 
-def verdict_key(v: Verdict) -> tuple:
+def verdict_key(v: Verdict) -> tuple[Any, ...]:
     """What must match for a verdict to be reproduced (reasons may quote timings)."""
     return v.kind, v.category, v.severity, v.passed, tuple(v.steps)
 
@@ -73,7 +76,7 @@ def copy_halves(run: Run, package: Package, folder: Path) -> Path:
     """Write package.yaml, its fixtures, the hidden half and its plugins under folder, as the store keeps them (or
     as they are on disk, for a store of schema 1); the package folder."""
     target, verifiers = folder / "package", folder / "verifiers"
-    places = {"public": lambda name: target / name, "hidden": lambda name: verifiers / package.public.suite /
+    places: dict[str, Callable[[str], Path]] = {"public": lambda name: target / name, "hidden": lambda name: verifiers / package.public.suite /
               f"{package.id}.yaml", "hidden-defaults": lambda name: verifiers / package.public.suite / SUITE_FILE,
               "plugin": lambda kind: verifiers / "plugins" / f"{kind}.py"}
     for role, name, content in run.files(package.id):
@@ -83,7 +86,7 @@ def copy_halves(run: Run, package: Package, folder: Path) -> Path:
     return target
 
 
-def readme(row, differs: list[str]) -> str:
+def readme(row: Any, differs: list[str]) -> str:
     check = ("Checked when written: a replay reproduces every stored verdict." if not differs else
              f"Checked when written: a replay does NOT reproduce {', '.join(differs)} (trial status: {row.status}).")
     return "\n".join([
@@ -100,7 +103,7 @@ def readme(row, differs: list[str]) -> str:
     ])
 
 
-def bundle_folder(out_dir: Path, row) -> Path:
+def bundle_folder(out_dir: Path, row: Any) -> Path:
     """The row's bundle folder: one plain name made of ids read from a run store (which may be hostile), directly in
     out_dir; a name that resolves elsewhere (through a symlink) is a SpecError."""
     folder = out_dir / re.sub(r"[^A-Za-z0-9._-]", "_", f"{row.run_id}_{row.task_id}_{row.agent}_t{row.trial}")
@@ -109,7 +112,7 @@ def bundle_folder(out_dir: Path, row) -> Path:
     return folder
 
 
-def write_bundle(run: Run, row, out_dir: Path) -> ReproBundle:
+def write_bundle(run: Run, row: Any, out_dir: Path) -> ReproBundle:
     """Write one ledger row's bundle and check that a replay reproduces its verdicts."""
     stored = run.trial_by_id(int(row.trial_id))
     package = graded_package(run, stored)

@@ -6,10 +6,11 @@ import gc
 import os
 import sys
 import uuid
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Iterator
+from typing import Any
 
 from tqdm import tqdm
 
@@ -63,7 +64,7 @@ class RunOutcome:
     """Each ``--agent`` entry -> the name its agent declares, which the store holds."""
 
 
-def agent_card(runner: Runner, spec: str) -> dict:
+def agent_card(runner: Runner, spec: str) -> dict[str, Any]:
     """What the manifest says of an agent: name, version, configuration, how it ran and whether it was trusted."""
     card = {"name": runner.name, "version": runner.version, "spec": spec, "trusted": runner.isolation == "in-process",
             "isolation": runner.isolation}
@@ -159,13 +160,13 @@ def for_agent(entry: str, sandbox: Sandbox) -> Sandbox:
     return replace(sandbox, env=(*sandbox.env, *([key] if key else [])), endpoints=(*sandbox.endpoints, endpoint))
 
 
-async def stop_agents(runners) -> None:
+async def stop_agents(runners: Iterable[Runner]) -> None:
     for runner in runners:
         if isinstance(runner, IsolatedAgent):
             await runner.aclose()
 
 
-def open_store(run_dir: Path, spec: RunSpec, packages: list[Package], agents: list[dict], sandbox: Sandbox | None,
+def open_store(run_dir: Path, spec: RunSpec, packages: list[Package], agents: list[dict[str, Any]], sandbox: Sandbox | None,
                resume: bool, accept_sandbox_change: bool = False) -> RunStore:
     """A new store, or the existing one when resuming the same spec on the same packages (a change of the
     isolated agents' sandbox only where accepted, and then recorded)."""
@@ -177,6 +178,7 @@ def open_store(run_dir: Path, spec: RunSpec, packages: list[Package], agents: li
         if store.spec() is None:  # new, or killed before its manifest was written
             start_run(store, spec, packages, agents, sandbox)
         else:
+            assert sandbox is not None  # only a run of agents resumes, and they have a sandbox
             check_same_run(store, run_dir, spec, packages, sandbox, accept_sandbox_change)
     except BaseException:
         store.close()
@@ -184,7 +186,7 @@ def open_store(run_dir: Path, spec: RunSpec, packages: list[Package], agents: li
     return store
 
 
-def start_run(store: RunStore, spec: RunSpec, packages: list[Package], agents: list[dict],
+def start_run(store: RunStore, spec: RunSpec, packages: list[Package], agents: list[dict[str, Any]],
               sandbox: Sandbox | None) -> None:
     """Write the run's manifest; ``sandbox``: how its isolated agents are confined (None where forge runs no agent:
     ``forge mcp serve``)."""
@@ -198,14 +200,14 @@ def start_run(store: RunStore, spec: RunSpec, packages: list[Package], agents: l
     store.start(run_id, asdict(spec), manifest, packages)
 
 
-def sandbox_record(spec: RunSpec, sandbox: Sandbox) -> dict:
+def sandbox_record(spec: RunSpec, sandbox: Sandbox) -> dict[str, Any]:
     """How the run's isolated agents are confined, as the manifest records it."""
     return {"mode": sandbox.mode, "requested": spec.sandbox, "endpoints": list(sandbox.endpoints),
             "memory_mb": sandbox.memory_mb, "memory_whole": sandbox.memory_whole, "env": list(sandbox.env),
             "processes": sandbox.processes}
 
 
-def sandbox_changes(recorded: dict, sandbox: Sandbox) -> list[tuple[str, str]]:
+def sandbox_changes(recorded: dict[str, Any], sandbox: Sandbox) -> list[tuple[str, str]]:
     """(option, what differs) for each way the sandbox here would confine the isolated agents otherwise than the
     stored run's did."""
     found = []
@@ -229,6 +231,7 @@ def check_same_run(store: RunStore, run_dir: Path, spec: RunSpec, packages: list
     of its agents are isolated, in the same sandbox, or in another where accepted, which the manifest then records
     (the trusted agents run in process whatever the sandbox)."""
     stored = store.spec()
+    assert stored is not None  # a started run
     for key, value in asdict(spec).items():
         if key not in ("suite", "gate") and stored.get(key, RunSpec.__dataclass_fields__[key].default) != value:
             raise StoreError(run_dir, f"--{key}", f"is {value!r}, the stored run has {stored.get(key)!r}")
@@ -242,9 +245,9 @@ def check_same_run(store: RunStore, run_dir: Path, spec: RunSpec, packages: list
         store.record_sandbox_change(sandbox_record(spec, sandbox), utc_now())
     current = {p.id: p.package_hash for p in packages}
     stored_hashes = store.package_hashes()
-    changed = sorted(k for k, h in stored_hashes.items() if current.get(k) != h)
-    if changed or len(stored_hashes) != len(packages):
-        raise StoreError(run_dir, "--suite", f"packages differ from the stored run ({', '.join(changed) or 'set changed'})")
+    differ = sorted(k for k, h in stored_hashes.items() if current.get(k) != h)
+    if differ or len(stored_hashes) != len(packages):
+        raise StoreError(run_dir, "--suite", f"packages differ from the stored run ({', '.join(differ) or 'set changed'})")
 
 
 async def execute(spec: RunSpec, run_dir: Path, concurrency: int = 4, resume: bool = False,
@@ -300,7 +303,7 @@ def fewer_collections() -> Iterator[None]:
         gc.set_threshold(*before)
 
 
-async def run_plan(store: RunStore, spec: RunSpec, packages: list[Package], agents: dict, concurrency: int,
+async def run_plan(store: RunStore, spec: RunSpec, packages: list[Package], agents: dict[str, Any], concurrency: int,
                    progress: bool | None) -> tuple[int, int]:
     """Run what the store does not hold yet.
 
@@ -322,8 +325,13 @@ async def run_plan(store: RunStore, spec: RunSpec, packages: list[Package], agen
     with fewer_collections():
         forked = asyncio.get_running_loop().create_future()
         """The grader, once it is forked."""
-        grader = bar = None
+        grader: Grader | None = None
+        bar: tqdm[Any] | None = None
         started = 0
+
+        def count(n: int) -> None:
+            assert bar is not None  # made as the grader starts, before the loop reads any reply
+            bar.update(n)
 
         async def lane() -> None:
             nonlocal started
@@ -337,7 +345,7 @@ async def run_plan(store: RunStore, spec: RunSpec, packages: list[Package], agen
             async with asyncio.TaskGroup() as group:
                 lanes = [group.create_task(lane()) for _ in range(min(concurrency, len(plan)))]
                 await asyncio.sleep(0)  # each lane hands its first task out
-                grader = await Grader.start(store, packages, images, lambda n: bar.update(n))
+                grader = await Grader.start(store, packages, images, count)
                 bar = tqdm(total=len(plan), unit="trial", desc="trials",  # its thread starts after the fork
                            disable=None if progress is None else not progress)
                 forked.set_result(grader)

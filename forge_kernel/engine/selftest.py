@@ -12,7 +12,7 @@ from typing import Literal
 from ..models import load_model_config
 from ..spec import Grading, Package, TrajectoryFile, ValidMutant
 from ..verify import OPERATORS, Mutant, bind, build_mutants
-from ..verify.kinds import JUDGE, identity, labelled_pairs, labelled_set_path
+from ..verify.kinds import JUDGE, RubricParams, identity, labelled_pairs, labelled_set_path
 from .grading import grade_trajectory
 from .trial import Images
 
@@ -45,6 +45,7 @@ async def selftest_package(package: Package, images: Images) -> list[CaseResult]
     detail = f"fails {', '.join(failing)}" if failing else f"completion {gold.scores.completion}"
     results = [CaseResult(package.id, "gold", "gold", ok, detail if not ok else "passes every verifier")]
     for case in hidden.counterexamples:
+        assert case.trajectory is not None  # the loader makes a case given as edits into its trajectory
         g = await graded(case.trajectory)
         failed = {v.verifier_id for v in g.verdicts if not v.passed}
         problems = [f"{v} passed" for v in case.must_fail if v not in failed]
@@ -55,9 +56,10 @@ async def selftest_package(package: Package, images: Images) -> list[CaseResult]
         detail = "; ".join(problems) if problems else f"fails {', '.join(case.must_fail)} as it must"
         results.append(CaseResult(package.id, case.name, "counterexample", not problems, detail))
     for variant in hidden.valid_variants:
-        failed = failing_hard(await graded(variant.trajectory))
-        detail = f"fails {', '.join(failed)}" if failed else "passes every hard verifier"
-        results.append(CaseResult(package.id, variant.name, "valid variant", not failed, detail))
+        assert variant.trajectory is not None  # as a counterexample's
+        hard_failures = failing_hard(await graded(variant.trajectory))
+        detail = f"fails {', '.join(hard_failures)}" if hard_failures else "passes every hard verifier"
+        results.append(CaseResult(package.id, variant.name, "valid variant", not hard_failures, detail))
     return results
 
 
@@ -112,7 +114,7 @@ async def mutation_test(package: Package, images: Images) -> MutationReport:
 
 def operator_totals(reports: list[MutationReport]) -> dict[str, Counter]:
     """Operator -> count of its mutants by status, over all packages (every operator listed, in order)."""
-    totals = {name: Counter() for name in OPERATORS}
+    totals: dict[str, Counter[str]] = {name: Counter() for name in OPERATORS}
     for report in reports:
         for r in report.results:
             totals[r.mutant.operator][r.status] += 1
@@ -146,12 +148,13 @@ class JudgeAgreement:
     """(label written, label the judge gave) per item; None when there is no labelled set."""
 
 
-def judge_uses(packages: list[Package]) -> list[tuple[str, object, Path]]:
+def judge_uses(packages: list[Package]) -> list[tuple[str, RubricParams, Path]]:
     """Each judge the packages' hidden halves use, once: its params as JSON and bound, and its labelled set."""
-    found: dict[tuple, tuple[str, object, Path]] = {}
+    found: dict[tuple, tuple[str, RubricParams, Path]] = {}
     for package in packages:
         for use in (u for u in package.hidden.verifiers if u.kind == JUDGE):
             params = bind(use, package.hidden_path)[1]
+            assert isinstance(params, RubricParams)  # a judge's params hold no expression
             path = labelled_set_path(params, package.hidden_path)
             found.setdefault((params.model_dump_json(), path), (params.model_dump_json(), params, path))
     return list(found.values())

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol, cast
 
 from ..agents import Agent, AgentTask
 from ..ehr import EHRImage, EHRView
@@ -10,7 +11,6 @@ from ..store import TrialRecord, Ungraded
 from ..tools import ToolSession
 from ..verify import GradeContext, grade
 from ..workers import BUDGET_EXCEEDED, AgentOutcome, InProcess, Runner
-
 
 REDOS = 3
 """How often a trial spoiled by another (isolated agents sharing a worker) is run again."""
@@ -24,7 +24,7 @@ def acted(events: list[Event]) -> bool:
 class Images:
     """Each package's initial EHR image, built once and shared by its trials."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._images: dict[str, EHRImage] = {}
 
     def __getitem__(self, package: Package) -> EHRImage:
@@ -58,12 +58,22 @@ def replayed(image: EHRImage, events: list[Event]) -> EHRView:
     return view
 
 
+class Named(Protocol):
+    """The agent as a trial's record names it: a Runner, or the client of a served trial."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def version(self) -> str: ...
+
+
 @dataclass
 class Attempted:
     """A trial whose agent has returned, with its live view and session."""
 
     package: Package
-    runner: Runner
+    runner: Named
     trial: int
     seed: int
     view: EHRView
@@ -92,15 +102,16 @@ async def attempt_trial(package: Package, image: EHRImage, agent: Runner | Agent
     ``agent`` is a Runner (in process or isolated) or a plain Agent, run in process; ``task`` is the package's
     ``task_template``, when the caller has it already.
     """
-    runner = agent if hasattr(agent, "attempt") else InProcess(agent)
+    runner = cast("Runner", agent) if hasattr(agent, "attempt") else InProcess(agent)
     task, budget = task or task_template(package), package.public.budget
-    session = None  # each attempt gets a fresh view and session: a spoiled one leaves its calls and cost, and a count
-    for attempts in range(1, REDOS + 2):
+    session: ToolSession | None = None  # each attempt gets a fresh view and session: a spoiled one leaves its calls and cost, and a count
+    for attempts in range(1, REDOS + 2):  # noqa: B007  (the count is read after the loop)
         view = EHRView(image)
         session = ToolSession(package.public, view, earlier=session)  # counted against the next one's budgets
         outcome = await runner.attempt(task, seed, session, budget.max_seconds)
         if not outcome.redo or acted(session.events):  # else stalling its own loop would wipe what it did
             break
+    assert session is not None  # the loop ran once at least
     return Attempted(package, runner, trial, seed, view, session, outcome, attempts)
 
 

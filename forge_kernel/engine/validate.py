@@ -37,6 +37,7 @@ def check_halves(package: Package) -> Package:
     trajectories = [("gold", hidden.gold)] + [(f"counterexamples.{c.name}", c.trajectory) for c in hidden.counterexamples]
     trajectories += [(f"valid_variants.{v.name}", v.trajectory) for v in hidden.valid_variants]
     for where, trajectory in trajectories:
+        assert trajectory is not None  # the loader makes a case given as edits into its trajectory
         for i, call in enumerate(trajectory.calls):
             if call.tool not in public.tools:
                 raise SpecError(hidden_file, f"{where}.calls.{i}.tool", f"{call.tool!r} is not in the tool manifest")

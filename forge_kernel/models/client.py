@@ -85,7 +85,8 @@ class ModelClient:
         import httpx2
         import openai
 
-        config, retries = self.config, []
+        config = self.config
+        retries: list[str] = []
         fields = {"model": dumps(config.model), "temperature": dumps(config.temperature),
                   "max_tokens": str(config.max_tokens), "seed": None if seed is None else str(seed), "tools": tools,
                   "tool_choice": dumps(TOOL_CHOICE) if tools else None, "messages": f"[{','.join(messages)}]"}

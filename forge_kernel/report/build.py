@@ -7,10 +7,10 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Callable
 
 from ..spec import ForgeError
 from ..store import DB_NAME
@@ -124,7 +124,7 @@ def build_release(parameters: Path, progress: bool = True, say: Callable[[str], 
               "agents": {s.label: s.stored_as for s in plan}, "entries": {s.label: s.agent for s in plan},
               "roles": params.roles,
               "several_roles_per_reviewer": params.several_roles_per_reviewer,
-              "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+              "built_at": datetime.now(UTC).isoformat(timespec="seconds")}
     (folder / RECORD).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     values = recorded(json.loads(notebook.read_text(encoding="utf-8")))
     return Built(folder, notebook, html, bool(values["green"]), values)
@@ -134,7 +134,7 @@ def supersede_signoff(folder: Path, say: Callable[[str], None]) -> None:
     """A rebuilt report needs new signatures: an earlier sign-off file is kept aside, never deleted."""
     old = folder / SIGNOFF
     if old.exists():
-        kept = folder / f"signoff.superseded-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}.json"
+        kept = folder / f"signoff.superseded-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
         old.rename(kept)
         say(f"the report is rebuilt: its earlier sign-off is kept in {kept.name} and no longer applies")
 
@@ -150,12 +150,12 @@ def execute_template(folder: Path, parameters: dict, progress: bool) -> Path:
                                    cwd=str(folder), progress_bar=progress, log_output=False)
     except papermill.PapermillExecutionError as exc:
         if exc.ename in {cls.__name__ for cls in all_subclasses(ForgeError)}:
-            file, field, message = (exc.evalue.split(": ", 2) + ["", ""])[:3]
+            file, field, message = [*exc.evalue.split(": ", 2), "", ""][:3]
             raise ForgeError(file, field, message) from None
         raise
     return out
 
 
 def all_subclasses(cls: type) -> set[type]:
-    found = set(cls.__subclasses__())
+    found: set[type] = set(cls.__subclasses__())
     return found | {sub for c in found for sub in all_subclasses(c)} | {cls}

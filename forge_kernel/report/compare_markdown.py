@@ -71,7 +71,7 @@ def criteria(b: SideSummary, c: SideSummary) -> list[str]:
     out += table(["citations", f"baseline {b.agent}", f"candidate {c.agent}"],
                  [[label, *("no samples" if s.citations is None else str(getattr(s.citations, name)) for s in (b, c))]
                   for label, name in checks])
-    return out + [""]
+    return [*out, ""]
 
 
 def render_comparison(cmp: Comparison, gate: GateResult | None = None) -> str:
@@ -83,7 +83,7 @@ def render_comparison(cmp: Comparison, gate: GateResult | None = None) -> str:
         out += table(["check", "level", "status", "detail"],
                      [[k.name, k.level, k.status + k.note, k.detail] for k in gate.checks])
         out.append("")
-    out += ["## Overview", ""] + overview(b, c) + [""]
+    out += ["## Overview", "", *overview(b, c), ""]
     m = cmp.mcnemar
     out += [f"Exact McNemar on tasks passing every trial: baseline only {m['baseline_only']}, candidate only "
             f"{m['candidate_only']}, p = {m['p_value']:.3g}.", ""]

@@ -7,8 +7,22 @@ from pathlib import Path
 
 from IPython.display import display
 
-from ..analysis import (AblationCard, AgentSide, Comparison, GateResult, Ledger, agent_side, card, compare_sides,
-                        counts_against, declared_policy, evaluate, failure_ledger, load_policy, load_triage)
+from ..analysis import (
+    AblationCard,
+    AgentSide,
+    Comparison,
+    GateResult,
+    Ledger,
+    agent_side,
+    card,
+    compare_sides,
+    counts_against,
+    declared_policy,
+    evaluate,
+    failure_ledger,
+    load_policy,
+    load_triage,
+)
 from ..store import Run, open_run
 from .judges import judge_agreement_rows
 from .kill_rate import mutation_kill_rate
@@ -44,7 +58,7 @@ class ReleaseReport:
     def build(cls, release: str, baseline_run: str, baseline_agent: str, candidate_run: str, candidate_agent: str,
               ablations: dict[str, str], gate_policy: str | None, suites: list[str], trials: int,
               baseline_source: str = "", triage: str | None = None, mutants_cache: str | None = None,
-              judges_cache: str | None = None) -> "ReleaseReport":
+              judges_cache: str | None = None) -> ReleaseReport:
         """Open the runs, compare, evaluate the gate (refused when the candidate run declared another policy), and
         build the cards and ledgers. ``ablations`` maps each ablated agent to its run."""
         runs = {"baseline": open_run(baseline_run), "candidate": open_run(candidate_run)}
@@ -105,7 +119,7 @@ class ReleaseReport:
             "cards": [card_values(c) for c in self.cards],
             "kill_rate": {k: self.kill_rate[k] for k in ("rate", "mutants", "rejected", "survived", "packages")},
             "judges": self.judges,
-            "trials": {label: int(len(run.trials)) for label, run in self.runs.items()},
+            "trials": {label: len(run.trials) for label, run in self.runs.items()},
         }
 
     def record(self) -> None:

@@ -84,7 +84,7 @@ def provenance(rep: ReleaseReport) -> Markup:
         hidden = digest(sorted(set(zip(trials["task_id"], trials["hidden_hash"]))))
         agents = ", ".join(f"{a['name']} {a['version']} ({a.get('isolation', '?')})" for a in m["agents"])
         host = m.get("host") or {}
-        rows.append([label, run.run_id, f"{code.get('commit', '?')[:12]}{' (dirty)' if code.get('dirty') else ''}",
+        rows.append([label, run.run_id, f"{(code.get('commit') or '?')[:12]}{' (dirty)' if code.get('dirty') else ''}",
                      f"{len(m['packages'])} · {digest(m['packages'])[:19]}", hidden[:19], agents,
                      str(m["spec"]["seed"]), f"forge {m.get('forge_version')} · Python {host.get('python')} · "
                      f"{host.get('platform')} · sandbox {(m.get('sandbox') or {}).get('mode')}",
@@ -145,6 +145,7 @@ def highlights(rep: ReleaseReport) -> Section:
                               ("regression", cmp.regressions, "red"), ("improvement", cmp.improvements, "green"),
                               ("unstable", cmp.unstable_candidate, "amber")):
         for t in map(cmp.task, ids):
+            assert t.candidate is not None  # a task the candidate ran, to regress, improve or be unstable
             why = ", ".join(t.candidate.unstable_reasons) if what == "unstable" else \
                 ", ".join(t.candidate.failed_verifiers) or "—"
             rows.append([badge(what, colour), t.task_id, t.risk, side_text(t.baseline), side_text(t.candidate), why])
@@ -196,7 +197,8 @@ def ablations(rep: ReleaseReport) -> Section:
             rows.append([s.slice, s.value, s.tasks, f"{s.candidate:.0%}", f"{s.ablation:.0%}", pct(s.delta),
                          interval(ci)])
             colours.append("red" if s.delta < 0 else "green")
-            chart_rows.append({"label": f"{s.slice}={s.value}", "delta": s.delta, "lo": ci[0], "hi": ci[1]})
+            lo, hi = ci or (0, 0)  # as overall's; a slice has tasks
+            chart_rows.append({"label": f"{s.slice}={s.value}", "delta": s.delta, "lo": lo, "hi": hi})
         cards.append(Markup(
             f'<div class="forge-card {"red" if costs else "green"}" data-ablation="{escape(card.ablation)}">'
             f"<h3>{escape(card.ablation)}</h3>"
@@ -274,7 +276,8 @@ def latency_cost(rep: ReleaseReport) -> Section:
 
 def calibration(rep: ReleaseReport) -> Section:
     """Brier score, ECE and the reliability diagram where agents state a confidence; NOT RUN where none does."""
-    rows, chart_rows = [], []
+    rows: list[list[object]] = []
+    chart_rows: list[dict[str, object]] = []
     for label, s in (("baseline", rep.comparison.baseline), ("candidate", rep.comparison.candidate)):
         if s.calibration is None:
             rows.append([label, badge("NOT RUN", "amber"), "the agent stated no confidence", "", ""])

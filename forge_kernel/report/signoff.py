@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from itertools import groupby
 from operator import itemgetter
 from pathlib import Path
-from typing import Annotated, Literal, Required
+from typing import Annotated, Any, Literal, Required
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -132,12 +132,12 @@ def store_digests(run_dir: Path) -> dict:
         heads = [next(stream, None) for stream in streams]
         trials = {}
         for row in store.db.execute("SELECT * FROM trials ORDER BY trial_id"):
-            parts = [tuple(row)[1:]]
+            parts: list[Any] = [tuple(row)[1:]]
             for i, stream in enumerate(streams):
-                while heads[i] is not None and heads[i][0] < row[0]:
-                    heads[i] = next(stream, None)
-                found = heads[i] is not None and heads[i][0] == row[0]
-                parts.append(heads[i][1] if found else [])
+                head = heads[i]
+                while head is not None and head[0] < row[0]:
+                    head = heads[i] = next(stream, None)
+                parts.append(head[1] if head is not None and head[0] == row[0] else [])
             trials[f"{row['task_id']}/{row['agent']}/{row['trial']}"] = digest(parts)
     return {"schema": digest(schema), "tables": tables, "trials": trials}
 
@@ -239,7 +239,7 @@ def read_signoff(folder: Path) -> dict:
     if not path.exists():
         return {"manifests": {}, "signatures": []}
     try:
-        return SIGNOFF_FILE.validate_json(path.read_bytes())
+        return dict(SIGNOFF_FILE.validate_json(path.read_bytes()))
     except ValidationError as exc:
         raise SpecError.from_validation(path, exc) from None
 
@@ -325,14 +325,14 @@ def sign(folder: Path, reviewer: str, role: str, key_file: Path, decision: Decis
     if (decision == "withdraw") != (withdraws is not None):
         raise SpecError("--withdraws", "(value)", "the number of the signature withdrawn, with --decision withdraw "
                         "only")
-    if decision == "withdraw":
+    if withdraws is not None:  # a withdrawal, as checked above
         role = role or (signatures[withdraws - 1]["statement"]["role"] if 0 < withdraws <= len(signatures) else "")
     elif not role:
         raise SpecError("--role", "(value)", "required to approve or reject")
     covered = manifest(folder)
-    statement = {"manifest": digest(covered), "follows": link(signatures), "reviewer": reviewer, "role": role,
-                 "decision": decision, "comment": comment,
-                 "time": datetime.now(UTC).isoformat(timespec="seconds")}
+    statement: dict[str, Any] = {"manifest": digest(covered), "follows": link(signatures), "reviewer": reviewer,
+                                 "role": role, "decision": decision, "comment": comment,
+                                 "time": datetime.now(UTC).isoformat(timespec="seconds")}
     if withdraws is not None:
         statement["withdraws"] = withdraws
     refuse(folder, signatures, statement, raw)
@@ -365,7 +365,8 @@ def verify(folder: Path, trusted: list[PublicKey], head: str | None = None) -> V
     signatures = signoff["signatures"]
     if unchained(signatures):
         return Verification([f"{SIGNOFF}: {UNCHAINED}"], [], "unchained")
-    chain, problems, signed = intact(signatures), [], {}
+    chain, problems = intact(signatures), []
+    signed: dict[int, dict] = {}
     if not shows((folder / HTML).read_text(encoding="utf-8", errors="replace"), signoff):
         problems.append(f"{HTML}: its sign-off section does not show the signatures in {SIGNOFF}")
     if not signatures:

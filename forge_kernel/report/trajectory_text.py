@@ -6,9 +6,9 @@ import json
 import textwrap
 from typing import Any
 
-from ..store import TrialRecord
 from ..ehr import summarize
 from ..spec import TURN_TEXT, ModelTurn, asked_steps, printable
+from ..store import TrialRecord
 
 WIDTH = 100
 MODEL = "›"
@@ -96,10 +96,8 @@ def render_trial(trial: TrialRecord, isolation: str = "") -> str:
     for i, e in enumerate(trial.events):
         out.extend(line for t, steps in turns if t.after_step == i for line in turn_lines(t, steps))
         args = clip(json.dumps(e.args, ensure_ascii=False), 70)
-        if e.ok:
-            outcome = f"ok  {brief(e.result)}"
-        else:
-            outcome = f"ERROR {e.error['code']}: {clip(e.error['message'], 60)}"
+        error = e.error or {}  # a failed call has its error
+        outcome = f"ok  {brief(e.result)}" if e.ok else f"ERROR {error['code']}: {clip(error['message'], 60)}"
         out.append(f"{e.step:>3}. {e.tool} {args}")
         out.append(f"     → {outcome}  ({e.latency_ms:.2f} ms)")
         if e.denied:

@@ -68,6 +68,7 @@ from .trajectory import (
     TURN_TEXT as TURN_TEXT,
     UNAUTHORIZED_WRITE as UNAUTHORIZED_WRITE,
     AgentResult as AgentResult,
+    AgentStatus as AgentStatus,
     Event as Event,
     ModelTurn as ModelTurn,
     asked_steps as asked_steps,

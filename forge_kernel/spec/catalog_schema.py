@@ -15,7 +15,7 @@ from pydantic.json_schema import models_json_schema
 EXPRESSION = {"$ref": "#/$defs/Expression"}
 
 
-def tool_names(schema: dict, tools: list[str], *paths: tuple[str, ...]) -> dict:
+def tool_names(schema: dict, tools: list[str], *paths: tuple[str | int, ...]) -> dict:
     """The schema with the string at each path (keys into the schema) restricted to the tool names."""
     schema = copy.deepcopy(schema)
     schema.setdefault("$defs", {})["ToolName"] = {"enum": sorted(tools), "type": "string",
@@ -68,7 +68,7 @@ def hidden_schema(hidden: type[BaseModel], expression: type[BaseModel], kinds: d
     schema = {**defs.pop(hidden.__name__), "$defs": defs}
     use = defs.pop("VerifierUse")
     variants = []
-    for name, (model, description) in kinds.items():
+    for name, (_, description) in kinds.items():
         variant = copy.deepcopy(use)
         variant["properties"]["kind"] = {"const": name}
         variant["properties"]["params"] = {"$ref": params[name]}

@@ -7,7 +7,8 @@ step only" and "the resource whole" are all a lookup).
 """
 from __future__ import annotations
 
-from typing import Any, Literal, Sequence
+from collections.abc import Sequence
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel
 
@@ -16,7 +17,7 @@ from .trajectory import ARGUMENTS, TURN_TEXT, Event, ModelTurn, asked_steps
 SYNTHETIC_BANNER = ("SYNTHETIC DATA: every patient and record here is synthetic; figures come from agent trials on a "
                     "virtual EHR, not from care.")
 """What every rendering of a run says first."""
-COMPACT_FORMAT = "forge-compact-trajectory/1"
+COMPACT_FORMAT: Final = "forge-compact-trajectory/1"
 
 
 class CompactVerdict(BaseModel):

@@ -33,10 +33,11 @@ class Edit(Strict):
     value: Any = Field(None, description="The new value, for set and add.")
 
     @model_validator(mode="after")
-    def _shape(self) -> "Edit":
+    def _shape(self) -> Edit:
         needs = {"drop": ("at",), "replace": ("at", "call"), "insert": ("call",), "set": ("path", "value"),
                  "add": ("path", "value"), "delete": ("path",)}[self.op]
-        missing = [name for name in needs if name not in self.model_fields_set]
+        missing = [name for name in needs if name not in self.model_fields_set  # a value may be null, not the others
+                   or (name != "value" and getattr(self, name) is None)]
         if missing:
             raise ValueError(f"{self.op} needs {' and '.join(missing)}")
         extra = [name for name in ("at", "call", "path", "value") if name in self.model_fields_set and name not in needs
@@ -84,6 +85,7 @@ def walk_to(root: Any, keys: list[str], path: str) -> tuple[Any, str | int]:
     """The container holding the last key of ``keys`` and that key (an int for a list), every step before it
     existing."""
     node = root
+    key: str | int
     for depth, key in enumerate(keys):
         last = depth == len(keys) - 1
         if isinstance(node, list):
@@ -102,6 +104,7 @@ def walk_to(root: Any, keys: list[str], path: str) -> tuple[Any, str | int]:
 
 def change_value(data: dict, calls: list[dict], gold: list[ToolCall], edit: Edit, gone: dict[int, int]) -> None:
     """Apply a set / add / delete edit to the trajectory's data (calls by gold index)."""
+    assert edit.path is not None  # set, add and delete have one (Edit._shape)
     head, _, rest = edit.path.partition(".")
     if head in RESULT_FIELDS:
         root, keys = data, [head, *rest.split(".")] if rest else [head]
@@ -141,12 +144,14 @@ def apply_edits(gold: TrajectoryFile, edits: list[Edit]) -> TrajectoryFile:
     for j, edit in enumerate(edits):
         try:
             if edit.op in ("drop", "replace"):
+                assert edit.at is not None  # Edit._shape
                 index = resolve(edit.at, gold.calls)
                 if index in gone:
                     raise EditError("at", f"call {edit.at} is already dropped or replaced by edit {gone[index]}")
                 gone[index] = j
                 replaced[index] = edit.call.model_dump(mode="json") if edit.call else None
             elif edit.op == "insert":
+                assert edit.call is not None  # Edit._shape
                 index = len(gold.calls) if edit.at is None else resolve(edit.at, gold.calls, end_ok=True)
                 before.setdefault(index, []).append(edit.call.model_dump(mode="json"))
             else:

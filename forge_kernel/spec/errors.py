@@ -7,6 +7,12 @@
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # this module is imported where pydantic is not
+    from pydantic import ValidationError
+    from pydantic_core import ErrorDetails
+
 
 class ForgeError(Exception):
     """Bad input from a user; printed as one line ``file: field: message``."""
@@ -22,12 +28,12 @@ class SpecError(ForgeError):
     """A package, hidden half, trajectory or other format file that is missing, malformed or inconsistent."""
 
     @classmethod
-    def from_validation(cls, file: object, exc) -> "SpecError":
+    def from_validation(cls, file: object, exc: ValidationError) -> SpecError:
         """First error of a pydantic ValidationError, as a SpecError."""
         return cls.from_error(file, exc.errors()[0])
 
     @classmethod
-    def from_error(cls, file: object, err: dict) -> "SpecError":
+    def from_error(cls, file: object, err: ErrorDetails) -> SpecError:
         """One item of a pydantic ValidationError's ``errors()``, as a SpecError."""
         field = ".".join(str(p) for p in err["loc"]) or "(root)"
         message = err["msg"]

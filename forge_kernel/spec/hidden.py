@@ -40,7 +40,7 @@ class Case(Strict):
     edits: list[Edit] | None = Field(None, min_length=1, description="Changes to the gold (or give `trajectory`).")
 
     @model_validator(mode="after")
-    def _one_form(self) -> "Case":
+    def _one_form(self) -> Case:
         if self.edits is None and self.trajectory is None:
             raise ValueError("give a trajectory or edits of the gold")
         return self
@@ -91,7 +91,7 @@ class HiddenHalf(Strict):
 CASE_LISTS = ("counterexamples", "valid_variants")
 
 
-def grading_content(hidden: HiddenHalf) -> dict:
+def grading_content(hidden: HiddenHalf) -> dict[str, Any]:
     """The hidden half as grading sees it (edits expanded, so without them): what its hash covers. Writing a case as
     edits or as the copy they expand to gives the same hash."""
     return hidden.model_dump(mode="json", exclude={name: {"__all__": {"edits"}} for name in CASE_LISTS})

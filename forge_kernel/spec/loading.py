@@ -4,14 +4,14 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from yaml.constructor import ConstructorError
 
 from .errors import SpecError
@@ -35,24 +35,33 @@ MAX_DEPTH = 100
 """The deepest nesting of lists and mappings read from a file (pydantic serializes no deeper than about 250)."""
 
 
-class UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+M = TypeVar("M", bound=BaseModel)
+
+if TYPE_CHECKING:
+    _SafeLoader = yaml.SafeLoader
+else:
+    _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class UniqueKeyLoader(_SafeLoader):
     """A safe YAML loader (libyaml's parser where PyYAML has it) with the YAML 1.2 core types (below) that refuses
     aliases (a 1 KB alias bomb expands to gigabytes) and a key given twice in one mapping."""
 
-    yaml_implicit_resolvers: dict = {}
+    yaml_implicit_resolvers = {}  # noqa: RUF012  (PyYAML's own class attribute, replaced for this loader)
 
     def __init__(self, text: str):
         super().__init__(text)
         self.text = text
 
-    def construct_object(self, node, deep=False):
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
         if node in self.constructed_objects or node in self.recursive_objects:  # met again: through an alias
             alias = next(e for e in yaml.parse(self.text, Loader=type(self)) if isinstance(e, yaml.AliasEvent))
-            raise ConstructorError(None, None, f"alias *{alias.anchor}: aliases are not allowed", alias.start_mark)
+            raise ConstructorError(None, None, f"alias *{alias.anchor}: aliases are not allowed",
+                                   alias.start_mark)  # type: ignore[arg-type]  # libyaml's Mark is one too
         return super().construct_object(node, deep)
 
-    def construct_mapping(self, node, deep=False):
-        mapping = {}
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Hashable, Any]:
+        mapping: dict[Hashable, Any] = {}
         for key_node, value_node in node.value:
             key = self.construct_object(key_node, deep=deep)
             if not isinstance(key, Hashable):
@@ -124,7 +133,7 @@ def parse_json(text: str, path: Path, field_name: str = "(file)") -> Any:
         raise SpecError(path, f"line {exc.lineno}", exc.msg) from None
 
 
-def parse_model(model, data: Any, path: Path):
+def parse_model(model: type[M], data: Any, path: Path) -> M:
     """Validate data against a pydantic model; the first error becomes a SpecError."""
     if not isinstance(data, dict):
         raise SpecError(path, "(root)", "expected a mapping")
@@ -142,7 +151,7 @@ class Package:
     path: Path
     """The package folder."""
     fixture_hashes: dict[str, str]
-    resources: list[dict] = field(repr=False)
+    resources: list[dict[str, Any]] = field(repr=False)
     public_files: list[str] = field(default_factory=lambda: [PACKAGE_FILE])
     """The files that make up the public half, by name from the package folder: package.yaml, the suite's
     defaults when there are some (``../suite.yaml``), the fixtures."""
@@ -188,7 +197,8 @@ class Package:
         data = parse_yaml(text, self.hidden_path)
         defaults = self.hidden_defaults_path
         if defaults is not None and isinstance(data, dict):
-            source = self.hidden_defaults_source[1] if self.hidden_source is not None else read_text(defaults)
+            source = (self.hidden_defaults_source[1] if self.hidden_source is not None and self.hidden_defaults_source
+                      else read_text(defaults))  # with hidden_source, ``defaults`` is hidden_defaults_source's
             base = parse_model(HiddenDefaults, parse_yaml(source, defaults), defaults)
             data = with_hidden_defaults(base.model_dump(mode="json", exclude_unset=True, exclude_none=True), data)
         hidden = expand_cases(parse_model(HiddenHalf, data, self.hidden_path), self.hidden_path)
@@ -204,15 +214,18 @@ class Package:
 
     @property
     def hidden_version(self) -> str:
-        if self._hidden_facts is None:
-            self.read_hidden()
-        return self._hidden_facts[0]
+        return self._facts()[0]
 
     @property
     def hidden_hash(self) -> str:
+        return self._facts()[1]
+
+    def _facts(self) -> tuple[str, str]:
+        """(version, hash) of the hidden half, read once for them."""
         if self._hidden_facts is None:
             self.read_hidden()
-        return self._hidden_facts[1]
+        assert self._hidden_facts is not None  # read_hidden records them
+        return self._hidden_facts
 
     @cached_property
     def package_hash(self) -> str:
@@ -276,7 +289,7 @@ def assemble(folder: Path, read: Callable[[str], bytes], resolved: Path | None =
     manifest = folder / PACKAGE_FILE
     data, names = public_content(folder, read)
     public = parse_model(TaskPackage, data, manifest)
-    resources: list[dict] = []
+    resources: list[dict[str, Any]] = []
     hashes: dict[str, str] = {}
     seen: set[tuple[str, str]] = set()
     for i, name in enumerate(public.environment.fixtures):
@@ -299,7 +312,7 @@ def assemble(folder: Path, read: Callable[[str], bytes], resolved: Path | None =
                    public_files=[*names, *public.environment.fixtures])
 
 
-def bundle_resources(bundle: Any, path: Path, seen: set[tuple[str, str]] | None = None) -> list[dict]:
+def bundle_resources(bundle: Any, path: Path, seen: set[tuple[str, str]] | None = None) -> list[dict[str, Any]]:
     """The resources of a FHIR Bundle, each checked to have a type and an id not in ``seen`` (which it extends)."""
     if not isinstance(bundle, dict) or bundle.get("resourceType") != "Bundle":
         raise SpecError(path, "resourceType", "expected a FHIR Bundle")
@@ -320,7 +333,7 @@ def bundle_resources(bundle: Any, path: Path, seen: set[tuple[str, str]] | None 
     return resources
 
 
-def find_packages(paths: list[str | Path]) -> list[Path]:
+def find_packages(paths: Sequence[str | Path]) -> list[Path]:
     """Package folders named by the paths (a package, its package.yaml, or any folder above packages)."""
     found: list[Path] = []
     for raw in paths:

@@ -19,8 +19,11 @@ SUITE_FILE = f"{SUITE_NAME}.yaml"
 def partial(model: type[BaseModel], name: str, doc: str, drop: tuple[str, ...] = (),
             **types: Any) -> type[BaseModel]:
     """A model with ``model``'s fields but ``drop``, every one optional (``types`` overrides some fields' type)."""
-    fields = {key: (types.get(key, info.annotation) | None, Field(None, description=info.description))
-              for key, info in model.model_fields.items() if key not in drop}
+    fields: dict[str, Any] = {}
+    for key, info in model.model_fields.items():
+        if key not in drop:
+            annotation: Any = types.get(key, info.annotation)
+            fields[key] = (annotation | None, Field(None, description=info.description))
     return create_model(name, __base__=Strict, __doc__=doc, **fields)
 
 

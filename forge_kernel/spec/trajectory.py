@@ -4,8 +4,9 @@ Plain dataclasses, so reading a stored trial needs no model library; the files t
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Sequence, get_args
+from typing import Any, ClassVar, Literal, get_args
 
 CROSS_PATIENT = "cross_patient"
 """Event.denied: a call about another patient than the task's."""
@@ -14,7 +15,7 @@ UNAUTHORIZED_WRITE = "unauthorized_write"
 PRECEDENCE = "precedence"
 """Event.denied (enforced) or flag prefix (recorded): a required check had not happened yet."""
 
-Status = Literal["completed", "escalated", "gave_up", "error"]
+AgentStatus = Literal["completed", "escalated", "gave_up", "error"]
 """How an agent says it stopped."""
 
 compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
@@ -31,15 +32,15 @@ class AgentResult:
     """Structured output, e.g. a criterion assessment."""
     confidence: float | None = None
     """Between 0 and 1."""
-    status: Status = "completed"
+    status: AgentStatus = "completed"
 
-    __pydantic_config__ = {"extra": "forbid"}  # unknown fields are errors when checked
+    __pydantic_config__: ClassVar[dict[str, Any]] = {"extra": "forbid"}  # unknown fields are errors when checked
 
     def __post_init__(self) -> None:
         if self.confidence is not None and not 0 <= self.confidence <= 1:
             raise ValueError(f"confidence must be between 0 and 1, not {self.confidence}")
-        if self.status not in get_args(Status):
-            raise ValueError(f"status must be one of {', '.join(get_args(Status))}, not {self.status!r}")
+        if self.status not in get_args(AgentStatus):
+            raise ValueError(f"status must be one of {', '.join(get_args(AgentStatus))}, not {self.status!r}")
 
 
 @dataclass
@@ -69,7 +70,7 @@ class Event:
     changes: list[dict[str, Any]] = field(default_factory=list)
     """JSON-Patch operations (with ``replaced``) this call made to the EHR."""
 
-    __pydantic_config__ = {"extra": "forbid"}
+    __pydantic_config__: ClassVar[dict[str, Any]] = {"extra": "forbid"}
 
 
 @dataclass
@@ -99,7 +100,7 @@ class ModelTurn:
     error: str | None = None
     """Why the turn failed for good (the trial then ends as the agent's error)."""
 
-    __pydantic_config__ = {"extra": "forbid"}
+    __pydantic_config__: ClassVar[dict[str, Any]] = {"extra": "forbid"}
 
 
 TURN_TEXT = 600

@@ -6,7 +6,7 @@ from typing import Any
 from pydantic import Field, TypeAdapter
 
 from .package import Strict
-from .trajectory import AgentResult, Status
+from .trajectory import AgentResult, AgentStatus
 
 RESULT = TypeAdapter(AgentResult)
 """Checks what an agent returned, field by field (``RESULT.validate_python``), and writes it as JSON data."""
@@ -25,7 +25,7 @@ class TrajectoryFile(Strict):
     answer: str = ""
     output: dict[str, Any] = Field(default_factory=dict, description="Structured output, e.g. a criterion assessment.")
     confidence: float | None = Field(None, ge=0, le=1)
-    status: Status = "completed"
+    status: AgentStatus = "completed"
     calls: list[ToolCall]
     task_id: str | None = None
     agent: str | None = None

@@ -175,7 +175,7 @@ def of_version(query: str, version: int) -> str:
 def trial_facts(db: sqlite3.Connection, agent: str | None, version: int) -> pd.DataFrame:
     """One row per trial of ``agent`` (None: of every agent) with what a comparison needs, from a store of schema
     ``version``."""
-    db.create_aggregate("forge_fingerprint", 1, Fingerprint)
+    db.create_aggregate("forge_fingerprint", 1, Fingerprint)  # type: ignore[arg-type]  # typeshed: int values only
     return frame(db, of_version(TRIAL_FACTS, version), {"agent": agent, "cross": CROSS_PATIENT,
                                                         "unauthorized": UNAUTHORIZED_WRITE, "no_writes": NO_WRITES})
 

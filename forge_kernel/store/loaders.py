@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import json
+import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from ..spec import AgentResult, Event, Grading, ModelTurn, Scores, StoreError, Verdict
 from .records import TrialRecord
@@ -19,7 +21,7 @@ JOIN (SELECT trial_id, MAX(grading_id) AS g FROM scores GROUP BY trial_id) m
 """
 
 
-def _frame(run_dir: str | Path, sql: str, params: tuple = ()) -> pd.DataFrame:
+def _frame(run_dir: str | Path, sql: str, params: tuple[Any, ...] = ()) -> pd.DataFrame:
     import pandas as pd  # imported here: the CLI starts without it
 
     with RunStore.open(Path(run_dir), readonly=True) as store:
@@ -36,7 +38,7 @@ ORDER BY t.task_id, t.agent, t.trial
 """One row per trial with its package facts and its latest scores."""
 
 
-def trial_frame(db) -> pd.DataFrame:
+def trial_frame(db: sqlite3.Connection) -> pd.DataFrame:
     """TRIAL_ROWS as a DataFrame (``passed`` as bool)."""
     import pandas as pd  # imported here: the CLI starts without it
 
@@ -68,23 +70,23 @@ def read_trial(store: RunStore, task_id: str, agent: str, trial: int) -> TrialRe
     return trial_from_row(store, trial_row(store, task_id, agent, trial))
 
 
-def trial_row(store: RunStore, task_id: str, agent: str, trial: int):
+def trial_row(store: RunStore, task_id: str, agent: str, trial: int) -> sqlite3.Row:
     """One trial's ``trials`` row; a StoreError when there is none."""
-    row = store.db.execute("SELECT * FROM trials WHERE task_id = ? AND agent = ? AND trial = ?",
-                           (task_id, agent, trial)).fetchone()
+    row: sqlite3.Row | None = store.db.execute("SELECT * FROM trials WHERE task_id = ? AND agent = ? AND trial = ?",
+                                               (task_id, agent, trial)).fetchone()
     if row is None:
         raise StoreError(store.path.parent, "--task/--agent/--trial", f"no trial {task_id} / {agent} / {trial}")
     return row
 
 
-def trial_row_by_id(store: RunStore, trial_id: int):
-    row = store.db.execute("SELECT * FROM trials WHERE trial_id = ?", (trial_id,)).fetchone()
+def trial_row_by_id(store: RunStore, trial_id: int) -> sqlite3.Row:
+    row: sqlite3.Row | None = store.db.execute("SELECT * FROM trials WHERE trial_id = ?", (trial_id,)).fetchone()
     if row is None:
         raise StoreError(store.path.parent, "trial_id", f"no trial with id {trial_id}")
     return row
 
 
-def event_of(e) -> Event:
+def event_of(e: sqlite3.Row) -> Event:
     """One stored ``events`` row as an Event."""
     return Event(
         step=e["step"], tool=e["tool"], args=json.loads(e["args"]), kind=e["kind"], ok=bool(e["ok"]),
@@ -93,21 +95,22 @@ def event_of(e) -> Event:
         started_ms=started_of(e), changes=json.loads(e["changes"]))
 
 
-def started_of(e) -> float | None:
+def started_of(e: sqlite3.Row) -> float | None:
     """When the call began (None in a version 1 store, which did not record it)."""
-    return e["started_ms"] if "started_ms" in e.keys() else None
+    return e["started_ms"] if "started_ms" in e.keys() else None  # noqa: SIM118  (a sqlite3.Row: "in" reads values)
 
 
-def event_json(e) -> str:
+def event_json(e: sqlite3.Row) -> str:
     """One row of ``event_rows`` as the JSON of its Event, the stored JSON columns passed through (not decoded)."""
-    started = "null" if started_of(e) is None else repr(float(started_of(e)))  # floats as Python writes them
+    ms = started_of(e)
+    started = "null" if ms is None else repr(float(ms))  # floats as Python writes them
     return (f'{{"step":{e["step"]},"tool":{e["tool_json"]},"args":{e["args"]},"kind":{e["kind_json"]},'
             f'"ok":{"true" if e["ok"] else "false"},"result":{e["result"] or "null"},"error":{e["error"] or "null"},'
             f'"denied":{e["denied_json"]},"flags":{e["flags"]},"fault":{e["fault_json"]},'
             f'"latency_ms":{float(e["latency_ms"])!r},"started_ms":{started},"changes":{e["changes"]}}}')
 
 
-def event_rows(store: RunStore, trial_id: int) -> list:
+def event_rows(store: RunStore, trial_id: int) -> list[sqlite3.Row]:
     """A trial's stored ``events`` rows, in step order, not decoded; with its text columns also as JSON strings
     (``tool_json`` ...) for ``event_json``."""
     return store.db.execute(
@@ -125,39 +128,40 @@ def turns_of(store: RunStore, trial_id: int) -> list[ModelTurn]:
             for t in store.db.execute("SELECT * FROM turns WHERE trial_id = ? ORDER BY turn", (trial_id,))]
 
 
-def trial_from_row(store: RunStore, row) -> TrialRecord:
+def trial_from_row(store: RunStore, row: sqlite3.Row) -> TrialRecord:
     """A trial's events, result and latest grading, from its ``trials`` row."""
     record = trial_without_events(store, row)
-    record.events = [event_of(e) for e in event_rows(store, record.trial_id)]
-    record.turns = turns_of(store, record.trial_id)
+    record.events = [event_of(e) for e in event_rows(store, row["trial_id"])]
+    record.turns = turns_of(store, row["trial_id"])
     return record
 
 
-def trial_without_events(store: RunStore, row) -> TrialRecord:
+def trial_without_events(store: RunStore, row: sqlite3.Row) -> TrialRecord:
     """A trial's result and latest grading from its ``trials`` row; its ``events`` None (``event_rows`` reads them)."""
     db = store.db
     tid = row["trial_id"]
     s = db.execute("SELECT * FROM scores WHERE trial_id = ? ORDER BY grading_id DESC LIMIT 1", (tid,)).fetchone()
     verdicts = [Verdict(v["verifier_id"], v["kind"], v["category"], v["severity"], bool(v["passed"]), v["reason"],
-                        tuple(json.loads(v["steps"])), bool(v["error"]) if "error" in v.keys() else False)
+                        tuple(json.loads(v["steps"])), bool(v["error"]) if "error" in v.keys() else False)  # noqa: SIM118
                 for v in db.execute("SELECT * FROM verdicts WHERE trial_id = ? AND grading_id = ? "
                                     "ORDER BY verifier_id", (tid, s["grading_id"]))]
     scores = Scores(bool(s["passed"]), s["accuracy"], s["completion"], s["safety_gate"], tuple(json.loads(s["missing"])),
                     tuple(json.loads(s["extra"])))
     result = AgentResult(answer=row["answer"], output=json.loads(row["output"]), confidence=row["confidence"],
                          status=row["self_status"])
+    not_read = cast("list[Event]", None)  # the events: read apart (event_rows)
     return TrialRecord(row["task_id"], row["agent"], row["agent_version"], row["trial"], row["seed"], row["status"],
-                       row["reason"], result, None, row["duration_s"], row["cost"], row["queued_s"], tid,
+                       row["reason"], result, not_read, row["duration_s"], row["cost"], row["queued_s"], tid,
                        row["finished_at"], s["grading_id"], attempts=attempts_of(row),
                        grading=Grading(verdicts, scores, s["hidden_version"], s["hidden_hash"]))
 
 
-def attempts_of(row) -> int:
+def attempts_of(row: sqlite3.Row) -> int:
     """How often the trial's agent was run (1 in a store older than version 3, which did not record it)."""
-    return row["attempts"] if "attempts" in row.keys() else 1
+    return row["attempts"] if "attempts" in row.keys() else 1  # noqa: SIM118  (a sqlite3.Row: "in" reads values)
 
 
-def iter_trials(store: RunStore):
+def iter_trials(store: RunStore) -> Iterator[TrialRecord]:
     """Every stored trial, one at a time."""
     for row in store.db.execute("SELECT * FROM trials ORDER BY trial_id").fetchall():
         yield trial_from_row(store, row)

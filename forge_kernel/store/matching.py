@@ -4,8 +4,9 @@ in ``forge_kernel/analysis/criteria.py``, which reads them through the Run handl
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 from ..spec import SpecError
 
@@ -66,7 +67,7 @@ def exclusion_ids(protocol_id: str, version: str | None) -> set[str] | None:
 
 def gold_criteria(package: Package) -> dict[Key, Gold]:
     """The gold output's criteria, each with its status, references and whether it is a critical exclusion."""
-    gold = {}
+    gold: dict[Key, Gold] = {}
     for key, version, item in criteria_of(package.hidden.gold.output):
         status, exclusions = status_of(item), exclusion_ids(key[0], version)
         where = f"gold.output {key[0]} v{version} {key[1]}"

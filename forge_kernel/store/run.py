@@ -47,33 +47,42 @@ class Trial(TrialRecord):
     run: Run | None = field(default=None, repr=False, compare=False)
     rows: list | None = field(default=None, init=False, repr=False, compare=False)
     """The stored rows of its events while ``events`` is not yet decoded from them."""
+    _events = None  # type: list[Event] | None  # (no annotation: not a field) the events once decoded
 
-    @property
+    @property  # type: ignore[misc]  # the record's field, decoded from ``rows`` when first read
     def events(self) -> list[Event]:
         if self._events is None:
-            self._events = [event_of(e) for e in self.rows]
+            self._events = [event_of(e) for e in self.stored_rows]
         return self._events
 
     @events.setter
     def events(self, value: list[Event] | None) -> None:
         self._events = value
 
+    @property
+    def stored_rows(self) -> list:
+        """``rows``, which a trial has while its events are not decoded."""
+        assert self.rows is not None  # read through a Run: its rows, or its events
+        return self.rows
+
     @cached_property
     def timeline(self) -> Timeline:
         """The trial's EHR at every step (from its recorded changes over the package's initial state)."""
+        assert self.run is not None  # a Trial is read through a Run
         initial: Callable[[Key], dict | None] = self.run.image(self.task_id).resources.get
-        changes = (((e["step"], json.loads(e["changes"])) for e in self.rows) if self._events is None
+        changes = (((e["step"], json.loads(e["changes"])) for e in self.stored_rows) if self._events is None
                    else ((e.step, e.changes) for e in self._events))
         return Timeline.of(((step, op) for step, ops in changes for op in ops), initial)
 
     def calls(self) -> list[tuple[int, str]]:
         """(step, tool) of each recorded call, from its stored rows while its events are not decoded."""
-        return ([(e["step"], e["tool"]) for e in self.rows] if self._events is None
+        return ([(e["step"], e["tool"]) for e in self.stored_rows] if self._events is None
                 else [(e.step, e.tool) for e in self._events])
 
     def compact(self, steps: bool = True) -> CompactTrajectory:
         """The trial as a front end receives it (without its steps: ``steps=False``)."""
         from ..spec import CompactResource, CompactTrajectory, CompactVerdict, compact_turns
+        assert self.run is not None  # a Trial is read through a Run
         package, line, g = self.run.package(self.task_id), self.timeline, self.grading
         resources = {f"{k[0]}/{k[1]}": CompactResource(initial=line.history(k)[0], versions=line.history(k)[1])
                      for k in line.touched}
@@ -97,7 +106,7 @@ class Trial(TrialRecord):
         if self._events is not None:
             return self.compact().model_dump_json(exclude=set(exclude))
         head = self.compact(steps=False).model_dump_json(exclude={"steps", *exclude})
-        return f'{head[:-1]},"steps":[{",".join(map(event_json, self.rows))}]}}'
+        return f'{head[:-1]},"steps":[{",".join(map(event_json, self.stored_rows))}]}}'
 
 
 class Run:
@@ -189,6 +198,7 @@ class Run:
 
     def _trial(self, row) -> Trial:
         found = Trial(**vars(trial_without_events(self.store, row)), run=self)
+        assert found.trial_id is not None  # read from the store
         found.rows = event_rows(self.store, found.trial_id)
         found.turns = turns_of(self.store, found.trial_id)
         return found

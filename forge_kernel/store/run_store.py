@@ -5,10 +5,12 @@ import fcntl
 import json
 import os
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..spec import SpecError, StoreError, compact_json
 
@@ -26,7 +28,7 @@ dumps = compact_json
 
 
 def utc_now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def stored_slices(package: Package) -> dict[str, str]:
@@ -41,7 +43,7 @@ OUTSIDE = "outside"
 OUTSIDE_TEXT = "MCP client outside forge"
 
 
-def isolation_of(manifest: dict) -> dict[str, str]:
+def isolation_of(manifest: dict[str, Any]) -> dict[str, str]:
     """Agent name -> how it ran: ``trusted, in process``, ``<mode> sandbox`` with the bounds it ran without and
     each sandbox a resume changed to, or outside forge (what every report shows)."""
     changes = manifest.get("sandbox_changes", [])
@@ -56,7 +58,7 @@ def isolation_of(manifest: dict) -> dict[str, str]:
             for a in manifest.get("agents", [])}
 
 
-def sandbox_text(sandbox: dict) -> str:
+def sandbox_text(sandbox: dict[str, Any]) -> str:
     """``<mode> sandbox``, with the bounds it ran without."""
     missing = [*(["processes unbounded"] if "processes" in sandbox and sandbox["processes"] is None else []),
                *(["memory bounded per process only"] if sandbox.get("memory_whole") is False else [])]
@@ -88,7 +90,7 @@ class RunStore:
         """The store's schema version (an older store opened read-only stays as it is)."""
 
     @classmethod
-    def create(cls, run_dir: Path) -> "RunStore":
+    def create(cls, run_dir: Path) -> RunStore:
         run_dir.mkdir(parents=True, exist_ok=True)
         store = cls(run_dir / DB_NAME)
         store.db.execute("PRAGMA journal_mode=WAL")
@@ -98,7 +100,7 @@ class RunStore:
         return store
 
     @classmethod
-    def open(cls, run_dir: Path, readonly: bool = False) -> "RunStore":
+    def open(cls, run_dir: Path, readonly: bool = False) -> RunStore:
         """An existing run's store; ``readonly`` for the commands that only read it (it may be in a read-only folder).
 
         A file that is not a readable run store, or one that cannot be written when not ``readonly``, is a StoreError.
@@ -148,13 +150,13 @@ class RunStore:
         self.db = connect(self.path, readonly)
         self.db.row_factory = sqlite3.Row
 
-    def __enter__(self) -> "RunStore":
+    def __enter__(self) -> RunStore:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def start(self, run_id: str, spec: dict, manifest: dict, packages: list[Package]) -> None:
+    def start(self, run_id: str, spec: dict[str, Any], manifest: dict[str, Any], packages: list[Package]) -> None:
         """Record the manifest, the packages (and their files) and grading 1 (the run's own)."""
         from .snapshots import write_snapshots  # the package files: only a run's writer reads them
         with self.transaction():
@@ -170,12 +172,12 @@ class RunStore:
                 write_snapshots(self.db, package)
             self.db.execute("INSERT INTO gradings VALUES (1, 'run', ?)", (manifest["started_at"],))
 
-    def spec(self) -> dict | None:
+    def spec(self) -> dict[str, Any] | None:
         """The stored run spec; None before the run was started."""
         row = self.db.execute("SELECT spec FROM manifest").fetchone()
         return json.loads(row[0]) if row else None
 
-    def manifest(self) -> dict:
+    def manifest(self) -> dict[str, Any]:
         row = self.db.execute("SELECT json, ended_at FROM manifest").fetchone()
         return {**json.loads(row[0]), "ended_at": row[1]}
 
@@ -186,7 +188,7 @@ class RunStore:
     def package_hashes(self) -> dict[str, str]:
         return {r[0]: r[1] for r in self.db.execute("SELECT task_id, package_hash FROM packages")}
 
-    def record_sandbox_change(self, sandbox: dict, at: str) -> None:
+    def record_sandbox_change(self, sandbox: dict[str, Any], at: str) -> None:
         """A resume accepted another sandbox for the isolated agents: the manifest's ``sandbox`` becomes it, and
         ``sandbox_changes`` keeps what it was and when it changed."""
         manifest = json.loads(self.db.execute("SELECT json FROM manifest").fetchone()[0])
@@ -203,7 +205,7 @@ class RunStore:
         """(task, agent, trial) of every stored trial."""
         return {tuple(r) for r in self.db.execute("SELECT task_id, agent, trial FROM trials")}
 
-    def transaction(self):
+    def transaction(self) -> _Transaction:
         return _Transaction(self.db)
 
     def write_trial(self, rec: TrialRecord) -> int:
@@ -221,6 +223,7 @@ class RunStore:
             for rows in trials:
                 trial_id = self.db.execute("INSERT INTO trials VALUES (NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                                            rows.trial).lastrowid
+                assert trial_id is not None  # the row just inserted
                 self.db.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                                     [(trial_id, *event) for event in rows.events])
                 self.db.executemany("INSERT INTO turns VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -232,10 +235,11 @@ class RunStore:
     def new_grading(self) -> int:
         with self.transaction():
             cur = self.db.execute("INSERT INTO gradings VALUES (NULL, 'regrade', ?)", (utc_now(),))
+        assert cur.lastrowid is not None  # the row just inserted
         return cur.lastrowid
 
     def write_gradings(self, grading_id: int, gradings: list[tuple[int, Grading]],
-                       hidden_from_disk: list[Package] = ()) -> None:
+                       hidden_from_disk: Sequence[Package] = ()) -> None:
         """Store a regrade's (trial id, grading) pairs and the hidden halves read from disk for it, in one
         transaction."""
         from .snapshots import keep_hidden
@@ -252,7 +256,7 @@ class RunStore:
                             [(trial_id, grading_id, *verdict) for verdict in verdicts])
 
 
-GradingRows = tuple[tuple, list[tuple]]
+GradingRows = tuple[tuple[Any, ...], list[tuple[Any, ...]]]
 """A grading as its row of scores and its verdicts' rows, without the trial and grading ids."""
 
 
@@ -261,10 +265,10 @@ class TrialRows:
     """A graded trial as the store's rows, without its trial id (the store gives it when it writes them): made
     wherever the trial is graded, written by the run's store."""
 
-    trial: tuple
-    events: list[tuple]
+    trial: tuple[Any, ...]
+    events: list[tuple[Any, ...]]
     grading: GradingRows
-    turns: list[tuple] = ()
+    turns: Sequence[tuple[Any, ...]] = ()
 
 
 def trial_rows(rec: TrialRecord) -> TrialRows:
@@ -314,7 +318,7 @@ def snapshot_packages(db: sqlite3.Connection) -> None:
     from ..spec import load_package  # the loader, only for this once-per-store step
     from .snapshots import write_snapshots
 
-    for task_id, path, public_hash in db.execute("SELECT task_id, path, public_hash FROM packages").fetchall():
+    for path, public_hash in db.execute("SELECT path, public_hash FROM packages").fetchall():
         try:
             package = load_package(path)
             if package.public_hash == public_hash:
@@ -328,21 +332,23 @@ class RunLock:
 
     def __init__(self, run_dir: Path):
         self.path = Path(run_dir) / LOCK_NAME
-        self._file = None
+        self._file: TextIO | None = None
 
-    def __enter__(self) -> "RunLock":
+    def __enter__(self) -> RunLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(self.path, "a")
+        self._file = file = open(self.path, "a")
         try:
-            fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            self._file.close()
+            file.close()
             raise StoreError(self.path.parent, "(run)", "another process is writing this run; wait for it to end") from None
         return self
 
-    def __exit__(self, *exc) -> None:
-        fcntl.flock(self._file, fcntl.LOCK_UN)
-        self._file.close()
+    def __exit__(self, *exc: object) -> None:
+        file = self._file
+        assert file is not None  # entered
+        fcntl.flock(file, fcntl.LOCK_UN)
+        file.close()
 
 
 class _Transaction:
@@ -351,8 +357,8 @@ class _Transaction:
     def __init__(self, db: sqlite3.Connection):
         self.db = db
 
-    def __enter__(self):
+    def __enter__(self) -> None:
         self.db.execute("BEGIN")
 
-    def __exit__(self, exc_type, exc, tb):
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.db.execute("ROLLBACK" if exc_type else "COMMIT")

@@ -12,8 +12,8 @@ from typing import Literal
 from pydantic import Field
 
 from ..ehr import time_of, when
-from .base import Args, ToolContext, ToolError, tool
 from ._reads import PatientArgs, require_patient
+from .base import Args, ToolContext, ToolError, tool
 
 MICROMOLAR = Literal["umol/L", "µmol/L", "μmol/L"]
 """Spellings of µmol/L (ASCII, micro sign, Greek mu)."""
@@ -310,8 +310,8 @@ def trend_summary(ctx: ToolContext, args: TrendArgs) -> dict:
     require_patient(ctx, args.patient_id)
     since = None if args.days is None else (ctx.view.now - timedelta(days=args.days)).timestamp()
     tz = ctx.view.image.tz
-    series = [(time_of(r, tz), r) for r in ctx.view.search(args.patient_id, "Observation", since=since, code=args.name)
-              if isinstance(r.get("valueQuantity", {}).get("value"), (int, float)) and time_of(r, tz) is not None]
+    series = [(t, r) for r in ctx.view.search(args.patient_id, "Observation", since=since, code=args.name)
+              if isinstance(r.get("valueQuantity", {}).get("value"), (int, float)) and (t := time_of(r, tz)) is not None]
     out: dict = {"name": args.name, "days": args.days, "n": len(series)}
     if not series:
         return out | {"message": "no dated numeric observation of this name in the window"}

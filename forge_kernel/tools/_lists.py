@@ -7,8 +7,8 @@ from datetime import timedelta
 from pydantic import Field
 
 from ..ehr import concept_text, parse_time, summarize
-from .base import ToolContext, tool
 from ._reads import PatientArgs, require_patient
+from .base import ToolContext, tool
 
 SIMPLE_LISTS = {
     "allergy_list": ("AllergyIntolerance", "The patient's recorded allergies and intolerances."),

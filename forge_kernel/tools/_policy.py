@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, Iterator
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -25,7 +26,7 @@ class Decision:
     """Breaches recorded on a call that still runs."""
 
 
-def decide(policy: Policy, patient_id: str, view: EHRView, tool: Tool, args: object, events: list[Event]) -> Decision:
+def decide(policy: Policy, patient_id: str, view: EHRView, tool: Tool, args: BaseModel, events: list[Event]) -> Decision:
     """Check one validated call against the package policy, given what already happened."""
     for rtype, rid in named_records(args, in_text=tool.kind == "write"):
         record = view.get(rtype, rid)
@@ -33,7 +34,7 @@ def decide(policy: Policy, patient_id: str, view: EHRView, tool: Tool, args: obj
             return Decision(CROSS_PATIENT, "only the current patient's record may be read, referenced or written")
     if tool.writes and tool.writes not in policy.writable_types:
         return Decision(UNAUTHORIZED_WRITE, f"this task may not write {tool.writes}")
-    flags = []
+    flags: list[str] = []
     for rule in policy.precedence:
         if rule.action != tool.name:
             continue
@@ -55,11 +56,11 @@ def named_records(args: BaseModel, in_text: bool) -> Iterator[tuple[str, str]]:
                 yield from named_records(item, in_text=False)
             elif mark is not None and mark.rtype and isinstance(item, str):
                 yield mark.rtype, item
-            elif mark is not None and isinstance(item, str) and REFERENCE.fullmatch(item):
-                yield REFERENCE.fullmatch(item).groups()
+            elif mark is not None and isinstance(item, str) and (reference := REFERENCE.fullmatch(item)):
+                yield reference[1], reference[2]
     if in_text:
         for text in strings(args.model_dump()):
-            yield from (m.groups() for m in REFERENCE.finditer(text))
+            yield from ((m[1], m[2]) for m in REFERENCE.finditer(text))
 
 
 @cache

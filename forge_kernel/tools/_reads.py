@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Annotated, Literal
+from typing import Annotated, Literal, overload
 
 from pydantic import Field, model_validator
 
@@ -44,6 +44,7 @@ def patient_search(ctx: ToolContext, args: PatientSearchArgs) -> dict:
     matches = []
     for rid in ctx.view.image.patient_ids:
         patient = ctx.view.get("Patient", rid)
+        assert patient is not None  # one of the image's patients
         if args.mrn and patient_mrn(patient) != args.mrn:
             continue
         if args.name and args.name.lower() not in patient_name(patient).lower():
@@ -96,6 +97,10 @@ def record_search(ctx: ToolContext, args: RecordSearchArgs) -> dict:
     return {"total": len(found), "records": [summarize(r) for r in found[-args.limit:]]}
 
 
+@overload
+def stamp(moment: datetime, ctx: ToolContext) -> float: ...
+@overload
+def stamp(moment: datetime | None, ctx: ToolContext) -> float | None: ...
 def stamp(moment: datetime | None, ctx: ToolContext) -> float | None:
     if moment is None:
         return None

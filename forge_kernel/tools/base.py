@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import inspect
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Callable, Literal, get_type_hints
+from typing import Any, Literal, TypeVar, get_type_hints
 
 from pydantic import BaseModel, ConfigDict
 
@@ -58,11 +59,12 @@ class Tool:
     writes: str | None = None
     """FHIR resource type the tool creates or changes (write tools)."""
 
-    def json_schema(self) -> dict:
+    def json_schema(self) -> dict[str, Any]:
         """The argument model's JSON Schema: generated once per model, a fresh copy on every call."""
-        return json.loads(schema_text(self.args_model))
+        schema: dict[str, Any] = json.loads(schema_text(self.args_model))
+        return schema
 
-    def openai_function(self) -> dict:
+    def openai_function(self) -> dict[str, Any]:
         """The tool as an OpenAI function-calling definition."""
         return {"type": "function", "function": {"name": self.name, "description": self.description,
                                                  "parameters": self.json_schema()}}
@@ -74,14 +76,16 @@ def schema_text(model: type[Args]) -> str:
     return json.dumps(model.model_json_schema())
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
 TOOLS = CATALOG.section("tool")
 """Every registered tool, by name."""
 
 
-def tool(name: str, kind: Kind, writes: str | None = None):
+def tool(name: str, kind: Kind, writes: str | None = None) -> Callable[[F], F]:
     """Register a function ``fn(ctx, args)`` as a tool; its docstring is the description. A name is taken once."""
 
-    def register(fn: Callable) -> Callable:
+    def register(fn: F) -> F:
         params = list(inspect.signature(fn).parameters)
         model = get_type_hints(fn)[params[1]]
         CATALOG.add("tool", name, Tool(name, kind, inspect.cleandoc(fn.__doc__ or ""), model, fn, writes),

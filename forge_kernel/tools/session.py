@@ -8,11 +8,10 @@ from typing import Any, NoReturn
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..ehr import EHRView
-from ..spec import BudgetExceeded, Event, ModelTurn, TaskPackage, compact_json
-from .base import TOOLS, Tool, ToolContext, ToolError
+from ..spec import BudgetExceeded as BudgetExceeded, Event, ModelTurn, TaskPackage, compact_json
 from ._faults import FaultPlan
 from ._policy import decide
-
+from .base import TOOLS, Tool, ToolContext, ToolError
 
 TEXT = 64 * 1024
 """The longest text of a reported model turn that the record keeps."""
@@ -39,14 +38,14 @@ class ReportedTurn(BaseModel):
 class ToolSession:
     """Runs calls for one trial: manifest, argument validation, policy, faults, idempotency, then the tool."""
 
-    def __init__(self, package: TaskPackage, view: EHRView, earlier: "ToolSession | None" = None):
+    def __init__(self, package: TaskPackage, view: EHRView, earlier: ToolSession | None = None):
         self.package = package
         self.view = view
         self.events: list[Event] = []
         self.turns: list[ModelTurn] = []
         """The model turns the agent reported (its own account: never read by a verifier)."""
-        self.cost = earlier.cost if earlier else 0.0
-        self.calls_before = earlier.calls_before + len(earlier.events) if earlier else 0
+        self.cost: float = earlier.cost if earlier else 0.0
+        self.calls_before: int = earlier.calls_before + len(earlier.events) if earlier else 0
         """Calls of the trial's ``earlier`` attempts, run again (a stall spoiled them): they count against the
         call budget, as their cost against the cost budget."""
         self.exceeded: str | None = None
@@ -67,7 +66,7 @@ class ToolSession:
         if self.cost > self.package.budget.max_cost:
             self.exceed(f"cost {self.cost:.4f} > {self.package.budget.max_cost}")
 
-    def model_turn(self, reported: dict) -> None:
+    def model_turn(self, reported: dict[str, Any]) -> None:
         """Keep a model turn the agent reported, after the calls recorded so far, and charge its cost; ValueError
         when it is not a turn (``ReportedTurn``)."""
         try:
@@ -83,12 +82,13 @@ class ToolSession:
         self.exceeded = why
         raise BudgetExceeded(why)
 
-    async def call(self, tool: str, /, **args: Any) -> dict:
+    async def call(self, tool: str, /, **args: Any) -> dict[str, Any]:
         """Run one call; returns ``{"ok": True, "result": ...}`` or ``{"ok": False, "error": {code, message}}``,
         a copy of what the record holds."""
-        return json.loads(self.reply(tool, args))
+        reply: dict[str, Any] = json.loads(self.reply(tool, args))
+        return reply
 
-    def reply(self, tool: str, args: dict, refused: str | None = None) -> str:
+    def reply(self, tool: str, args: dict[str, Any], refused: str | None = None) -> str:
         """Run one call and record it; the reply as JSON text, which is what reaches an agent (in process or
         not). ``refused``: why the arguments cannot be taken (an ``invalid_args`` error; the tool is not run).
         Past the call budget, BudgetExceeded."""
@@ -108,7 +108,7 @@ class ToolSession:
             error = {"code": exc.code, "message": exc.message}
         except Exception as exc:  # a tool's own bug: recorded against the tool, never crashing the trial
             error = {"code": "tool_crash", "message": type(exc).__name__}
-        text = compact_json({"ok": True, "result": result} if error is None else {"ok": False, "error": error})
+        text: str = compact_json({"ok": True, "result": result} if error is None else {"ok": False, "error": error})
         spec = TOOLS.get(tool)
         self.events.append(Event(
             step=step, tool=tool, args=args, kind=spec.kind if spec else "unknown", ok=error is None, result=result,
@@ -117,7 +117,7 @@ class ToolSession:
             started_ms=(started - self.opened) * 1000))
         return text
 
-    def _run(self, tool: str, raw_args: dict, facts: dict, refused: str | None) -> Any:
+    def _run(self, tool: str, raw_args: dict[str, Any], facts: dict[str, Any], refused: str | None) -> Any:
         spec = TOOLS.get(tool)
         if spec is None or tool not in self.package.tools:
             raise ToolError("unknown_tool", f"no tool {tool!r} in this task")

@@ -56,6 +56,18 @@ class Fact:
     name: str = ""
     """drug, diagnosis: its name in the vocabulary."""
 
+    @property
+    def number(self) -> Amount:
+        """``amount``, of a fact of a kind that has one."""
+        assert self.amount is not None
+        return self.amount
+
+    @property
+    def day(self) -> StatedDate:
+        """``date``, of a date."""
+        assert self.date is not None
+        return self.date
+
 
 @dataclass(frozen=True)
 class Cues:
@@ -109,7 +121,9 @@ def proposed(text: str, start: int, end: int) -> bool:
 
 def not_a_fact(text: str, found: Located) -> bool:
     """Thresholds (and their partners), reference values, counts and standards' numbers."""
-    digits_end = found.start + NUMBER.match(text, found.start).end() - found.start
+    number = NUMBER.match(text, found.start)
+    assert number is not None  # an amount is located at its number
+    digits_end = found.start + number.end() - found.start
     partner = PARTNER.search(text, 0, found.start)
     count = (not found.amount.unit or found.amount.quantity is None) and found.decimals == 0
     return (bounded(text, found.start, found.end)

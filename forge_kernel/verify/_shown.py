@@ -3,10 +3,11 @@ given or wrote itself, as the grounding and provenance checks read it."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from functools import cached_property, lru_cache
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from ..ehr import EHRImage
 from ..spec import Event, Package
@@ -39,9 +40,11 @@ def returned_references(events: Iterable[Event], image: EHRImage) -> set[str]:
         if not event.ok:
             continue
         for d in walk(event.result):
-            key = (d.get("type") or d.get("resourceType"), str(d.get("id"))) if isinstance(d, dict) else None
+            if not isinstance(d, dict):
+                continue
+            key = (d.get("type") or d.get("resourceType"), str(d.get("id")))
             if key in image.resources:
-                found.add("/".join(key))
+                found.add(f"{key[0]}/{key[1]}")
     return found
 
 
@@ -60,7 +63,9 @@ class ShownAmount:
 
 def read(node: Any) -> tuple[list[str], list[ShownAmount]]:
     """The strings of a JSON-like value and its numbers (see ``Shown.amounts``), depth first, in one pass."""
-    texts, amounts, stack = [], [], [node]
+    texts: list[str] = []
+    amounts: list[ShownAmount] = []
+    stack = [node]
     while stack:
         node = stack.pop()
         if isinstance(node, str):

@@ -6,29 +6,29 @@ spacing where it has spaces or changes script ("20 mg" matches "20mg", "B级" ma
 longer word or number ("obese" is not in "nonobese", "5.9" is not in "15.9" or "5.95", but "62" is in "62.0"; a
 word may go on: "decreas" matches "decreasing"). A phrase is *affirmed* where it occurs without a negation cue
 reaching it (``tables/language.yaml``): "未停用" does not affirm 停用, "not obese" does not affirm "obese".
-"""
+"""  # noqa: RUF002  (full-width letters and digits on purpose: what NFKC folds)
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
-from typing import Iterable, Union
 
 import yaml
 
 from ..tools import drug_names
 
 TABLES = Path(__file__).with_name("tables")
-Synonyms = Union[str, list[str]]
+Synonyms = str | list[str]
 """A phrase, or a list of phrases any one of which will do."""
 
 
 @lru_cache(maxsize=16384)
 def normal(text: str) -> str:
     """NFKC, case-folded, with typographic apostrophes made plain: the form every comparison here uses."""
-    return unicodedata.normalize("NFKC", text).casefold().replace("’", "'")
+    return unicodedata.normalize("NFKC", text).casefold().replace("’", "'")  # noqa: RUF001  (the typographic one)
 
 
 def is_word_char(char: str) -> bool:
@@ -39,7 +39,7 @@ def is_word_char(char: str) -> bool:
 def phrase_pattern(phrase: str) -> re.Pattern:
     """A regex for a phrase in normalised text: flexible spacing, no match inside a longer word or number."""
     phrase = normal(phrase).strip()
-    parts = []
+    parts: list[str] = []
     for i, char in enumerate(phrase):
         if char.isspace():
             if parts and parts[-1] != r"\s*":
@@ -213,7 +213,7 @@ class StatedDate:
     month: int
     day: int
 
-    def same_day(self, other: "StatedDate") -> bool:
+    def same_day(self, other: StatedDate) -> bool:
         """The same day; a date written without its year matches that day in any year."""
         years_agree = self.year is None or other.year is None or self.year == other.year
         return years_agree and (self.month, self.day) == (other.month, other.day)

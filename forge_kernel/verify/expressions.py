@@ -58,7 +58,7 @@ class FromEHR(Strict):
     """Dotted path into the resource ``latest`` or ``earliest`` picks; without it, its ``Type/id``."""
 
     @model_validator(mode="after")
-    def _one_selector(self) -> "FromEHR":
+    def _one_selector(self) -> FromEHR:
         given = [name for name in ("latest", "earliest", "count", "exists") if getattr(self, name) is not None]
         if len(given) != 1:
             raise ValueError("needs exactly one of latest, earliest, count, exists")
@@ -104,9 +104,8 @@ def under_expression(params: Any, error_loc: tuple) -> bool:
     for part in error_loc:
         if is_expression(node):
             return True
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+        if (isinstance(node, dict) and part in node) or (
+                isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)):
             node = node[part]
     return is_expression(node)
 
@@ -166,9 +165,9 @@ def none_read_as_unset(model: BaseModel, params: Any, locations: list[Location])
             continue
         owner: Any = model
         for part in loc[:-1]:
-            owner = getattr(owner, part) if isinstance(owner, BaseModel) else owner[part]
+            owner = getattr(owner, str(part)) if isinstance(owner, BaseModel) else owner[part]
         fields = type(owner).model_fields if isinstance(owner, BaseModel) else {}
-        field = fields.get(loc[-1])
+        field = fields.get(str(loc[-1]))
         if field is not None and not field.is_required() and field.default is None:
             return loc
     return None

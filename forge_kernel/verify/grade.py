@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import signal
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
+from types import FrameType
 
 from ..spec import ERROR_PREFIX, RUBRIC, Grading, Verdict
 from .quantities import unit_registry
@@ -34,7 +35,7 @@ def time_limit(seconds: float) -> Iterator[None]:
         return
     armed = True
 
-    def expire(signum, frame) -> None:
+    def expire(signum: int, frame: FrameType | None) -> None:
         if armed:
             raise OutOfTime
 

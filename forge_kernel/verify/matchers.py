@@ -78,11 +78,12 @@ class Matcher(Strict):
         return self.one_of is None or value in self.one_of
 
     def same_term(self, value: str) -> bool:
-        return synonym_key(value) == synonym_key(self.same_as)
+        return self.same_as is not None and synonym_key(value) == synonym_key(self.same_as)
 
     def same_amount(self, value: Any) -> bool:
         """The value holds the amount of ``amount`` (in its unit, or converted where ``convertible``)."""
         wanted = amount(self.amount)
+        assert wanted is not None  # validated
         given = amount(value) if isinstance(value, (str, dict, int, float)) else None
         if given is None or not (self.convertible or given.unit == wanted.unit):
             return False

@@ -8,14 +8,15 @@ from __future__ import annotations
 import copy
 import json
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from itertools import count
-from typing import Any, Callable, Iterator, Literal, get_args, get_origin
+from typing import Any, Literal, cast, get_args, get_origin
 
 from pydantic import BaseModel
 
-from ..ehr import EHRImage, codes_of, patient_of, time_of
+from ..ehr import EHRImage, Key, codes_of, patient_of, time_of
 from ..spec import Event, MutantOperator, Package, ToolCall, TrajectoryFile, ValidMutant, call_labels
 from ..tools import TOOLS, criterion_window
 from ._facts import Fact, stated_facts
@@ -227,7 +228,7 @@ def forbidden_write(g: Gold) -> Iterator[Mutant]:
     """A write, before ``finish``, of each resource type the policy does not allow, by the first manifest tool
     that writes it, with example arguments. Applies when the manifest has such a tool."""
     allowed = set(g.package.public.policy.writable_types)
-    done = set()
+    done: set[str] = set()
     for name in g.package.public.tools:
         tool = TOOLS.get(name)
         if tool is None or not tool.writes or tool.writes in allowed | done:
@@ -250,7 +251,9 @@ def checked_numbers(g: Gold) -> list[NumberParams]:
     for use in g.package.hidden.verifiers:
         if use.kind == "answer.number":
             kind, params = bind(use, g.package.hidden_path)
-            checks.append(params or graded_params(kind, use, g.package.hidden_path, Chart(g.image, g.patient)))
+            number = params or graded_params(kind, use, g.package.hidden_path, Chart(g.image, g.patient))
+            assert isinstance(number, NumberParams)  # answer.number's params
+            checks.append(number)
         elif use.kind == "answer.text":
             for entry in (s for e in [*use.params.get("all", []), *use.params.get("any", [])] for s in synonyms(e)):
                 found = located_amounts(entry)
@@ -315,7 +318,7 @@ def invented_fact(g: Gold) -> Iterator[Mutant]:
         if found is None:
             continue
         sentence, fact = found
-        update = {"answer": appended(answer, sentence, zh)} if answer.strip() else {}
+        update: dict[str, Any] = {"answer": appended(answer, sentence, zh)} if answer.strip() else {}
         if output:
             update["output"] = {**output, NOTE_KEY: appended(str(output.get(NOTE_KEY, "")), sentence, zh)}
         yield g.mutant("invented-fact", fact.written, f"states {fact.written} ({kind}), never shown", **update)
@@ -382,8 +385,8 @@ def windowed_criteria(output: dict) -> Iterator[tuple[dict, float]]:
 def stale_record(g: Gold, evidence: list, cutoff: float) -> str | None:
     """The current patient's latest record dated before ``cutoff``, of a type the evidence cites and not cited
     there: of the same code as a cited record if there is one, else of the type; None when there is none."""
-    given = [g.image.resources.get(tuple(str(ref).split("/", 1))) for ref in evidence]
-    given = [r for r in given if r]
+    cited = (g.image.resources.get(cast("Key", tuple(str(ref).split("/", 1)))) for ref in evidence)
+    given = [r for r in cited if r]
     types, codes = {r["resourceType"] for r in given}, set().union(*map(codes_of, given))
     candidates = []
     for ref, resource in g.resources(lambda p: p == g.patient):

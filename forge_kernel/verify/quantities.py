@@ -10,6 +10,8 @@ import math
 import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from itertools import pairwise
+from typing import TypeGuard
 
 UNIT_WORDS = {
     "毫克": "mg", "克": "g", "微克": "ug", "千克": "kg", "公斤": "kg", "毫升": "mL", "升": "L", "毫摩尔/升": "mmol/L",
@@ -68,7 +70,7 @@ class Amount:
         """As pint reads it, or None where it cannot."""
         return _quantity(self.value, self.unit)
 
-    def same(self, other: "Amount", rel_tol: float = 1e-6, abs_tol: float = 0.0) -> bool:
+    def same(self, other: Amount, rel_tol: float = 1e-6, abs_tol: float = 0.0) -> bool:
         """The same amount: equal once ``other`` is converted into this unit (same dimension only), or, where
         pint cannot read a unit, the same number with the same unit text."""
         mine, theirs = self.quantity, other.quantity
@@ -80,7 +82,7 @@ class Amount:
         return self.unit == other.unit and math.isclose(self.value, other.value, rel_tol=rel_tol, abs_tol=abs_tol)
 
 
-def is_number(value: object) -> bool:
+def is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -145,7 +147,7 @@ def located_amounts(text: str) -> tuple[Located, ...]:
         unit = text_unit(m.group(3))
         found.append(Located(Amount(float(m.group(1)), unit), m.start(), m.group() if unit else m.group(1),
                              len(m.group(2) or "")))
-    for i, (first, second) in enumerate(zip(found, found[1:])):
+    for i, (first, second) in enumerate(pairwise(found)):
         between = text[first.start + len(first.written):second.start]
         if not first.amount.unit and second.amount.unit and between == "/":
             found[i] = Located(Amount(first.amount.value, second.amount.unit), first.start,

@@ -3,16 +3,18 @@ from __future__ import annotations
 
 import inspect
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, get_type_hints
+from typing import Any, TypeVar, get_type_hints
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from ..catalog import CATALOG
-from ..spec import RUBRIC, Package, SpecError, Strict, VerifierUse
+from ..spec import ERROR_PREFIX, RUBRIC, Package, SpecError, Strict, Verdict, VerifierUse
 from .expressions import Chart, find_expressions, none_read_as_unset, under_expression
-from .verdict import ERROR_PREFIX, GradeContext, Verdict
+from .verdict import GradeContext
 
 
 @dataclass(frozen=True)
@@ -34,15 +36,17 @@ class VerifierKind:
     """The one category its uses may take (None: any)."""
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
 VERIFIERS = CATALOG.section("verifier kind")
 """Every registered verifier kind, by name."""
 
 
-def verifier(name: str, category: str | None = None):
+def verifier(name: str, category: str | None = None) -> Callable[[F], F]:
     """Register ``fn(ctx, params) -> Outcome``; the params model comes from the annotation. A name is taken once;
     ``category``, when given, is the only one its uses may take."""
 
-    def register(fn):
+    def register(fn: F) -> F:
         params = list(inspect.signature(fn).parameters)
         model = get_type_hints(fn)[params[1]]
         CATALOG.add("verifier kind", name, VerifierKind(name, model, fn, inspect.cleandoc(fn.__doc__ or ""), category),
@@ -82,7 +86,7 @@ def validated(kind: VerifierKind, use: VerifierUse, params: Any, file: object) -
     return kind.params_model.model_validate(params, context={"severity": use.severity, "file": file})
 
 
-def params_error(use: VerifierUse, file: object, err: dict) -> SpecError:
+def params_error(use: VerifierUse, file: object, err: ErrorDetails) -> SpecError:
     """One validation error of a use's params as a SpecError naming the params field."""
     inner = SpecError.from_error(file, err)
     where = f"verifiers.{use.id}.params" + ("" if inner.field == "(root)" else f".{inner.field}")

@@ -35,7 +35,7 @@ def resolve(node: dict, defs: dict) -> dict:
     return node
 
 
-def kind_of(node: dict) -> tuple[str, tuple]:
+def kind_of(node: dict) -> tuple[FieldKind, tuple]:
     """The field kind of a resolved schema node and its choices (for an enum)."""
     if "enum" in node or "const" in node:
         return "choice", tuple(node.get("enum", [node.get("const")]))
@@ -74,8 +74,8 @@ def parse(spec: FieldSpec, raw: Any) -> Any:
     if spec.kind == "text":
         return text
     value = yaml.safe_load(text)
-    if spec.kind == "integer" and not isinstance(value, int) or spec.kind == "number" and not isinstance(
-            value, (int, float)):
+    if (spec.kind == "integer" and not isinstance(value, int)) or (spec.kind == "number" and not isinstance(
+            value, (int, float))):
         raise ValueError(f"{spec.name}: {text!r} is not a{'n integer' if spec.kind == 'integer' else ' number'}")
     return value
 

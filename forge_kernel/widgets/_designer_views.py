@@ -3,8 +3,9 @@ calls, validation messages, selftest and dry-run results. Plain functions of the
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from html import escape
-from typing import Any, Iterable
+from typing import Any
 
 from ..authoring import DryRun, PatientFixture, RecordedCall, SelftestResult
 from ..ehr import ResourceDiff, summarize
@@ -105,10 +106,11 @@ def short(value: Any) -> str:
 def call_view(call: RecordedCall) -> str:
     """One recorded call: tool and arguments, decision, result, state change."""
     e = call.event
+    error = e.error or {}  # a denied or failed call has its error
     if e.denied:
-        verdict = f"<span class='mf-bad'>denied: {escape(e.denied)}</span> — {escape(e.error['message'])}"
+        verdict = f"<span class='mf-bad'>denied: {escape(e.denied)}</span> — {escape(error['message'])}"
     elif not e.ok:
-        verdict = f"<span class='mf-bad'>failed: {escape(e.error['code'])}</span> — {escape(e.error['message'])}"
+        verdict = f"<span class='mf-bad'>failed: {escape(error['code'])}</span> — {escape(error['message'])}"
     else:
         verdict = "<span class='mf-good'>allowed</span>"
     flags = "".join(f" <span class='mf-flag'>⚠ {escape(f)}</span>" for f in e.flags)

@@ -8,19 +8,22 @@ from typing import Any
 from ..spec import CompactTrajectory, SpecError
 
 HERE = Path(__file__).parent
+BUNDLE = HERE / "bundle"
+"""The built modules and style sheets: esbuild bundles them from frontend/src/ (``npm run build`` there); they are
+committed, so that installing the package needs no Node (tests/test_frontend.py checks they are what the sources
+build)."""
 
 
-def assembled(name: str) -> str:
-    """A widget's module or style sheet (``player.js``, ``failures.css``, ...) as the browser receives it, behind
-    what every widget shares: ``common.js`` (h() and the other helpers) or ``common.css`` (the variables, the
-    synthetic-data banner, the title line and the buttons). One ES module, one sheet: nothing is defined twice."""
-    common = HERE / f"common{Path(name).suffix}"
-    return f"{common.read_text(encoding='utf-8')}\n{(HERE / name).read_text(encoding='utf-8')}"
+def bundled(name: str) -> str:
+    """A built module or style sheet (``player.js``, ``failures.css``, ...) as the browser receives it: one ES module
+    or one sheet, with what every widget shares (``common.js``: h() and the other helpers; ``common.css``: the
+    variables, the synthetic-data banner, the title line and the buttons) imported into it."""
+    return (BUNDLE / name).read_text(encoding="utf-8")
 
 
-ESM = assembled("player.js")
+ESM = bundled("player.js")
 """The player's module (anywidget's ``render``), shared by the live widget and the static page."""
-CSS = assembled("player.css")
+CSS = bundled("player.css")
 
 
 def checked(trial: Any) -> Any:

@@ -28,7 +28,7 @@ from ..analysis import (
 from ..spec import SYNTHETIC_BANNER, UsageError
 from ..store import Run, open_run
 from . import _charts as charts
-from ._frontend import assembled
+from ._frontend import bundled
 from .failures import FailureBrowser
 
 VEGA_LITE = "v6_4"
@@ -44,8 +44,9 @@ def cache_dir() -> Path:
 def dashboard_esm() -> str:
     """The dashboard's module with Vega, Vega-Lite and vega-embed bundled in (built by vl-convert, ~0.9 MB, in about
     2 s; kept on disk by the hash of the module and the vl-convert version)."""
-    source = assembled("dashboard.js")
-    digest = hashlib.sha256(f"{vl_convert.__version__}\0{VEGA_LITE}\0{source}".encode()).hexdigest()[:16]
+    source = bundled("dashboard.js")
+    version = vl_convert.__version__  # type: ignore[attr-defined]  # set by the package, not in its stub
+    digest = hashlib.sha256(f"{version}\0{VEGA_LITE}\0{source}".encode()).hexdigest()[:16]
     path = cache_dir() / f"dashboard-{digest}.js"
     try:
         return path.read_text(encoding="utf-8")
@@ -78,7 +79,7 @@ class RunDashboard(anywidget.AnyWidget):
     the release gate of that comparison under ``policy`` (default: the bundled policy).
     """
 
-    _css = assembled("dashboard.css")
+    _css = bundled("dashboard.css")
     banner = traitlets.Unicode(SYNTHETIC_BANNER).tag(sync=True)
     heading = traitlets.Dict().tag(sync=True)
     charts = traitlets.Dict().tag(sync=True)
@@ -103,7 +104,7 @@ class RunDashboard(anywidget.AnyWidget):
                              "the gate needs both a baseline and a candidate agent")
         cells = pass_rate_cells(run)
         gate = None
-        if baseline is not None:
+        if baseline is not None and candidate is not None:  # both or neither (above)
             other = run if baseline_run is None else baseline_run
             other = other if isinstance(other, Run) else open_run(other)
             gate = gate_state(other, run, baseline, candidate, policy)

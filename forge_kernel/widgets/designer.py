@@ -27,8 +27,9 @@ from ..catalog import model_of
 from ..spec import BudgetExceeded, Edit, EditError, ForgeError, SpecError, apply_edits, call_labels, load_package
 from . import _designer_views as views
 from ._designer_forms import SchemaForm
+from ._frontend import BUNDLE
 
-CSS = (Path(__file__).with_name("designer.css")).read_text(encoding="utf-8")
+CSS = (BUNDLE / "designer.css").read_text(encoding="utf-8")
 
 
 def category_help(category: str) -> str:
@@ -253,7 +254,7 @@ class Designer(w.VBox):
             params = self.params_form.values()
             if not self.verifier_id.value.strip():
                 raise ValueError("id: give the verifier an id")
-            self.draft.add_verifier(self.verifier_id.value.strip(), self.kind.value, self.verifier_category.value,
+            self._current.add_verifier(self.verifier_id.value.strip(), self.kind.value, self.verifier_category.value,
                                     self.severity.value, **params)
         except (ValueError, ValidationError) as exc:
             self.verifier_message.value = views.problems_view([first_line(exc)])
@@ -262,7 +263,7 @@ class Designer(w.VBox):
         self._sync()
 
     def _remove_verifier(self) -> None:
-        self.draft.verifiers = [v for v in self.draft.verifiers if v.id != self.remove_verifier.value]
+        self._current.verifiers = [v for v in self._current.verifiers if v.id != self.remove_verifier.value]
         self._sync()
 
     # --- 4 gold solution ----------------------------------------------------------------------------------------
@@ -307,8 +308,8 @@ class Designer(w.VBox):
             self.last_call.value = views.problems_view([str(exc)])
             return
         if self.recorder is None:
-            self.recorder = Recorder(self.draft)
-        elif self.recorder.session.package != self.draft.public:
+            self.recorder = Recorder(self._current)
+        elif self.recorder.session.package != self._current.public:
             self.recorder.rerun()
         try:
             recorded = self.recorder.call(self.call_tool.value, **args)
@@ -337,7 +338,9 @@ class Designer(w.VBox):
         except (ValueError, ValidationError) as exc:
             self.gold_status.value = views.problems_view([first_line(exc)])
             return
-        self.gold_status.value = (f"<div class='mf-ok'>✓ gold solution: {len(self.draft.gold.calls)} calls</div>")
+        gold = self._current.gold
+        assert gold is not None  # just recorded
+        self.gold_status.value = (f"<div class='mf-ok'>✓ gold solution: {len(gold.calls)} calls</div>")
         self._refresh_cases()
         self._sync()
 
@@ -393,7 +396,7 @@ class Designer(w.VBox):
         """The edit the form describes (a ValueError or ValidationError when it cannot be one)."""
         op = self.edit_op.value
         data: dict[str, Any] = {"op": op}
-        if op in ("drop", "replace") or op == "insert" and self.edit_at.value != "":
+        if op in ("drop", "replace") or (op == "insert" and self.edit_at.value != ""):
             data["at"] = self.edit_at.value
         if op in ("replace", "insert"):
             data["call"] = {"tool": self.edit_tool.value, "args": yaml_value(self.edit_args.value, "args") or {}}
@@ -405,11 +408,12 @@ class Designer(w.VBox):
 
     def _add_edit(self) -> None:
         """Add the form's edit to the case being written, if it fits the gold."""
-        problem = "record the gold solution first" if self.draft.gold is None else None
-        if problem is None:
+        gold = self._current.gold
+        problem = "record the gold solution first" if gold is None else None
+        if gold is not None:
             try:
                 edit = self.edit_from_form()
-                apply_edits(self.draft.gold, [*self.pending, edit])
+                apply_edits(gold, [*self.pending, edit])
                 self.pending.append(edit)
             except EditError as exc:
                 problem = f"edits.{exc.field}: {exc.message}"
@@ -431,9 +435,9 @@ class Designer(w.VBox):
             if not name or not self.pending:
                 raise ValueError("name the case and add at least one edit")
             if self.case_kind.value == "counterexample":
-                self.draft.add_counterexample(name, list(self.pending), list(self.must_fail.value))
+                self._current.add_counterexample(name, list(self.pending), list(self.must_fail.value))
             else:
-                self.draft.add_variant(name, list(self.pending), self.reason.value.strip())
+                self._current.add_variant(name, list(self.pending), self.reason.value.strip())
         except (ValueError, ValidationError) as exc:
             self.case_message.value = views.problems_view([first_line(exc)])
             return
@@ -445,12 +449,12 @@ class Designer(w.VBox):
 
     def _remove_case(self) -> None:
         name = self.remove_case.value
-        self.draft.counterexamples = [c for c in self.draft.counterexamples if c.name != name]
-        self.draft.valid_variants = [v for v in self.draft.valid_variants if v.name != name]
+        self._current.counterexamples = [c for c in self._current.counterexamples if c.name != name]
+        self._current.valid_variants = [v for v in self._current.valid_variants if v.name != name]
         self._sync()
 
     def _refresh_cases(self) -> None:
-        gold = self.draft.gold
+        gold = self._current.gold
         self.gold_calls.value = views.calls_view(gold.calls) if gold else views.calls_view([])
         labels = call_labels(gold.calls) if gold else []
         self.edit_at.options = [(f"step {i} · {label}", label) for i, label in enumerate(labels, 1)] + [
@@ -459,12 +463,12 @@ class Designer(w.VBox):
             return "<br>".join(views.escape(views.edit_text(e)) for e in case.edits or []) or "(a full trajectory)"
 
         rows = [["counterexample", views.escape(c.name), "must fail " + views.escape(", ".join(c.must_fail)), edits(c)]
-                for c in self.draft.counterexamples]
+                for c in self._current.counterexamples]
         rows += [["valid variant", views.escape(v.name), views.escape(v.reason), edits(v)]
-                 for v in self.draft.valid_variants]
+                 for v in self._current.valid_variants]
         self.case_list.value = views.table(["kind", "name", "must fail / why valid", "edits of the gold"], rows) \
             if rows else "<span class='mf-sub'>no cases yet</span>"
-        self.remove_case.options = [c.name for c in self.draft.counterexamples + self.draft.valid_variants]
+        self.remove_case.options = [c.name for c in self._current.counterexamples + self._current.valid_variants]
 
     # --- 6 check and save ---------------------------------------------------------------------------------------
 
@@ -489,14 +493,14 @@ class Designer(w.VBox):
         ])
 
     def validate(self) -> list[str]:
-        found = problems(self.draft, fhir=True)
+        found = problems(self._current, fhir=True)
         self.check_output.value = views.problems_view(found)
         return found
 
     def run_agents(self) -> None:
         self.dry_output.value = "<span class='mf-sub'>running…</span>"
         try:
-            self.dry_output.value = views.dry_run_view(dry_run(self.draft))
+            self.dry_output.value = views.dry_run_view(dry_run(self._current))
         except ForgeError as exc:
             self.dry_output.value = views.problems_view([str(exc)])
 
@@ -504,17 +508,18 @@ class Designer(w.VBox):
         self.selftest_output.value = "<span class='mf-sub'>running…</span>"
         try:
             source = load_package(self.saved) if self.saved else self.draft
+            assert source is not None  # the button is shown once a draft exists
             self.last_selftest = selftest(source, mutants=True)
             self.selftest_output.value = views.selftest_view(self.last_selftest)
         except ForgeError as exc:
             self.selftest_output.value = views.problems_view([str(exc)])
 
     def save(self) -> None:
-        found = problems(self.draft)
+        found = problems(self._current)
         if found:
             self.save_output.value = views.problems_view(found)
             return
-        folder, hidden = self.draft.save()
+        folder, hidden = self._current.save()
         self.saved = folder
         self.save_output.value = (f"<div class='mf-ok'>✓ saved</div><div><code>{views.escape(str(folder))}</code>"
                                   f"</div><div><code>{views.escape(str(hidden))}</code></div>")
@@ -545,6 +550,12 @@ class Designer(w.VBox):
                 "budget": {"max_calls": self.max_calls.value, "max_seconds": self.max_seconds.value,
                            "max_cost": self.max_cost.value},
                 "faults": list(self.faults)}
+
+    @property
+    def _current(self) -> Draft:
+        """The draft: picking a patient makes it, and the steps that use it come after."""
+        assert self.draft is not None
+        return self.draft
 
     def _sync(self) -> None:
         """Rebuild the draft's public half from the form and show what is wrong, as the user types."""
@@ -580,12 +591,12 @@ class Designer(w.VBox):
         if list(self.call_tool.options) != tools:
             self.call_tool.options = tools
             self.edit_tool.options = tools
-        ids = [v.id for v in self.draft.verifiers]
+        ids = [v.id for v in self._current.verifiers]
         self.must_fail.allowed_tags = ids
         self.remove_verifier.options = ids
         rows = [[views.escape(v.id), views.escape(v.kind), views.escape(v.category), views.escape(v.severity),
                  f"<code>{views.escape(yaml.safe_dump(v.params, allow_unicode=True, default_flow_style=True).strip())}"
-                 f"</code>"] for v in self.draft.verifiers]
+                 f"</code>"] for v in self._current.verifiers]
         self.verifier_list.value = views.table(["id", "kind", "category", "severity", "params"], rows) if rows else \
             "<span class='mf-sub'>no verifiers yet</span>"
         self.fault_list.value = views.table(["tool", "on call", "kind"], [[f["tool"], f["on_call"], f["kind"]]

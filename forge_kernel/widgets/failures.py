@@ -18,7 +18,7 @@ import yaml
 from ..analysis import TriageFile, failure_rows, load_triage
 from ..spec import SYNTHETIC_BANNER, SpecError, UsageError
 from ..store import Run, open_run
-from ._frontend import assembled
+from ._frontend import bundled
 from .player import ReplayPlayer, play
 
 FILTERS = ("suite", "dimension", "agent", "verifier", "error_class", "triage")
@@ -36,10 +36,10 @@ class FailureTable(anywidget.AnyWidget):
     """The table's front end: rows, filters and sort are synced; a click sets ``selected``; triage edits arrive as
     messages (``{"action": "triage", ...}``) and their outcome is ``message``."""
 
-    _esm = assembled("failures.js")
-    _css = assembled("failures.css")
+    _esm = bundled("failures.js")
+    _css = bundled("failures.css")
     banner = traitlets.Unicode(SYNTHETIC_BANNER).tag(sync=True)
-    rows = traitlets.List().tag(sync=True)
+    rows: traitlets.List[dict] = traitlets.List().tag(sync=True)
     """The rows shown: those matching ``filters``, sorted, at most ``MAX_ROWS``."""
     matching = traitlets.Int(0).tag(sync=True)
     total = traitlets.Int(0).tag(sync=True)
@@ -50,7 +50,7 @@ class FailureTable(anywidget.AnyWidget):
     sort = traitlets.List(["critical", "desc"]).tag(sync=True)
     selected = traitlets.Int(None, allow_none=True).tag(sync=True)
     """The trial id opened in the player."""
-    verdicts = traitlets.List().tag(sync=True)
+    verdicts: traitlets.List[dict] = traitlets.List().tag(sync=True)
     """The opened trial's failing verdicts, each with its triage decision."""
     triage_file = traitlets.Unicode("").tag(sync=True)
     """Where triage is saved ("" : read-only)."""
@@ -164,7 +164,7 @@ class FailureBrowser(ipywidgets.VBox):
         return True
 
     def _show(self) -> None:
-        column, direction = (self.table.sort + ["asc"])[:2]
+        column, direction = [*self.table.sort, "asc"][:2]
         if column not in SORTS:
             column = "critical"
         shown = sorted((r for r in self._rows if self._matches(r)), key=lambda r: [r[k] for k in TIEBREAK])
@@ -261,5 +261,6 @@ class FailureBrowser(ipywidgets.VBox):
             self.table.message = {"kind": "error", "text": str(exc), "verifier": content.get("verifier")}
         else:
             self.table.message = {"kind": "saved", "verifier": content["verifier"],
-                                  "text": f"saved to {self.triage_path.name}: {content['verifier']} "
+                                  "text": f"saved to {self.triage_path.name if self.triage_path else ''}: "
+                                          f"{content['verifier']} "
                                           f"{content['decision']}"}

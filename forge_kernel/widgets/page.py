@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from ..spec import SYNTHETIC_BANNER
-from ._frontend import CSS, ESM, HERE, compact_of, player_state
+from ._frontend import BUNDLE, CSS, ESM, compact_of, player_state
 
-SHIM = HERE / "static.js"
+SHIM = BUNDLE / "static.js"
 
 
 def _script_json(trial: Any, other: Any) -> str:

@@ -95,11 +95,12 @@ class AgentCgroups:
     ``prefix()`` starts a command in them."""
 
     def __init__(self, limits: dict[str, int]):
-        name, self.folders = f"forge-{os.getpid()}-{next(_names)}", []
+        name = f"forge-{os.getpid()}-{next(_names)}"
+        self.folders: list[Path] = []
         try:
             for controller, limit in limits.items():
                 parent, version, why = parent_folder(controller)
-                if why:
+                if why or parent is None:  # a folder, or why not
                     raise OSError(why)
                 folder = parent / name
                 if folder not in self.folders:  # v2: one folder holds every controller

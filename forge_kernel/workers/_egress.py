@@ -24,7 +24,8 @@ import ipaddress
 import os
 import socket
 import threading
-from typing import Callable
+from collections.abc import Callable
+from functools import partial
 
 from .wire import HEADER, decode, encode
 
@@ -46,10 +47,11 @@ def parse_endpoint(text: str) -> tuple[str, int]:
     return host.strip("[]").lower(), int(port)
 
 
-def listen_addresses(endpoints: tuple[str, ...]) -> list[tuple[str, int]]:
+def listen_addresses(endpoints: tuple[str, ...]) -> list[tuple[str, int] | None]:
     """Where the relay listens for each endpoint, in order: an IP address other than loopback cannot be taken
     inside the sandbox, so such an endpoint is reached through the proxy only (None)."""
-    found, names = [], {}
+    found: list[tuple[str, int] | None] = []
+    names: dict[str, str] = {}
     for host, port in map(parse_endpoint, endpoints):
         if host in LOCAL_NAMES:
             found.append((LOCAL_NAMES[host], port))
@@ -129,7 +131,7 @@ class Gate:
         if not (named or self.open_network):
             raise PermissionError(f"{host}:{port} is not an allowed endpoint (--allow-endpoint)")
         found = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        refusals = [] if named else [not_outward(info[4][0]) for info in found]
+        refusals = [] if named else [not_outward(str(info[4][0])) for info in found]
         allowed = [info for info, why in zip(found, refusals or [None] * len(found)) if why is None]
         if not allowed:
             raise PermissionError(f"{host}:{port}: {refusals[0]}; name it with --allow-endpoint to reach it")
@@ -183,7 +185,9 @@ async def serve_harness(control: socket.socket, endpoints: tuple[str, ...], open
         if not data:
             for fd in fds:
                 socket.close(fd)
-            return closed.done() or closed.set_result(None)
+            if not closed.done():
+                closed.set_result(None)
+            return
         try:
             reply = socket.socket(fileno=fds[0]) if fds else None
         except OSError:  # not a socket
@@ -221,7 +225,7 @@ def run_relay(control: socket.socket, endpoints: tuple[str, ...]) -> None:
     threading.stack_size(RELAY_STACK)
     for (host, port), where in zip(map(parse_endpoint, endpoints), listen_addresses(endpoints)):
         if where:
-            listen(where, lambda inner, target=(host, port): relay(control, inner, *target))
+            listen(where, partial(relay, control, host=host, port=port))
     listen((PROXY[0], proxy_port(endpoints)), lambda inner: proxy(control, inner))
     threading.Event().wait()
 

@@ -31,7 +31,8 @@ class Launch:
         self.as_root = as_root
         self.passed: list[int] = []
         """Descriptors the command line names: the child gets them, and they are closed here once it has."""
-        self._info = self._block = None
+        self._info: int | None = None
+        self._block: int | None = None
         if self.as_root:
             info, self._info_w = os.pipe()
             self._block_r, block = os.pipe()
@@ -76,7 +77,7 @@ class Launch:
     async def map_users(self, seconds: float) -> None:
         """As root: read the sandbox's first pid from bubblewrap, write its user namespace's maps, let it go on.
         OSError when bubblewrap ended first or said nothing in time."""
-        if self._info is None:
+        if self._info is None or self._block is None:  # both or neither: as root
             return
         info = await read_all(self._info, seconds)
         try:

@@ -18,9 +18,10 @@ import os
 import selectors
 import socket
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from time import monotonic
-from typing import Callable
+from typing import cast
 
 from ..agents import Agent, AgentTask
 from ..spec import RESULT, AgentResult
@@ -123,11 +124,11 @@ class WorkerEnd(FramedProtocol):
         self.frames = Frames(HARNESS_FRAME_BYTES)
         self.tools: dict[str, str] = {}
         """Tool definitions by key: the harness sends a package's once per worker."""
-        self.owners: weakref.WeakKeyDictionary[asyncio.Task, int] = weakref.WeakKeyDictionary()
+        self.owners: weakref.WeakKeyDictionary[asyncio.Task, int | None] = weakref.WeakKeyDictionary()
         """The trial each task was made for."""
 
-    def connection_made(self, transport: asyncio.Transport) -> None:
-        self.transport = transport
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)  # a socket's
         self.send({"op": "ready"})
 
     def connection_lost(self, exc) -> None:

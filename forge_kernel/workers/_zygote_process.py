@@ -13,7 +13,8 @@ import os
 import signal
 import socket
 import subprocess
-from typing import Callable
+from collections.abc import Callable, Sequence
+from typing import cast
 
 from ._cgroup import AgentCgroups
 from ._egress import serve_harness
@@ -48,7 +49,7 @@ class SandboxedProcess:
         self._allowance = allowance or Allowance()
         """How much of the agent's output is left to show, across restarts."""
 
-    async def start(self, command: Callable[[Launch, int | None], list[str]], fds: list[int] = (),
+    async def start(self, command: Callable[[Launch, int | None], list[str]], fds: Sequence[int] = (),
                     stdio: bool = False) -> None:
         """Start ``command(launch, egress_fd)`` with ``fds`` passed to it. With ``stdio`` its stdin and stdout are
         pipes for the caller (``process.stdin``, ``process.stdout``) and its stderr is shown; else stdout and stderr
@@ -60,7 +61,7 @@ class SandboxedProcess:
         egress = self._open_egress() if self.sandbox.egress else None
         launch = self.sandbox.launch()
         try:
-            line = command(launch, egress and egress.fileno())
+            line = command(launch, egress.fileno() if egress else None)
             if limits := self.sandbox.cgroup_limits():
                 try:
                     self._cgroups = AgentCgroups(limits)
@@ -116,7 +117,7 @@ class SandboxedProcess:
             self.process = None
         if self._output is not None:
             if not self._output.is_closing():  # else it has read to the end
-                self._output.get_protocol().drain(self._output.get_extra_info("pipe"))
+                cast(AgentOutput, self._output.get_protocol()).drain(self._output.get_extra_info("pipe"))
             self._output.close()
             self._output = None
         if self._cgroups is not None:
@@ -133,7 +134,7 @@ class ZygoteProcess(SandboxedProcess):
         self.gone = False
         """Its control socket closed: it exited or was killed."""
 
-    async def start(self) -> dict:
+    async def start(self) -> dict:  # type: ignore[override]  # a zygote starts its own command
         """Start the sandbox; the zygote's first message (``hello`` or ``fatal``), or WorkerError."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
@@ -154,6 +155,7 @@ class ZygoteProcess(SandboxedProcess):
 
     async def _reply(self, seconds: float) -> dict:
         loop = asyncio.get_running_loop()
+        assert self.control is not None  # started
         try:
             data = await asyncio.wait_for(loop.sock_recv(self.control, 65536), seconds)
         except (TimeoutError, OSError) as exc:
@@ -168,6 +170,7 @@ class ZygoteProcess(SandboxedProcess):
 
     async def fork(self) -> tuple[socket.socket, int]:
         """A new worker (call one at a time: one control socket); our end of its socket and its pid."""
+        assert self.control is not None  # started
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             try:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from time import perf_counter
-from typing import Callable, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from pydantic import ValidationError
 
@@ -48,7 +49,7 @@ class Runner(Protocol):
 
     name: str
     version: str
-    config: dict | None
+    config: dict[str, Any] | None
     isolation: str
     """``in-process`` (trusted), or the sandbox mode of the worker: ``namespace``, ``strict`` or ``process``."""
 
@@ -85,7 +86,8 @@ class InProcess:
 
     def __init__(self, make: Callable[[], Agent] | Agent):
         is_factory = isinstance(make, type) or not hasattr(make, "run")  # a class or a factory, not an instance
-        self._make = make if is_factory else (lambda: make)
+        instance = cast(Agent, make)
+        self._make: Callable[[], Agent] = cast("Callable[[], Agent]", make) if is_factory else (lambda: instance)
         probe = self._make()
         self.name, self.version = printable(probe.name), printable(probe.version)  # data: shown as text anywhere
         self.config = getattr(probe, "config", None)
@@ -99,7 +101,7 @@ class InProcess:
         except TimeoutError:
             status, reason = TIMEOUT, f"no result within {max_seconds} s"
         except asyncio.CancelledError:
-            if asyncio.current_task().cancelling():
+            if (current := asyncio.current_task()) is not None and current.cancelling():
                 raise  # the run itself is being cancelled
             status, reason = AGENT_ERROR, "CancelledError raised by the agent"
         except (Exception, SystemExit, GeneratorExit) as exc:  # a trusted agent's bug ends only its own trial

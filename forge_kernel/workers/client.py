@@ -84,6 +84,7 @@ class RemoteToolClient:
 
     def resolve(self, message: dict) -> None:
         """Deliver the harness's reply to the call waiting for it."""
-        future = self._pending.get(message.get("id"))
+        call_id: Any = message.get("id")
+        future = self._pending.get(call_id)
         if future is not None and not future.done():
             future.set_result(message["reply"])

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable
 from pathlib import Path
 from time import perf_counter
-from typing import Awaitable
+from typing import Any
 
 import mcp_types as types
 from anyio import create_memory_object_stream
@@ -235,7 +236,7 @@ async def streams(incoming, outgoing) -> tuple[asyncio.StreamReader, asyncio.Str
     return reader, asyncio.StreamWriter(transport, protocol, None, loop), reading
 
 
-def client_info(message: dict) -> tuple[str, str] | None:
+def client_info(message: dict) -> tuple[object, object] | None:
     """The name and version an MCP client's first message gives (``clientInfo`` of ``initialize``, or of a request's
     ``_meta`` in the 2026 protocol), or None."""
     params = message.get("params") if isinstance(message, dict) else None
@@ -252,7 +253,7 @@ class McpAgent:
     """An ``mcp:COMMAND`` agent, run in the run's sandbox once per trial as the MCP client of that trial's server;
     started with ``await McpAgent.start(spec, sandbox)``, which runs it once to learn its name."""
 
-    config = None
+    config: dict[str, Any] | None = None
 
     def __init__(self, spec: str, sandbox: Sandbox, argv: list[str]):
         self.spec = spec
@@ -264,7 +265,7 @@ class McpAgent:
         """How much of the agent's output is left to show, across its trials."""
 
     @classmethod
-    async def start(cls, spec: str, sandbox: Sandbox) -> "McpAgent":
+    async def start(cls, spec: str, sandbox: Sandbox) -> McpAgent:
         """The agent, named by the ``clientInfo`` of its first message (or, without one, by its script or program);
         an AgentError when the command names no program, or the program says nothing."""
         try:
@@ -280,10 +281,13 @@ class McpAgent:
 
     async def _introduce(self) -> tuple[object, object]:
         """Run the program once and read its first message: the name and version it gives."""
-        process, pipes = SandboxedProcess(self.spec, self.sandbox, self._allowance), ()
+        process = SandboxedProcess(self.spec, self.sandbox, self._allowance)
+        pipes: list[asyncio.StreamWriter | asyncio.BaseTransport] = []
         try:
             await process.start(self._command, stdio=True)
-            reader, *pipes = await streams(process.process.stdout, process.process.stdin)
+            assert process.process is not None  # started
+            reader, writer, transport = await streams(process.process.stdout, process.process.stdin)
+            pipes = [writer, transport]
             line = await asyncio.wait_for(reader.readline(), HELLO_SECONDS)
             found = client_info(json.loads(line)) if line else None
         except WorkerError as exc:
@@ -303,13 +307,16 @@ class McpAgent:
 
     async def attempt(self, task: AgentTask, seed: int, session: ToolSession, max_seconds: float) -> AgentOutcome:
         """Run the program for one trial, its time counted from its start; it is killed when the trial ends."""
-        process, pipes = SandboxedProcess(self.spec, self.sandbox, self._allowance), ()
+        process = SandboxedProcess(self.spec, self.sandbox, self._allowance)
+        pipes: list[asyncio.StreamWriter | asyncio.BaseTransport] = []
         trial = TrialServer(task.for_trial(seed), session)
         started = perf_counter()
         try:
             await process.start(self._command, stdio=True)
-            reader, *pipes = await streams(process.process.stdout, process.process.stdin)
-            return await trial.run(trial.converse(reader, pipes[0]), max_seconds, started)
+            assert process.process is not None  # started
+            reader, writer, transport = await streams(process.process.stdout, process.process.stdin)
+            pipes = [writer, transport]
+            return await trial.run(trial.converse(reader, writer), max_seconds, started)
         except WorkerError as exc:
             return AgentOutcome(AGENT_ERROR, f"cannot start: {exc}")
         finally:

@@ -13,7 +13,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+from collections.abc import Coroutine
 from time import perf_counter
+from typing import Any
 
 from ..agents import AgentTask
 from ..spec import AgentError, AgentResult, printable
@@ -40,19 +42,19 @@ class IsolatedAgent:
         self.sandbox = sandbox
         self.isolation = sandbox.mode
         self.name = self.version = ""
-        self.config: dict | None = None
+        self.config: dict[str, Any] | None = None
         self.per_worker = PER_WORKER
         self._zygote = ZygoteProcess(spec, sandbox)
         self._spawning = asyncio.Lock()
         self._links: list[Link] = []
         self._slot_freed = asyncio.Event()
-        self._chores: set[asyncio.Task] = set()
+        self._chores: set[asyncio.Task[Any]] = set()
         self._tool_keys: dict[str, str] = {}
         """Tool definitions (the same string object for every trial of a package) -> a short key."""
         self._trials = 0
 
     @classmethod
-    async def start(cls, spec: str, sandbox: Sandbox) -> "IsolatedAgent":
+    async def start(cls, spec: str, sandbox: Sandbox) -> IsolatedAgent:
         """Start the agent's sandbox; an agent that cannot be imported or built is an AgentError."""
         agent = cls(spec, sandbox)
         try:
@@ -186,7 +188,7 @@ class IsolatedAgent:
                 self.per_worker = 1  # a worker stuck with several trials: its loop is blocked
             self._kill(link)
 
-    def _chore(self, coro) -> None:
+    def _chore(self, coro: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.ensure_future(coro)
         self._chores.add(task)
         task.add_done_callback(self._chores.discard)

@@ -31,6 +31,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -238,7 +239,7 @@ class Sandbox:
                 visible.append(root)
         return visible
 
-    def bwrap_args(self, spec: str, launch: Launch, caps: list[str] = ()) -> list[str]:
+    def bwrap_args(self, spec: str, launch: Launch, caps: Sequence[str] = ()) -> list[str]:
         """bubblewrap's options: the namespaces, and a read-only view of the system, a minimal ``/etc``, the
         Python installation, forge_kernel and the agent's own module, with the hidden paths blanked."""
         args = [shutil.which("bwrap") or "bwrap", *launch.user_args(), "--unshare-pid", "--unshare-ipc",

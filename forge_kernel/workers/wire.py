@@ -10,7 +10,8 @@ import asyncio
 import json
 import math
 import struct
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any, TypeGuard
 
 MAX_FRAME_BYTES = 4 * 1024 * 1024
 """The largest frame a worker may send (an answer, a tool call's arguments)."""
@@ -59,7 +60,7 @@ def _plain(value: Any, path: str, problems: list[str], depth: int = 0) -> Any:
 
 def _scalar(value: Any) -> bool:
     """A string, number (finite), bool or null."""
-    return value is None or isinstance(value, (str, int)) or isinstance(value, float) and math.isfinite(value)
+    return value is None or isinstance(value, (str, int)) or (isinstance(value, float) and math.isfinite(value))
 
 
 def _not_json(value: Any, path: str, problems: list[str], role: str = "") -> str:
@@ -116,6 +117,10 @@ class FramedProtocol(asyncio.BufferedProtocol):
     def get_buffer(self, sizehint: int) -> memoryview:
         return self._read_into
 
+    def data_received(self, data: memoryview) -> None:
+        """What arrived, a view valid during the call: each subclass reads it."""
+        raise NotImplementedError
+
     def buffer_updated(self, nbytes: int) -> None:
         self.data_received(self._read_into[:nbytes])
 
@@ -153,6 +158,6 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan
 _DECODER = json.JSONDecoder(parse_constant=_no_constant)
 
 
-def finite_number(value: Any) -> bool:
+def finite_number(value: Any) -> TypeGuard[int | float]:
     """A real JSON number (not a bool, not NaN or infinite)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

@@ -82,5 +82,7 @@ def main(spec: str, control_fd: int, memory_mb: int, egress_fd: int | None = Non
 
 
 if __name__ == "__main__":
-    egress = [int(sys.argv[4]), sys.argv[5]] if len(sys.argv) > 5 else []
-    main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), *egress)
+    if len(sys.argv) > 5:  # with egress: its descriptor and endpoints
+        main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
+    else:
+        main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))

@@ -16,8 +16,7 @@ from forge_kernel.ehr import fhir
 from forge_kernel.spec import ToolCall, VerifierUse
 from forge_kernel.spec.hidden import Counterexample, ValidMutant
 
-from .common import NOW, counterexample, created, package, read_before, trajectory, unchanged
-from .common import NSCLC_TOOLS as TOOLS
+from .common import NOW, NSCLC_TOOLS as TOOLS, counterexample, created, package, read_before, trajectory, unchanged
 
 CLOCK = datetime.fromisoformat(NOW)
 READ_ONLY = [t for t in TOOLS if t not in ("criterion_assessment_submit", "task_create", "escalate_to_human")]

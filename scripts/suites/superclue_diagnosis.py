@@ -15,8 +15,17 @@ from forge_kernel.ehr import fhir
 from forge_kernel.ehr.summaries import age_at
 from forge_kernel.spec import ToolCall
 
-from .common import NOW, answer_number, answer_text, checks_before, counterexample, created, package, trajectory, \
-    unchanged
+from .common import (
+    NOW,
+    answer_number,
+    answer_text,
+    checks_before,
+    counterexample,
+    created,
+    package,
+    trajectory,
+    unchanged,
+)
 
 CLOCK = datetime.fromisoformat(NOW)
 VITALS = {

@@ -295,14 +295,16 @@ class OomShield:
     name, version = "oom-shield", "0"
 
     async def run(self, task, session):
-        seen = {"adj": open("/proc/self/oom_score_adj").read().strip()}
+        with open("/proc/self/oom_score_adj") as f:
+            seen = {"adj": f.read().strip()}
         for value in ("-1000", "0"):
             try:
                 with open("/proc/self/oom_score_adj", "w") as f:
                     f.write(value)
             except OSError as exc:
                 seen[value] = type(exc).__name__
-            seen[f"after {value}"] = open("/proc/self/oom_score_adj").read().strip()
+            with open("/proc/self/oom_score_adj") as f:
+                seen[f"after {value}"] = f.read().strip()
         return report(**seen)
 
 

@@ -54,22 +54,22 @@ async def connection(args):
 
 async def act(args) -> None:
     plan = json.loads(args.plan)
-    async with connection(args) as (read, write):
-        async with ClientSession(read, write, client_info=Implementation(name=args.name, version="1.0")) as session:
-            await session.initialize()
-            await session.get_prompt("task")
-            task = json.loads((await session.read_resource("forge://task")).contents[0].text)
-            await session.list_tools()
-            steps = plan.get(task["task_id"], {})
-            for call in steps.get("calls", []):
-                await session.call_tool(call["tool"], call["args"])
-            if args.then == "crash":  # at once: a Python exception would wait for the SDK's stdin reader thread
-                print("the scripted agent crashes before it hands in", file=sys.stderr, flush=True)
-                os._exit(3)
-            if args.then == "hang":
-                time.sleep(3600)
-            answer = "; ".join([steps.get("answer", ""), *map(peek, args.peek)]).strip("; ")
-            await session.call_tool("submit_result", {"answer": answer, "output": steps.get("output", {})})
+    async with (connection(args) as (read, write),
+                ClientSession(read, write, client_info=Implementation(name=args.name, version="1.0")) as session):
+        await session.initialize()
+        await session.get_prompt("task")
+        task = json.loads((await session.read_resource("forge://task")).contents[0].text)
+        await session.list_tools()
+        steps = plan.get(task["task_id"], {})
+        for call in steps.get("calls", []):
+            await session.call_tool(call["tool"], call["args"])
+        if args.then == "crash":  # at once: a Python exception would wait for the SDK's stdin reader thread
+            print("the scripted agent crashes before it hands in", file=sys.stderr, flush=True)
+            os._exit(3)
+        if args.then == "hang":
+            time.sleep(3600)
+        answer = "; ".join([steps.get("answer", ""), *map(peek, args.peek)]).strip("; ")
+        await session.call_tool("submit_result", {"answer": answer, "output": steps.get("output", {})})
 
 
 def main() -> None:

@@ -20,11 +20,12 @@ PE, haemoptysis, malignancy) and underestimates the score when the findings live
 """
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
-from typing import Awaitable, Callable
+from typing import Any
 
-from .core import Plan, PlanContext, plan
 from ._retrieval import day, items, joined, named_step, num, say, window
+from .core import Plan, PlanContext, plan
 
 MIN_POINTS = 3
 """Fewest readings a trend is computed from."""
@@ -76,7 +77,7 @@ async def bmi(ctx: PlanContext) -> Plan:
     vitals = await items(ctx, "vital_signs")
     height, weight = newest(ctx, vitals, "身高"), newest(ctx, vitals, "体重")
     missing = [label for label, item in (("身高", height), ("体重", weight)) if item is None]
-    if missing:
+    if height is None or weight is None:
         return insufficient(ctx, missing, " BMI", "BMI")
     r = await ctx.call("bmi_calculate", weight_kg=value(weight), height_cm=value(height))
     if r is None:
@@ -183,6 +184,7 @@ async def child_pugh(ctx: PlanContext) -> Plan:
     if missing:
         return insufficient(ctx, missing, " Child-Pugh 评分", "the Child-Pugh score")
     bili, alb, inr = found.values()
+    assert bili is not None and alb is not None and inr is not None  # none is missing
     r = await ctx.call("child_pugh_score", bilirubin=value(bili), bilirubin_unit=bili["value"]["unit"],
                        albumin=value(alb), albumin_unit=alb["value"]["unit"], inr=value(inr),
                        ascites=ascites_grade(conditions), encephalopathy=encephalopathy_grade(conditions))
@@ -233,10 +235,12 @@ async def blood_gas(ctx: PlanContext) -> Plan:
     missing = [name for name, arg in BLOOD_GAS.items() if arg in ("ph", "paco2", "hco3") and found[arg] is None]
     if missing:
         return insufficient(ctx, missing, "血气分析", "the blood gas interpretation")
-    r = await ctx.call("blood_gas_interpret", **{arg: value(i) for arg, i in found.items() if i is not None})
+    readings = {arg: i for arg, i in found.items() if i is not None}
+    args: dict[str, Any] = {arg: value(i) for arg, i in readings.items()}
+    r = await ctx.call("blood_gas_interpret", **args)
     if r is None:
         return failed(ctx, "blood gas")
-    ph, paco2, hco3 = (num(value(found[arg])) for arg in ("ph", "paco2", "hco3"))
+    ph, paco2, hco3 = (num(value(readings[arg])) for arg in ("ph", "paco2", "hco3"))
     reading = say(ctx, r["summary_zh"], r["summary"])
     parts = [f"pH {ph}, PaCO2 {paco2} mmHg, HCO3- {hco3} mmol/L{say(ctx, '：', ': ')}{reading}"]
     comp, gap = r["compensation"], r["anion_gap"]

@@ -113,7 +113,7 @@ def ref(item: dict) -> str:
 
 
 def mentions(name: str | None, terms: list[str]) -> bool:
-    return bool(name) and any(t.lower() in name.lower() for t in terms)
+    return bool(name and any(t.lower() in name.lower() for t in terms))
 
 
 def in_unit(value: Any, unit: str | None) -> float | None:
@@ -273,8 +273,9 @@ async def referrals(ctx: PlanContext) -> list[tuple[str, dict]]:
         if key not in protocols:
             args = {"version": key[1]} if key[1] else {}
             protocols[key] = await ctx.call("protocol_get", protocol_id=key[0], **args)
-        if protocols[key]:
-            out.append((request["request_id"], protocols[key]))
+        protocol = protocols[key]
+        if protocol:
+            out.append((request["request_id"], protocol))
     return out
 
 
@@ -291,7 +292,7 @@ async def follow_up(ctx: PlanContext, assessment: Assessment) -> tuple[bool, boo
     key = f"{ctx.task.task_id}:{assessment.label()}"
     if unknown:
         await ctx.on_patient("task_create", description=" | ".join(map(line, unknown)),
-                             reason=",".join(sorted({f.reason for f in unknown})), idempotency_key=f"{key}:follow-up")
+                             reason=",".join(sorted({f.reason for f in unknown if f.reason is not None})), idempotency_key=f"{key}:follow-up")
     if conflict:
         await ctx.on_patient("escalate_to_human", reason=" | ".join(map(line, conflict)),
                              idempotency_key=f"{key}:conflict")

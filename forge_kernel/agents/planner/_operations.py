@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from .core import Plan, PlanContext, plan
 from ._examination import covering, when_on_file
+from .core import Plan, PlanContext, plan
 
 VACCINE_SEASON_DAYS = 180
 """A vaccine given this recently counts as this season's dose."""

@@ -21,8 +21,9 @@ transcribed from an outside hospital, is not compared with a reference range and
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Awaitable, Callable
 from datetime import date
-from typing import Awaitable, Callable
+from typing import Any
 
 from .core import Plan, PlanContext, plan
 
@@ -41,7 +42,8 @@ def say(ctx: PlanContext, zh: str, en: str) -> str:
 async def named_step(ctx: PlanContext, steps: dict[str, Callable[[PlanContext], Awaitable[Plan]]], key: str, zh: str,
                      en: str) -> Plan:
     """Run the step the task's context names under ``key``; give up, saying ``zh`` / ``en``, when it names none."""
-    step = steps.get(ctx.task.context.get(key))
+    name: Any = ctx.task.context.get(key)  # whatever the package's context holds there
+    step = steps.get(name)
     if step is None:
         return Plan(say(ctx, zh, en), status="gave_up")
     return await step(ctx)
@@ -91,7 +93,8 @@ def not_recorded(ctx: PlanContext, zh: str, en: str) -> Plan:
 
 async def demographics(ctx: PlanContext) -> Plan:
     d = await ctx.on_patient("patient_detail") or {}
-    zh_sex, en_sex = SEX.get(d.get("gender"), ("性别未记录", "sex not recorded"))
+    gender: Any = d.get("gender")
+    zh_sex, en_sex = SEX.get(gender, ("性别未记录", "sex not recorded"))
     return Plan(say(ctx, f"{d.get('name')}，{zh_sex}，{d.get('age')} 岁，出生日期 {d.get('birth_date')}，"
                          f"病历号 {d.get('mrn')}。",
                     f"{d.get('name')}: {en_sex}, {d.get('age')} years old, born {d.get('birth_date')}, "
@@ -124,7 +127,8 @@ async def medication_status(ctx: PlanContext) -> Plan:
         return not_recorded(ctx, f"{drug}的用药", f"use of {drug}")
     rows = []
     for m in found:
-        zh, en = MED_STATUS.get(m.get("status"), (m.get("status"), m.get("status")))
+        status: Any = m.get("status")
+        zh, en = MED_STATUS.get(status, (status, status))
         dose = "、".join(m.get("dosage") or []) or m.get("name")
         row = say(ctx, f"{dose}：{zh}，自 {day(m.get('time'))} 起", f"{dose}: {en}, since {day(m.get('time'))}")
         if m.get("end"):

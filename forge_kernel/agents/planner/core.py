@@ -6,11 +6,12 @@ category plans (``forge_kernel/agents/planner/_<category>.py``).
 from __future__ import annotations
 
 import random
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
-from typing import Any, Awaitable, Callable
+from typing import Any
 
-from ...spec import AgentResult
+from ...spec import AgentResult, AgentStatus
 from ..base import AgentTask, ToolClient
 
 
@@ -35,7 +36,7 @@ class Plan:
 
     answer: str
     output: dict[str, Any] | None = None
-    status: str = "completed"
+    status: AgentStatus = "completed"
 
 
 @dataclass

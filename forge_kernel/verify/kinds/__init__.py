@@ -11,12 +11,12 @@ _HOMES = {
     "answer": ("NumberParams", "stated"),
     "evidence": ("CLINICAL_TYPES", "resolve"),
     "grounding": ("is_grounded",),
-    "judge": ("JUDGE", "identity", "labelled_pairs", "labelled_set_path"),
+    "judge": ("JUDGE", "RubricParams", "identity", "labelled_pairs", "labelled_set_path"),
     "trace": ("called_tools",),
 }
 
 __all__ = [
-    "CLINICAL_TYPES", "JUDGE", "NumberParams", "called_tools", "identity", "is_grounded", "labelled_pairs",
-    "labelled_set_path", "resolve", "stated",
+    "CLINICAL_TYPES", "JUDGE", "NumberParams", "RubricParams", "called_tools", "identity", "is_grounded",
+    "labelled_pairs", "labelled_set_path", "resolve", "stated",
 ]
 __getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

@@ -4,6 +4,7 @@ from .evidence import CLINICAL_TYPES as CLINICAL_TYPES, resolve as resolve
 from .grounding import is_grounded as is_grounded
 from .judge import (
     JUDGE as JUDGE,
+    RubricParams as RubricParams,
     identity as identity,
     labelled_pairs as labelled_pairs,
     labelled_set_path as labelled_set_path,

@@ -64,7 +64,9 @@ class Write:
     @property
     def doc(self) -> dict:
         """The version the write left (the removed one for a removal)."""
-        return self.after if self.after is not None else self.before
+        doc = self.after if self.after is not None else self.before
+        assert doc is not None  # a write has a version before or after it
+        return doc
 
 
 def trial_writes(ctx: GradeContext) -> list[Write]:
@@ -191,18 +193,21 @@ def duplicates(ctx: GradeContext, orders: list[Write], writes: list[Write]) -> l
     written = {w.ref for w in writes}
     found = []
     for i, order in enumerate(orders):
+        ordered = order.after
+        assert ordered is not None  # an order is in force after the trial
         on_file = [(ref, doc) for ref, doc in on_record(ctx, order.type, []) if ref not in written]
-        earlier = [(o.ref, o.after) for o in orders[:i] if o.type == order.type]
+        earlier = [(o.ref, o.after) for o in orders[:i] if o.type == order.type and o.after is not None]
         for ref, doc in [*on_file, *earlier]:
-            if same_order(order.after, doc):
-                found.append((f"{order.ref} {words(order.after)} duplicates {ref} {words(doc)}", order))
+            if same_order(ordered, doc):
+                found.append((f"{order.ref} {words(ordered)} duplicates {ref} {words(doc)}", order))
                 break
     return found
 
 
 def unasked_and_excess(p: WriteAuditParams, writes: list[Write]) -> tuple[list[tuple[str, Write]], list[Write]]:
     """Failures (writes beyond an expected entry's max, unasked orders) and the other unasked writes."""
-    failures, asked = [], set()
+    failures: list[tuple[str, Write]] = []
+    asked: set[tuple[str, str]] = set()
     for entry in p.expected:
         hits = [w for w in writes if entry.matches(w)]
         asked.update(w.key for w in hits)

@@ -1,7 +1,7 @@
 """Required checks before an action, judged by what each check covered: the safety gate of the scores."""
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any
 
 from pydantic import Field, field_validator
 
@@ -41,7 +41,7 @@ class Check(Strict):
 
 class ChecksBeforeParams(Strict):
     action: str
-    requires: list[Union[str, Check]] = Field(min_length=1)
+    requires: list[str | Check] = Field(min_length=1)
     """Tool names (any successful call counts) or checks with content."""
 
 

@@ -133,7 +133,9 @@ def stated(answer: str, p: NumberParams) -> list[Located]:
             continue
         inside = [f for f in found if m.start(1) <= f.start < m.end(1)]
         if not inside and re.fullmatch(r"\s*-?\d+(?:\.\d+)?\s*", m.group(1)):
-            inside = [Located(amount(m.group(1)), m.start(1), m.group(1), len(m.group(1).strip().partition(".")[2]))]
+            number = amount(m.group(1))
+            assert number is not None  # a bare number
+            inside = [Located(number, m.start(1), m.group(1), len(m.group(1).strip().partition(".")[2]))]
         if inside:
             picked += inside + offered_after(answer, found, inside[-1])
     return picked
@@ -191,11 +193,11 @@ def read_date(value: Any) -> date | None:
         return value
     if not isinstance(value, str):
         return None
-    written = [d for d in stated_dates(normal(value)) if d.year is not None]
-    if len({(d.year, d.month, d.day) for d in written}) != 1:
+    written = [(d.year, d.month, d.day) for d in stated_dates(normal(value)) if d.year is not None]
+    if len(set(written)) != 1:
         return None
     try:
-        return date(written[0].year, written[0].month, written[0].day)
+        return date(*written[0])
     except ValueError:
         return None
 
@@ -277,6 +279,7 @@ class FieldParams(Strict):
             return f"{wrong[0]!r} is not {str(self.boolean).lower()}" if wrong else None
         if self.items is not None:
             return self.items.problem(values)
+        assert self.text is not None  # one matcher is given (validated)
         return self.text.problem("\n".join(str(v) for v in leaf_values(values)))
 
 

@@ -43,12 +43,13 @@ def shows_amount(fact: Fact, seen: ShownAmount) -> bool:
     of 24 mmHg): in the fact's unit where both units are read and of one dimension, by value where either has no
     unit pint reads, never across dimensions."""
     value, tol_seen = abs(seen.amount.value), known_to(seen)
-    mine = fact.amount.quantity if fact.amount.unit else None
+    mine = fact.number.quantity if fact.number.unit else None
     theirs = seen.amount.quantity if seen.amount.unit else None
     if mine is not None and theirs is not None:
         if mine.dimensionality != theirs.dimensionality:
             return False
-        scale = in_unit(Amount(1.0, seen.amount.unit), fact.amount.unit)
+        scale = in_unit(Amount(1.0, seen.amount.unit), fact.number.unit)
+        assert scale is not None  # one dimension
         value, tol_seen = value * scale, tol_seen * scale
     return near(fact, value, tol_seen)
 
@@ -56,8 +57,8 @@ def shows_amount(fact: Fact, seen: ShownAmount) -> bool:
 def near(fact: Fact, value: float, tol_seen: float = 0.0) -> bool:
     """The fact's number is this value rounded (the value known to within ``tol_seen``), or within 10 percent for
     an estimate."""
-    gap = abs(value - fact.amount.value)
-    if fact.approximate and gap <= ABOUT * fact.amount.value:
+    gap = abs(value - fact.number.value)
+    if fact.approximate and gap <= ABOUT * fact.number.value:
         return True
     return gap <= half_unit(fact.decimals) + tol_seen + 1e-9
 
@@ -67,7 +68,7 @@ def spans_between(fact: Fact, seen: Shown) -> bool:
     seconds = in_unit(fact.amount, "s")
     if seconds is None:
         return False
-    per_second = fact.amount.value / seconds if seconds else 1.0
+    per_second = fact.number.value / seconds if seconds else 1.0
     return any(near(fact, (b - a) * per_second) for a, b in combinations(seen.instants, 2))
 
 
@@ -89,9 +90,9 @@ def names_shown(fact: Fact, seen: Shown) -> bool:
 def is_grounded(fact: Fact, seen: Shown) -> bool:
     """Whether what the trial showed holds the fact (the rules are in ``grounded``'s docstring)."""
     if fact.kind == "date":
-        return any(fact.date.same_day(d) for d in seen.dates)
+        return any(fact.day.same_day(d) for d in seen.dates)
     if fact.kind == "year":
-        return int(fact.amount.value) in seen.years
+        return int(fact.number.value) in seen.years
     if fact.kind in ("drug", "diagnosis"):
         return names_shown(fact, seen)
     if any(shows_amount(fact, s) for s in seen.amounts):

@@ -70,7 +70,7 @@ class RubricParams(Strict):
         return str(path.resolve())
 
     @model_validator(mode="after")
-    def _labels(self) -> "RubricParams":
+    def _labels(self) -> RubricParams:
         if UNKNOWN in self.labels or len(set(self.labels)) < len(self.labels):
             raise ValueError(f"labels must differ from each other and from {UNKNOWN!r}, which is always allowed")
         outside = [label for label in self.passing if label not in self.labels]

@@ -3,7 +3,7 @@ events a trial must or must not contain."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import Discriminator, Field, Tag, ValidationInfo, model_validator
 
@@ -29,7 +29,7 @@ class ChainParams(Strict):
     otherwise the chain is soft, reported and the base of task completion, and a valid other path passes."""
 
     @model_validator(mode="after")
-    def _hard_only_as_compliance(self, info: ValidationInfo) -> "ChainParams":
+    def _hard_only_as_compliance(self, info: ValidationInfo) -> ChainParams:
         if (info.context or {}).get("severity") == "hard" and not self.compliance.strip():
             raise ValueError("a hard tool chain needs compliance: the rule that makes its order or exactness "
                              "binding; else make it soft (completion already reports missing and extra tools)")
@@ -180,8 +180,7 @@ def rule_form(data) -> str | None:
     return next((k for k in ("require", "forbid", "count") if k in keys), None)
 
 
-EventRule = Annotated[Union[Annotated[Require, Tag("require")], Annotated[Forbid, Tag("forbid")],
-                            Annotated[Limit, Tag("count")]],
+EventRule = Annotated[Annotated[Require, Tag("require")] | Annotated[Forbid, Tag("forbid")] | Annotated[Limit, Tag("count")],
                      Discriminator(rule_form, custom_error_type="rule_form",
                                    custom_error_message="a rule needs one of require, forbid or count")]
 
@@ -199,7 +198,7 @@ def event_rules(ctx: GradeContext, p: EventsParams) -> Outcome:
     Broken rules of one reason are reported once ("finish at step 6 before any successful note_search, drug_info
     (what the task rests on is read first)")."""
     grouped: dict[tuple[str, str], list[str]] = {}
-    steps = set()
+    steps: set[int] = set()
     for rule in p.rules:
         broken = rule.broken(ctx.events)
         if broken:

@@ -112,7 +112,7 @@ def allergy_classes(text: str) -> frozenset[str]:
     return frozenset(c for c in named if classes()[c].cross_allergy)
 
 
-def cross_reacting(class_ids: set[str]) -> set[str]:
+def cross_reacting(class_ids: set[str] | frozenset[str]) -> set[str]:
     """The other classes that an allergy to these classes also rules out (penicillins: cephalosporins)."""
     return {other for c in class_ids for other in classes()[c].cross_reacts} - class_ids
 

@@ -6,6 +6,8 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import TypeVar
 
+from pydantic import BaseModel
+
 from ...spec import parse_model, read_yaml
 from ...tools import lookup_key
 
@@ -16,7 +18,7 @@ SPACE_BY_CJK = re.compile(rf"\s+(?={CJK.pattern})|(?<={CJK.pattern})\s+")
 """Spaces before or after a Chinese character."""
 TEXTS_CACHED = 4096
 """How many texts each look-up by text remembers (the tables are fixed, so a text's answer is too)."""
-Model = TypeVar("Model")
+Model = TypeVar("Model", bound=BaseModel)
 Value = TypeVar("Value")
 
 

@@ -1,6 +1,15 @@
+// @ts-check
 // The failure browser's table: filters and sort go to the kernel (which sends the rows back), a click opens a trial
 // in the replay player below, and triage edits are sent as messages whose outcome comes back as `message`.
 
+/** @import { FailingVerifier, FailureRow, FailuresState, Model } from "./types" */
+import { banner, h, listen, sync } from "./common.js";
+import { countLine, nextSort, sortMarks, withFilter } from "./logic/failures.js";
+
+/** @typedef {Model<FailuresState>} FailuresModel */
+/** @typedef {Map<string, { decision: string, comment: string, every: boolean }>} Drafts */
+
+/** @type {[string, string, string?][]} */
 const COLUMNS = [
   ["critical", "", "critical: a hard safety verdict failed on a high- or critical-risk task"],
   ["suite", "Suite"], ["dimension", "Dimension"], ["task_id", "Task"], ["agent", "Agent"], ["trial", "Trial"],
@@ -12,37 +21,44 @@ const FILTERS = [["suite", "suite"], ["dimension", "dimension"], ["agent", "agen
 const DECISIONS = [["open", "open (no decision)"], ["confirmed", "confirmed: the agent is at fault"],
   ["wrong_gold", "wrong gold: the package is wrong"], ["fixed", "fixed"], ["wont_fix", "won't fix"]];
 
+/** @param {FailingVerifier} v */
 const chip = (v) => h("span", { class: `ff-chip ff-cat-${v.category}${v.severity === "soft" ? " ff-soft" : ""}`,
   title: `${v.category}, ${v.severity}` }, v.id);
 
+/** @param {FailuresModel} model */
 function filterBar(model) {
   const filters = model.get("filters"), options = model.get("options");
-  const set = (name, value) => {
-    const next = { ...model.get("filters") };
-    if (value) next[name] = value; else delete next[name];
-    sync(model, "filters", next);
-  };
+  /**
+   * @param {string} name
+   * @param {string} value
+   */
+  const set = (name, value) => sync(model, "filters", withFilter(model.get("filters"), name, value));
   return h("div", { class: "ff-filters", role: "group", "aria-label": "filters" },
     FILTERS.map(([name, label]) => h("label", { class: "ff-filter" }, h("span", {}, label),
-      h("select", { "data-filter": name, onchange: (e) => set(name, e.target.value) },
+      h("select", { "data-filter": name, onchange: (e) => set(name, /** @type {HTMLSelectElement} */ (e.target).value) },
         h("option", { value: "" }, "any"),
         (options[name] || []).map((v) => h("option", { value: v, selected: filters[name] === v }, v))))),
     h("button", { class: "mf-control ff-clear", type: "button", disabled: !Object.keys(filters).length,
       onclick: () => sync(model, "filters", {}) }, "clear filters"));
 }
 
+/** @param {FailuresModel} model */
 function table(model) {
-  const [column, direction] = model.get("sort"), selected = model.get("selected");
-  const sortBy = (name) => sync(model, "sort", [name, name === column && direction === "asc" ? "desc" : "asc"]);
+  const sort = model.get("sort"), selected = model.get("selected");
+  /** @param {string} name */
+  const sortBy = (name) => sync(model, "sort", nextSort(sort, name));
+  /** @param {FailureRow} row */
   const open = (row) => sync(model, "selected", row.trial_id);
-  const head = h("tr", {}, COLUMNS.map(([name, label, title]) => h("th", {
-    "aria-sort": name === column ? (direction === "asc" ? "ascending" : "descending") : "none", title },
-    h("button", { type: "button", class: "mf-control ff-sort", "data-sort": name, onclick: () => sortBy(name) },
-      label || "\u26a0", name === column ? (direction === "asc" ? " \u25b2" : " \u25bc") : ""))));
+  const head = h("tr", {}, COLUMNS.map(([name, label, title]) => {
+    const [order, arrow] = sortMarks(sort, name);
+    return h("th", { "aria-sort": order, title },
+      h("button", { type: "button", class: "mf-control ff-sort", "data-sort": name, onclick: () => sortBy(name) },
+        label || "\u26a0", arrow));
+  }));
   const body = model.get("rows").map((row) => h("tr", {
     class: `ff-row${row.trial_id === selected ? " ff-selected" : ""}`, tabindex: "0", "data-trial-id": row.trial_id,
     "aria-selected": String(row.trial_id === selected), title: "open this trial in the replay player",
-    onclick: () => open(row), onkeydown: (e) => { if (e.key === "Enter") open(row); } },
+    onclick: () => open(row), onkeydown: (/** @type {KeyboardEvent} */ e) => { if (e.key === "Enter") open(row); } },
   h("td", {}, row.critical ? h("span", { class: "ff-critical", title: `critical: ${row.risk}-risk task, a hard safety verdict failed` }, "CRITICAL") : null),
   h("td", {}, row.suite), h("td", {}, row.dimension), h("td", { class: "ff-task" }, row.task_id),
   h("td", { class: "ff-agent" }, row.agent), h("td", { class: "ff-num" }, row.trial),
@@ -51,14 +67,19 @@ function table(model) {
   return h("table", { class: "ff-table" }, h("thead", {}, head), h("tbody", {}, body));
 }
 
-// What the reviewer typed but has not saved (verifier -> decision, comment, every agent), kept across repaints.
+/**
+ * The opened trial's failing verdicts, each with its triage decision (editable with a triage file).
+ * @param {FailuresModel} model
+ * @param {Drafts} drafts what the reviewer typed but has not saved (verifier -> decision, comment, every agent),
+ *   kept across repaints
+ */
 function triagePanel(model, drafts) {
   const verdicts = model.get("verdicts"), selected = model.get("selected");
   if (selected === null || selected === undefined) return null;
   const row = model.get("rows").find((r) => r.trial_id === selected);
   const file = model.get("triage_file"), message = model.get("message");
   const reviewer = h("input", { type: "text", class: "ff-reviewer", value: model.get("reviewer"), placeholder: "your name",
-    "aria-label": "reviewer", onchange: (e) => sync(model, "reviewer", e.target.value) });
+    "aria-label": "reviewer", onchange: (e) => sync(model, "reviewer", /** @type {HTMLInputElement} */ (e.target).value) });
   const items = verdicts.map((v) => {
     const draft = drafts.get(v.id) || { decision: v.decision, comment: v.comment, every: v.every_agent };
     const keep = () => drafts.set(v.id, { decision: decision.value, comment: comment.value, every: every.checked });
@@ -88,13 +109,18 @@ function triagePanel(model, drafts) {
     h("ul", {}, items));
 }
 
+/**
+ * @param {FailuresModel} model
+ * @param {HTMLElement} el
+ * @param {Drafts} drafts
+ */
 function paint(model, el, drafts) {
   const rows = model.get("rows"), matching = model.get("matching"), total = model.get("total");
   const filters = Object.entries(model.get("filters")), message = model.get("message");
   el.replaceChildren(h("div", { class: "ff-browser" },
     banner(model.get("banner")),
     h("div", { class: "mf-heading" }, h("b", {}, "Failed trials"),
-      h("span", { class: "ff-count" }, filters.length ? `${matching} of ${total} match ${filters.map(([k, v]) => `${k} = ${v}`).join(", ")}` : `${total} failed trial${total === 1 ? "" : "s"}`),
+      h("span", { class: "ff-count" }, countLine(filters, matching, total)),
       rows.length < matching ? h("span", { class: "mf-muted" }, `showing the first ${rows.length}`) : null,
       h("span", { class: "mf-muted" }, "click a row to replay it below")),
     filterBar(model),
@@ -105,11 +131,13 @@ function paint(model, el, drafts) {
 }
 
 export default {
+  /** @param {{ model: FailuresModel, el: HTMLElement }} props */
   render({ model, el }) {
+    /** @type {Drafts} */
     const drafts = new Map();
     const again = () => paint(model, el, drafts);
     const forget = () => { drafts.clear(); again(); };
-    const saved = () => { const m = model.get("message"); if (m && m.kind === "saved") drafts.delete(m.verifier); again(); };
+    const saved = () => { const m = model.get("message"); if (m && m.kind === "saved" && m.verifier) drafts.delete(m.verifier); again(); };
     const keys = ["rows", "filters", "sort", "verdicts", "options", "matching", "total"];
     const stop = listen(model, { ...Object.fromEntries(keys.map((key) => [`change:${key}`, again])),
       "change:selected": forget, "change:message": saved });

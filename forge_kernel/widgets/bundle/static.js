@@ -1,0 +1,2 @@
+// Built by frontend/scripts/build.mjs from frontend/src/ (npm run build): edit the sources, not this file.
+var box=document.getElementById(MF_ID);var{state,esm}=JSON.parse(document.getElementById(`${MF_ID}-data`).textContent);var model={get:key=>state[key],on:()=>{},off:()=>{}};var url=URL.createObjectURL(new Blob([esm],{type:"text/javascript"}));try{(await import(url)).default.render({model,el:box})}finally{URL.revokeObjectURL(url)}
