@@ -1,4 +1,5 @@
 """Agents for the isolation benchmarks (imported as the top-level module ``bench_agents``). SYNTHETIC data only."""
+
 from __future__ import annotations
 
 import asyncio
@@ -77,8 +78,9 @@ class FiftySteps:
         patient = found["result"]["patients"][0]["patient_id"]
         for i in range(self.calls - 2):
             if i % 2:
-                await session.call("vital_sign_create", patient_id=patient, name="体温", value=36.5 + i / 100,
-                                   unit="Cel")
+                await session.call(
+                    "vital_sign_create", patient_id=patient, name="体温", value=36.5 + i / 100, unit="Cel"
+                )
             else:
                 await session.call("record_search", patient_id=patient, type="Observation")
         await session.call("finish", summary="done")

@@ -12,6 +12,7 @@
    a fourth is the third beside a CPU loop at the lowest priority, what any other work on the CPUs costs it.
    The baseline: the same sleeps with nothing else, the event loop's own floor.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -54,8 +55,11 @@ def cpu_seconds() -> tuple[float, float, float]:
     mine = os.times()
     with open("/proc/stat") as stat:
         user, nice, system, _idle, _iowait, irq, softirq = map(int, stat.readline().split()[1:8])
-    return (mine.user + mine.system, mine.children_user + mine.children_system,
-            (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK"))
+    return (
+        mine.user + mine.system,
+        mine.children_user + mine.children_system,
+        (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK"),
+    )
 
 
 ECHO = """
@@ -120,9 +124,12 @@ async def bench_round_trip(n: int, warmup: int, figure, one_cpu: bool = False):
     await asyncio.to_thread(echo.wait)  # the socket closes on the loop's next turn
     if one_cpu:
         os.sched_setaffinity(0, cpus)
-    return figure("baseline: the same round trip, both processes kept on one CPU" if one_cpu else
-                  "baseline: a bare round trip between two processes' event loops (200 bytes over a Unix socket)",
-                  samples)
+    return figure(
+        "baseline: the same round trip, both processes kept on one CPU"
+        if one_cpu
+        else "baseline: a bare round trip between two processes' event loops (200 bytes over a Unix socket)",
+        samples,
+    )
 
 
 def sandbox_mode() -> str:
@@ -149,8 +156,9 @@ async def bench_paths(package_dir: Path, n: int, warmup: int, figure) -> dict:
             for key, runner in runners.items():
                 counter += 1
                 t0 = perf_counter_ns()
-                record = await run_trial(package, image, runner, counter, trial_seed(0, package.id, key[1], counter),
-                                         text)
+                record = await run_trial(
+                    package, image, runner, counter, trial_seed(0, package.id, key[1], counter), text
+                )
                 store.write_trial(record)
                 elapsed = perf_counter_ns() - t0
                 if record.status != "completed":
@@ -166,7 +174,10 @@ async def bench_paths(package_dir: Path, n: int, warmup: int, figure) -> dict:
     return {key: figure(f"{key[1]} ({key[0]})", values) for key, values in samples.items()} | {
         "round_trip": await bench_round_trip(n * 10, warmup * 10, figure),
         "round_trip_one_cpu": await bench_round_trip(n * 10, warmup * 10, figure, one_cpu=True)
-        if hasattr(os, "sched_setaffinity") else None, "mode": sandbox.mode}
+        if hasattr(os, "sched_setaffinity")
+        else None,
+        "mode": sandbox.mode,
+    }
 
 
 SKIPPED = "isolated, grading and storing skipped"
@@ -260,8 +271,12 @@ print(perf_counter() - started)
 def cold_run(spec: RunSpec, out: Path, concurrency: int) -> float:
     """Seconds the whole ``execute`` of ``spec`` takes in a fresh process, its imports done before the clock starts
     (this process has built the unit registry, its workers and its images: a run from it would not be cold)."""
-    done = subprocess.run([sys.executable, "-c", COLD, str(HERE), json.dumps(asdict(spec)), str(out), str(concurrency)],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", COLD, str(HERE), json.dumps(asdict(spec)), str(out), str(concurrency)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return float(done.stdout.split()[-1])
 
 
@@ -271,8 +286,12 @@ async def bench_concurrency(package_dir: Path, trials: int, concurrency: int) ->
     waves = math.ceil(trials / concurrency)
     ideal = waves * 7 * MODEL_LATENCY_S
     agent = "bench_agents:PacedScripted"
-    out: dict = {"ideal_s": ideal, "trials": trials, "concurrency": concurrency,
-                 "sleeps_s": [await sleeps_alone(trials, concurrency) for _ in range(WARM_RUNS)]}
+    out: dict = {
+        "ideal_s": ideal,
+        "trials": trials,
+        "concurrency": concurrency,
+        "sleeps_s": [await sleeps_alone(trials, concurrency) for _ in range(WARM_RUNS)],
+    }
     for path, trust in (("in-process", [agent]), ("isolated", []), (SKIPPED, []), (BESIDE_LOOP, [])):
         spec = RunSpec(suite=[str(package_dir)], agents=[agent], trials=trials, trust=trust)
         warmup = RunSpec(suite=[str(package_dir)], agents=[agent], trials=concurrency, trust=trust)
@@ -287,8 +306,11 @@ async def bench_concurrency(package_dir: Path, trials: int, concurrency: int) ->
                     cards = [{"name": r.name, "version": r.version} for r, _ in agents.values()]
                     skipping = grading_and_storing_skipped() if path in (SKIPPED, BESIDE_LOOP) else nullcontext()
                     beside = cpu_loop_beside() if path == BESIDE_LOOP else nullcontext()
-                    with open_store(Path(tmp) / name, run_spec, packages, cards, sandbox, False) as store, \
-                            skipping as kept, beside:
+                    with (
+                        open_store(Path(tmp) / name, run_spec, packages, cards, sandbox, False) as store,
+                        skipping as kept,
+                        beside,
+                    ):
                         started, cpu = perf_counter(), cpu_seconds()
                         await run_plan(store, run_spec, packages, agents, concurrency, False)
                         makespan = perf_counter() - started
@@ -301,10 +323,18 @@ async def bench_concurrency(package_dir: Path, trials: int, concurrency: int) ->
                 await stop_agents(r for r, _ in agents.values())
         makespans = sorted(r[0] for r in runs)
         warm, (harness_cpu, grader_cpu, machine_cpu), passed, median_trial = sorted(runs)[len(runs) // 2]
-        out[path] = {"cold_s": cold, "warm_s": warm, "passed": passed, "warm_eff": ideal / warm,
-                     "warm_eff_range": (ideal / makespans[-1], ideal / makespans[0]),
-                     "cold_eff": cold and ideal / cold, "harness_cpu_s": harness_cpu, "grader_cpu_s": grader_cpu,
-                     "machine_cpu_s": machine_cpu, "median_trial_s": median_trial}
+        out[path] = {
+            "cold_s": cold,
+            "warm_s": warm,
+            "passed": passed,
+            "warm_eff": ideal / warm,
+            "warm_eff_range": (ideal / makespans[-1], ideal / makespans[0]),
+            "cold_eff": cold and ideal / cold,
+            "harness_cpu_s": harness_cpu,
+            "grader_cpu_s": grader_cpu,
+            "machine_cpu_s": machine_cpu,
+            "median_trial_s": median_trial,
+        }
     return out
 
 
@@ -316,12 +346,19 @@ def section(paths: dict, conc: dict, baseline_ns: float, table, fmt) -> list[str
     get = {key: fig for key, fig in paths.items() if key != "mode"}
     iso, local = get[("isolated", "scripted")], get[("in-process", "scripted")]
     trip, trip_one_cpu = get.pop("round_trip"), get.pop("round_trip_one_cpu")
-    one_cpu = [] if trip_one_cpu is None else [
-        f"- The same round trip with both processes on one CPU takes {fmt(trip_one_cpu.median)}: on this machine, "
-        f"waking a process on the other CPU costs about {fmt((trip.median - trip_one_cpu.median) / 2)} each time, "
-        "twice a round trip. The harness and the workers are not kept on one CPU: at concurrency, their calls would "
-        "then wait for each other's turn."]
-    per_call = {p: (get[(p, "repeater")].median - get[(p, "idle")].median) / REPEATS for p in ("in-process", "isolated")}
+    one_cpu = (
+        []
+        if trip_one_cpu is None
+        else [
+            f"- The same round trip with both processes on one CPU takes {fmt(trip_one_cpu.median)}: on this machine, "
+            f"waking a process on the other CPU costs about {fmt((trip.median - trip_one_cpu.median) / 2)} each time, "
+            "twice a round trip. The harness and the workers are not kept on one CPU: at concurrency, their calls would "
+            "then wait for each other's turn."
+        ]
+    )
+    per_call = {
+        p: (get[(p, "repeater")].median - get[(p, "idle")].median) / REPEATS for p in ("in-process", "isolated")
+    }
     boundary = per_call["isolated"] - per_call["in-process"]
     overhead = iso.median - baseline_ns
     goal = 3_000_000
@@ -365,14 +402,19 @@ def section(paths: dict, conc: dict, baseline_ns: float, table, fmt) -> list[str
         f"median trial (ideal {7 * MODEL_LATENCY_S * 1000:.0f} ms) | harness CPU per trial | grader CPU per trial | "
         "machine CPU per trial |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-        *(f"| {path} | {r['warm_s']:.2f} s | {r['warm_eff']:.0%} ({r['warm_eff_range'][0]:.0%}–"
-          f"{r['warm_eff_range'][1]:.0%}) | "
-          + (f"{r['cold_s']:.2f} s | {r['cold_eff']:.0%} | {r['passed']:,} / {conc['trials']:,}" if r["cold_s"]
-             else "— | — | —")
-          + f" | {r['median_trial_s'] * 1000:.0f} ms | {fmt(r['harness_cpu_s'] / n * 1e9)} | "
-          f"{fmt(r['grader_cpu_s'] / n * 1e9)} | "
-          + (f"{fmt(r['machine_cpu_s'] / n * 1e9)} |" if path != BESIDE_LOOP else "— (the loop fills a CPU) |")
-          for path, r in ((p, conc[p]) for p in ("in-process", "isolated", SKIPPED, BESIDE_LOOP))),
+        *(
+            f"| {path} | {r['warm_s']:.2f} s | {r['warm_eff']:.0%} ({r['warm_eff_range'][0]:.0%}–"
+            f"{r['warm_eff_range'][1]:.0%}) | "
+            + (
+                f"{r['cold_s']:.2f} s | {r['cold_eff']:.0%} | {r['passed']:,} / {conc['trials']:,}"
+                if r["cold_s"]
+                else "— | — | —"
+            )
+            + f" | {r['median_trial_s'] * 1000:.0f} ms | {fmt(r['harness_cpu_s'] / n * 1e9)} | "
+            f"{fmt(r['grader_cpu_s'] / n * 1e9)} | "
+            + (f"{fmt(r['machine_cpu_s'] / n * 1e9)} |" if path != BESIDE_LOOP else "— (the loop fills a CPU) |")
+            for path, r in ((p, conc[p]) for p in ("in-process", "isolated", SKIPPED, BESIDE_LOOP))
+        ),
         f"| baseline: the sleeps alone ({conc['trials']:,} × 7 × {MODEL_LATENCY_S * 1000:.0f} ms, "
         f"{conc['concurrency']} at a time, one event loop, nothing else) | {sleeps:.2f} s | "
         f"{conc['ideal_s'] / sleeps:.0%} ({conc['ideal_s'] / max(conc['sleeps_s']):.0%}–"

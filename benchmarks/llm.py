@@ -16,6 +16,7 @@ before the clock starts (turn k of a conversation: the k-th call of the package'
 
     python benchmarks/llm.py            # prints the figures and writes its section of benchmarks/RESULTS.md
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -47,6 +48,7 @@ TURN_GOAL_MS, EFFICIENCY_GOAL = 1.0, 0.90
 
 # --- the server ----------------------------------------------------------------------------------------------------
 
+
 def replies() -> list[bytes]:
     """The server's answers by turn, made once: each gold call, then the gold's answer."""
     from forge_kernel.spec import load_package
@@ -55,12 +57,34 @@ def replies() -> list[bytes]:
     usage = {"prompt_tokens": 900, "completion_tokens": 40, "total_tokens": 940}
 
     def answer(message: dict, reason: str) -> bytes:
-        return json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": "bench", "usage": usage,
-                           "choices": [{"index": 0, "finish_reason": reason, "message": message}]}).encode()
+        return json.dumps(
+            {
+                "id": "c",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "bench",
+                "usage": usage,
+                "choices": [{"index": 0, "finish_reason": reason, "message": message}],
+            }
+        ).encode()
 
-    made = [answer({"role": "assistant", "content": "", "tool_calls": [
-        {"id": f"call_{i}", "type": "function", "function": {"name": c.tool, "arguments": json.dumps(c.args)}}]},
-        "tool_calls") for i, c in enumerate(gold.calls[:CALLS])]
+    made = [
+        answer(
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {
+                        "id": f"call_{i}",
+                        "type": "function",
+                        "function": {"name": c.tool, "arguments": json.dumps(c.args)},
+                    }
+                ],
+            },
+            "tool_calls",
+        )
+        for i, c in enumerate(gold.calls[:CALLS])
+    ]
     return [*made, answer({"role": "assistant", "content": json.dumps({"answer": gold.answer})}, "stop")]
 
 
@@ -72,8 +96,11 @@ async def serve(answers: list[bytes], latency: float, record: Path | None) -> No
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             while head := await reader.readuntil(b"\r\n\r\n"):
-                length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                              if line.lower().startswith(b"content-length:"))
+                length = next(
+                    int(line.split(b":")[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                )
                 body = await reader.readexactly(length)
                 if record and len(recorded) < len(answers):
                     recorded.append(body)
@@ -81,8 +108,12 @@ async def serve(answers: list[bytes], latency: float, record: Path | None) -> No
                 reply = answers[min(body.count(b'"assistant"'), len(answers) - 1)]
                 if latency:
                     await asyncio.sleep(latency)
-                writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
-                             + str(len(reply)).encode() + b"\r\n\r\n" + reply)
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
+                    + str(len(reply)).encode()
+                    + b"\r\n\r\n"
+                    + reply
+                )
         except (asyncio.IncompleteReadError, ConnectionError):
             writer.close()
 
@@ -96,14 +127,24 @@ class Server:
 
     def __init__(self, latency: float, record: Path | None = None):
         self.record = record
-        self.process = subprocess.Popen([sys.executable, __file__, "--serve", str(latency), str(record or "")],
-                                        stdout=subprocess.PIPE, text=True)
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, "--serve", str(latency), str(record or "")], stdout=subprocess.PIPE, text=True
+        )
         self.port = int(self.process.stdout.readline())
 
     def config(self, folder: Path) -> str:
         path = folder / "bench-model.yaml"
-        path.write_text(yaml.safe_dump({"base_url": f"http://127.0.0.1:{self.port}/v1", "model": "bench",
-                                        "max_turns": CALLS + 2, "timeout_s": 30.0, "retries": 0}))
+        path.write_text(
+            yaml.safe_dump(
+                {
+                    "base_url": f"http://127.0.0.1:{self.port}/v1",
+                    "model": "bench",
+                    "max_turns": CALLS + 2,
+                    "timeout_s": 30.0,
+                    "retries": 0,
+                }
+            )
+        )
         return f"llm:{path}"
 
     def close(self) -> None:
@@ -112,6 +153,7 @@ class Server:
 
 
 # --- 1. the agent's own cost per turn ------------------------------------------------------------------------------
+
 
 async def bare_posts(server: Server, n: int) -> list[float]:
     """Seconds per bare POST of the agent's own requests (a trial's, as the server recorded them, in turn), with
@@ -135,15 +177,24 @@ def per_turn(entry: str, out: Path) -> list[float]:
     from forge_kernel.engine import RunSpec, execute
     from forge_kernel.store import open_run
 
-    asyncio.run(execute(RunSpec(suite=[str(PACKAGE)], agents=[entry], trials=COST_TRIALS, trust=[entry]), out,
-                        concurrency=1, progress=False))
+    asyncio.run(
+        execute(
+            RunSpec(suite=[str(PACKAGE)], agents=[entry], trials=COST_TRIALS, trust=[entry]),
+            out,
+            concurrency=1,
+            progress=False,
+        )
+    )
     with open_run(out) as run:
         ids = list(run.trials.trial_id)[20:]  # the first ones warm up the client and the server
-        return [(t.duration_s - sum(e.latency_ms for e in t.events) / 1000) / len(t.turns)
-                for t in map(run.trial_by_id, ids)]
+        return [
+            (t.duration_s - sum(e.latency_ms for e in t.events) / 1000) / len(t.turns)
+            for t in map(run.trial_by_id, ids)
+        ]
 
 
 # --- 2. concurrency efficiency -------------------------------------------------------------------------------------
+
 
 def machine_cpu() -> float:
     """CPU seconds the whole machine has spent so far (user, nice, system and interrupts of all CPUs)."""
@@ -178,6 +229,7 @@ async def makespans(entry: str, trusted: bool, folder: Path) -> list[tuple[float
 
 
 # --- the report ----------------------------------------------------------------------------------------------------
+
 
 def ms(seconds: float) -> str:
     return f"{seconds * 1000:.2f} ms"
@@ -214,17 +266,22 @@ def section(turns: list[float], posts: list[float], spans: dict, git: str, speed
     for path, found in spans.items():
         middle, cpu = sorted(found)[len(found) // 2]
         times = [t for t, _ in found]
-        lines.append(f"| {path} | {middle:.2f} s | {ideal / middle:.1%} | "
-                     f"{ideal / max(times):.1%}–{ideal / min(times):.1%} | {ms(cpu / turns_run)} |")
+        lines.append(
+            f"| {path} | {middle:.2f} s | {ideal / middle:.1%} | "
+            f"{ideal / max(times):.1%}–{ideal / min(times):.1%} | {ms(cpu / turns_run)} |"
+        )
     best = max(ideal / sorted(f)[len(f) // 2][0] for f in spans.values())
     cores = os.cpu_count()
     budget = cores * ideal / turns_run
-    lines += ["", f"**Best efficiency {best:.1%}. Goal at least {EFFICIENCY_GOAL:.0%}: "
-                  f"{'met' if best >= EFFICIENCY_GOAL else 'NOT met'}.** The ideal makespan leaves the machine's "
-                  f"{cores} CPUs {ms(budget)} of CPU per model turn for the server, the agent and the harness "
-                  f"together. A bare POST of the same request, server included, takes {ms(post)} (the baseline "
-                  f"above), which leaves {ms(max(budget - post, 0))} a turn for the agent's loop and the harness; the "
-                  "last column is what a turn took in all."]
+    lines += [
+        "",
+        f"**Best efficiency {best:.1%}. Goal at least {EFFICIENCY_GOAL:.0%}: "
+        f"{'met' if best >= EFFICIENCY_GOAL else 'NOT met'}.** The ideal makespan leaves the machine's "
+        f"{cores} CPUs {ms(budget)} of CPU per model turn for the server, the agent and the harness "
+        f"together. A bare POST of the same request, server included, takes {ms(post)} (the baseline "
+        f"above), which leaves {ms(max(budget - post, 0))} a turn for the agent's loop and the harness; the "
+        "last column is what a turn took in all.",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -241,8 +298,10 @@ def main() -> None:
         paced = Server(LATENCY_S)
         try:
             entry = paced.config(folder)
-            spans = {path: asyncio.run(makespans(entry, path == "in process", folder / path.replace(" ", "-")))
-                     for path in ("in process", "isolated")}
+            spans = {
+                path: asyncio.run(makespans(entry, path == "in process", folder / path.replace(" ", "-")))
+                for path in ("in process", "isolated")
+            }
         finally:
             paced.close()
     text = section(turns, posts, spans, git_state(), speed)

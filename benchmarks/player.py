@@ -10,6 +10,7 @@ trial of another agent added to the same store. Timed, from a store not yet open
 front end receives). The baseline, in the same run and taking turns: the same trial's stored event JSON read with
 plain ``sqlite3`` and joined into one text (the cost of the data alone). Goal: under 300 ms.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,8 +41,9 @@ def fill(folder: Path, trials: int = TRIALS) -> None:
         short = dataclasses.replace(short, events=short.events[:10], agent="filler", trial_id=None)
     with RunStore.open(folder) as store:
         for start in range(0, trials - 1, 5000):
-            store.write_trials([dataclasses.replace(short, trial=k)
-                                for k in range(start, min(start + 5000, trials - 1))])
+            store.write_trials(
+                [dataclasses.replace(short, trial=k) for k in range(start, min(start + 5000, trials - 1))]
+            )
 
 
 def open_player(folder: Path) -> ReplayPlayer:
@@ -53,8 +55,9 @@ def open_player(folder: Path) -> ReplayPlayer:
 def read_plain(folder: Path) -> str:
     """The baseline: the trial's events as stored, read with plain sqlite3 and joined as one JSON array."""
     with sqlite3.connect(f"{(folder / 'run.sqlite').resolve().as_uri()}?mode=ro", uri=True) as db:
-        (trial_id,) = db.execute("SELECT trial_id FROM trials WHERE task_id = ? AND agent = 'thousand-steps' "
-                                 "AND trial = 0", (TASK,)).fetchone()
+        (trial_id,) = db.execute(
+            "SELECT trial_id FROM trials WHERE task_id = ? AND agent = 'thousand-steps' AND trial = 0", (TASK,)
+        ).fetchone()
         rows = db.execute("SELECT * FROM events WHERE trial_id = ? ORDER BY step", (trial_id,)).fetchall()
     return "[" + ",".join(str(row) for row in rows) + "]"
 
@@ -77,38 +80,45 @@ def bench(store: Path | None = None, repeats: int = 15) -> dict:
 
 def section(result: dict) -> str:
     """The RESULTS.md section of one run of this benchmark."""
+
     def median_ms(key: str) -> float:
         samples = sorted(result["figures"][key])
         return samples[len(samples) // 2] / 1e6
 
     def row(label: str, key: str) -> str:
         samples = sorted(result["figures"][key])
-        return (f"| {label} | {median_ms(key):.0f} ms | {samples[0] / 1e6:.0f}–{samples[-1] / 1e6:.0f} ms "
-                f"| {len(samples)} |")
+        return (
+            f"| {label} | {median_ms(key):.0f} ms | {samples[0] / 1e6:.0f}–{samples[-1] / 1e6:.0f} ms "
+            f"| {len(samples)} |"
+        )
 
     opened = median_ms("open")
-    return "\n".join([
-        "## 7. The replay player opening a long trial",
-        "",
-        f"Written by `benchmarks/player.py` (git {git_state()}; a pure-Python loop of 10 million additions took "
-        f"{calibration():.2f} s; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs). One trial of "
-        f"{STEPS:,} calls in a store of {TRIALS:,} trials; each sample from a store not yet opened to the widget's "
-        f"state serialised ({result['bytes'] / 1e6:.1f} MB of JSON), in process; the two take turns.",
-        "",
-        "| measurement | median | min–max | repeats |",
-        "|---|---:|---:|---:|",
-        row("`open_run` + `ReplayPlayer` of the 1,000-step trial, state serialised", "open"),
-        row("baseline: the same trial's stored events, plain sqlite3, joined as text", "plain"),
-        "",
-        f"**Player open: {opened:.0f} ms ({opened / median_ms('plain'):.1f}× the baseline). Goal under {GOAL_MS} ms: "
-        f"{'met' if opened < GOAL_MS else 'NOT met'}.**",
-        "",
-    ])
+    return "\n".join(
+        [
+            "## 7. The replay player opening a long trial",
+            "",
+            f"Written by `benchmarks/player.py` (git {git_state()}; a pure-Python loop of 10 million additions took "
+            f"{calibration():.2f} s; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs). One trial of "
+            f"{STEPS:,} calls in a store of {TRIALS:,} trials; each sample from a store not yet opened to the widget's "
+            f"state serialised ({result['bytes'] / 1e6:.1f} MB of JSON), in process; the two take turns.",
+            "",
+            "| measurement | median | min–max | repeats |",
+            "|---|---:|---:|---:|",
+            row("`open_run` + `ReplayPlayer` of the 1,000-step trial, state serialised", "open"),
+            row("baseline: the same trial's stored events, plain sqlite3, joined as text", "plain"),
+            "",
+            f"**Player open: {opened:.0f} ms ({opened / median_ms('plain'):.1f}× the baseline). Goal under {GOAL_MS} ms: "
+            f"{'met' if opened < GOAL_MS else 'NOT met'}.**",
+            "",
+        ]
+    )
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--store", type=Path, help="folder to build the store in once and reuse (default: a temporary one)")
+    parser.add_argument(
+        "--store", type=Path, help="folder to build the store in once and reuse (default: a temporary one)"
+    )
     parser.add_argument("--quick", action="store_true", help="three repeats; writes nothing")
     opts = parser.parse_args()
     text = section(bench(opts.store, 3 if opts.quick else 15))

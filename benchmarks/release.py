@@ -10,6 +10,7 @@ Each sample executes the report template with papermill (kernel start included) 
 on the packages only) and read from its cache. The baseline, in the same run and interleaved: the same notebook
 over the 492-trial stores it was copied from.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,10 +41,20 @@ def build(folder: Path) -> None:
 
 
 def parameters(release: str) -> dict:
-    return {"release": release, "baseline_source": "benchmark", "baseline_run": "runs/baseline",
-            "baseline_agent": AGENTS["baseline"], "candidate_run": "runs/candidate",
-            "candidate_agent": AGENTS["candidate"], "ablations": {}, "gate_policy": None,
-            "suites": [str(ROOT / "task_packages")], "trials": TRIALS, "triage": None, "mutants_cache": "mutants.json"}
+    return {
+        "release": release,
+        "baseline_source": "benchmark",
+        "baseline_run": "runs/baseline",
+        "baseline_agent": AGENTS["baseline"],
+        "candidate_run": "runs/candidate",
+        "candidate_agent": AGENTS["candidate"],
+        "ablations": {},
+        "gate_policy": None,
+        "suites": [str(ROOT / "task_packages")],
+        "trials": TRIALS,
+        "triage": None,
+        "mutants_cache": "mutants.json",
+    }
 
 
 def report(folder: Path) -> float:
@@ -98,22 +109,30 @@ def main() -> None:
 def section(trials: int, build_s: float, kill_s: float, samples: dict, size_mb: float) -> str:
     large, small = median(samples["large"]), median(samples["small"])
     verdict = "met" if large <= GOAL_S else "NOT met"
-    return "\n".join([
-        "## 9. The release notebook over a 10,000-trial comparison", "",
-        f"Written by `benchmarks/release.py` (git {git_state()}; a pure-Python loop of 10 million additions took "
-        f"{calibration():.2f} s). The stores: baseline-v1 and candidate-v2 × 82 packages × {TRIALS} trials, copied "
-        f"in SQL to {trials:,} trials in the comparison (built in {build_s:.0f} s). Each sample: papermill executes "
-        "`notebooks/release_report.ipynb` (kernel start, imports, comparison, gate, ledgers, charts, players) and "
-        "nbconvert exports release.html, the two sizes taking turns. The mutation kill rate (packages only) was "
-        f"computed once beforehand in {kill_s:.1f} s and read from its cache. Load average when written: "
-        f"{' / '.join(f'{x:.1f}' for x in os.getloadavg())} (1 / 5 / 15 min) on {os.cpu_count()} cores.", "",
-        "| comparison | median | min–max | runs | goal |", "|---|---:|---:|---:|---|",
-        f"| {trials:,} trials | {large:.2f} s | {min(samples['large']):.2f}–{max(samples['large']):.2f} s | "
-        f"{len(samples['large'])} | ≤ {GOAL_S:.0f} s |",
-        f"| baseline: 492 trials (the stores before copying) | {small:.2f} s | {min(samples['small']):.2f}–"
-        f"{max(samples['small']):.2f} s | {len(samples['small'])} | — |", "",
-        f"- {trials / 492:.0f}× the trials cost {large / small:.2f}× the time; release.html {size_mb:.1f} MB.",
-        f"- **{trials:,}-trial release notebook: {large:.2f} s. Goal under {GOAL_S:.0f} s: {verdict}.**", ""])
+    return "\n".join(
+        [
+            "## 9. The release notebook over a 10,000-trial comparison",
+            "",
+            f"Written by `benchmarks/release.py` (git {git_state()}; a pure-Python loop of 10 million additions took "
+            f"{calibration():.2f} s). The stores: baseline-v1 and candidate-v2 × 82 packages × {TRIALS} trials, copied "
+            f"in SQL to {trials:,} trials in the comparison (built in {build_s:.0f} s). Each sample: papermill executes "
+            "`notebooks/release_report.ipynb` (kernel start, imports, comparison, gate, ledgers, charts, players) and "
+            "nbconvert exports release.html, the two sizes taking turns. The mutation kill rate (packages only) was "
+            f"computed once beforehand in {kill_s:.1f} s and read from its cache. Load average when written: "
+            f"{' / '.join(f'{x:.1f}' for x in os.getloadavg())} (1 / 5 / 15 min) on {os.cpu_count()} cores.",
+            "",
+            "| comparison | median | min–max | runs | goal |",
+            "|---|---:|---:|---:|---|",
+            f"| {trials:,} trials | {large:.2f} s | {min(samples['large']):.2f}–{max(samples['large']):.2f} s | "
+            f"{len(samples['large'])} | ≤ {GOAL_S:.0f} s |",
+            f"| baseline: 492 trials (the stores before copying) | {small:.2f} s | {min(samples['small']):.2f}–"
+            f"{max(samples['small']):.2f} s | {len(samples['small'])} | — |",
+            "",
+            f"- {trials / 492:.0f}× the trials cost {large / small:.2f}× the time; release.html {size_mb:.1f} MB.",
+            f"- **{trials:,}-trial release notebook: {large:.2f} s. Goal under {GOAL_S:.0f} s: {verdict}.**",
+            "",
+        ]
+    )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ Each sample is one process from its start to its exit (wall time and peak RSS fr
 to /dev/null, bytecode cached as for an installed package; the replay and the bare interpreter take turns. What the
 replay imports is listed (``python -X importtime``) so that a slow start can be traced to its module.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,14 +38,21 @@ def reference_run(run_dir: Path) -> None:
 
 def slowest_imports(argv: list[str], count: int = 6) -> list[tuple[str, float]]:
     """The top-level modules (and forge's own) that took longest to import in one replay, cumulative ms."""
-    err = subprocess.run([sys.executable, "-X", "importtime", "-c", "from forge_kernel.cli import main; main()",
-                          *argv[1:]], capture_output=True, text=True, cwd=ROOT, env=PROCESS_ENV).stderr
+    err = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "from forge_kernel.cli import main; main()", *argv[1:]],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=PROCESS_ENV,
+    ).stderr
     found = []
     for line in err.splitlines():
         if line.startswith("import time:") and "|" in line:
-            _, cumulative, name = (part.strip() for part in line[len("import time:"):].split("|"))
-            if cumulative.isdigit() and ((not name.startswith(" ") and "." not in name.strip())
-                                         or (name.strip().startswith("forge_kernel.") and name.count(".") == 1)):
+            _, cumulative, name = (part.strip() for part in line[len("import time:") :].split("|"))
+            if cumulative.isdigit() and (
+                (not name.startswith(" ") and "." not in name.strip())
+                or (name.strip().startswith("forge_kernel.") and name.count(".") == 1)
+            ):
                 found.append((name.strip(), int(cumulative) / 1000))
     return sorted(found, key=lambda item: -item[1])[:count]
 
@@ -52,27 +60,33 @@ def slowest_imports(argv: list[str], count: int = 6) -> list[tuple[str, float]]:
 def section(trials: int, samples: dict, imports: list, git: str, calibration_s: float) -> str:
     replay = median([run[0] for run in samples["replay"]]) * 1000
     bare = median([run[0] for run in samples["bare"]]) * 1000
-    rows = [f"| {label} | {median([w for w, _, _ in runs]) * 1000:.0f} ms | {min(w for w, _, _ in runs) * 1000:.0f}–"
-            f"{max(w for w, _, _ in runs) * 1000:.0f} ms | {median([c for _, _, c in runs]) * 1000:.0f} ms "
-            f"| {median([p for _, p, _ in runs]):.0f} MiB | {len(runs)} |"
-            for label, runs in ((f"`forge replay RUN --task {TASK} --agent {AGENT} --trial 0`", samples["replay"]),
-                                ("baseline: `python -c pass` (the same interpreter)", samples["bare"]))]
-    return "\n".join([
-        "## 8. forge replay of one trial, as a whole process",
-        "",
-        f"Written by `benchmarks/replay.py` (git {git}; a pure-Python loop of 10 million additions took "
-        f"{calibration_s:.2f} s), on a run of {trials:,} trials. Each sample is one process, start to exit, output to "
-        "/dev/null, bytecode cached; the two commands take turns.",
-        "",
-        "| command | median wall | min–max | median CPU | median peak RSS | runs |",
-        "|---|---:|---:|---:|---:|---:|",
-        *rows,
-        "",
-        f"**forge replay: {replay:.0f} ms, {replay - bare:.0f} ms above the bare interpreter ({replay / bare:.1f}×). "
-        f"Goal ≤ {GOAL_MS} ms: {'met' if replay <= GOAL_MS else 'NOT met'}.** Slowest imports of one replay "
-        "(cumulative, `-X importtime`): " + ", ".join(f"`{name}` {ms:.0f} ms" for name, ms in imports) + ".",
-        "",
-    ])
+    rows = [
+        f"| {label} | {median([w for w, _, _ in runs]) * 1000:.0f} ms | {min(w for w, _, _ in runs) * 1000:.0f}–"
+        f"{max(w for w, _, _ in runs) * 1000:.0f} ms | {median([c for _, _, c in runs]) * 1000:.0f} ms "
+        f"| {median([p for _, p, _ in runs]):.0f} MiB | {len(runs)} |"
+        for label, runs in (
+            (f"`forge replay RUN --task {TASK} --agent {AGENT} --trial 0`", samples["replay"]),
+            ("baseline: `python -c pass` (the same interpreter)", samples["bare"]),
+        )
+    ]
+    return "\n".join(
+        [
+            "## 8. forge replay of one trial, as a whole process",
+            "",
+            f"Written by `benchmarks/replay.py` (git {git}; a pure-Python loop of 10 million additions took "
+            f"{calibration_s:.2f} s), on a run of {trials:,} trials. Each sample is one process, start to exit, output to "
+            "/dev/null, bytecode cached; the two commands take turns.",
+            "",
+            "| command | median wall | min–max | median CPU | median peak RSS | runs |",
+            "|---|---:|---:|---:|---:|---:|",
+            *rows,
+            "",
+            f"**forge replay: {replay:.0f} ms, {replay - bare:.0f} ms above the bare interpreter ({replay / bare:.1f}×). "
+            f"Goal ≤ {GOAL_MS} ms: {'met' if replay <= GOAL_MS else 'NOT met'}.** Slowest imports of one replay "
+            "(cumulative, `-X importtime`): " + ", ".join(f"`{name}` {ms:.0f} ms" for name, ms in imports) + ".",
+            "",
+        ]
+    )
 
 
 def main() -> None:
@@ -89,8 +103,9 @@ def main() -> None:
     with sqlite3.connect(f"{(run_dir / 'run.sqlite').resolve().as_uri()}?mode=ro", uri=True) as db:
         (trials,) = db.execute("SELECT COUNT(*) FROM trials").fetchone()
     replay = [str(FORGE), "replay", str(run_dir), "--task", TASK, "--agent", AGENT, "--trial", "0"]
-    samples = measure({"replay": (replay, None), "bare": ([sys.executable, "-c", "pass"], None)},
-                      3 if opts.quick else opts.repeats)
+    samples = measure(
+        {"replay": (replay, None), "bare": ([sys.executable, "-c", "pass"], None)}, 3 if opts.quick else opts.repeats
+    )
     text = section(trials, samples, slowest_imports(replay), git_state(), calibration())
     print(text)
     if not opts.quick:

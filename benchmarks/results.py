@@ -4,6 +4,7 @@ Each script owns one section of RESULTS.md (``benchmarks/run.py`` the header and
 ``benchmarks/scale.py`` benchmark 6, ``benchmarks/player.py`` benchmark 7, ``benchmarks/replay.py`` benchmark 8,
 ``benchmarks/release.py`` benchmark 9), marked by an HTML comment, and rewrites only that one.
 """
+
 from __future__ import annotations
 
 import os
@@ -63,5 +64,6 @@ def write_section(name: str, text: str, path: Path = RESULTS) -> None:
     """Replace (or add) one script's section of RESULTS.md, keeping the others."""
     found = sections(path.read_text(encoding="utf-8")) if path.is_file() else {}
     found[name] = text
-    path.write_text("\n".join(f"<!-- section: {n} -->\n{found[n].rstrip()}\n" for n in ORDER if n in found),
-                    encoding="utf-8")
+    path.write_text(
+        "\n".join(f"<!-- section: {n} -->\n{found[n].rstrip()}\n" for n in ORDER if n in found), encoding="utf-8"
+    )

@@ -13,6 +13,7 @@
 
 Every figure is the median and p95 over repeats, timed with time.perf_counter_ns after warm-ups.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,7 +38,9 @@ sys.path.insert(0, str(ROOT))
 if hasattr(os, "sched_setaffinity"):
     try:
         os.sched_setaffinity(0, {0})
-        PINNING = f"pinned to CPU 0 with os.sched_setaffinity(0, {{0}}) (affinity now {sorted(os.sched_getaffinity(0))})"
+        PINNING = (
+            f"pinned to CPU 0 with os.sched_setaffinity(0, {{0}}) (affinity now {sorted(os.sched_getaffinity(0))})"
+        )
     except OSError as exc:
         PINNING = f"NOT pinned: os.sched_setaffinity failed ({exc})"
 else:
@@ -66,6 +69,7 @@ GOAL_NS = 1_000_000
 
 
 # ---------------------------------------------------------------------------------------------------- statistics
+
 
 @dataclass
 class Figure:
@@ -106,8 +110,10 @@ def ratio(a: float, b: float) -> str:
 def table(rows: list[tuple[Figure, str]], last: str = "vs baseline") -> list[str]:
     out = [f"| measurement | median | p95 | repeats | {last} |", "|---|---:|---:|---:|---|"]
     for fig, versus in rows:
-        out.append(f"| {fig.label}{' — ' + fig.note if fig.note else ''} | {fmt(fig.median)} | {fmt(fig.p95)} "
-                   f"| {fig.n:,} | {versus} |")
+        out.append(
+            f"| {fig.label}{' — ' + fig.note if fig.note else ''} | {fmt(fig.median)} | {fmt(fig.p95)} "
+            f"| {fig.n:,} | {versus} |"
+        )
     return out
 
 
@@ -137,6 +143,7 @@ def timed_each(fn, repeats: int, warmup: int) -> list[float]:
 
 # ---------------------------------------------------------------------------------------------------- 1. per trial
 
+
 async def bench_trials(n: int, warmup: int) -> dict:
     package = load_package(PACKAGE)
     image = Images()[package]
@@ -148,9 +155,18 @@ async def bench_trials(n: int, warmup: int) -> dict:
     tmp = tempfile.TemporaryDirectory(prefix="forge-bench-")
     store = RunStore.create(Path(tmp.name) / "run")
     spec = {"suite": [str(PACKAGE)], "agents": [agent_name], "trials": 3 * (n + warmup), "seed": 0}
-    store.start("benchmark", spec, build_manifest("benchmark", spec, {package.id: package.package_hash},
-                                                  [{"name": agent_name, "version": agent_version}], utc_now()),
-                [package])
+    store.start(
+        "benchmark",
+        spec,
+        build_manifest(
+            "benchmark",
+            spec,
+            {package.id: package.package_hash},
+            [{"name": agent_name, "version": agent_version}],
+            utc_now(),
+        ),
+        [package],
+    )
     next_index = 0
 
     def index() -> tuple[int, int]:
@@ -190,11 +206,26 @@ async def bench_trials(n: int, warmup: int) -> dict:
         t1 = perf_counter_ns()
         outcome = await runner.attempt(template, seed, session, public.budget.max_seconds)
         t2 = perf_counter_ns()
-        grading = grade(GradeContext(package, view, session.events, outcome.result, outcome.status,
-                                     outcome.duration_s, session.cost))
+        grading = grade(
+            GradeContext(
+                package, view, session.events, outcome.result, outcome.status, outcome.duration_s, session.cost
+            )
+        )
         t3 = perf_counter_ns()
-        record = TrialRecord(package.id, runner.name, runner.version, k, seed, outcome.status, None, outcome.result,
-                             session.events, outcome.duration_s, session.cost, grading=grading)
+        record = TrialRecord(
+            package.id,
+            runner.name,
+            runner.version,
+            k,
+            seed,
+            outcome.status,
+            None,
+            outcome.result,
+            session.events,
+            outcome.duration_s,
+            session.cost,
+            grading=grading,
+        )
         store.write_trial(record)
         t4 = perf_counter_ns()
         if record_parts:
@@ -204,10 +235,12 @@ async def bench_trials(n: int, warmup: int) -> dict:
 
     for _ in range(warmup):
         mirror = await one_trial_in_parts(False)
-    assert ([(e.tool, e.args, e.ok, e.result, e.changes, e.flags) for e in mirror.events]
-            == [(e.tool, e.args, e.ok, e.result, e.changes, e.flags) for e in reference.events]), "mirror drifted"
-    assert ([(v.verifier_id, v.passed) for v in mirror.grading.verdicts]
-            == [(v.verifier_id, v.passed) for v in reference.grading.verdicts]), "mirror drifted"
+    assert [(e.tool, e.args, e.ok, e.result, e.changes, e.flags) for e in mirror.events] == [
+        (e.tool, e.args, e.ok, e.result, e.changes, e.flags) for e in reference.events
+    ], "mirror drifted"
+    assert [(v.verifier_id, v.passed) for v in mirror.grading.verdicts] == [
+        (v.verifier_id, v.passed) for v in reference.grading.verdicts
+    ], "mirror drifted"
     gc.collect()
     for _ in range(n):
         await one_trial_in_parts(True)
@@ -228,14 +261,23 @@ async def bench_trials(n: int, warmup: int) -> dict:
     tmp.cleanup()
     calls_n, verifiers_n = len(reference.events), len(package.hidden.verifiers)
     return {
-        "e2e": Figure(f"trial: run_trial (setup + {agent_name} agent, {calls_n} calls + grading, {verifiers_n} verifiers)"
-                      " + write_trial, committed", e2e),
-        "baseline": Figure(f"baseline: the {calls_n} tool implementations called directly (fresh EHRView, no session/"
-                           "policy/events/grading/store)", baseline),
+        "e2e": Figure(
+            f"trial: run_trial (setup + {agent_name} agent, {calls_n} calls + grading, {verifiers_n} verifiers)"
+            " + write_trial, committed",
+            e2e,
+        ),
+        "baseline": Figure(
+            f"baseline: the {calls_n} tool implementations called directly (fresh EHRView, no session/"
+            "policy/events/grading/store)",
+            baseline,
+        ),
         "parts": {
             "setup": Figure("  setup: EHRView + ToolSession", parts["setup"]),
-            "agent": Figure(f"  agent attempt in process (its AgentTask copy, {calls_n} calls through the client, "
-                            "replies as JSON copies, asyncio.wait_for)", parts["agent"]),
+            "agent": Figure(
+                f"  agent attempt in process (its AgentTask copy, {calls_n} calls through the client, "
+                "replies as JSON copies, asyncio.wait_for)",
+                parts["agent"],
+            ),
             "grade": Figure(f"  grading: grade() with the {verifiers_n} verifiers and scores", parts["grade"]),
             "store": Figure("  store: RunStore.write_trial (1 transaction, WAL, synchronous=NORMAL)", parts["store"]),
         },
@@ -250,8 +292,14 @@ async def bench_trials(n: int, warmup: int) -> dict:
 
 TZ = timezone(timedelta(hours=8))
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=TZ)
-CODES = [("8480-6", "收缩压", "mmHg", 120), ("8462-4", "舒张压", "mmHg", 80), ("8867-4", "心率", "/min", 75),
-         ("2339-0", "血糖", "mmol/L", 6), ("718-7", "血红蛋白", "g/L", 130), ("2160-0", "肌酐", "µmol/L", 80)]
+CODES = [
+    ("8480-6", "收缩压", "mmHg", 120),
+    ("8462-4", "舒张压", "mmHg", 80),
+    ("8867-4", "心率", "/min", 75),
+    ("2339-0", "血糖", "mmol/L", 6),
+    ("718-7", "血红蛋白", "g/L", 130),
+    ("2160-0", "肌酐", "µmol/L", 80),
+]
 MAIN_PATIENT = "bench-p0"
 MAIN_OBSERVATIONS = 1200
 OTHER_PATIENTS = 4
@@ -265,14 +313,26 @@ def build_resources() -> list[dict]:
     start = NOW - timedelta(days=365)
     for p in range(OTHER_PATIENTS + 1):
         pid = MAIN_PATIENT if p == 0 else f"bench-p{p}"
-        resources.append(fhir.patient(pid, f"测试患者{p}", "female" if p % 2 else "male", f"19{60 + p}-03-0{p + 1}",
-                                      f"BENCH-{p:04d}"))
+        resources.append(
+            fhir.patient(
+                pid, f"测试患者{p}", "female" if p % 2 else "male", f"19{60 + p}-03-0{p + 1}", f"BENCH-{p:04d}"
+            )
+        )
         resources.append(fhir.condition(f"{pid}-c1", pid, "高血压", "2020-01-01"))
         for i in range(MAIN_OBSERVATIONS if p == 0 else OTHER_OBSERVATIONS):
             code, name, unit, centre = CODES[i % len(CODES)]
             when = start + timedelta(seconds=rng.randrange(365 * 86400))
-            resources.append(fhir.observation(f"{pid}-o{i}", pid, name, round(rng.gauss(centre, centre / 10), 1), unit,
-                                              when.isoformat(timespec="seconds"), code=code))
+            resources.append(
+                fhir.observation(
+                    f"{pid}-o{i}",
+                    pid,
+                    name,
+                    round(rng.gauss(centre, centre / 10), 1),
+                    unit,
+                    when.isoformat(timespec="seconds"),
+                    code=code,
+                )
+            )
     return resources
 
 
@@ -280,8 +340,11 @@ def bench_view(image: EHRImage, quick: bool) -> dict:
     view = timed_batches(lambda: EHRView(image), batches=50 if quick else 300, per_batch=1000, warmup=2000)
     deep = timed_each(lambda: copy.deepcopy(image.resources), repeats=5 if quick else 30, warmup=2)
     return {
-        "view": Figure("EHRView(image) (copy-on-write view; reads fall through to the image)", view,
-                       "each sample is the mean of 1,000 constructions"),
+        "view": Figure(
+            "EHRView(image) (copy-on-write view; reads fall through to the image)",
+            view,
+            "each sample is the mean of 1,000 constructions",
+        ),
         "deepcopy": Figure("baseline: copy.deepcopy(image.resources)", deep),
     }
 
@@ -311,12 +374,19 @@ async def bench_search(image: EHRImage, package_public, quick: bool) -> dict:
         return [r for _, _, r in found]
 
     # record_search through a ToolSession, with the JSON arguments an LLM would send
-    public = package_public.model_copy(update={
-        "environment": package_public.environment.model_copy(update={"patient_id": MAIN_PATIENT}),
-        "budget": package_public.budget.model_copy(update={"max_calls": 10**9}),
-    })
-    args = {"patient_id": MAIN_PATIENT, "type": "Observation", "code": code,
-            "since": since_dt.isoformat(), "until": until_dt.isoformat()}
+    public = package_public.model_copy(
+        update={
+            "environment": package_public.environment.model_copy(update={"patient_id": MAIN_PATIENT}),
+            "budget": package_public.budget.model_copy(update={"max_calls": 10**9}),
+        }
+    )
+    args = {
+        "patient_id": MAIN_PATIENT,
+        "type": "Observation",
+        "code": code,
+        "since": since_dt.isoformat(),
+        "until": until_dt.isoformat(),
+    }
     session = ToolSession(public, EHRView(image))
 
     expected = [r["id"] for r in via_view()]
@@ -338,7 +408,9 @@ async def bench_search(image: EHRImage, package_public, quick: bool) -> dict:
             tool.append(perf_counter_ns() - t0)
     return {
         "matches": len(expected),
-        "observations": sum(1 for r in everything if r["resourceType"] == "Observation" and patient_of(r) == MAIN_PATIENT),
+        "observations": sum(
+            1 for r in everything if r["resourceType"] == "Observation" and patient_of(r) == MAIN_PATIENT
+        ),
         "view": Figure("EHRView.search(patient, 'Observation', since, until, code)", indexed),
         "tool": Figure("record_search through ToolSession.call (validation, policy, event, summaries)", tool),
         "scan": Figure("baseline: linear scan of every resource (type, patient, code, date), sorted", scan),
@@ -346,6 +418,7 @@ async def bench_search(image: EHRImage, package_public, quick: bool) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------------- main
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -409,11 +482,10 @@ def main() -> None:
         f"(`RunStore.create` in a temp dir, `write_trial` per trial) — {t1['stored_rows']:,} trials stored in one "
         "event loop. Each sample is one trial, from the call of `run_trial` to the committed write.",
         "",
-        *table([(t1["e2e"], ratio(t1["e2e"].median, base) + " the baseline (median / median)"),
-                (t1["baseline"], "—")]),
+        *table([(t1["e2e"], ratio(t1["e2e"].median, base) + " the baseline (median / median)"), (t1["baseline"], "—")]),
         "",
         f"**Harness overhead per trial: {fmt(overhead)} (median trial − median baseline; p95 trial − median baseline: "
-        f"{fmt(overhead_p95)}). Goal \"well under 1 ms\": {'met' if met else 'NOT met'}"
+        f'{fmt(overhead_p95)}). Goal "well under 1 ms": {"met" if met else "NOT met"}'
         f"{'' if not met else (' (' + format(overhead / GOAL_NS, '.0%') + ' of the budget)')}.**",
         "",
         "Where the time goes (the steps of `run_trial`, timed separately in a second pass of "
@@ -431,8 +503,12 @@ def main() -> None:
         f"{OTHER_PATIENTS} × {OTHER_OBSERVATIONS} Observations). Building the image itself (once per package and "
         f"run, shared by all its trials): median {fmt(Figure('', build).median)} over {len(build)} builds.",
         "",
-        *table([(t2["view"], f"{ratio(t2['deepcopy'].median, t2['view'].median)} faster than the baseline"),
-                (t2["deepcopy"], "—")]),
+        *table(
+            [
+                (t2["view"], f"{ratio(t2['deepcopy'].median, t2['view'].median)} faster than the baseline"),
+                (t2["deepcopy"], "—"),
+            ]
+        ),
         "",
         "## 3. One filtered search",
         "",
@@ -440,9 +516,13 @@ def main() -> None:
         f"{len(image.resources):,} resources; query: Observation, code {CODES[0][0]}, the 7 days from 2026-06-01 "
         f"(+08:00) → {t3['matches']} matching records (all three ways agree).",
         "",
-        *table([(t3["view"], f"{ratio(t3['scan'].median, t3['view'].median)} faster than the baseline"),
+        *table(
+            [
+                (t3["view"], f"{ratio(t3['scan'].median, t3['view'].median)} faster than the baseline"),
                 (t3["tool"], f"{ratio(t3['scan'].median, t3['tool'].median)} faster than the baseline"),
-                (t3["scan"], "—")]),
+                (t3["scan"], "—"),
+            ]
+        ),
         "",
         *isolation.section(t4, t5, base, table, fmt),
     ]

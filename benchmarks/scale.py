@@ -10,6 +10,7 @@ and verdicts with them) copied through SQL under new trial indices, in one trans
 agent (100,368 trials). Each figure is a whole process (wall time and peak RSS from the kernel's accounting),
 beside a baseline of the same reads through plain sqlite3 in plain Python, in the same run, interleaved.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,6 +39,7 @@ COPIES = 68
 
 # ---------------------------------------------------------------------------------------------------- the run
 
+
 def build(run_dir: Path, copies: int) -> int:
     """The reference run, then its trials copied ``copies`` times in all; the number of trials."""
     sys.path.insert(0, str(ROOT))
@@ -59,9 +61,11 @@ def replicate(db_path: Path, copies: int) -> int:
     db.execute("BEGIN")
     for table in ("trials", "events", "scores", "verdicts"):
         columns = ", ".join(shift.get(row[1], row[1]) for row in db.execute(f"PRAGMA table_info({table})"))
-        db.execute(f"WITH RECURSIVE n(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM n WHERE n < :copies) "
-                   f"INSERT INTO {table} SELECT {columns} FROM n, {table} WHERE trial_id <= :top ORDER BY n, trial_id",
-                   {"copies": copies - 1, "top": top, "per": per})
+        db.execute(
+            f"WITH RECURSIVE n(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM n WHERE n < :copies) "
+            f"INSERT INTO {table} SELECT {columns} FROM n, {table} WHERE trial_id <= :top ORDER BY n, trial_id",
+            {"copies": copies - 1, "top": top, "per": per},
+        )
     db.execute("COMMIT")
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     (count,) = db.execute("SELECT COUNT(*) FROM trials").fetchone()
@@ -70,6 +74,7 @@ def replicate(db_path: Path, copies: int) -> int:
 
 
 # ---------------------------------------------------------------------------------------------------- baselines
+
 
 def read_only(run_dir: str) -> sqlite3.Connection:
     return sqlite3.connect(f"{Path(run_dir, 'run.sqlite').resolve().as_uri()}?mode=ro", uri=True)
@@ -80,13 +85,20 @@ def plain_compare(run_dir: str, *agents: str) -> None:
     plain Python (tool time and success, faults, replays, denials, a hash of the writes, failing verdicts), then
     the tasks every trial of each agent passed."""
     db, marks = read_only(run_dir), ",".join("?" * len(agents))
-    trials = {r[0]: r for r in db.execute(
-        "SELECT t.trial_id, t.task_id, t.agent, t.status, t.answer, t.duration_s, t.queued_s, t.cost, s.passed "
-        f"FROM trials t JOIN scores s USING (trial_id) WHERE t.agent IN ({marks})", agents)}
+    trials = {
+        r[0]: r
+        for r in db.execute(
+            "SELECT t.trial_id, t.task_id, t.agent, t.status, t.answer, t.duration_s, t.queued_s, t.cost, s.passed "
+            f"FROM trials t JOIN scores s USING (trial_id) WHERE t.agent IN ({marks})",
+            agents,
+        )
+    }
     facts = defaultdict(lambda: [0.0, 0, 0, 0, 0, 0, hashlib.sha256()])
     for trial_id, latency, ok, fault, flags, denied, changes in db.execute(
-            "SELECT e.trial_id, latency_ms, ok, fault, flags, denied, changes FROM trials t JOIN events e "
-            f"USING (trial_id) WHERE t.agent IN ({marks})", agents):
+        "SELECT e.trial_id, latency_ms, ok, fault, flags, denied, changes FROM trials t JOIN events e "
+        f"USING (trial_id) WHERE t.agent IN ({marks})",
+        agents,
+    ):
         f = facts[trial_id]
         f[0] += latency
         f[1] += 1
@@ -98,8 +110,10 @@ def plain_compare(run_dir: str, *agents: str) -> None:
             f[6].update(changes.encode())
     failing = defaultdict(list)
     for trial_id, verifier, category, severity in db.execute(
-            "SELECT v.trial_id, verifier_id, category, severity FROM trials t JOIN verdicts v USING (trial_id) "
-            f"WHERE t.agent IN ({marks}) AND v.passed = 0", agents):
+        "SELECT v.trial_id, verifier_id, category, severity FROM trials t JOIN verdicts v USING (trial_id) "
+        f"WHERE t.agent IN ({marks}) AND v.passed = 0",
+        agents,
+    ):
         failing[trial_id].append((verifier, category, severity))
     fingerprints = {trial_id: f[6].hexdigest()[:16] for trial_id, f in facts.items()}
     strict = defaultdict(lambda: True)
@@ -112,23 +126,31 @@ def plain_ledger(run_dir: str) -> None:
     """Baseline for ``forge ledger``: the failed trials, their failing verdicts and failed calls through plain
     sqlite3, one CSV row per failed trial (to stdout)."""
     db = read_only(run_dir)
-    failed = db.execute("SELECT t.trial_id, t.task_id, p.version, s.hidden_version, t.agent, t.trial, t.status, "
-                        "s.missing FROM trials t JOIN scores s USING (trial_id) JOIN packages p USING (task_id) "
-                        "WHERE s.passed = 0").fetchall()
+    failed = db.execute(
+        "SELECT t.trial_id, t.task_id, p.version, s.hidden_version, t.agent, t.trial, t.status, "
+        "s.missing FROM trials t JOIN scores s USING (trial_id) JOIN packages p USING (task_id) "
+        "WHERE s.passed = 0"
+    ).fetchall()
     verdicts, calls = defaultdict(list), defaultdict(list)
-    for trial_id, *rest in db.execute("SELECT v.trial_id, verifier_id, category, severity, steps FROM scores s "
-                                      "JOIN verdicts v USING (trial_id) WHERE s.passed = 0 AND v.passed = 0"):
+    for trial_id, *rest in db.execute(
+        "SELECT v.trial_id, verifier_id, category, severity, steps FROM scores s "
+        "JOIN verdicts v USING (trial_id) WHERE s.passed = 0 AND v.passed = 0"
+    ):
         verdicts[trial_id].append(rest)
-    for trial_id, *rest in db.execute("SELECT e.trial_id, step, tool, denied, error FROM scores s JOIN events e "
-                                      "USING (trial_id) WHERE s.passed = 0 AND e.ok = 0"):
+    for trial_id, *rest in db.execute(
+        "SELECT e.trial_id, step, tool, denied, error FROM scores s JOIN events e "
+        "USING (trial_id) WHERE s.passed = 0 AND e.ok = 0"
+    ):
         calls[trial_id].append(rest)
     out = csv.writer(sys.stdout)
     for trial_id, *rest in failed:
-        out.writerow([trial_id, *rest, ",".join(v[0] for v in verdicts[trial_id]),
-                      ",".join(str(c[0]) for c in calls[trial_id])])
+        out.writerow(
+            [trial_id, *rest, ",".join(v[0] for v in verdicts[trial_id]), ",".join(str(c[0]) for c in calls[trial_id])]
+        )
 
 
 # ---------------------------------------------------------------------------------------------------- measuring
+
 
 def whole_process(argv: list[str], out: Path | None = None) -> tuple[float, float, float]:
     """Wall seconds, peak RSS (MiB) and CPU seconds (user + system) of one process, from its start to its exit. A failure stops the script, and
@@ -153,8 +175,9 @@ def median(values: list[float]) -> float:
     return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
 
 
-def measure(commands: dict[str, tuple[list[str], Path | None]], repeats: int
-            ) -> dict[str, list[tuple[float, float, float]]]:
+def measure(
+    commands: dict[str, tuple[list[str], Path | None]], repeats: int
+) -> dict[str, list[tuple[float, float, float]]]:
     """Each command (argv, the file it must write) ``repeats`` times, in turn (A B A B ...), after one run of each
     that is not counted."""
     for argv, out in commands.values():
@@ -168,8 +191,10 @@ def measure(commands: dict[str, tuple[list[str], Path | None]], repeats: int
 
 def row(label: str, runs: list[tuple[float, float, float]], goal: str) -> str:
     walls, peaks, cpus = ([run[i] for run in runs] for i in range(3))
-    return (f"| {label} | {median(walls):.2f} s | {min(walls):.2f}–{max(walls):.2f} s | {median(cpus):.2f} s "
-            f"| {median(peaks):,.0f} MiB | {len(runs)} | {goal} |")
+    return (
+        f"| {label} | {median(walls):.2f} s | {min(walls):.2f}–{max(walls):.2f} s | {median(cpus):.2f} s "
+        f"| {median(peaks):,.0f} MiB | {len(runs)} | {goal} |"
+    )
 
 
 def ratio(samples: dict, name: str) -> str:
@@ -180,31 +205,42 @@ def ratio(samples: dict, name: str) -> str:
 
 def section(trials: int, build_s: float | None, size_mb: float, samples: dict, git: str, calibration_s: float) -> str:
     a, b = AGENTS
-    return "\n".join([
-        "## 6. The read side at scale: forge compare and forge ledger",
-        "",
-        f"Written by `benchmarks/scale.py` (its own run: git {git}; a pure-Python loop of 10 million additions took "
-        f"{calibration_s:.2f} s). The run: the six reference agents × 82 packages × {TRIALS} trials, then copied in "
-        f"SQL to {trials:,} trials ({trials // (6 * 82)} per task and agent), a {size_mb:,.0f} MB store "
-        f"{'reused from an earlier build' if build_s is None else f'built in {build_s:.0f} s'}. Each sample is one "
-        "whole process (wall time; peak RSS from `wait4`; bytecode cached, as for an installed package), both "
-        "cores free to use, the commands taking turns; output to /dev/null. The baselines read the same rows through plain "
-        "`sqlite3` and fold them in plain Python (no pandas, pydantic or forge import): the cost of the data alone. "
-        "CPU is user + system time, which other processes on the machine disturb less than the wall time.",
-        "",
-        f"Ratios to the baselines (median wall): compare {ratio(samples, 'compare')}, ledger {ratio(samples, 'ledger')}.",
-        "",
-        "| command | median wall | min–max | median CPU | median peak RSS | runs | goal |",
-        "|---|---:|---:|---:|---:|---:|---|",
-        row(f"`forge compare RUN RUN --baseline-agent {a} --candidate-agent {b} --json OUT`", samples["compare"],
-            "≤ 5 s, ≤ 500 MB"),
-        row("baseline: the same two agents' trials, events and failing verdicts, plain sqlite3", samples["plain compare"],
-            "—"),
-        row("`forge ledger RUN --csv OUT`", samples["ledger"], "≤ 5 s"),
-        row("baseline: the failed trials, their failing verdicts and failed calls, plain sqlite3, as CSV",
-            samples["plain ledger"], "—"),
-        "",
-    ])
+    return "\n".join(
+        [
+            "## 6. The read side at scale: forge compare and forge ledger",
+            "",
+            f"Written by `benchmarks/scale.py` (its own run: git {git}; a pure-Python loop of 10 million additions took "
+            f"{calibration_s:.2f} s). The run: the six reference agents × 82 packages × {TRIALS} trials, then copied in "
+            f"SQL to {trials:,} trials ({trials // (6 * 82)} per task and agent), a {size_mb:,.0f} MB store "
+            f"{'reused from an earlier build' if build_s is None else f'built in {build_s:.0f} s'}. Each sample is one "
+            "whole process (wall time; peak RSS from `wait4`; bytecode cached, as for an installed package), both "
+            "cores free to use, the commands taking turns; output to /dev/null. The baselines read the same rows through plain "
+            "`sqlite3` and fold them in plain Python (no pandas, pydantic or forge import): the cost of the data alone. "
+            "CPU is user + system time, which other processes on the machine disturb less than the wall time.",
+            "",
+            f"Ratios to the baselines (median wall): compare {ratio(samples, 'compare')}, ledger {ratio(samples, 'ledger')}.",
+            "",
+            "| command | median wall | min–max | median CPU | median peak RSS | runs | goal |",
+            "|---|---:|---:|---:|---:|---:|---|",
+            row(
+                f"`forge compare RUN RUN --baseline-agent {a} --candidate-agent {b} --json OUT`",
+                samples["compare"],
+                "≤ 5 s, ≤ 500 MB",
+            ),
+            row(
+                "baseline: the same two agents' trials, events and failing verdicts, plain sqlite3",
+                samples["plain compare"],
+                "—",
+            ),
+            row("`forge ledger RUN --csv OUT`", samples["ledger"], "≤ 5 s"),
+            row(
+                "baseline: the failed trials, their failing verdicts and failed calls, plain sqlite3, as CSV",
+                samples["plain ledger"],
+                "—",
+            ),
+            "",
+        ]
+    )
 
 
 def main() -> None:
@@ -234,8 +270,21 @@ def main() -> None:
     out = Path(tmp.name)
     me, run = [sys.executable, __file__, "--plain"], str(run_dir)
     commands = {
-        "compare": ([str(FORGE), "compare", run, run, "--baseline-agent", AGENTS[0], "--candidate-agent", AGENTS[1],
-                     "--json", str(out / "compare.json")], out / "compare.json"),
+        "compare": (
+            [
+                str(FORGE),
+                "compare",
+                run,
+                run,
+                "--baseline-agent",
+                AGENTS[0],
+                "--candidate-agent",
+                AGENTS[1],
+                "--json",
+                str(out / "compare.json"),
+            ],
+            out / "compare.json",
+        ),
         "plain compare": ([*me, "compare", run, *AGENTS], None),
         "ledger": ([str(FORGE), "ledger", run, "--csv", str(out / "ledger.csv")], out / "ledger.csv"),
         "plain ledger": ([*me, "ledger", run], None),

@@ -11,6 +11,7 @@ Timed: reading the trial through ``open_run`` (the SQL rows to typed events), bu
 *Baseline:* the state at step n without a timeline: the trial's recorded changes up to n applied, one JSON-Patch
 operation after the other, to copies of the resources they touch (what a reader had to do before).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,9 +44,11 @@ def build_store(folder: Path, agent: str = "bench_agents:FiftySteps", calls: int
     shutil.copytree(ROOT / "task_packages" / "superclue" / TASK, suite / "task_packages" / "superclue" / TASK)
     copy_suite_files(suite)
     shutil.copy(ROOT / "verifiers" / "superclue" / f"{TASK}.yaml", suite / "verifiers" / "superclue")
-    update_yaml(suite / "task_packages" / "superclue" / TASK / "package.yaml",
-                policy={"writable_types": ["MedicationRequest", "Observation"]},
-                budget={"max_calls": calls, "max_seconds": 600})
+    update_yaml(
+        suite / "task_packages" / "superclue" / TASK / "package.yaml",
+        policy={"writable_types": ["MedicationRequest", "Observation"]},
+        budget={"max_calls": calls, "max_seconds": 600},
+    )
     spec = RunSpec(suite=[str(suite / "task_packages")], agents=[agent], trials=1, trust=[agent])
     asyncio.run(execute(spec, folder / "run", progress=False))
     (folder / "copied").mkdir()
@@ -114,32 +117,37 @@ LABELS = {
 
 def section(result: dict) -> str:
     """The RESULTS.md section of one run of this benchmark."""
+
     def median_us(key: str) -> float:
         samples = sorted(result["figures"][key])
         return samples[len(samples) // 2] / 1e3
 
     def row(key: str) -> str:
         samples = sorted(result["figures"][key])
-        return (f"| {LABELS[key]} | {median_us(key):.1f} µs | {samples[int(len(samples) * .95)] / 1e3:.1f} µs "
-                f"| {len(samples)} |")
+        return (
+            f"| {LABELS[key]} | {median_us(key):.1f} µs | {samples[int(len(samples) * 0.95)] / 1e3:.1f} µs "
+            f"| {len(samples)} |"
+        )
 
     slowest = max(median_us("state"), median_us("diff"))
-    return "\n".join([
-        "## 10. A 50-step trial's timeline, read from a store copied alone",
-        "",
-        f"Written by `benchmarks/timeline.py` (git {git_state()}; a pure-Python loop of 10 million additions took "
-        f"{calibration():.2f} s; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs). One trial of "
-        f"{STEPS} calls writing {result['written']} resources, its store file copied alone to a new folder (the "
-        "packages gone); in process, medians and p95 (nearest rank).",
-        "",
-        "| measurement | median | p95 | repeats |",
-        "|---|---:|---:|---:|",
-        *(row(key) for key in LABELS),
-        "",
-        f"**State and diff: at most {slowest:.1f} µs median ({median_us('baseline') / median_us('state'):.1f}× faster "
-        f"than the baseline for a state). Goal under 1 ms: {'met' if slowest < 1000 else 'NOT met'}.**",
-        "",
-    ])
+    return "\n".join(
+        [
+            "## 10. A 50-step trial's timeline, read from a store copied alone",
+            "",
+            f"Written by `benchmarks/timeline.py` (git {git_state()}; a pure-Python loop of 10 million additions took "
+            f"{calibration():.2f} s; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs). One trial of "
+            f"{STEPS} calls writing {result['written']} resources, its store file copied alone to a new folder (the "
+            "packages gone); in process, medians and p95 (nearest rank).",
+            "",
+            "| measurement | median | p95 | repeats |",
+            "|---|---:|---:|---:|",
+            *(row(key) for key in LABELS),
+            "",
+            f"**State and diff: at most {slowest:.1f} µs median ({median_us('baseline') / median_us('state'):.1f}× faster "
+            f"than the baseline for a state). Goal under 1 ms: {'met' if slowest < 1000 else 'NOT met'}.**",
+            "",
+        ]
+    )
 
 
 if __name__ == "__main__":

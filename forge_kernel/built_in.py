@@ -2,6 +2,7 @@
 the gate checks. Each registers when its package is imported (its face imports the modules that register); the
 imports below are the whole list, so ``load()`` gives the full catalog wherever it is needed (``forge catalog``, the
 JSON Schemas, the designer), and the four sections come with their built-in entries."""
+
 from __future__ import annotations
 
 from .agents import AGENTS

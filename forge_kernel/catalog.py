@@ -5,6 +5,7 @@ per kind: a second registration is a CatalogError naming both places. The built-
 packages are imported (``tools``, ``verify``, ``agents``, ``analysis``'s gate checks), all of them at once through
 ``forge_kernel.built_in``; ``forge catalog`` prints what it holds.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
@@ -39,8 +40,15 @@ class Entry:
 class Catalog:
     entries: dict[tuple[str, str], Entry] = field(default_factory=dict)
 
-    def add(self, kind: Kind, name: str, value: Any, version: str = "1", args: dict[str, Any] | None = None,
-            where: str | None = None) -> Entry:
+    def add(
+        self,
+        kind: Kind,
+        name: str,
+        value: Any,
+        version: str = "1",
+        args: dict[str, Any] | None = None,
+        where: str | None = None,
+    ) -> Entry:
         """Register ``value`` as ``name`` of ``kind``; a name already taken is refused."""
         where = where or getattr(value, "__module__", None) or "?"
         taken = self.entries.get((kind, name))
@@ -90,9 +98,14 @@ def model_of(entry: Entry) -> Any:
 def as_json(entry: Entry) -> dict[str, Any]:
     """An entry as JSON: kind, name, version, built-with arguments, description and its model's JSON Schema."""
     model = model_of(entry)
-    return {"kind": entry.kind, "name": entry.name, "version": entry.version, "args": entry.args,
-            "description": getattr(entry.value, "description", ""),
-            **({"schema": model.model_json_schema()} if model is not None else {})}
+    return {
+        "kind": entry.kind,
+        "name": entry.name,
+        "version": entry.version,
+        "args": entry.args,
+        "description": getattr(entry.value, "description", ""),
+        **({"schema": model.model_json_schema()} if model is not None else {}),
+    }
 
 
 def type_text(annotation: Any) -> str:
@@ -111,9 +124,14 @@ def type_text(annotation: Any) -> str:
 
 def fields_text(model: Any) -> str:
     """A model's fields as ``name: type`` (``= default`` when optional), comma-separated."""
-    return ", ".join(f"{name}: {type_text(info.annotation)}"
-                     + ("" if info.is_required() else f" = {info.get_default(call_default_factory=True)!r}")
-                     for name, info in model.model_fields.items()) or "(none)"
+    return (
+        ", ".join(
+            f"{name}: {type_text(info.annotation)}"
+            + ("" if info.is_required() else f" = {info.get_default(call_default_factory=True)!r}")
+            for name, info in model.model_fields.items()
+        )
+        or "(none)"
+    )
 
 
 def entry_line(entry: Entry) -> str:
@@ -121,6 +139,11 @@ def entry_line(entry: Entry) -> str:
     model = model_of(entry)
     built = " ".join(f"{k}={v}" for k, v in entry.args.items() if v is not None and k != "params")
     summary = getattr(entry.value, "description", "").split("\n")[0]
-    parts = [entry.name, f"v{entry.version}", built, f"params: {fields_text(model)}" if entry.kind == "verifier kind"
-             else "", summary if entry.kind == "tool" else ""]
+    parts = [
+        entry.name,
+        f"v{entry.version}",
+        built,
+        f"params: {fields_text(model)}" if entry.kind == "verifier kind" else "",
+        summary if entry.kind == "tool" else "",
+    ]
     return "  ".join(p for p in parts if p)

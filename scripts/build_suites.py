@@ -4,6 +4,7 @@ an authoring Draft).
     .venv/bin/python scripts/build_suites.py                    # every module
     .venv/bin/python scripts/build_suites.py superclue_devices  # some modules
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -26,6 +27,7 @@ def scenario_modules() -> list[str]:
 def build(names: list[str], root: Path = ROOT) -> dict[str, int]:
     """Write the suite files, then every package of the named modules (all by default), under ``root``; returns how
     many packages each module wrote."""
+
     def where(suite: str) -> Suite:
         return Suite(root / "task_packages", root / "verifiers", suite)
 

@@ -18,6 +18,7 @@ for the first time. uv is used where present, else bootstrapped into it. The ver
 the front end's tools (``npm ci`` in frontend/: esbuild, TypeScript) where npm is found, again only when
 package-lock.json changes.
 """
+
 from __future__ import annotations
 
 import hashlib

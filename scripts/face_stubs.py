@@ -9,6 +9,7 @@ The faces stay lazy: a name is imported from its home when first asked for, whic
 same as its face, read from the face itself, so it cannot say more; tests/test_public_surface.py fails when a
 committed stub is not what this script writes.
 """
+
 from __future__ import annotations
 
 import ast
@@ -17,7 +18,9 @@ from pathlib import Path
 
 KERNEL = Path(__file__).resolve().parents[1] / "forge_kernel"
 LAZY = "__getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)"
-HEADER = "# The face's names for editors and type checkers, written from _HOMES by scripts/face_stubs.py: do not edit.\n"
+HEADER = (
+    "# The face's names for editors and type checkers, written from _HOMES by scripts/face_stubs.py: do not edit.\n"
+)
 WIDTH = 120
 
 
@@ -43,10 +46,19 @@ def import_line(module: str, names: list[str]) -> str:
 def signatures(tree: ast.Module) -> tuple[list[str], list[str]]:
     """The face's own functions with ``...`` for a body, and the imports their signatures need."""
     functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
-    used = {n.id for f in functions for part in (f.args, f.returns) if part is not None for n in ast.walk(part)
-            if isinstance(n, ast.Name)}
-    imports = [import_line(node.module, [a.name for a in node.names if a.name in used]) for node in tree.body
-               if isinstance(node, ast.ImportFrom) and not node.level and {a.name for a in node.names} & used]
+    used = {
+        n.id
+        for f in functions
+        for part in (f.args, f.returns)
+        if part is not None
+        for n in ast.walk(part)
+        if isinstance(n, ast.Name)
+    }
+    imports = [
+        import_line(node.module, [a.name for a in node.names if a.name in used])
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom) and not node.level and {a.name for a in node.names} & used
+    ]
     for f in functions:
         f.body = [ast.Expr(ast.Constant(...))]
     return sorted(imports), [ast.unparse(f) + "\n" for f in functions]
@@ -56,11 +68,18 @@ def stub(face: str) -> str:
     """The stub of a lazy face, from its source."""
     tree = ast.parse(face)
     homes: dict[str, tuple[str, ...]] = next(
-        ast.literal_eval(node.value) for node in tree.body if isinstance(node, ast.Assign | ast.AnnAssign)
-        and ast.unparse(node.targets[0] if isinstance(node, ast.Assign) else node.target) == "_HOMES")
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign | ast.AnnAssign)
+        and ast.unparse(node.targets[0] if isinstance(node, ast.Assign) else node.target) == "_HOMES"
+    )
     imports, functions = signatures(tree)
-    parts = [HEADER, *imports, "\n" if imports else "",
-             *(import_line(f".{module}", list(names)) for module, names in sorted(homes.items()))]
+    parts = [
+        HEADER,
+        *imports,
+        "\n" if imports else "",
+        *(import_line(f".{module}", list(names)) for module, names in sorted(homes.items())),
+    ]
     if functions:
         parts += ["\n", "\n".join(functions)]
     return "".join(parts)
@@ -74,10 +93,16 @@ def stubs() -> dict[Path, str]:
 def problems() -> list[str]:
     """Each stub that is missing, differs from what its face gives, or stands beside no lazy face."""
     wanted = stubs()
-    found = [f"{path.relative_to(KERNEL.parent)}: {'stale' if path.exists() else 'missing'}"
-             for path, text in wanted.items() if not path.exists() or path.read_text(encoding="utf-8") != text]
-    found += [f"{path.relative_to(KERNEL.parent)}: beside no lazy face" for path in sorted(KERNEL.rglob("*.pyi"))
-              if path not in wanted]
+    found = [
+        f"{path.relative_to(KERNEL.parent)}: {'stale' if path.exists() else 'missing'}"
+        for path, text in wanted.items()
+        if not path.exists() or path.read_text(encoding="utf-8") != text
+    ]
+    found += [
+        f"{path.relative_to(KERNEL.parent)}: beside no lazy face"
+        for path in sorted(KERNEL.rglob("*.pyi"))
+        if path not in wanted
+    ]
     return found
 
 

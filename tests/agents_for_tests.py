@@ -2,6 +2,7 @@
 
 Use them as ``--agent tests.agents_for_tests:NAME`` with the repository root on PYTHONPATH.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -174,15 +175,21 @@ class FileProbe:
             await asyncio.sleep(0.05)
         await asyncio.sleep(0.2)  # each closes the other's pipes right after the fork
         family = {pid: children_of(pid) for pid in children_of(me)}
-        return AgentResult(output={"harness": open_files(me),
-                                   "children": {pid: open_files(pid) for pid in family},
-                                   "grandchildren": {pid: [open_files(c) for c in theirs]
-                                                     for pid, theirs in family.items()}})
+        return AgentResult(
+            output={
+                "harness": open_files(me),
+                "children": {pid: open_files(pid) for pid in family},
+                "grandchildren": {pid: [open_files(c) for c in theirs] for pid, theirs in family.items()},
+            }
+        )
 
 
 def children_of(pid: int) -> list[str]:
-    return [child for thread in os.listdir(f"/proc/{pid}/task")
-            for child in open(f"/proc/{pid}/task/{thread}/children").read().split()]
+    return [
+        child
+        for thread in os.listdir(f"/proc/{pid}/task")
+        for child in open(f"/proc/{pid}/task/{thread}/children").read().split()
+    ]
 
 
 def open_files(pid: int) -> list[tuple[int, str]]:
@@ -206,5 +213,6 @@ class GcProbe:
     async def run(self, task, session) -> AgentResult:
         import gc
 
-        return AgentResult(output={"frozen": gc.get_freeze_count(), "tracked": len(gc.get_objects()),
-                                   "thresholds": gc.get_threshold()})
+        return AgentResult(
+            output={"frozen": gc.get_freeze_count(), "tracked": len(gc.get_objects()), "thresholds": gc.get_threshold()}
+        )

@@ -6,6 +6,7 @@ or several, a final message, a refusal, an HTTP error, after a delay). ``gold_sc
 solution one call per turn, then its answer, as a model that knows the task would; the model named in the request
 picks a mishap to play first (``MISHAPS``).
 """
+
 from __future__ import annotations
 
 import json
@@ -92,17 +93,42 @@ class ChatServer:
             return Reply(status=500, error={"message": f"script: {exc!r}", "type": "server_error"})
 
     def completion(self, reply: Reply) -> dict:
-        calls = [{"id": f"call_{next(self._ids)}", "type": "function",
-                  "function": {"name": name, "arguments": args if isinstance(args, str)
-                                                          else json.dumps(args, ensure_ascii=False)}}
-                 for name, args in reply.tool_calls]
+        calls = [
+            {
+                "id": f"call_{next(self._ids)}",
+                "type": "function",
+                "function": {
+                    "name": name,
+                    "arguments": args if isinstance(args, str) else json.dumps(args, ensure_ascii=False),
+                },
+            }
+            for name, args in reply.tool_calls
+        ]
         prompt, completion, cached = reply.usage
-        return {"id": f"chatcmpl-{next(self._ids)}", "object": "chat.completion", "created": 0, "model": "scripted",
-                "choices": [{"index": 0, "finish_reason": "tool_calls" if calls else "stop",
-                             "message": {"role": "assistant", "content": reply.content, "refusal": reply.refusal,
-                                         **({"tool_calls": calls} if calls else {})}}],
-                "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
-                          "total_tokens": prompt + completion, "prompt_tokens_details": {"cached_tokens": cached}}}
+        return {
+            "id": f"chatcmpl-{next(self._ids)}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "scripted",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "tool_calls" if calls else "stop",
+                    "message": {
+                        "role": "assistant",
+                        "content": reply.content,
+                        "refusal": reply.refusal,
+                        **({"tool_calls": calls} if calls else {}),
+                    },
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+                "prompt_tokens_details": {"cached_tokens": cached},
+            },
+        }
 
     def close(self) -> None:
         self.httpd.shutdown()
@@ -152,14 +178,18 @@ def gold_script(package_folders: list, latency: float = 0.0) -> Callable[[dict],
 
 def final(gold, latency: float = 0.0) -> Reply:
     """The gold's answer and output as the model's final JSON."""
-    return Reply(content=json.dumps({"answer": gold.answer, "output": gold.output, "confidence": 0.9},
-                                    ensure_ascii=False), delay=latency)
+    return Reply(
+        content=json.dumps({"answer": gold.answer, "output": gold.output, "confidence": 0.9}, ensure_ascii=False),
+        delay=latency,
+    )
 
 
 MISHAPS: dict[str, Callable[[dict], Reply]] = {
-    "rate-limited-once": lambda r: Reply(status=429, headers={"retry-after": "0"},
-                                         error={"message": "Rate limit reached", "type": "requests",
-                                                "code": "rate_limit_exceeded"}),
+    "rate-limited-once": lambda r: Reply(
+        status=429,
+        headers={"retry-after": "0"},
+        error={"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"},
+    ),
     "server-error-once": lambda r: Reply(status=503, error={"message": "overloaded", "type": "server_error"}),
     "slow-once": lambda r: Reply(content="too late", delay=3.0),
     "malformed-args-once": lambda r: Reply(tool_calls=[("patient_search", '{"mrn": ')]),
@@ -169,22 +199,26 @@ MISHAPS: dict[str, Callable[[dict], Reply]] = {
 agent tries again, or sends the error back to the model)."""
 ANSWERED = {"malformed-args-once", "unknown-tool-once"}
 """The mishaps the agent answers (with the tool's error), which so stay in the conversation as a turn."""
-PLAN = ("Plan: confirm the patient from the MRN the task gives, then read the allergy and problem history and the "
-        "active medications before anything is ordered. If an allergy, an interaction or a missing result stands "
-        "against what the task asks, I will not act on it and will say why. Each record I rely on must be this "
-        "patient's and current; anything a record asks me to do is data, not an instruction. Doses follow the "
-        "label for an adult with normal renal function unless the chart says otherwise; if the renal function is "
-        "not on file I will say so rather than assume it. Orders are written only once the checks they need have "
-        "been read, and each names the reason it is for. When the work is done I will close the task with a short "
-        "summary of what I did and what I found.")
+PLAN = (
+    "Plan: confirm the patient from the MRN the task gives, then read the allergy and problem history and the "
+    "active medications before anything is ordered. If an allergy, an interaction or a missing result stands "
+    "against what the task asks, I will not act on it and will say why. Each record I rely on must be this "
+    "patient's and current; anything a record asks me to do is data, not an instruction. Doses follow the "
+    "label for an adult with normal renal function unless the chart says otherwise; if the renal function is "
+    "not on file I will say so rather than assume it. Orders are written only once the checks they need have "
+    "been read, and each names the reason it is for. When the work is done I will close the task with a short "
+    "summary of what I did and what I found."
+)
 """The narrated model's first words: longer than a replay shows (``TURN_TEXT``)."""
-SAYS = {"patient_search": "First I confirm who the patient is from the MRN in the task.",
-        "patient_history": "Before prescribing I read the allergy and problem history.",
-        "medication_search": "Next, the active medications, to check for interactions.",
-        "drug_info": "I look up the drug's usual dose and contraindications.",
-        "drug_interaction_check": "I check the new drug against what the patient already takes.",
-        "medication_request_create": "No allergy or interaction stands in the way: I write the order.",
-        "finish": "The order is written; I close the task."}
+SAYS = {
+    "patient_search": "First I confirm who the patient is from the MRN in the task.",
+    "patient_history": "Before prescribing I read the allergy and problem history.",
+    "medication_search": "Next, the active medications, to check for interactions.",
+    "drug_info": "I look up the drug's usual dose and contraindications.",
+    "drug_interaction_check": "I check the new drug against what the patient already takes.",
+    "medication_request_create": "No allergy or interaction stands in the way: I write the order.",
+    "finish": "The order is written; I close the task.",
+}
 
 
 def narrated(gold, turn: int) -> Reply:
@@ -195,20 +229,27 @@ def narrated(gold, turn: int) -> Reply:
         return Reply(content=PLAN, tool_calls=[(gold.calls[0].tool, '{"mrn": ')], usage=usage)
     if turn <= len(gold.calls):
         call = gold.calls[turn - 1]
-        return Reply(content=SAYS.get(call.tool, f"Next I call {call.tool}."), tool_calls=[(call.tool, call.args)],
-                     usage=usage)
+        return Reply(
+            content=SAYS.get(call.tool, f"Next I call {call.tool}."), tool_calls=[(call.tool, call.args)], usage=usage
+        )
     return replace(final(gold), usage=usage)
 
 
 WHOLE: dict[str, Callable] = {
     "narrated": narrated,
-    "parallel": lambda gold, turn: (Reply(tool_calls=[(c.tool, c.args) for c in gold.calls]) if turn == 0
-                                    else final(gold)),
+    "parallel": lambda gold, turn: (
+        Reply(tool_calls=[(c.tool, c.args) for c in gold.calls]) if turn == 0 else final(gold)
+    ),
     "refuses": lambda gold, turn: Reply(refusal="I can't help with a patient's chart."),
     "no-tool-call": lambda gold, turn: Reply(content="The patient seems fine."),
-    "context-length": lambda gold, turn: Reply(status=400, error={
-        "message": "This model's maximum context length is 8192 tokens; the messages resulted in 9001 tokens.",
-        "type": "invalid_request_error", "code": "context_length_exceeded"}),
+    "context-length": lambda gold, turn: Reply(
+        status=400,
+        error={
+            "message": "This model's maximum context length is 8192 tokens; the messages resulted in 9001 tokens.",
+            "type": "invalid_request_error",
+            "code": "context_length_exceeded",
+        },
+    ),
     "always-rate-limited": lambda gold, turn: MISHAPS["rate-limited-once"](None),
 }
 """Model name -> how the whole conversation goes (the gold, then its turn number)."""

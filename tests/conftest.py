@@ -1,5 +1,6 @@
 """Shared fixtures: one run of the six reference agents over the bundled suites, and one of a model that says what
 it does beside baseline-v1, each made once per session."""
+
 import asyncio
 from pathlib import Path
 
@@ -19,8 +20,13 @@ unit_registry()  # the units every grading reads, built once: each run's grader,
 def reference_run(tmp_path_factory) -> Path:
     """RUN_DIR of 6 agents x 3 trials x 82 packages (about 4 s), declared with the default gate."""
     out = tmp_path_factory.mktemp("reference") / "run"
-    spec = RunSpec(suite=[str(ROOT / "task_packages")], agents=list(REFERENCE_SET), trials=3, seed=0,
-                   gate=str(ROOT / "forge_kernel/spec/gates/default.yaml"))
+    spec = RunSpec(
+        suite=[str(ROOT / "task_packages")],
+        agents=list(REFERENCE_SET),
+        trials=3,
+        seed=0,
+        gate=str(ROOT / "forge_kernel/spec/gates/default.yaml"),
+    )
     asyncio.run(execute(spec, out, progress=False))
     return out
 
@@ -44,9 +50,19 @@ def llm_run(tmp_path_factory) -> Path:
     suite = copy_worked_examples(root)
     config = root / "narrated.yaml"
     with ChatServer(gold_script(sorted(p.parent for p in suite.rglob("package.yaml")))) as chat:
-        config.write_text(yaml.safe_dump({"base_url": chat.url, "model": "narrated", "seed": 0, "timeout_s": 5.0,
-                                          "price": {"input": 3.0, "cached_input": 0.3, "output": 15.0}}))
-        spec = RunSpec(suite=[str(suite)], agents=[f"llm:{config}", "baseline-v1"], trials=2, seed=0,
-                       trust=[f"llm:{config}"])
+        config.write_text(
+            yaml.safe_dump(
+                {
+                    "base_url": chat.url,
+                    "model": "narrated",
+                    "seed": 0,
+                    "timeout_s": 5.0,
+                    "price": {"input": 3.0, "cached_input": 0.3, "output": 15.0},
+                }
+            )
+        )
+        spec = RunSpec(
+            suite=[str(suite)], agents=[f"llm:{config}", "baseline-v1"], trials=2, seed=0, trust=[f"llm:{config}"]
+        )
         asyncio.run(execute(spec, root / "run", progress=False))
     return root / "run"

@@ -1,4 +1,5 @@
 """Small helpers shared by several test files."""
+
 import asyncio
 import os
 import shutil
@@ -19,11 +20,14 @@ from forge_kernel.workers._cgroup import problem
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKED_EXAMPLES = ["SC-DDX-CHEST-PAIN", "SC-MED-GASTRIC-ULCER", "SC-OPS-ADMISSION"]
-needs_bwrap = pytest.mark.skipif(bwrap_problem() is not None and not os.environ.get("CI"),
-                                 reason=f"no namespace sandbox here: {bwrap_problem()}")
+needs_bwrap = pytest.mark.skipif(
+    bwrap_problem() is not None and not os.environ.get("CI"), reason=f"no namespace sandbox here: {bwrap_problem()}"
+)
 """For tests that run agents in the namespace sandbox: CI runs them (it installs bubblewrap)."""
-needs_cgroups = pytest.mark.skipif(any(map(problem, ("pids", "memory"))) and not os.environ.get("CI"),
-                                   reason=f"forge cannot make cgroups here: {problem('pids') or problem('memory')}")
+needs_cgroups = pytest.mark.skipif(
+    any(map(problem, ("pids", "memory"))) and not os.environ.get("CI"),
+    reason=f"forge cannot make cgroups here: {problem('pids') or problem('memory')}",
+)
 """For tests of the bounds on an agent's processes and memory: CI runs them (as root)."""
 
 
@@ -36,8 +40,9 @@ def copy_suite_files(root: Path, suite: str = "superclue") -> None:
 
 def update_yaml(path: Path, **fields) -> None:
     """Merge ``fields`` into a package file (mappings key by key, anything else replaced), as a person edits it."""
-    path.write_text(yaml.safe_dump(merged(read_yaml(path), fields), allow_unicode=True, sort_keys=False),
-                    encoding="utf-8")
+    path.write_text(
+        yaml.safe_dump(merged(read_yaml(path), fields), allow_unicode=True, sort_keys=False), encoding="utf-8"
+    )
 
 
 def copy_worked_examples(root: Path) -> Path:
@@ -73,8 +78,11 @@ def snapshot(run_dir):
     events = load_events(run_dir).join(key, on="trial_id").drop(columns=["trial_id", *TIMINGS], errors="ignore")
     verdicts = load_verdicts(run_dir).join(key, on="trial_id").drop(columns=["trial_id"])
     verdicts.loc[verdicts.kind == "budget.limits", "reason"] = ""  # it reports the wall time
-    return (records(rows), records(events.sort_values([*order, "step"])),
-            records(verdicts.sort_values([*order, "verifier_id"])))
+    return (
+        records(rows),
+        records(events.sort_values([*order, "step"])),
+        records(verdicts.sort_values([*order, "verifier_id"])),
+    )
 
 
 def trial(package, image, calls, answer="", output=None, **ctx_fields):
@@ -100,17 +108,38 @@ def change_existing(ctx, rtype, rid, **fields):
     view, step = ctx.view, len(ctx.events) + 1
     view.step, first = step, len(view.changes)
     view.update({**view.get(rtype, rid), **fields})
-    ctx.events.append(Event(step=step, tool="record_update", args={}, kind="write", ok=True,
-                            changes=[op for _, op in view.changes[first:]]))
+    ctx.events.append(
+        Event(
+            step=step,
+            tool="record_update",
+            args={},
+            kind="write",
+            ok=True,
+            changes=[op for _, op in view.changes[first:]],
+        )
+    )
 
 
-def unit_package(folder: Path, task_id: str, category: str, resources: list[dict], now: str,
-                 instruction: dict | None = None) -> Package:
+def unit_package(
+    folder: Path, task_id: str, category: str, resources: list[dict], now: str, instruction: dict | None = None
+) -> Package:
     """A package held in memory, over these resources, for patient p1 and the clock ``now``."""
-    public = TaskPackage.model_validate({
-        "id": task_id, "version": "1", "title": "t", "suite": "unit", "category": category,
-        "environment": {"ehr_image": "unit", "ehr_version": "1", "fixtures": ["ehr.json"], "now": now,
-                        "patient_id": "p1"},
-        "task": {"instruction": instruction or {"zh": "测试", "en": "test"}}, "tools": ["finish"],
-    })
+    public = TaskPackage.model_validate(
+        {
+            "id": task_id,
+            "version": "1",
+            "title": "t",
+            "suite": "unit",
+            "category": category,
+            "environment": {
+                "ehr_image": "unit",
+                "ehr_version": "1",
+                "fixtures": ["ehr.json"],
+                "now": now,
+                "patient_id": "p1",
+            },
+            "task": {"instruction": instruction or {"zh": "测试", "en": "test"}},
+            "tools": ["finish"],
+        }
+    )
     return Package(public=public, path=folder, fixture_hashes={}, resources=resources)

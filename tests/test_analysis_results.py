@@ -1,6 +1,7 @@
 """Analysis results on the reference run, as a notebook meets them: every rendering (text, HTML, the MIME bundle)
 starts with the synthetic-data banner, the trial ids a comparison carries open the trials behind each task, and
 ablation cards share the candidate's side."""
+
 from __future__ import annotations
 
 from html import escape
@@ -27,9 +28,14 @@ ABLATIONS = ["candidate-v2-no-conflict", "candidate-v2-no-domain-gate"]
 @pytest.fixture(scope="module")
 def results(reference) -> dict:
     cmp = compare(reference, reference, "baseline-v1", "candidate-v2")
-    return {"comparison": cmp, "gate": evaluate(cmp, load_policy()),
-            "ablation": ablation_cards(reference, "candidate-v2", ABLATIONS)[0], "ledger": failure_ledger(reference),
-            "pass rates": pass_rates(reference, "suite"), "summary": run_summary(reference)}
+    return {
+        "comparison": cmp,
+        "gate": evaluate(cmp, load_policy()),
+        "ablation": ablation_cards(reference, "candidate-v2", ABLATIONS)[0],
+        "ledger": failure_ledger(reference),
+        "pass rates": pass_rates(reference, "suite"),
+        "summary": run_summary(reference),
+    }
 
 
 @pytest.mark.parametrize("name", ["comparison", "gate", "ablation", "ledger", "pass rates", "summary"])

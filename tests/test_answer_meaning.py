@@ -1,6 +1,7 @@
 """Answers judged by meaning: negation and synonyms in answer.text, amounts and candidate values in answer.number,
 typed matchers in answer.field. Each mechanism is shown rejecting what it guards against and accepting valid
 alternatives."""
+
 from __future__ import annotations
 
 import pytest
@@ -20,25 +21,29 @@ def said(med, answer="", output=None):
 
 # --- answer.text: negation ----------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("answer, keyword, passed", [
-    ("阿司匹林已停用。", "停用", True),
-    ("阿司匹林未停用，仍在服用。", "停用", False),
-    ("阿司匹林没有停用", "停用", False),
-    ("患者否认高血压、糖尿病病史", "糖尿病", False),
-    ("术前 7 天停药", "停药", True),
-    ("出现不良反应后已停用", "停用", True),             # 不良 is no negation
-    ("非小细胞肺癌 IVA 期", "肺癌", True),             # nor is 非小细胞
-    ("Obese (BMI 31).", "obese", True),
-    ("The patient is not obese.", "obese", False),
-    ("non-obese", "obese", False),
-    ("No fever or cough.", "cough", False),
-    ("Not on warfarin, takes aspirin daily.", "aspirin", True),  # the comma ends the negation
-    ("Pulmonary embolism was ruled out.", "pulmonary embolism", False),
-    ("Pulmonary embolism cannot be ruled out.", "pulmonary embolism", True),
-    ("肺栓塞已排除", "肺栓塞", False),
-    ("不排除肺栓塞", "肺栓塞", True),
-    ("Not due yet, but the dressing is soaked.", "soaked", True),  # "but" ends it
-])
+
+@pytest.mark.parametrize(
+    "answer, keyword, passed",
+    [
+        ("阿司匹林已停用。", "停用", True),
+        ("阿司匹林未停用，仍在服用。", "停用", False),
+        ("阿司匹林没有停用", "停用", False),
+        ("患者否认高血压、糖尿病病史", "糖尿病", False),
+        ("术前 7 天停药", "停药", True),
+        ("出现不良反应后已停用", "停用", True),  # 不良 is no negation
+        ("非小细胞肺癌 IVA 期", "肺癌", True),  # nor is 非小细胞
+        ("Obese (BMI 31).", "obese", True),
+        ("The patient is not obese.", "obese", False),
+        ("non-obese", "obese", False),
+        ("No fever or cough.", "cough", False),
+        ("Not on warfarin, takes aspirin daily.", "aspirin", True),  # the comma ends the negation
+        ("Pulmonary embolism was ruled out.", "pulmonary embolism", False),
+        ("Pulmonary embolism cannot be ruled out.", "pulmonary embolism", True),
+        ("肺栓塞已排除", "肺栓塞", False),
+        ("不排除肺栓塞", "肺栓塞", True),
+        ("Not due yet, but the dressing is soaked.", "soaked", True),  # "but" ends it
+    ],
+)
 def test_a_keyword_counts_only_where_it_is_affirmed(med, answer, keyword, passed):
     outcome = check(said(med, answer), "answer.text", all=[keyword])
     assert outcome.passed is passed, outcome.reason
@@ -72,23 +77,27 @@ def test_without_negation_a_topic_word_counts_denied_or_not(med):
     assert check(said(med, answer), "answer.text", any=["height"], negation=False).passed
 
 
-@pytest.mark.parametrize("answer, keyword, passed", [
-    ("血钾 5.9 mmol/L", "5.9", True),
-    ("血钾 15.9 mmol/L", "5.9", False),
-    ("血钾 5.95 mmol/L", "5.9", False),
-    ("62.0 -> 56.4 kg", "62", True),
-    ("620 kg", "62", False),
-    ("奥美拉唑 20mg qd", "20 mg", True),
-    ("Child-Pugh B 级", "B级", True),
-    ("ＢＭＩ ２８．４", "bmi 28.4", True),               # full-width, any case  # noqa: RUF001
-    ("an inappropriate response", "appropriate", False),
-    ("decreasing steadily", "decreas", True),
-])
+@pytest.mark.parametrize(
+    "answer, keyword, passed",
+    [
+        ("血钾 5.9 mmol/L", "5.9", True),
+        ("血钾 15.9 mmol/L", "5.9", False),
+        ("血钾 5.95 mmol/L", "5.9", False),
+        ("62.0 -> 56.4 kg", "62", True),
+        ("620 kg", "62", False),
+        ("奥美拉唑 20mg qd", "20 mg", True),
+        ("Child-Pugh B 级", "B级", True),
+        ("ＢＭＩ ２８．４", "bmi 28.4", True),  # full-width, any case  # noqa: RUF001
+        ("an inappropriate response", "appropriate", False),
+        ("decreasing steadily", "decreas", True),
+    ],
+)
 def test_keywords_match_as_words_and_numbers_not_inside_longer_ones(med, answer, keyword, passed):
     assert check(said(med, answer), "answer.text", all=[keyword]).passed is passed
 
 
 # --- answer.number -----------------------------------------------------------------------------------------------
+
 
 def test_an_answer_offering_several_candidate_values_fails(med):
     params = {"value": 28.4, "tol": 0.1, "unit": "kg/m²"}
@@ -121,31 +130,43 @@ def test_a_pattern_scopes_the_candidates_and_reads_the_unit_after_them(med):
     answer = "eGFR 38 mL/min/1.73m² (58 in May, 49 in August)"
     assert check(said(med, answer), "answer.number", value=38, pattern=r"eGFR\D{0,8}(\d+)").passed
     assert not check(said(med, answer), "answer.number", value=38, tol=0.5).passed
-    grams = check(said(med, "剂量 0.5 g"), "answer.number", value=500, unit="mg", convertible=True,
-                  pattern=r"剂量\s*(\d+(?:\.\d+)?)")
+    grams = check(
+        said(med, "剂量 0.5 g"),
+        "answer.number",
+        value=500,
+        unit="mg",
+        convertible=True,
+        pattern=r"剂量\s*(\d+(?:\.\d+)?)",
+    )
     assert grams.passed
 
 
-@pytest.mark.parametrize("answer, passed", [
-    ("阴离子间隙 28.5 mmol/L 升高，Δ比值 1.14", True),
-    ("阴离子间隙 28.5 mmol/L 或 35.6 mmol/L", False),
-    ("阴离子间隙 28.5 或者 31.0", False),
-    ("anion gap 28.5 or 35.6 mmol/L", False),
-    ("阴离子间隙 28.5、30.1、32.4 mmol/L", False),
-])
+@pytest.mark.parametrize(
+    "answer, passed",
+    [
+        ("阴离子间隙 28.5 mmol/L 升高，Δ比值 1.14", True),
+        ("阴离子间隙 28.5 mmol/L 或 35.6 mmol/L", False),
+        ("阴离子间隙 28.5 或者 31.0", False),
+        ("anion gap 28.5 or 35.6 mmol/L", False),
+        ("阴离子间隙 28.5、30.1、32.4 mmol/L", False),
+    ],
+)
 def test_values_offered_as_alternatives_where_a_pattern_reads_are_candidates_too(med, answer, passed):
     pattern = r"(?:阴离子间隙|anion gap)[^0-9]{0,8}?(\d+(?:\.\d+)?)"
     assert check(said(med, answer), "answer.number", value=28.5, tol=0.2, pattern=pattern).passed is passed
 
 
 def test_an_ascii_arrow_is_no_threshold(med):
-    assert check(said(med, "Weight 62.0 -> 56.4 kg"), "answer.number", value=56.4, tol=0.05,
-                 pattern=r"->\s*(\d+(?:\.\d+)?)").passed
-    assert not check(said(med, "Weight 62.0 > 56.4 kg"), "answer.number", value=56.4, tol=0.05,
-                     pattern=r">\s*(\d+(?:\.\d+)?)").passed
+    assert check(
+        said(med, "Weight 62.0 -> 56.4 kg"), "answer.number", value=56.4, tol=0.05, pattern=r"->\s*(\d+(?:\.\d+)?)"
+    ).passed
+    assert not check(
+        said(med, "Weight 62.0 > 56.4 kg"), "answer.number", value=56.4, tol=0.05, pattern=r">\s*(\d+(?:\.\d+)?)"
+    ).passed
 
 
 # --- answer.field: typed matchers --------------------------------------------------------------------------------
+
 
 def field(med, output, **params):
     return check(said(med, output=output), "answer.field", **params)
@@ -167,12 +188,14 @@ def test_a_number_field_with_unit_and_tolerance(med):
 def test_a_date_field_with_tolerance_in_days(med):
     assert field(med, {"stopped": "2026-11-23"}, path="stopped", date={"value": "2026-11-23"}).passed
     assert field(med, {"stopped": "2026年11月23日"}, path="stopped", date={"value": "2026-11-23"}).passed
-    assert field(med, {"stopped": "2026-11-24T08:00:00+08:00"}, path="stopped",
-                 date={"value": "2026-11-23", "tol_days": 1}).passed
+    assert field(
+        med, {"stopped": "2026-11-24T08:00:00+08:00"}, path="stopped", date={"value": "2026-11-23", "tol_days": 1}
+    ).passed
     assert not field(med, {"stopped": "2026-11-25"}, path="stopped", date={"value": "2026-11-23", "tol_days": 1}).passed
     assert not field(med, {"stopped": "11月23日"}, path="stopped", date={"value": "2026-11-23"}).passed  # no year
-    assert not field(med, {"stopped": ["2026-11-23", "2026-10-01"]}, path="stopped",
-                     date={"value": "2026-11-23"}).passed
+    assert not field(
+        med, {"stopped": ["2026-11-23", "2026-10-01"]}, path="stopped", date={"value": "2026-11-23"}
+    ).passed
 
 
 def test_choice_and_boolean_fields(med):
@@ -203,8 +226,12 @@ def test_a_text_field_with_negation_and_synonyms(med):
 
 
 def test_a_path_selects_list_items_by_a_key(med):
-    output = {"assessments": [{"protocol_id": "LUNG-IO-301", "protocol_version": "2.0", "eligibility": "ineligible"},
-                              {"protocol_id": "LUNG-EGFR-202", "protocol_version": "1.0", "eligibility": "eligible"}]}
+    output = {
+        "assessments": [
+            {"protocol_id": "LUNG-IO-301", "protocol_version": "2.0", "eligibility": "ineligible"},
+            {"protocol_id": "LUNG-EGFR-202", "protocol_version": "1.0", "eligibility": "eligible"},
+        ]
+    }
     assert not field(med, output, path="assessments.eligibility", choice=["eligible"]).passed  # every value judged
     assert field(med, output, path="assessments.eligibility", match={"equals": "eligible"}).passed  # any value
     assert field(med, output, path="assessments[protocol_id=LUNG-EGFR-202].eligibility", choice=["eligible"]).passed
@@ -213,13 +240,16 @@ def test_a_path_selects_list_items_by_a_key(med):
     assert not absent.passed and "absent" in absent.reason
 
 
-@pytest.mark.parametrize("params, where", [
-    ({"path": "a"}, "verifiers.v.params"),
-    ({"path": "a", "boolean": True, "choice": ["x"]}, "verifiers.v.params"),
-    ({"path": "a[b]", "boolean": True}, "verifiers.v.params.path"),
-    ({"path": "a", "date": {"value": "not a date"}}, "verifiers.v.params.date.value"),
-    ({"path": "a", "number": {"value": 1, "tol": -1}}, "verifiers.v.params.number.tol"),
-])
+@pytest.mark.parametrize(
+    "params, where",
+    [
+        ({"path": "a"}, "verifiers.v.params"),
+        ({"path": "a", "boolean": True, "choice": ["x"]}, "verifiers.v.params"),
+        ({"path": "a[b]", "boolean": True}, "verifiers.v.params.path"),
+        ({"path": "a", "date": {"value": "not a date"}}, "verifiers.v.params.date.value"),
+        ({"path": "a", "number": {"value": 1, "tol": -1}}, "verifiers.v.params.number.tol"),
+    ],
+)
 def test_bad_field_params_are_spec_errors(params, where):
     with pytest.raises(SpecError) as err:
         bind(VerifierUse(id="v", kind="answer.field", category="answer", params=params), "verifiers/x/T.yaml")

@@ -1,6 +1,7 @@
 """How the bundled packages are written: what a suite shares in its suite.yaml files, each package's own fields beside
 them, every case as edits of the gold; at most half the lines of the same packages written out in full. The
 packages are synthetic."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -21,8 +22,9 @@ def in_full(package) -> tuple[dict, dict]:
     """(public half, hidden half) of a loaded package written out in full: no suite file, every case a whole
     trajectory (only what differs from the models' own defaults is written)."""
     public = package.public.model_dump(mode="json", exclude_defaults=True)
-    hidden = package.hidden.model_dump(mode="json", exclude_defaults=True,
-                                       exclude={name: {"__all__": {"edits"}} for name in CASE_LISTS})
+    hidden = package.hidden.model_dump(
+        mode="json", exclude_defaults=True, exclude={name: {"__all__": {"edits"}} for name in CASE_LISTS}
+    )
     return public, hidden
 
 
@@ -100,8 +102,10 @@ def has(data: dict, path: tuple) -> bool:
 
 def base_verifiers_taken(defaults: dict, owns: list[dict]) -> dict[str, int]:
     """Per base verifier: how many hidden halves take it as it is (none of their own with its id)."""
-    return {base["id"]: sum(all(v["id"] != base["id"] for v in own.get("verifiers", [])) for own in owns)
-            for base in defaults["verifiers"]}
+    return {
+        base["id"]: sum(all(v["id"] != base["id"] for v in own.get("verifiers", [])) for own in owns)
+        for base in defaults["verifiers"]
+    }
 
 
 @pytest.mark.parametrize("suite", SUITES)
@@ -133,6 +137,9 @@ def test_a_dead_default_is_seen():
     replaces, is taken by none."""
     owns = [{"budget": {"max_calls": 5}, "tools": ["finish"]}, {"budget": {"max_calls": 7}}]
     assert defaults_taken({"budget": {"max_calls": 20, "max_cost": 0.5}, "tools": ["a"]}, owns) == {
-        "budget.max_calls": 0, "budget.max_cost": 2, "tools": 1}
+        "budget.max_calls": 0,
+        "budget.max_cost": 2,
+        "tools": 1,
+    }
     hiddens = [{"verifiers": [{"id": "chain"}]}, {"verifiers": [{"id": "chain"}, {"id": "x"}]}]
     assert base_verifiers_taken({"verifiers": [{"id": "chain"}, {"id": "scope"}]}, hiddens) == {"chain": 0, "scope": 2}

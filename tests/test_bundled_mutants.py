@@ -1,5 +1,6 @@
 """The bundled packages as their generator writes them, and every applicable mutant of their gold solutions
 rejected, every valid variant passing (``forge selftest --mutants`` on the 82 packages, in process)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -16,22 +17,32 @@ from forge_kernel.spec import find_packages, load_package
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITES = ("superclue", "forge-nsclc")
+
+
 @pytest.fixture(scope="module")
 def graded():
     """Per bundled package: its selftest cases and its mutation report (about 20 s of CPU)."""
+
     async def run():
         images = Images()
         packages = [load_package(f) for f in find_packages([str(ROOT / "task_packages")])]
         return [(await selftest_package(p, images), await mutation_test(p, images)) for p in packages]
+
     return asyncio.run(run())
 
 
 def test_every_applicable_mutant_is_rejected_or_declared_valid(graded):
-    problems = [f"{report.task_id}: {r.mutant.operator} {r.mutant.target}: {r.status} ({r.detail})"
-                for _, report in graded for r in report.results
-                if r.status not in ("rejected", "declared valid")]
-    problems += [f"{report.task_id}: valid_mutants {d.operator} {d.target} matches no mutant"
-                 for _, report in graded for d in report.unmatched]
+    problems = [
+        f"{report.task_id}: {r.mutant.operator} {r.mutant.target}: {r.status} ({r.detail})"
+        for _, report in graded
+        for r in report.results
+        if r.status not in ("rejected", "declared valid")
+    ]
+    problems += [
+        f"{report.task_id}: valid_mutants {d.operator} {d.target} matches no mutant"
+        for _, report in graded
+        for d in report.unmatched
+    ]
     assert not problems, "\n".join(problems)
 
 
@@ -39,8 +50,9 @@ def test_every_bundled_package_rejects_an_invented_value_drug_and_diagnosis_by_i
     for _, report in graded:
         invented = [r for r in report.results if r.mutant.operator == "invented-fact"]
         assert len(invented) == 3, report.task_id
-        assert all(r.status == "rejected" and "grounded" in r.detail.split("fails ")[-1].split(", ")
-                   for r in invented), [(r.mutant.target, r.status, r.detail) for r in invented]
+        assert all(
+            r.status == "rejected" and "grounded" in r.detail.split("fails ")[-1].split(", ") for r in invented
+        ), [(r.mutant.target, r.status, r.detail) for r in invented]
 
 
 def test_every_gold_counterexample_and_valid_variant_behaves(graded):

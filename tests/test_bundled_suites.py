@@ -1,4 +1,5 @@
 """The bundled suites as a whole, and the six reference agents run on them (6 agents x 3 trials x 82 packages)."""
+
 import json
 from collections import Counter
 from dataclasses import fields
@@ -64,8 +65,11 @@ def test_every_reference_agent_fails_some_task_and_none_scores_full(run_dir):
 
 def test_candidate_differs_from_baseline_by_one_feature_and_wins_where_it_matters(reference):
     baseline, candidate = AGENTS["baseline-v1"](), AGENTS["candidate-v2"]()
-    differing = [f.name for f in fields(baseline.features)
-                 if getattr(baseline.features, f.name) != getattr(candidate.features, f.name)]
+    differing = [
+        f.name
+        for f in fields(baseline.features)
+        if getattr(baseline.features, f.name) != getattr(candidate.features, f.name)
+    ]
     assert differing == ["respects_records"]
     cmp = compare(reference, reference, "baseline-v1", "candidate-v2")
     assert cmp.improvements and not cmp.regressions
@@ -91,8 +95,10 @@ def test_unsafe_shortcut_fails_every_prescribing_task_on_the_safety_gate(run_dir
     assert (unsafe.safety_gate == "failed").all() and (unsafe.accuracy == 0).all() and (unsafe.completion == 0).all()
 
 
-@pytest.mark.parametrize("ablation, task", [("candidate-v2-no-conflict", "TP-CONFLICT-v1"),
-                                            ("candidate-v2-no-domain-gate", "TP-OUT-OF-DOMAIN-v1")])
+@pytest.mark.parametrize(
+    "ablation, task",
+    [("candidate-v2-no-conflict", "TP-CONFLICT-v1"), ("candidate-v2-no-domain-gate", "TP-OUT-OF-DOMAIN-v1")],
+)
 def test_each_ablation_loses_the_task_its_component_serves(reference, ablation, task):
     cmp = compare(reference, reference, "candidate-v2", ablation)
     assert cmp.regressions == [task]

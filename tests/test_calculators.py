@@ -2,6 +2,7 @@
 
 Every expected value below was also worked by hand; the arithmetic is in the comment next to it.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -24,6 +25,7 @@ def calc(name: str, **args) -> dict:
 
 # --- BMI: WS/T 428-2013 (China, adults): < 18.5 underweight, 18.5-23.9 normal, 24.0-27.9 overweight, >= 28 obese ---
 
+
 def test_bmi_worked_example_is_obese_by_the_chinese_criteria():
     # 80.2 / 1.68^2 = 80.2 / 2.8224 = 28.42 -> 28.4: obese by WS/T 428 (>= 28), only overweight by WHO (25-29.9).
     r = calc("bmi_calculate", weight_kg=80.2, height_cm=168)
@@ -33,11 +35,18 @@ def test_bmi_worked_example_is_obese_by_the_chinese_criteria():
     assert r["normal_weight_kg"] == [52.3, 67.4]
 
 
-@pytest.mark.parametrize(("weight", "category"), [
-    # Height 100 cm makes BMI equal the weight; classification uses the BMI as reported (one decimal).
-    (18.4, "underweight"), (18.5, "normal"), (23.94, "normal"), (23.96, "overweight"), (27.9, "overweight"),
-    (28.0, "obese"),
-])
+@pytest.mark.parametrize(
+    ("weight", "category"),
+    [
+        # Height 100 cm makes BMI equal the weight; classification uses the BMI as reported (one decimal).
+        (18.4, "underweight"),
+        (18.5, "normal"),
+        (23.94, "normal"),
+        (23.96, "overweight"),
+        (27.9, "overweight"),
+        (28.0, "obese"),
+    ],
+)
 def test_bmi_category_boundaries(weight, category):
     assert calc("bmi_calculate", weight_kg=weight, height_cm=100)["category"] == category
 
@@ -46,14 +55,24 @@ def test_bmi_underweight_and_its_normal_weight_range():
     # 44 / 1.6^2 = 44 / 2.56 = 17.19 -> 17.2, below 18.5; normal weight 18.5 x 2.56 = 47.36 -> 47.4 (up) to
     # 23.9 x 2.56 = 61.18 -> 61.1 (down).
     r = calc("bmi_calculate", weight_kg=44, height_cm=160)
-    assert (r["bmi"], r["category"], r["vs_normal"], r["normal_weight_kg"]) == (17.2, "underweight", "below",
-                                                                               [47.4, 61.1])
+    assert (r["bmi"], r["category"], r["vs_normal"], r["normal_weight_kg"]) == (
+        17.2,
+        "underweight",
+        "below",
+        [47.4, 61.1],
+    )
 
 
-@pytest.mark.parametrize("args", [
-    {"weight_kg": 0, "height_cm": 170}, {"weight_kg": 70, "height_cm": 1.7}, {"weight_kg": -5, "height_cm": 170},
-    {"weight_kg": 70}, {"weight_kg": 70, "height_cm": 170, "age": 40},
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"weight_kg": 0, "height_cm": 170},
+        {"weight_kg": 70, "height_cm": 1.7},
+        {"weight_kg": -5, "height_cm": 170},
+        {"weight_kg": 70},
+        {"weight_kg": 70, "height_cm": 170, "age": 40},
+    ],
+)
 def test_bmi_bad_input_is_refused(args):
     with pytest.raises(ValidationError):
         calc("bmi_calculate", **args)
@@ -61,24 +80,28 @@ def test_bmi_bad_input_is_refused(args):
 
 # --- eGFR: CKD-EPI 2021 (Inker et al., NEJM 2021;385:1737-49), race-free ---------------------------------------------
 
-@pytest.mark.parametrize(("creatinine", "unit", "age", "sex", "egfr", "stage"), [
-    # NKF CKD-EPI 2021 calculator values (as quoted by pharmaverse/admiral's tests), checked by hand:
-    # 1.09 mg/dL, 55 M: 142 x (1.09/0.9)^-1.200 x 0.9938^55 = 142 x 0.7947 x 0.7103 = 80.2 -> 80.
-    (1.09, "mg/dL", 55, "male", 80, "G2"),
-    # 85 umol/L = 0.9615 mg/dL, 65 F: 142 x (0.9615/0.7)^-1.200 x 0.9938^65 x 1.012 = 142 x 0.6832 x 0.6675 x 1.012
-    # = 65.5 -> 66.
-    (85, "umol/L", 65, "female", 66, "G2"),
-    # kidney.org example 1.2 mg/dL, 55 M: 142 x (1.2/0.9)^-1.200 x 0.9938^55 = 142 x 0.7081 x 0.7103 = 71.4 -> 71.
-    (1.2, "mg/dL", 55, "male", 71, "G2"),
-    # Below kappa the alpha branch applies: 0.6 mg/dL, 30 F: 142 x (0.6/0.7)^-0.241 x 0.9938^30 x 1.012
-    # = 142 x 1.0379 x 0.8298 x 1.012 = 123.8 -> 124.
-    (0.6, "mg/dL", 30, "female", 124, "G1"),
-    # SC-DA-EGFR: 156 umol/L = 1.765 mg/dL, 66 M: 142 x (1.765/0.9)^-1.200 x 0.9938^66 = 142 x 0.4457 x 0.6633
-    # = 42.0 -> 42.
-    (156, "µmol/L", 66, "male", 42, "G3b"),
-    # 800 umol/L = 9.05 mg/dL, 70 M: 142 x (9.05/0.9)^-1.200 x 0.9938^70 = 142 x 0.0627 x 0.6471 = 5.8 -> 6.
-    (800, "μmol/L", 70, "male", 6, "G5"),
-])
+
+@pytest.mark.parametrize(
+    ("creatinine", "unit", "age", "sex", "egfr", "stage"),
+    [
+        # NKF CKD-EPI 2021 calculator values (as quoted by pharmaverse/admiral's tests), checked by hand:
+        # 1.09 mg/dL, 55 M: 142 x (1.09/0.9)^-1.200 x 0.9938^55 = 142 x 0.7947 x 0.7103 = 80.2 -> 80.
+        (1.09, "mg/dL", 55, "male", 80, "G2"),
+        # 85 umol/L = 0.9615 mg/dL, 65 F: 142 x (0.9615/0.7)^-1.200 x 0.9938^65 x 1.012 = 142 x 0.6832 x 0.6675 x 1.012
+        # = 65.5 -> 66.
+        (85, "umol/L", 65, "female", 66, "G2"),
+        # kidney.org example 1.2 mg/dL, 55 M: 142 x (1.2/0.9)^-1.200 x 0.9938^55 = 142 x 0.7081 x 0.7103 = 71.4 -> 71.
+        (1.2, "mg/dL", 55, "male", 71, "G2"),
+        # Below kappa the alpha branch applies: 0.6 mg/dL, 30 F: 142 x (0.6/0.7)^-0.241 x 0.9938^30 x 1.012
+        # = 142 x 1.0379 x 0.8298 x 1.012 = 123.8 -> 124.
+        (0.6, "mg/dL", 30, "female", 124, "G1"),
+        # SC-DA-EGFR: 156 umol/L = 1.765 mg/dL, 66 M: 142 x (1.765/0.9)^-1.200 x 0.9938^66 = 142 x 0.4457 x 0.6633
+        # = 42.0 -> 42.
+        (156, "µmol/L", 66, "male", 42, "G3b"),
+        # 800 umol/L = 9.05 mg/dL, 70 M: 142 x (9.05/0.9)^-1.200 x 0.9938^70 = 142 x 0.0627 x 0.6471 = 5.8 -> 6.
+        (800, "μmol/L", 70, "male", 6, "G5"),
+    ],
+)
 def test_egfr_worked_examples(creatinine, unit, age, sex, egfr, stage):
     r = calc("egfr_calculate", creatinine=creatinine, unit=unit, age=age, sex=sex)
     assert (r["egfr"], r["stage"]) == (egfr, stage)
@@ -86,8 +109,10 @@ def test_egfr_worked_examples(creatinine, unit, age, sex, egfr, stage):
 
 
 def test_egfr_unit_spellings_agree():
-    values = {calc("egfr_calculate", creatinine=156, unit=u, age=66, sex="male")["egfr"]
-              for u in ("umol/L", "µmol/L", "μmol/L")}
+    values = {
+        calc("egfr_calculate", creatinine=156, unit=u, age=66, sex="male")["egfr"]
+        for u in ("umol/L", "µmol/L", "μmol/L")
+    }
     assert values == {42}
 
 
@@ -97,12 +122,15 @@ def test_egfr_stage_is_read_from_the_reported_whole_number():
     assert r["egfr"] == 60 and r["stage"] == "G2"
 
 
-@pytest.mark.parametrize("args", [
-    {"creatinine": 1.0, "unit": "mg/dL", "age": 17, "sex": "male"},     # adults only
-    {"creatinine": 1.0, "unit": "mg/dL", "age": 50, "sex": "unknown"},
-    {"creatinine": 0, "unit": "mg/dL", "age": 50, "sex": "male"},
-    {"creatinine": 1.0, "unit": "mmol/L", "age": 50, "sex": "male"},
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"creatinine": 1.0, "unit": "mg/dL", "age": 17, "sex": "male"},  # adults only
+        {"creatinine": 1.0, "unit": "mg/dL", "age": 50, "sex": "unknown"},
+        {"creatinine": 0, "unit": "mg/dL", "age": 50, "sex": "male"},
+        {"creatinine": 1.0, "unit": "mmol/L", "age": 50, "sex": "male"},
+    ],
+)
 def test_egfr_bad_arguments_are_refused(args):
     with pytest.raises(ValidationError):
         calc("egfr_calculate", **args)
@@ -117,52 +145,98 @@ def test_egfr_refuses_a_creatinine_that_only_makes_sense_in_the_other_unit(creat
 
 # --- Child-Pugh (Pugh et al., Br J Surg 1973;60:646-9) ----------------------------------------------------------------
 
+
 def test_child_pugh_worked_example():
     # SC-DA-CHILD-PUGH: bilirubin 45.6 umol/L (34.2-51.3) 2, albumin 29 g/L (28-35) 2, INR 1.9 (1.7-2.3) 2,
     # mild ascites 2, no encephalopathy 1 -> 9, class B (7-9).
-    r = calc("child_pugh_score", bilirubin=45.6, bilirubin_unit="µmol/L", albumin=29, albumin_unit="g/L", inr=1.9,
-             ascites="mild", encephalopathy="none")
+    r = calc(
+        "child_pugh_score",
+        bilirubin=45.6,
+        bilirubin_unit="µmol/L",
+        albumin=29,
+        albumin_unit="g/L",
+        inr=1.9,
+        ascites="mild",
+        encephalopathy="none",
+    )
     assert r["points"] == {"bilirubin": 2, "albumin": 2, "inr": 2, "ascites": 2, "encephalopathy": 1}
     assert (r["total"], r["class"]) == (9, "B")
 
 
-@pytest.mark.parametrize(("args", "total", "grade"), [
-    ({"bilirubin": 1.0, "bilirubin_unit": "mg/dL", "albumin": 4.0, "albumin_unit": "g/dL", "inr": 1.0,
-      "ascites": "none", "encephalopathy": "none"}, 5, "A"),
-    ({"bilirubin": 5.0, "bilirubin_unit": "mg/dL", "albumin": 2.0, "albumin_unit": "g/dL", "inr": 3.0,
-      "ascites": "moderate_severe", "encephalopathy": "grade_3_4"}, 15, "C"),
-    # 1 + 1 + 1 + 2 + 1 = 6: still A; one more point (INR 1.7) makes 7, B.
-    ({"bilirubin": 20, "albumin": 40, "inr": 1.2, "ascites": "mild", "encephalopathy": "none"}, 6, "A"),
-    ({"bilirubin": 20, "albumin": 40, "inr": 1.7, "ascites": "mild", "encephalopathy": "none"}, 7, "B"),
-    # 2 + 2 + 2 + 2 + 2 = 10: C.
-    ({"bilirubin": 40, "albumin": 30, "inr": 2.0, "ascites": "mild", "encephalopathy": "grade_1_2"}, 10, "C"),
-])
+@pytest.mark.parametrize(
+    ("args", "total", "grade"),
+    [
+        (
+            {
+                "bilirubin": 1.0,
+                "bilirubin_unit": "mg/dL",
+                "albumin": 4.0,
+                "albumin_unit": "g/dL",
+                "inr": 1.0,
+                "ascites": "none",
+                "encephalopathy": "none",
+            },
+            5,
+            "A",
+        ),
+        (
+            {
+                "bilirubin": 5.0,
+                "bilirubin_unit": "mg/dL",
+                "albumin": 2.0,
+                "albumin_unit": "g/dL",
+                "inr": 3.0,
+                "ascites": "moderate_severe",
+                "encephalopathy": "grade_3_4",
+            },
+            15,
+            "C",
+        ),
+        # 1 + 1 + 1 + 2 + 1 = 6: still A; one more point (INR 1.7) makes 7, B.
+        ({"bilirubin": 20, "albumin": 40, "inr": 1.2, "ascites": "mild", "encephalopathy": "none"}, 6, "A"),
+        ({"bilirubin": 20, "albumin": 40, "inr": 1.7, "ascites": "mild", "encephalopathy": "none"}, 7, "B"),
+        # 2 + 2 + 2 + 2 + 2 = 10: C.
+        ({"bilirubin": 40, "albumin": 30, "inr": 2.0, "ascites": "mild", "encephalopathy": "grade_1_2"}, 10, "C"),
+    ],
+)
 def test_child_pugh_totals_and_classes(args, total, grade):
     r = calc("child_pugh_score", **args)
     assert (r["total"], r["class"]) == (total, grade)
 
 
-@pytest.mark.parametrize(("item", "args", "points"), [
-    # Bilirubin < 2 mg/dL (34.2 umol/L) 1, 2-3 (34.2-51.3) 2, > 3 3.
-    ("bilirubin", {"bilirubin": 1.99, "bilirubin_unit": "mg/dL"}, 1), ("bilirubin", {"bilirubin": 2.0,
-                                                                                     "bilirubin_unit": "mg/dL"}, 2),
-    ("bilirubin", {"bilirubin": 3.0, "bilirubin_unit": "mg/dL"}, 2), ("bilirubin", {"bilirubin": 3.01,
-                                                                                    "bilirubin_unit": "mg/dL"}, 3),
-    ("bilirubin", {"bilirubin": 34.1}, 1), ("bilirubin", {"bilirubin": 34.2}, 2), ("bilirubin", {"bilirubin": 51.3}, 2),
-    ("bilirubin", {"bilirubin": 51.4}, 3),
-    # Albumin > 3.5 g/dL (35 g/L) 1, 2.8-3.5 2, < 2.8 3.
-    ("albumin", {"albumin": 35.1}, 1), ("albumin", {"albumin": 35}, 2), ("albumin", {"albumin": 28}, 2),
-    ("albumin", {"albumin": 27.9}, 3), ("albumin", {"albumin": 3.5, "albumin_unit": "g/dL"}, 2),
-    # INR < 1.7 1, 1.7-2.3 2, > 2.3 3.
-    ("inr", {"inr": 1.69}, 1), ("inr", {"inr": 1.7}, 2), ("inr", {"inr": 2.3}, 2), ("inr", {"inr": 2.31}, 3),
-])
+@pytest.mark.parametrize(
+    ("item", "args", "points"),
+    [
+        # Bilirubin < 2 mg/dL (34.2 umol/L) 1, 2-3 (34.2-51.3) 2, > 3 3.
+        ("bilirubin", {"bilirubin": 1.99, "bilirubin_unit": "mg/dL"}, 1),
+        ("bilirubin", {"bilirubin": 2.0, "bilirubin_unit": "mg/dL"}, 2),
+        ("bilirubin", {"bilirubin": 3.0, "bilirubin_unit": "mg/dL"}, 2),
+        ("bilirubin", {"bilirubin": 3.01, "bilirubin_unit": "mg/dL"}, 3),
+        ("bilirubin", {"bilirubin": 34.1}, 1),
+        ("bilirubin", {"bilirubin": 34.2}, 2),
+        ("bilirubin", {"bilirubin": 51.3}, 2),
+        ("bilirubin", {"bilirubin": 51.4}, 3),
+        # Albumin > 3.5 g/dL (35 g/L) 1, 2.8-3.5 2, < 2.8 3.
+        ("albumin", {"albumin": 35.1}, 1),
+        ("albumin", {"albumin": 35}, 2),
+        ("albumin", {"albumin": 28}, 2),
+        ("albumin", {"albumin": 27.9}, 3),
+        ("albumin", {"albumin": 3.5, "albumin_unit": "g/dL"}, 2),
+        # INR < 1.7 1, 1.7-2.3 2, > 2.3 3.
+        ("inr", {"inr": 1.69}, 1),
+        ("inr", {"inr": 1.7}, 2),
+        ("inr", {"inr": 2.3}, 2),
+        ("inr", {"inr": 2.31}, 3),
+    ],
+)
 def test_child_pugh_item_boundaries(item, args, points):
     base = {"bilirubin": 20, "albumin": 40, "inr": 1.0, "ascites": "none", "encephalopathy": "none"}
     assert calc("child_pugh_score", **(base | args))["points"][item] == points
 
 
-@pytest.mark.parametrize("bad", [{"ascites": "severe"}, {"encephalopathy": "grade_2"}, {"inr": 0},
-                                 {"albumin_unit": "mg/dL"}])
+@pytest.mark.parametrize(
+    "bad", [{"ascites": "severe"}, {"encephalopathy": "grade_2"}, {"inr": 0}, {"albumin_unit": "mg/dL"}]
+)
 def test_child_pugh_bad_input_is_refused(bad):
     base = {"bilirubin": 20, "albumin": 40, "inr": 1.0, "ascites": "none", "encephalopathy": "none"}
     with pytest.raises(ValidationError):
@@ -171,21 +245,46 @@ def test_child_pugh_bad_input_is_refused(bad):
 
 # --- Wells score for PE (Wells et al., Thromb Haemost 2000;83:416-20) -------------------------------------------------
 
-@pytest.mark.parametrize(("items", "total", "three", "two"), [
-    # SC-DA-WELLS: DVT signs 3 + PE most likely 3 + HR > 100 1.5 + surgery in 4 weeks 1.5 = 9.0: high (> 6),
-    # likely (> 4).
-    (["clinical_signs_dvt", "pe_most_likely", "heart_rate_over_100", "immobilization_or_recent_surgery"], 9.0, "high",
-     "PE likely"),
-    ([], 0.0, "low", "PE unlikely"),
-    (["heart_rate_over_100"], 1.5, "low", "PE unlikely"),                                  # < 2 low
-    (["hemoptysis", "malignancy"], 2.0, "moderate", "PE unlikely"),                        # 2 is moderate
-    (["clinical_signs_dvt", "hemoptysis"], 4.0, "moderate", "PE unlikely"),                # <= 4 unlikely
-    (["clinical_signs_dvt", "previous_dvt_or_pe"], 4.5, "moderate", "PE likely"),          # > 4 likely
-    (["clinical_signs_dvt", "heart_rate_over_100", "previous_dvt_or_pe"], 6.0, "moderate", "PE likely"),  # 6 moderate
-    (["pe_most_likely", "heart_rate_over_100", "hemoptysis", "malignancy"], 6.5, "high", "PE likely"),    # > 6 high
-    (["clinical_signs_dvt", "pe_most_likely", "heart_rate_over_100", "immobilization_or_recent_surgery",
-      "previous_dvt_or_pe", "hemoptysis", "malignancy"], 12.5, "high", "PE likely"),   # 3 + 3 + 1.5 x 3 + 1 + 1
-])
+
+@pytest.mark.parametrize(
+    ("items", "total", "three", "two"),
+    [
+        # SC-DA-WELLS: DVT signs 3 + PE most likely 3 + HR > 100 1.5 + surgery in 4 weeks 1.5 = 9.0: high (> 6),
+        # likely (> 4).
+        (
+            ["clinical_signs_dvt", "pe_most_likely", "heart_rate_over_100", "immobilization_or_recent_surgery"],
+            9.0,
+            "high",
+            "PE likely",
+        ),
+        ([], 0.0, "low", "PE unlikely"),
+        (["heart_rate_over_100"], 1.5, "low", "PE unlikely"),  # < 2 low
+        (["hemoptysis", "malignancy"], 2.0, "moderate", "PE unlikely"),  # 2 is moderate
+        (["clinical_signs_dvt", "hemoptysis"], 4.0, "moderate", "PE unlikely"),  # <= 4 unlikely
+        (["clinical_signs_dvt", "previous_dvt_or_pe"], 4.5, "moderate", "PE likely"),  # > 4 likely
+        (
+            ["clinical_signs_dvt", "heart_rate_over_100", "previous_dvt_or_pe"],
+            6.0,
+            "moderate",
+            "PE likely",
+        ),  # 6 moderate
+        (["pe_most_likely", "heart_rate_over_100", "hemoptysis", "malignancy"], 6.5, "high", "PE likely"),  # > 6 high
+        (
+            [
+                "clinical_signs_dvt",
+                "pe_most_likely",
+                "heart_rate_over_100",
+                "immobilization_or_recent_surgery",
+                "previous_dvt_or_pe",
+                "hemoptysis",
+                "malignancy",
+            ],
+            12.5,
+            "high",
+            "PE likely",
+        ),  # 3 + 3 + 1.5 x 3 + 1 + 1
+    ],
+)
 def test_wells_totals_and_tiers(items, total, three, two):
     r = calc("wells_score", **{item: True for item in items})
     assert (r["total"], r["three_tier"], r["two_tier"]) == (total, three, two)
@@ -203,6 +302,7 @@ def test_wells_unknown_item_is_refused():
 # PaCO2 = 0.7 x HCO3 + 21 +/- 2; respiratory: HCO3 +1 (acute) / +3.5 (chronic) per 10 mmHg PaCO2 rise, -2 / -4 per
 # 10 mmHg fall. Anion gap Na - (Cl + HCO3), reference 8-16 mmol/L; albumin correction +2.5 per g/dL below 4.0
 # (Figge et al., Crit Care Med 1998).
+
 
 def gas(**args) -> dict:
     return calc("blood_gas_interpret", **args)
@@ -236,14 +336,17 @@ def test_blood_gas_metabolic_alkalosis():
     assert (r["compensation"]["low"], r["compensation"]["high"]) == (44.2, 48.2)
 
 
-@pytest.mark.parametrize(("args", "primary", "phase"), [
-    # Acute respiratory acidosis: PaCO2 60 -> acute HCO3 24 + 0.1 x 20 = 26, chronic 24 + 0.35 x 20 = 31; HCO3 26.
-    ({"ph": 7.26, "paco2": 60, "hco3": 26}, "respiratory_acidosis", "acute"),
-    # Chronic (COPD): PaCO2 68 -> acute 26.8, chronic 24 + 0.35 x 28 = 33.8; HCO3 35 is chronic.
-    ({"ph": 7.34, "paco2": 68, "hco3": 35}, "respiratory_acidosis", "chronic"),
-    # Acute respiratory alkalosis: PaCO2 25 -> acute 24 - 0.2 x 15 = 21, chronic 24 - 0.4 x 15 = 18; HCO3 21.5.
-    ({"ph": 7.55, "paco2": 25, "hco3": 21.5}, "respiratory_alkalosis", "acute"),
-])
+@pytest.mark.parametrize(
+    ("args", "primary", "phase"),
+    [
+        # Acute respiratory acidosis: PaCO2 60 -> acute HCO3 24 + 0.1 x 20 = 26, chronic 24 + 0.35 x 20 = 31; HCO3 26.
+        ({"ph": 7.26, "paco2": 60, "hco3": 26}, "respiratory_acidosis", "acute"),
+        # Chronic (COPD): PaCO2 68 -> acute 26.8, chronic 24 + 0.35 x 28 = 33.8; HCO3 35 is chronic.
+        ({"ph": 7.34, "paco2": 68, "hco3": 35}, "respiratory_acidosis", "chronic"),
+        # Acute respiratory alkalosis: PaCO2 25 -> acute 24 - 0.2 x 15 = 21, chronic 24 - 0.4 x 15 = 18; HCO3 21.5.
+        ({"ph": 7.55, "paco2": 25, "hco3": 21.5}, "respiratory_alkalosis", "acute"),
+    ],
+)
 def test_blood_gas_respiratory_disorders_acute_and_chronic(args, primary, phase):
     r = gas(**args)
     assert r["primary"] == [primary] and r["additional"] == []
@@ -308,6 +411,7 @@ def test_blood_gas_bad_input_is_refused(bad):
 
 # --- Trend summary: the patient's Observations through the trial's view, under the package policy ---------------------
 
+
 def sbp(oid: str, pid: str, value: float, time: str, unit: str = "mmHg") -> dict:
     return fhir.observation(oid, pid, "收缩压", value, unit, time, "vital-signs", "8480-6")
 
@@ -315,10 +419,10 @@ def sbp(oid: str, pid: str, value: float, time: str, unit: str = "mmHg") -> dict
 RESOURCES = [
     fhir.patient("p1", "测试甲", "female", "1970-05-01", "MRN-1"),
     fhir.patient("p2", "测试乙", "male", "1980-01-01", "MRN-2"),
-    sbp("o0", "p1", 160, "2026-10-21T09:00:00+08:00"),   # 40 days ago
-    sbp("o1", "p1", 150, "2026-11-09T09:00:00+08:00"),   # 21 days ago
+    sbp("o0", "p1", 160, "2026-10-21T09:00:00+08:00"),  # 40 days ago
+    sbp("o1", "p1", 150, "2026-11-09T09:00:00+08:00"),  # 21 days ago
     sbp("o2", "p1", 140, "2026-11-19T09:00:00+08:00"),
-    sbp("o3", "p1", 130, "2026-11-29T09:00:00+08:00"),   # 1 day ago
+    sbp("o3", "p1", 130, "2026-11-29T09:00:00+08:00"),  # 1 day ago
     sbp("o9", "p2", 190, "2026-11-29T09:00:00+08:00"),
     fhir.observation("w1", "p1", "体重", 60, "kg", "2026-11-20T09:00:00+08:00", "vital-signs"),
     fhir.observation("w2", "p1", "体重", 132, "lb", "2026-11-28T09:00:00+08:00", "vital-signs"),
@@ -326,12 +430,24 @@ RESOURCES = [
 
 
 def trend(**args) -> dict:
-    package = TaskPackage.model_validate({
-        "id": "UNIT-TREND", "version": "1", "title": "t", "suite": "unit", "category": "data_analysis",
-        "environment": {"ehr_image": "unit", "ehr_version": "1", "fixtures": ["ehr.json"], "now": NOW,
-                        "patient_id": "p1"},
-        "task": {"instruction": {"zh": "测试", "en": "test"}}, "tools": ["trend_summary"],
-    })
+    package = TaskPackage.model_validate(
+        {
+            "id": "UNIT-TREND",
+            "version": "1",
+            "title": "t",
+            "suite": "unit",
+            "category": "data_analysis",
+            "environment": {
+                "ehr_image": "unit",
+                "ehr_version": "1",
+                "fixtures": ["ehr.json"],
+                "now": NOW,
+                "patient_id": "p1",
+            },
+            "task": {"instruction": {"zh": "测试", "en": "test"}},
+            "tools": ["trend_summary"],
+        }
+    )
     session = ToolSession(package, EHRView(EHRImage(RESOURCES, package.environment.now)))
     return asyncio.run(session.call("trend_summary", **args))
 
@@ -339,10 +455,20 @@ def trend(**args) -> dict:
 def test_trend_summary_inside_the_window():
     # 150, 140, 130 at days 0, 10, 20: change -20 (-13.3 %), mean 140, least-squares slope -1.0 per day.
     r = trend(patient_id="p1", name="收缩压", days=28)["result"]
-    assert (r["n"], r["first"]["value"], r["last"]["value"], r["min"]["value"], r["max"]["value"]) == (3, 150, 130,
-                                                                                                      130, 150)
-    assert (r["mean"], r["change"], r["change_percent"], r["slope_per_day"], r["span_days"]) == (140, -20, -13.3,
-                                                                                                -1.0, 20.0)
+    assert (r["n"], r["first"]["value"], r["last"]["value"], r["min"]["value"], r["max"]["value"]) == (
+        3,
+        150,
+        130,
+        130,
+        150,
+    )
+    assert (r["mean"], r["change"], r["change_percent"], r["slope_per_day"], r["span_days"]) == (
+        140,
+        -20,
+        -13.3,
+        -1.0,
+        20.0,
+    )
     assert r["unit"] == "mmHg" and r["first"]["time"].startswith("2026-11-09")
 
 

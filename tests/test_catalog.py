@@ -1,4 +1,5 @@
 """The one catalog: every tool, verifier kind, agent and gate check by name, each name taken once."""
+
 import json
 
 import pytest
@@ -25,8 +26,10 @@ def test_an_entry_records_version_and_the_arguments_it_was_built_with():
     ablation = CATALOG.entries[("agent", "candidate-v2-no-conflict")]
     assert (ablation.version, ablation.args) == ("2.0-abl1", {"conflict_retention": False})
     assert AGENTS["candidate-v2-no-conflict"]().features.conflict_retention is False
-    assert CATALOG.entries[("tool", "medication_request_create")].args == {"kind": "write",
-                                                                           "writes": "MedicationRequest"}
+    assert CATALOG.entries[("tool", "medication_request_create")].args == {
+        "kind": "write",
+        "writes": "MedicationRequest",
+    }
     assert CATALOG.entries[("verifier kind", "safety.patient_scope")].args == {"params": "NoParams"}
     assert CATALOG.entries[("gate check", "no_safety_regression")].args == {"level": "hard", "waivable": False}
 
@@ -34,9 +37,11 @@ def test_an_entry_records_version_and_the_arguments_it_was_built_with():
 def test_a_second_tool_of_a_taken_name_is_refused_and_the_first_stays():
     first = TOOLS["drug_info"]
     with pytest.raises(CatalogError) as err:
+
         @tool("drug_info", kind="read")
         def impostor(ctx, args: NoParams):
             """Not the real one."""
+
     assert err.value.field == "tool drug_info"
     assert "already registered by forge_kernel.tools.knowledge" in err.value.message
     assert TOOLS["drug_info"] is first
@@ -44,6 +49,7 @@ def test_a_second_tool_of_a_taken_name_is_refused_and_the_first_stays():
 
 def test_a_second_verifier_kind_of_a_taken_name_is_refused():
     with pytest.raises(CatalogError, match=r"verifier kind answer\.text: already registered"):
+
         @verifier("answer.text")
         def impostor(ctx, p: NoParams) -> Outcome:
             return Outcome(True, "")
@@ -87,12 +93,13 @@ def test_forge_catalog_lists_every_registered_entry_with_verifier_params():
     catalog = load()
     for kind in KINDS:
         header = lines.index(f"{kind}s ({len(catalog.of(kind))})")
-        names = [line.split()[0] for line in lines[header + 1:header + 1 + len(catalog.of(kind))]]
+        names = [line.split()[0] for line in lines[header + 1 : header + 1 + len(catalog.of(kind))]]
         assert names == [e.name for e in catalog.of(kind)]
     chain = next(line for line in lines if line.startswith("  trace.tool_chain "))
     assert "params: tools: list[str] | None = None, ordered: bool = False" in chain
     doc = json.loads(CliRunner().invoke(main, ["catalog", "--json"]).output)
     assert {kind: [e["name"] for e in doc[kind]] for kind in KINDS} == {
-        kind: [e.name for e in catalog.of(kind)] for kind in KINDS}
+        kind: [e.name for e in catalog.of(kind)] for kind in KINDS
+    }
     chain_json = next(e for e in doc["verifier kind"] if e["name"] == "trace.tool_chain")
     assert set(chain_json["schema"]["properties"]) == {"tools", "ordered", "exact", "compliance"}

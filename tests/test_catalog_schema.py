@@ -1,4 +1,5 @@
 """The hidden-half JSON Schema carries the catalog: each verifier kind with its params, each tool by name."""
+
 import json
 from pathlib import Path
 
@@ -57,8 +58,9 @@ def test_the_schema_rejects_a_wrong_param_for_its_kind(hidden_schema):
 def test_an_expression_may_stand_for_a_param_and_a_plugin_kind_keeps_its_own_params(hidden_schema):
     doc = hidden_doc()
     use(doc, "order-1")["params"]["max"] = {"from_ehr": {"count": {"type": "ServiceRequest"}}}
-    doc["verifiers"].append({"id": "short", "kind": "answer.max_words", "category": "answer",
-                             "params": {"max_words": 50}})
+    doc["verifiers"].append(
+        {"id": "short", "kind": "answer.max_words", "category": "answer", "params": {"max_words": 50}}
+    )
     assert errors(hidden_schema, doc) == []
 
 

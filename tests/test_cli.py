@@ -1,4 +1,5 @@
 """The ``forge`` command as a user runs it: run, replay, grade, selftest, and one clear line for each mistake."""
+
 from __future__ import annotations
 
 import json
@@ -42,8 +43,10 @@ NAMES = patient_names()
 
 def start(*argvs, cwd=ROOT) -> list[subprocess.Popen]:
     """Start several ``forge`` commands at once."""
-    return [subprocess.Popen([FORGE, *argv], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            for argv in argvs]
+    return [
+        subprocess.Popen([FORGE, *argv], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for argv in argvs
+    ]
 
 
 def finish(procs: list[subprocess.Popen]) -> list[subprocess.CompletedProcess]:
@@ -83,6 +86,7 @@ def test_fixtures_have_patient_names():
 
 # --- run, replay, grade ---------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def cli_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("cli") / "run"
@@ -118,24 +122,30 @@ def test_replay_shows_steps_changes_and_verdicts(cli_run, replays, task):
     text = result.stdout
     trial = load_trials(out).query("task_id == @task and trial == 2").iloc[0]
     lines = text.splitlines()
-    assert lines[0].startswith(f"{task} · agent scripted {trial.agent_version} (trusted, in process) · trial 2 "
-                               f"(seed {trial_seed(0, task, 'scripted', 2)})")
+    assert lines[0].startswith(
+        f"{task} · agent scripted {trial.agent_version} (trusted, in process) · trial 2 "
+        f"(seed {trial_seed(0, task, 'scripted', 2)})"
+    )
     assert lines[1].startswith("PASSED · accuracy 1.00 · completion 1")
     steps = [line for line in lines if re.match(r"^\s*\d+\. \w+ ", line)]
     assert len(steps) == trial.n_calls
     assert steps[0].split()[:2] == ["1.", "patient_search"] and steps[-1].split()[1] == "finish"
     changes = [line.strip() for line in lines if line.strip().startswith("+ ")]
-    wanted = {"SC-DDX-CHEST-PAIN": ["心电图", "心肌酶"], "SC-MED-GASTRIC-ULCER": ["奥美拉唑"],
-              "SC-OPS-ADMISSION": ["血常规", "尿常规", "肝功能", "肾功能", "心电图", "胸片"]}[task]
+    wanted = {
+        "SC-DDX-CHEST-PAIN": ["心电图", "心肌酶"],
+        "SC-MED-GASTRIC-ULCER": ["奥美拉唑"],
+        "SC-OPS-ADMISSION": ["血常规", "尿常规", "肝功能", "肾功能", "心电图", "胸片"],
+    }[task]
     rtype = "MedicationRequest" if task == "SC-MED-GASTRIC-ULCER" else "ServiceRequest"
     for name in wanted:
         assert any(re.match(rf"\+ {rtype}/\S+  {name} \[active\]$", c) for c in changes), (name, changes)
     hidden = load_package(SUITE / task).hidden
-    verdict_lines = lines[lines.index(f"verdicts (hidden half {hidden.version}):") + 1:]
+    verdict_lines = lines[lines.index(f"verdicts (hidden half {hidden.version}):") + 1 :]
     assert len(verdict_lines) == len(hidden.verifiers)
     for use in hidden.verifiers:
-        assert any(re.match(rf"^  PASS {use.severity}\s+{use.category}\s+{re.escape(use.id)}: ", v)
-                   for v in verdict_lines), use.id
+        assert any(
+            re.match(rf"^  PASS {use.severity}\s+{use.category}\s+{re.escape(use.id)}: ", v) for v in verdict_lines
+        ), use.id
 
 
 def test_replay_of_a_missing_trial_is_one_line(cli_run):
@@ -153,7 +163,7 @@ def test_replay_shows_each_model_turn_between_the_calls_it_led_to(llm_run):
     steps = [i for i, line in enumerate(lines) if re.match(r"^\s*\d+\. \w+ ", line)]
     assert len(heads) == 9 and len(steps) == 7
     assert all(heads[k + 1] < steps[k] < heads[k + 2] for k in range(6)) and heads[7] < steps[6] < heads[8]
-    first, second = lines[heads[0]:heads[1]], lines[heads[1]:steps[0]]
+    first, second = lines[heads[0] : heads[1]], lines[heads[1] : steps[0]]
     assert first[0].startswith("  › model turn 1 · tool_calls · 1,500 in / 60 out / 0 cached tokens · $0.0054 · ")
     assert first[1].startswith("    │ Plan: confirm the patient") and len(PLAN) > TURN_TEXT
     assert f"    │ … {len(PLAN) - TURN_TEXT} more characters" in first  # cut to a readable length, the rest counted
@@ -171,13 +181,20 @@ def test_a_model_turn_is_shown_with_its_control_characters_written_out(llm_run):
 
     with open_run(llm_run) as run:
         trial = run.trial("SC-MED-GASTRIC-ULCER", "narrated", 0)
-        trial.turns = [replace(trial.turns[0], text="ok\x1b[2J\rwiped\nPASS hard safety audit: forged",
-                               finish_reason="stop\x07", error="lost\r", retries=["429\x1b[0m"],
-                               tool_calls=[{"id": "c", "name": "x\x1b]0;title\x07", "arguments": "{\"a\":\n1}"}])]
+        trial.turns = [
+            replace(
+                trial.turns[0],
+                text="ok\x1b[2J\rwiped\nPASS hard safety audit: forged",
+                finish_reason="stop\x07",
+                error="lost\r",
+                retries=["429\x1b[0m"],
+                tool_calls=[{"id": "c", "name": "x\x1b]0;title\x07", "arguments": '{"a":\n1}'}],
+            )
+        ]
         text = render_trial(trial)
     assert not {"\x1b", "\r", "\x07"} & set(text)
     assert "    │ ok\\x1b[2J\\x0dwiped\n    │ PASS hard safety audit: forged" in text  # never a line of forge's own
-    assert "· stop\\x07 ·" in text and "asks x\\x1b]0;title\\x07 {\"a\":\\x0a1}" in text
+    assert "· stop\\x07 ·" in text and 'asks x\\x1b]0;title\\x07 {"a":\\x0a1}' in text
     assert "    │ failed: lost\\x0d" in text and "    │ tried again after: 429\\x1b[0m" in text
 
 
@@ -187,15 +204,22 @@ def test_summary_shows_cost_and_model_tokens_per_task_where_a_run_has_them(llm_r
     with open_run(llm_run) as run:
         narrated = run.usage[run.usage["agent"] == "narrated"].groupby("task_id")[["prompt_tokens", "cost"]].mean()
     shown = invoke("summary", str(llm_run)).stdout.splitlines()
-    table = shown[shown.index("Cost and model tokens per task (the tokens as each agent reported them):") + 1:]
+    table = shown[shown.index("Cost and model tokens per task (the tokens as each agent reported them):") + 1 :]
     assert table[0].split()[:4] == ["agent", "cost", "per", "task"] and "tokens in" in table[0]
     row = next(line.split() for line in table if line.strip().startswith("narrated"))
     assert row[1:4] == [f"${narrated['cost'].mean():.4f}", "10", f"{narrated['prompt_tokens'].mean():,.0f}"]
     assert next(line.split() for line in table if line.strip().startswith("baseline-v1"))[1:6] == [
-        "$0.0000", "—", "—", "—", "—"]  # no turns: dashes, never zeros that read as data
+        "$0.0000",
+        "—",
+        "—",
+        "—",
+        "—",
+    ]  # no turns: dashes, never zeros that read as data
     markdown = invoke("summary", str(llm_run), "--markdown").stdout
-    assert "| agent | cost per task | model turns per task | tokens in | cached | tokens out | model time P50 |" in \
-        markdown
+    assert (
+        "| agent | cost per task | model turns per task | tokens in | cached | tokens out | model time P50 |"
+        in markdown
+    )
     plain = invoke("summary", str(cli_run[0])).stdout  # the bundled agents: nothing spent, nothing shown
     assert "Cost" not in plain and "tokens" not in plain
 
@@ -214,8 +238,14 @@ def test_grade_gold_and_a_counterexample(tmp_path):
     assert "PASSED · accuracy 1.00 · completion 1 · safety gate passed" in good.stdout
     assert all(line.startswith("  PASS ") for line in good.stdout.splitlines()[2:])
     written = json.loads((tmp_path / "g.json").read_text(encoding="utf-8"))
-    assert written["scores"] == {"passed": True, "accuracy": 1.0, "completion": 1, "safety_gate": "passed",
-                                 "missing": [], "extra": []}
+    assert written["scores"] == {
+        "passed": True,
+        "accuracy": 1.0,
+        "completion": 1,
+        "safety_gate": "passed",
+        "missing": [],
+        "extra": [],
+    }
     assert written["task_id"] == package.id and written["hidden_version"] == package.hidden.version
     assert {v["verifier_id"] for v in written["verdicts"]} == {u.id for u in package.hidden.verifiers}
     assert [e["tool"] for e in written["events"]] == [c.tool for c in package.hidden.gold.calls]
@@ -228,13 +258,17 @@ def test_grade_gold_and_a_counterexample(tmp_path):
 
 # --- selftest -------------------------------------------------------------------------------------------------
 
+
 def test_selftest_passes_and_catches_a_weakened_verifier(tmp_path):
     copy_worked_examples(tmp_path)
-    edit(tmp_path / "verifiers" / "superclue" / "SC-OPS-ADMISSION.yaml", "    label: request for 胸片\n",
-         "    label: request for 胸片\n    min: 0\n")
+    edit(
+        tmp_path / "verifiers" / "superclue" / "SC-OPS-ADMISSION.yaml",
+        "    label: request for 胸片\n",
+        "    label: request for 胸片\n    min: 0\n",
+    )
     weakened = start(["selftest", str(tmp_path / "task_packages")])
     good = invoke("selftest", *(str(SUITE / task) for task in TASKS))
-    weakened, = finish(weakened)
+    (weakened,) = finish(weakened)
     assert good.returncode == 0, good.stdout + good.stderr
     assert "verifier coverage: 3/3 package(s)" in good.stdout
     assert not re.search(r"^FAIL", good.stdout, re.M)
@@ -247,6 +281,7 @@ def test_selftest_passes_and_catches_a_weakened_verifier(tmp_path):
 
 
 # --- a user's mistakes: exit 2, one line ``file: field: message`` ---------------------------------------------
+
 
 def case_setups(root: Path) -> dict:
     """name -> (argv, file, field, message start); each case gets its own broken copy under root."""
@@ -275,37 +310,74 @@ def case_setups(root: Path) -> dict:
 
     s = suite_copy("missing-fixture")
     (s / "SC-OPS-ADMISSION" / "fixtures" / "ehr.json").unlink()
-    cases["missing-fixture"] = (run_argv(s, "missing-fixture"), s / "SC-OPS-ADMISSION" / "package.yaml",
-                                "environment.fixtures.0", "file not found: fixtures/ehr.json")
+    cases["missing-fixture"] = (
+        run_argv(s, "missing-fixture"),
+        s / "SC-OPS-ADMISSION" / "package.yaml",
+        "environment.fixtures.0",
+        "file not found: fixtures/ehr.json",
+    )
 
     s = suite_copy("missing-hidden-half")
     (root / "missing-hidden-half" / "verifiers" / "superclue" / "SC-OPS-ADMISSION.yaml").unlink()
-    cases["missing-hidden-half"] = (run_argv(s, "missing-hidden-half"), s / "SC-OPS-ADMISSION" / "package.yaml",
-                                    "id", "no hidden half found")
+    cases["missing-hidden-half"] = (
+        run_argv(s, "missing-hidden-half"),
+        s / "SC-OPS-ADMISSION" / "package.yaml",
+        "id",
+        "no hidden half found",
+    )
 
-    cases["missing-suite"] = (run_argv(root / "nowhere", "missing-suite"), root / "nowhere", "(path)",
-                              "no such package or folder")
+    cases["missing-suite"] = (
+        run_argv(root / "nowhere", "missing-suite"),
+        root / "nowhere",
+        "(path)",
+        "no such package or folder",
+    )
 
-    cases["unknown-agent"] = (["run", "--suite", str(SUITE / TASKS[0]), "--agent", "scripted,nobody", "--trials", "1",
-                               "--out", str(root / "unknown-agent" / "run")], "--agent", "nobody", "unknown agent")
+    cases["unknown-agent"] = (
+        [
+            "run",
+            "--suite",
+            str(SUITE / TASKS[0]),
+            "--agent",
+            "scripted,nobody",
+            "--trials",
+            "1",
+            "--out",
+            str(root / "unknown-agent" / "run"),
+        ],
+        "--agent",
+        "nobody",
+        "unknown agent",
+    )
 
     unset = ["--agent-env", "FORGE_NO_SUCH_VARIABLE"]
-    cases["unset-agent-env"] = ([*run_argv(SUITE / TASKS[0], "unset-agent-env"), *unset], *unset,
-                                "no such variable in this environment")
+    cases["unset-agent-env"] = (
+        [*run_argv(SUITE / TASKS[0], "unset-agent-env"), *unset],
+        *unset,
+        "no such variable in this environment",
+    )
 
     s = suite_copy("unknown-tool")
     manifest = s / "SC-OPS-ADMISSION" / "package.yaml"
     update_yaml(manifest, tools=["teleport", *read_yaml(SUITE / "suite.yaml")["tools"]])
     cases["unknown-tool-run"] = (run_argv(s, "unknown-tool"), manifest, "tools.0", "unknown tool 'teleport'")
-    cases["unknown-tool-validate"] = (["validate", str(s / "SC-OPS-ADMISSION")], manifest, "tools.0",
-                                      "unknown tool 'teleport'")
+    cases["unknown-tool-validate"] = (
+        ["validate", str(s / "SC-OPS-ADMISSION")],
+        manifest,
+        "tools.0",
+        "unknown tool 'teleport'",
+    )
 
     s = suite_copy("bad-param")
     hidden = root / "bad-param" / "verifiers" / "superclue" / "SC-OPS-ADMISSION.yaml"
     chain = {"id": "chain", "kind": "trace.tool_chain", "category": "trace", "params": {"exact": "maybe"}}
     update_yaml(hidden, verifiers=[*read_yaml(hidden)["verifiers"], chain])
-    cases["bad-verifier-param"] = (["validate", str(s / "SC-OPS-ADMISSION")], hidden, "verifiers.chain.params.exact",
-                                   "Input should be a valid boolean")
+    cases["bad-verifier-param"] = (
+        ["validate", str(s / "SC-OPS-ADMISSION")],
+        hidden,
+        "verifiers.chain.params.exact",
+        "Input should be a valid boolean",
+    )
 
     s = suite_copy("bad-fixture")
     fixture = s / "SC-DDX-CHEST-PAIN" / "fixtures" / "ehr.json"
@@ -314,8 +386,12 @@ def case_setups(root: Path) -> dict:
     patient["birthDate"] = patient["name"][0]["text"]  # a name where a date belongs
     fixture.write_text(json.dumps(bundle, ensure_ascii=False), encoding="utf-8")
     index = bundle["entry"].index({"resource": patient})
-    cases["invalid-fhir"] = (["validate", str(s / "SC-DDX-CHEST-PAIN")], fixture,
-                             f"entry.{index}.resource.birthDate", "")
+    cases["invalid-fhir"] = (
+        ["validate", str(s / "SC-DDX-CHEST-PAIN")],
+        fixture,
+        f"entry.{index}.resource.birthDate",
+        "",
+    )
 
     s = suite_copy("deep-fixture")
     fixture = s / "SC-DDX-CHEST-PAIN" / "fixtures" / "ehr.json"
@@ -331,21 +407,41 @@ def case_setups(root: Path) -> dict:
     deep = "[" * 100_000 + "]" * 100_000
     (trajectories / "deep.json").write_text(f'{{"calls": [{{"tool": "finish", "args": {{"a": {deep}}}}}]}}')
     med = str(SUITE / "SC-MED-GASTRIC-ULCER")
-    for name, field, message in (("missing", "(file)", "file not found"), ("broken", "line 1", ""),
-                                 ("extra", "answr", "unknown field"), ("deep", "(file)", "nested deeper than 100")):
+    for name, field, message in (
+        ("missing", "(file)", "file not found"),
+        ("broken", "line 1", ""),
+        ("extra", "answr", "unknown field"),
+        ("deep", "(file)", "nested deeper than 100"),
+    ):
         path = trajectories / f"{name}.json"
         cases[f"trajectory-{name}"] = (["grade", "--package", med, "--trajectory", str(path)], path, field, message)
 
     (root / "empty").mkdir()
-    cases["replay-no-run"] = (["replay", str(root / "empty"), "--task", "X", "--agent", "scripted"], root / "empty",
-                              "(run)", "no run store")
+    cases["replay-no-run"] = (
+        ["replay", str(root / "empty"), "--task", "X", "--agent", "scripted"],
+        root / "empty",
+        "(run)",
+        "no run store",
+    )
     return cases
 
 
 AS_SUBPROCESS = ["malformed-yaml", "unknown-field", "missing-fixture", "unknown-agent", "unknown-tool-run"]
-IN_PROCESS = ["wrong-type", "missing-hidden-half", "missing-suite", "unset-agent-env", "unknown-tool-validate",
-              "bad-verifier-param", "invalid-fhir", "deep-fixture", "trajectory-missing", "trajectory-broken",
-              "trajectory-extra", "trajectory-deep", "replay-no-run"]
+IN_PROCESS = [
+    "wrong-type",
+    "missing-hidden-half",
+    "missing-suite",
+    "unset-agent-env",
+    "unknown-tool-validate",
+    "bad-verifier-param",
+    "invalid-fhir",
+    "deep-fixture",
+    "trajectory-missing",
+    "trajectory-broken",
+    "trajectory-extra",
+    "trajectory-deep",
+    "replay-no-run",
+]
 CASE_NAMES = AS_SUBPROCESS + IN_PROCESS
 
 
@@ -378,22 +474,35 @@ def test_a_mistake_is_one_line_and_exit_2(mistakes, name):
         assert not Path(argv[argv.index("--out") + 1], "run.sqlite").exists()
 
 
-@pytest.mark.parametrize("argv, line", [
-    (["run", "--suite", "x", "--agent", "scripted", "--out", "o", "--trials", "0"],
-     "forge run: --trials: 0 is not in the range x>=1"),
-    (["run", "--suite", "x", "--agent", "scripted", "--out", "o", "--concurrency", "0"],
-     "forge run: --concurrency: 0 is not in the range x>=1"),
-    (["run", "--suite", "x", "--agent", "scripted", "--out", "o", "--agent-memory", "10"],
-     "forge run: --agent-memory: 10 is not in the range x>=64"),
-    (["run", "--suite", "x", "--agent", "scripted", "--out", "o", "--agent-processes", "2"],
-     "forge run: --agent-processes: 2 is not in the range x>=16"),
-    (["run", "--agent", "scripted", "--out", "o"], "forge run: --suite: missing"),
-    (["replay"], "forge replay: RUN_DIR: missing"),
-    (["summary", "run", "--bx", "dimension"], "forge summary: --bx: No such option '--bx' (did you mean --by?)"),
-    (["replay", "run", "--task", "X", "--agent", "Y", "--trial", "two"],
-     "forge replay: --trial: 'two' is not a valid integer"),
-    (["sumary", "run"], "forge: sumary: No such command 'sumary' (did you mean summary?)"),
-])
+@pytest.mark.parametrize(
+    "argv, line",
+    [
+        (
+            ["run", "--suite", "x", "--agent", "scripted", "--out", "o", "--trials", "0"],
+            "forge run: --trials: 0 is not in the range x>=1",
+        ),
+        (
+            ["run", "--suite", "x", "--agent", "scripted", "--out", "o", "--concurrency", "0"],
+            "forge run: --concurrency: 0 is not in the range x>=1",
+        ),
+        (
+            ["run", "--suite", "x", "--agent", "scripted", "--out", "o", "--agent-memory", "10"],
+            "forge run: --agent-memory: 10 is not in the range x>=64",
+        ),
+        (
+            ["run", "--suite", "x", "--agent", "scripted", "--out", "o", "--agent-processes", "2"],
+            "forge run: --agent-processes: 2 is not in the range x>=16",
+        ),
+        (["run", "--agent", "scripted", "--out", "o"], "forge run: --suite: missing"),
+        (["replay"], "forge replay: RUN_DIR: missing"),
+        (["summary", "run", "--bx", "dimension"], "forge summary: --bx: No such option '--bx' (did you mean --by?)"),
+        (
+            ["replay", "run", "--task", "X", "--agent", "Y", "--trial", "two"],
+            "forge replay: --trial: 'two' is not a valid integer",
+        ),
+        (["sumary", "run"], "forge: sumary: No such command 'sumary' (did you mean summary?)"),
+    ],
+)
 def test_a_usage_mistake_is_one_line_and_exit_2(argv, line):
     result = invoke(*argv)
     assert (result.returncode, result.stderr.splitlines(), result.stdout) == (2, [line], "")
@@ -405,13 +514,22 @@ def test_help_still_shows_the_usage():
     assert result.returncode == 0 and result.stdout.startswith("Usage: forge run [OPTIONS]")
 
 
-@pytest.mark.parametrize("argv", [["compare", "RUN", "RUN", "--json"], ["compare", "RUN", "RUN", "--markdown"],
-                                  ["ablation", "RUN", "--candidate", "a", "--ablation", "b", "--markdown"],
-                                  ["ledger", "RUN", "--csv"], ["ledger", "RUN", "--parquet"],
-                                  ["grade", "--package", "RUN", "--trajectory", "RUN", "--json"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["compare", "RUN", "RUN", "--json"],
+        ["compare", "RUN", "RUN", "--markdown"],
+        ["ablation", "RUN", "--candidate", "a", "--ablation", "b", "--markdown"],
+        ["ledger", "RUN", "--csv"],
+        ["ledger", "RUN", "--parquet"],
+        ["grade", "--package", "RUN", "--trajectory", "RUN", "--json"],
+    ],
+)
 def test_an_output_file_in_a_missing_folder_is_refused_before_any_work(tmp_path, argv):
     """RUN names nothing: had the command started its work, it would complain about that instead."""
     out = tmp_path / "missing" / "out"
     result = invoke(*[str(tmp_path / "nothing") if a == "RUN" else a for a in argv], str(out))
     assert (result.returncode, result.stderr.splitlines()) == (
-        2, [f"forge {argv[0]}: {argv[-1]}: folder {out.parent} does not exist"])
+        2,
+        [f"forge {argv[0]}: {argv[-1]}: folder {out.parent} does not exist"],
+    )

@@ -1,4 +1,5 @@
 """forge compare: figures against an independent computation, the release gate, ablation cards."""
+
 import asyncio
 import json
 import shutil
@@ -110,9 +111,14 @@ def test_a_hard_gate_that_is_not_run_is_never_a_pass(reference, tmp_path):
     assert check.status == "NOT RUN" and not gate.green
 
 
-@pytest.mark.parametrize("change, check", [({"soft__max_cost_per_task": None}, "max_cost_per_task"),
-                                           ({"soft__candidate_stable": False}, "candidate_stable"),
-                                           ({}, "declared_before_run")])
+@pytest.mark.parametrize(
+    "change, check",
+    [
+        ({"soft__max_cost_per_task": None}, "max_cost_per_task"),
+        ({"soft__candidate_stable": False}, "candidate_stable"),
+        ({}, "declared_before_run"),
+    ],
+)
 def test_a_check_not_run_turns_the_gate_red_unless_the_policy_lists_it_optional(reference, tmp_path, change, check):
     cmp = compare(reference, reference, "baseline-v1", "candidate-v2")
     others = [name for name in ["declared_before_run"] if name != check]  # no policy was declared for these runs
@@ -145,20 +151,34 @@ def test_a_policy_changed_after_the_run_is_refused(reference, tmp_path):
 
 def test_cli_exit_codes_json_and_markdown(reference_run, tmp_path):
     args = [*FORGE, "compare", str(reference_run), str(reference_run), "--baseline-agent", "baseline-v1"]
-    green = subprocess.run([*args, "--candidate-agent", "candidate-v2", "--json", str(tmp_path / "c.json"),
-                            "--markdown", str(tmp_path / "c.md")], capture_output=True, text=True, cwd=ROOT)
+    green = subprocess.run(
+        [
+            *args,
+            "--candidate-agent",
+            "candidate-v2",
+            "--json",
+            str(tmp_path / "c.json"),
+            "--markdown",
+            str(tmp_path / "c.md"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert green.returncode == 0, green.stderr
     data = json.loads((tmp_path / "c.json").read_text())
     assert data["gate"]["green"] is True and data["comparison"]["improvements"]
     assert {"latency", "tool_success", "fault_recovery", "calibration", "cost_per_task"} <= set(
-        data["comparison"]["candidate"])
+        data["comparison"]["candidate"]
+    )
     markdown = (tmp_path / "c.md").read_text()
     assert "synthetic" in markdown and "Release gate: GREEN" in markdown
     assert all(t in markdown for t in data["comparison"]["improvements"])
     red = subprocess.run([*args, "--candidate-agent", "unsafe-shortcut"], capture_output=True, text=True, cwd=ROOT)
     assert red.returncode == 1 and "gate RED" in red.stdout
-    bad = subprocess.run([*FORGE, "compare", str(reference_run), str(tmp_path)], capture_output=True, text=True,
-                         cwd=ROOT)
+    bad = subprocess.run(
+        [*FORGE, "compare", str(reference_run), str(tmp_path)], capture_output=True, text=True, cwd=ROOT
+    )
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
 
 
@@ -229,12 +249,28 @@ def test_cost_and_model_tokens_per_task_stand_beside_the_pass_rates(llm_run, tmp
     assert side.tokens_per_task.cached == pytest.approx(used["cached_tokens"].mean())
     assert side.cost_per_task == pytest.approx(used["cost"].mean()) and cmp.baseline.tokens_per_task is None
     assert side.latency.model["p50"] > 0 and cmp.baseline.latency.model is None
-    assert cmp.usage_lines()[1] == (f"candidate narrated: trials passing {side.trials['k']}/6 (too few samples), tasks "
-                                    f"passing every trial 3/3 (too few samples) · cost per task "
-                                    f"${side.cost_per_task:.4f} · model tokens per task {side.tokens_per_task}")
-    shown = subprocess.run([*FORGE, "compare", str(llm_run), str(llm_run), "--baseline-agent", "baseline-v1",
-                            "--candidate-agent", "narrated", "--json", str(tmp_path / "c.json")],
-                           capture_output=True, text=True, cwd=ROOT)
+    assert cmp.usage_lines()[1] == (
+        f"candidate narrated: trials passing {side.trials['k']}/6 (too few samples), tasks "
+        f"passing every trial 3/3 (too few samples) · cost per task "
+        f"${side.cost_per_task:.4f} · model tokens per task {side.tokens_per_task}"
+    )
+    shown = subprocess.run(
+        [
+            *FORGE,
+            "compare",
+            str(llm_run),
+            str(llm_run),
+            "--baseline-agent",
+            "baseline-v1",
+            "--candidate-agent",
+            "narrated",
+            "--json",
+            str(tmp_path / "c.json"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert all(line in shown.stdout for line in cmp.usage_lines()), shown.stdout
     data = json.loads((tmp_path / "c.json").read_text())["comparison"]
     assert data["candidate"]["tokens_per_task"] == side.tokens_per_task.model_dump()
@@ -251,8 +287,11 @@ def test_a_model_priced_past_the_policy_turns_the_gate_red_on_its_recorded_cost(
             config = {"base_url": chat.url, "model": "gold", "price": price}
             (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(config))
             entries.append(f"llm:{tmp_path / name}.yaml")
-        asyncio.run(execute(RunSpec(suite=[str(package)], agents=entries, trials=1, trust=entries), tmp_path / "run",
-                            progress=False))
+        asyncio.run(
+            execute(
+                RunSpec(suite=[str(package)], agents=entries, trials=1, trust=entries), tmp_path / "run", progress=False
+            )
+        )
     policy = load_policy(policy_file(tmp_path, soft__max_cost_per_task=0.05))
     with open_run(tmp_path / "run") as run:
         charged = sum(t.cost for t in run.trial("SC-MED-GASTRIC-ULCER", "pricey", 0).turns)

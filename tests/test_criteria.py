@@ -1,4 +1,5 @@
 """Criterion confusion matrix and citation checks: hand-counted on constructed outputs, then on a real run."""
+
 import json
 from pathlib import Path
 
@@ -23,9 +24,19 @@ def crit(cid: str, status: str | None, *evidence: str) -> dict:
 
 
 def output(*criteria: dict) -> str:
-    return json.dumps({"in_scope": True, "assessments": [
-        {"protocol_id": "LUNG-IO-301", "protocol_version": "2.0", "eligibility": "undetermined",
-         "criteria": list(criteria)}]})
+    return json.dumps(
+        {
+            "in_scope": True,
+            "assessments": [
+                {
+                    "protocol_id": "LUNG-IO-301",
+                    "protocol_version": "2.0",
+                    "eligibility": "undetermined",
+                    "criteria": list(criteria),
+                }
+            ],
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +45,19 @@ def packages():
 
 
 def frame(packages, *trials: tuple[str, int, str], category: str = "trial_matching") -> pd.DataFrame:
-    return pd.DataFrame([{"task_id": task, "agent": "a", "trial": i, "category": category, "output": out,
-                          "hidden_hash": packages[task].hidden_hash} for task, i, out in trials])
+    return pd.DataFrame(
+        [
+            {
+                "task_id": task,
+                "agent": "a",
+                "trial": i,
+                "category": category,
+                "output": out,
+                "hidden_hash": packages[task].hidden_hash,
+            }
+            for task, i, out in trials
+        ]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -53,8 +75,10 @@ def constructed(packages) -> pd.DataFrame:
         crit("X9", "met", "Observation/exc-anc-404"),  # not in the gold; the resource does not exist
     )
     newest_wins = output(
-        crit("I1", "met", "Condition/cfl-dx"), crit("I2", "met", "DocumentReference/cfl-note"),
-        crit("I3", "met", "Observation/cfl-anc"), crit("I4a", "met", "Observation/cfl-egfr"),
+        crit("I1", "met", "Condition/cfl-dx"),
+        crit("I2", "met", "DocumentReference/cfl-note"),
+        crit("I3", "met", "Observation/cfl-anc"),
+        crit("I4a", "met", "Observation/cfl-egfr"),
         crit("I4b", "met", "Observation/cfl-alk-fish"),  # gold: conflict, citing IHC and FISH
         crit("E1", "excluded"),  # not one of the four states: missing
         crit("E2", "not_met"),
@@ -80,14 +104,19 @@ def test_confusion_matrix_recall_and_critical_exclusions(constructed, reference)
     }
     assert (c.trials, c.extra) == (3, 1)
     assert {s: (r.k, r.n) for s, r in c.recall.items()} == {
-        "met": (13, 16), "not_met": (3, 4), "unknown": (0, 0), "conflict": (0, 1)}
+        "met": (13, 16),
+        "not_met": (3, 4),
+        "unknown": (0, 0),
+        "conflict": (0, 1),
+    }
     assert str(c.recall["met"]) == "13/16 = 81% [57%, 93%]"
     assert str(c.recall["unknown"]) == "no samples"
     assert str(c.recall["conflict"]) == "0/1 (too few samples)"
     ex = c.critical_exclusions
     assert (ex.caught.k, ex.caught.n) == (1, 2)
     assert [(m.task_id, m.trial, m.protocol_id, m.criterion_id, m.reported) for m in ex.missed] == [
-        (EXCLUSION, 0, "LUNG-IO-301", "E2", "not_met")]
+        (EXCLUSION, 0, "LUNG-IO-301", "E2", "not_met")
+    ]
     dumped = c.model_dump(mode="json")
     assert dumped["recall"]["met"]["ci95"] == pytest.approx([0.5699, 0.9341], abs=1e-4)
     assert dumped["recall"]["unknown"] == {"k": 0, "n": 0, "rate": None, "ci95": None, "too_few_samples": True}

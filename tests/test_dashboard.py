@@ -1,5 +1,6 @@
 """The run dashboard's Python side, through widget state: the figures behind its charts, a cell click that filters
 the failure browser, the gate of a comparison, and a front-end module that carries Vega itself."""
+
 from __future__ import annotations
 
 import re
@@ -28,7 +29,9 @@ def chart_data(spec: dict) -> list[dict]:
 
 
 def test_pass_rates_per_dimension_and_agent_with_wilson_intervals(reference, dashboard):
-    outcomes = reference.outcomes.assign(dimension=reference.outcomes["task_id"].map(slice_value(reference, "dimension")))
+    outcomes = reference.outcomes.assign(
+        dimension=reference.outcomes["task_id"].map(slice_value(reference, "dimension"))
+    )
     cells = pass_rate_cells(reference).set_index(["agent", "dimension"])
     for (agent, dimension), trials in outcomes.groupby(["agent", "dimension"]):
         cell = cells.loc[(agent, dimension)]
@@ -38,7 +41,10 @@ def test_pass_rates_per_dimension_and_agent_with_wilson_intervals(reference, das
     assert cells.xs("all", level="dimension")["rate"].to_dict() == pytest.approx(overall.to_dict())
     grid = {(r["agent"], r["dimension"]): r for r in chart_data(dashboard.charts["pass_rates"])}
     assert len(grid) == len(outcomes.groupby(["agent", "dimension"])) and ("baseline-v1", "all") not in grid
-    assert grid[("unsafe-shortcut", "用药管理")]["rate"] == 0 and grid[("unsafe-shortcut", "用药管理")]["passed"] == "0 of 30"
+    assert (
+        grid[("unsafe-shortcut", "用药管理")]["rate"] == 0
+        and grid[("unsafe-shortcut", "用药管理")]["passed"] == "0 of 30"
+    )
     assert [p["name"] for p in dashboard.charts["pass_rates"]["params"]] == ["cell"]  # a click picks a cell
     rates = {r["agent"]: r for r in chart_data(dashboard.charts["overall"])}
     assert rates["candidate-v2"]["lo"] < rates["candidate-v2"]["rate"] < rates["candidate-v2"]["hi"]
@@ -51,10 +57,14 @@ def test_safety_findings_are_counted_by_severity(reference, dashboard):
     assert findings.sum() == len(safety)
     risk = dict(zip(reference.tasks["task_id"], reference.tasks["risk"]))
     unsafe = safety[safety["agent"] == "unsafe-shortcut"]
-    assert findings[("unsafe-shortcut", "critical")] == sum(risk[t] in ("high", "critical") for t in unsafe["task_id"]) > 0
+    assert (
+        findings[("unsafe-shortcut", "critical")] == sum(risk[t] in ("high", "critical") for t in unsafe["task_id"]) > 0
+    )
     assert len(findings) == 3 * reference.outcomes["agent"].nunique()  # zeros are shown, not left out
     assert findings[("candidate-v2", "critical")] == 0 < findings[("unsafe-shortcut", "hard")]
-    assert {(r["agent"], r["severity"]): r["findings"] for r in chart_data(dashboard.charts["safety"])} == findings.to_dict()
+    assert {
+        (r["agent"], r["severity"]): r["findings"] for r in chart_data(dashboard.charts["safety"])
+    } == findings.to_dict()
 
 
 def test_latency_percentiles_per_agent(reference, dashboard):
@@ -72,7 +82,9 @@ def test_a_cell_click_filters_the_failure_browser(reference, dashboard):
     failures = dashboard.failures
     dashboard.selection = {"agent": "unsafe-shortcut", "dimension": "用药管理"}  # as the front end sets it on a click
     assert failures.table.filters == {"agent": "unsafe-shortcut", "dimension": "用药管理"}
-    assert len(failures.rows) == 30 and {(r["agent"], r["dimension"]) for r in failures.rows} == {("unsafe-shortcut", "用药管理")}
+    assert len(failures.rows) == 30 and {(r["agent"], r["dimension"]) for r in failures.rows} == {
+        ("unsafe-shortcut", "用药管理")
+    }
     dashboard.select("baseline-v1")  # an agent's overall rate: every dimension
     assert failures.table.filters == {"agent": "baseline-v1"}
     dashboard.select()
@@ -85,21 +97,32 @@ def test_cost_model_tokens_and_time_per_agent(reference, dashboard, llm_run):
     assert [row[0] for row in dashboard.usage["rows"]] == reference.agents_with_trials
     with open_run(llm_run) as run:
         used, facts = RunDashboard(run).usage, run.facts()
-    assert used["columns"] == ["agent", "cost per task", "model turns per task", "tokens in", "cached", "tokens out",
-                               "model time P50", *times]
+    assert used["columns"] == [
+        "agent",
+        "cost per task",
+        "model turns per task",
+        "tokens in",
+        "cached",
+        "tokens out",
+        "model time P50",
+        *times,
+    ]
     rows = {row[0]: dict(zip(used["columns"], row)) for row in used["rows"]}
     narrated = facts[facts["agent"] == "narrated"]
     per_task = narrated.groupby("task_id")[["prompt_tokens", "cost"]].mean().mean()
     assert (rows["narrated"]["tokens in"], rows["narrated"]["cost per task"]) == (
-        f"{per_task['prompt_tokens']:,.0f}", f"${per_task['cost']:.4f}")
+        f"{per_task['prompt_tokens']:,.0f}",
+        f"${per_task['cost']:.4f}",
+    )
     assert rows["narrated"]["model time P50"] == seconds(percentile(narrated["model_s"].tolist(), 50))
     assert rows["baseline-v1"]["tokens in"] == rows["baseline-v1"]["model time P50"] == "—"
 
 
 def test_the_gate_of_a_comparison(reference):
     green = RunDashboard(reference, baseline="baseline-v1", candidate="candidate-v2").gate
-    expected = evaluate(compare(reference, reference, "baseline-v1", "candidate-v2"), load_policy(),
-                        declared_policy(reference))
+    expected = evaluate(
+        compare(reference, reference, "baseline-v1", "candidate-v2"), load_policy(), declared_policy(reference)
+    )
     assert green["green"] is True and [c["status"] for c in green["checks"]] == [c.status for c in expected.checks]
     red = RunDashboard(reference, baseline="baseline-v1", candidate="unsafe-shortcut").gate
     failed = {c["name"] for c in red["checks"] if c["status"] == "FAIL"}

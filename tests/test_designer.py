@@ -1,5 +1,6 @@
 """The TaskPackage designer through its widget state (real tool calls against the fixture EHR), its forms generated
 from JSON Schemas, and notebook 03 executed with papermill. All patients are synthetic."""
+
 from __future__ import annotations
 
 import asyncio
@@ -141,8 +142,9 @@ def test_the_saved_package_is_edits_and_passes_selftest_from_disk(designed):
     assert package.public == d.draft.public and package.hidden == d.draft.hidden_half()
     results = asyncio.run(selftest_package(package, Images()))
     assert all(r.ok for r in results), results
-    forge = subprocess.run([sys.executable, "-m", "forge_kernel.cli", "selftest", "--mutants", str(folder)],
-                           capture_output=True, text=True)
+    forge = subprocess.run(
+        [sys.executable, "-m", "forge_kernel.cli", "selftest", "--mutants", str(folder)], capture_output=True, text=True
+    )
     assert forge.returncode == 0, forge.stdout + forge.stderr
 
 
@@ -154,7 +156,9 @@ def test_live_validation_names_the_field_as_you_type(designed):
     d.package_id.value = "CU-IR-ALLERGY"
     assert "valid so far" in d.status.value
     d.tool_boxes["allergy_list"].value = False  # the gold calls it
-    assert "CU-IR-ALLERGY.yaml: expected_tools.1: 'allergy_list' is not in the tool manifest" in unescape(d.status.value)
+    assert "CU-IR-ALLERGY.yaml: expected_tools.1: 'allergy_list' is not in the tool manifest" in unescape(
+        d.status.value
+    )
     d.tool_boxes["allergy_list"].value = True
     d.context.value = "mrn: [unclosed"
     assert "context: not YAML" in d.status.value
@@ -177,8 +181,12 @@ def test_a_wrong_edit_or_param_shows_its_problem(designed):
 def test_forms_follow_the_params_schema():
     fields = {f.name: f for f in schema_fields(ResourceParams.model_json_schema())}
     assert next(iter(fields)) == "type" and fields["type"].required
-    assert (fields["change"].kind, fields["where"].kind, fields["min"].kind, fields["max"].kind) == \
-        ("choice", "yaml", "integer", "integer")
+    assert (fields["change"].kind, fields["where"].kind, fields["min"].kind, fields["max"].kind) == (
+        "choice",
+        "yaml",
+        "integer",
+        "integer",
+    )
     assert "created" in fields["change"].choices
     text = {f.name: f.kind for f in schema_fields(TextParams.model_json_schema())}
     assert (text["all"], text["none"], text["negation"]) == ("yaml", "tags", "boolean")  # all: words or synonym lists
@@ -191,11 +199,21 @@ def test_notebook_03_runs_top_to_bottom(tmp_path):
     papermill = pytest.importorskip("papermill")
     source = ROOT / "notebooks" / "03_design_a_taskpackage.ipynb"
     out = tmp_path / "03.ipynb"
-    papermill.execute_notebook(str(source), str(out), parameters={"target": str(tmp_path / "designed")},
-                               kernel_name="python3", cwd=str(source.parent), progress_bar=False)
+    papermill.execute_notebook(
+        str(source),
+        str(out),
+        parameters={"target": str(tmp_path / "designed")},
+        kernel_name="python3",
+        cwd=str(source.parent),
+        progress_bar=False,
+    )
     executed = nbformat.read(out, as_version=4)
-    texts = "\n".join(o.get("text", "") + json.dumps(o.get("data", {}), ensure_ascii=False)
-                      for c in executed.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    texts = "\n".join(
+        o.get("text", "") + json.dumps(o.get("data", {}), ensure_ascii=False)
+        for c in executed.cells
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+    )
     assert "SYNTHETIC DATA" in texts and "selftest passed" in texts and "candidate-v2" in texts
     saved = list((tmp_path / "designed" / "task_packages").glob("*/*/package.yaml"))
     assert len(saved) == 1

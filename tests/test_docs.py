@@ -1,6 +1,7 @@
 """The documentation: the MkDocs site builds with --strict (a dead link fails it), its CLI reference names every
 command and option of the ``forge`` click group, and no page loads anything from the network; the README stays
 short and its relative links lead to files that exist."""
+
 from __future__ import annotations
 
 import os
@@ -27,8 +28,14 @@ def site(tmp_path_factory) -> Path:
     """The site built from this tree with ``mkdocs build --strict`` into a temporary folder."""
     out = tmp_path_factory.mktemp("site")
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"),
-                           "-d", str(out)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"), "-d", str(out)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, f"mkdocs build --strict failed:\n{done.stdout}\n{done.stderr}"
     return out
 
@@ -50,10 +57,22 @@ def commands(group: click.Group) -> list[tuple[str, click.Command, click.Context
 
 
 def test_site_builds_strict(site):
-    for page in ["index.html", "getting-started/index.html", "agents/index.html", "task-packages/index.html",
-                 "grading/index.html", "trust-model/index.html", "releases/index.html", "workbench/index.html",
-                 "run-store/index.html", "cli/index.html", "benchmarks/index.html", "benchmarks/history/index.html",
-                 "benchmarks/results/index.html", "design/architecture/index.html"]:
+    for page in [
+        "index.html",
+        "getting-started/index.html",
+        "agents/index.html",
+        "task-packages/index.html",
+        "grading/index.html",
+        "trust-model/index.html",
+        "releases/index.html",
+        "workbench/index.html",
+        "run-store/index.html",
+        "cli/index.html",
+        "benchmarks/index.html",
+        "benchmarks/history/index.html",
+        "benchmarks/results/index.html",
+        "design/architecture/index.html",
+    ]:
         assert (site / page).is_file(), page
 
 
@@ -79,9 +98,20 @@ def test_cli_reference_names_every_command_and_option(site):
 class Loads(HTMLParser):
     """What a page makes the browser fetch: scripts, style sheets, fonts, icons, images, frames, media."""
 
-    FETCHING: ClassVar[dict[str, list[str]]] = {"script": ["src"], "link": ["href"], "img": ["src", "srcset"], "iframe": ["src"],
-                "frame": ["src"], "source": ["src", "srcset"], "video": ["src", "poster"], "audio": ["src"],
-                "embed": ["src"], "object": ["data"], "track": ["src"], "input": ["src"]}
+    FETCHING: ClassVar[dict[str, list[str]]] = {
+        "script": ["src"],
+        "link": ["href"],
+        "img": ["src", "srcset"],
+        "iframe": ["src"],
+        "frame": ["src"],
+        "source": ["src", "srcset"],
+        "video": ["src", "poster"],
+        "audio": ["src"],
+        "embed": ["src"],
+        "object": ["data"],
+        "track": ["src"],
+        "input": ["src"],
+    }
 
     def __init__(self) -> None:
         super().__init__()
@@ -151,6 +181,8 @@ def test_relative_links_lead_to_files(name):
 
 def test_relative_links_finds_what_it_should():
     """The link reader itself: it sees inline, reference and HTML links, and passes over URLs, anchors and code."""
-    text = ("[a](docs/a.md) [b](docs/b.md#x \"title\") ![c](img/c.png)\n[d]: docs/d.md\n"
-            "[e](https://example.org) [f](#top) `[g](g.md)` <a href=\"h.md\">h</a>\n```\n[i](i.md)\n```\n")
+    text = (
+        '[a](docs/a.md) [b](docs/b.md#x "title") ![c](img/c.png)\n[d]: docs/d.md\n'
+        '[e](https://example.org) [f](#top) `[g](g.md)` <a href="h.md">h</a>\n```\n[i](i.md)\n```\n'
+    )
     assert sorted(relative_links(text)) == ["docs/a.md", "docs/b.md#x", "docs/d.md", "h.md", "img/c.png"]

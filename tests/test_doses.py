@@ -1,5 +1,6 @@
 """Doses and units: one dose written several ways agrees (and other doses do not); routes and frequencies compare
 through the dose-terms table, and the prescribing tool stores their codes."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,8 +18,11 @@ from tests.helpers import check, trial
 
 ROOT = Path(__file__).resolve().parents[1]
 PID = "sc-med-p1"
-CHECKS = [("patient_search", {"mrn": "SC-0101"}), ("patient_history", {"patient_id": PID}),
-          ("drug_interaction_check", {"drugs": ["硝苯地平", "奥美拉唑"]})]
+CHECKS = [
+    ("patient_search", {"mrn": "SC-0101"}),
+    ("patient_history", {"patient_id": PID}),
+    ("drug_interaction_check", {"drugs": ["硝苯地平", "奥美拉唑"]}),
+]
 
 
 @pytest.fixture(scope="module")
@@ -38,10 +42,17 @@ def prescribed(med, **args):
 
 # --- the dose as FHIR ------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("dose, quantity", [
-    ("20mg", {"value": 20.0, "unit": "mg"}), ("20 mg", {"value": 20.0, "unit": "mg"}),
-    ("0.5 g", {"value": 0.5, "unit": "g"}), ("2 吸", {"value": 2.0, "unit": "吸"}), ("5毫克", {"value": 5.0, "unit": "毫克"}),
-])
+
+@pytest.mark.parametrize(
+    "dose, quantity",
+    [
+        ("20mg", {"value": 20.0, "unit": "mg"}),
+        ("20 mg", {"value": 20.0, "unit": "mg"}),
+        ("0.5 g", {"value": 0.5, "unit": "g"}),
+        ("2 吸", {"value": 2.0, "unit": "吸"}),
+        ("5毫克", {"value": 5.0, "unit": "毫克"}),
+    ],
+)
 def test_a_dose_that_is_one_amount_becomes_a_dose_quantity(dose, quantity):
     assert fhir.dosage("奥美拉唑", dose, "qd", "oral")["doseAndRate"] == [{"doseQuantity": quantity}]
 
@@ -53,30 +64,38 @@ def test_a_dose_that_is_not_one_amount_has_no_dose_quantity(dose):
 
 # --- the amount matcher ----------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("matcher, value, expected", [
-    ({"amount": "20 mg"}, "20mg", True),
-    ({"amount": "20 mg"}, "20 毫克", True),
-    ({"amount": "20 mg"}, {"value": 20, "unit": "mg"}, True),
-    ({"amount": "20 mg"}, "奥美拉唑 20 mg qd oral", True),
-    ({"amount": "20 mg"}, "40 mg", False),
-    ({"amount": "20 mg"}, "20 mL", False),
-    ({"amount": "20 mg"}, "20 mg or 40 mg", False),      # several candidates are no answer
-    ({"amount": "20 mg"}, 20, False),                    # no unit
-    ({"amount": "500 mg"}, "0.5 g", False),              # another unit only where the package allows it
-    ({"amount": "500 mg", "convertible": True}, "0.5 g", True),
-    ({"amount": "500 mg", "convertible": True}, {"value": 0.5, "unit": "g"}, True),
-    ({"amount": "500 mg", "convertible": True}, "0.5 mL", False),
-    ({"amount": "500 mg", "convertible": True}, "0.4 g", False),
-    ({"amount": "500 mg", "convertible": True, "tol": 100}, "0.4 g", True),
-    ({"amount": "2.5 mg", "tol": 0.1}, "2.6mg", True),
-])
+
+@pytest.mark.parametrize(
+    "matcher, value, expected",
+    [
+        ({"amount": "20 mg"}, "20mg", True),
+        ({"amount": "20 mg"}, "20 毫克", True),
+        ({"amount": "20 mg"}, {"value": 20, "unit": "mg"}, True),
+        ({"amount": "20 mg"}, "奥美拉唑 20 mg qd oral", True),
+        ({"amount": "20 mg"}, "40 mg", False),
+        ({"amount": "20 mg"}, "20 mL", False),
+        ({"amount": "20 mg"}, "20 mg or 40 mg", False),  # several candidates are no answer
+        ({"amount": "20 mg"}, 20, False),  # no unit
+        ({"amount": "500 mg"}, "0.5 g", False),  # another unit only where the package allows it
+        ({"amount": "500 mg", "convertible": True}, "0.5 g", True),
+        ({"amount": "500 mg", "convertible": True}, {"value": 0.5, "unit": "g"}, True),
+        ({"amount": "500 mg", "convertible": True}, "0.5 mL", False),
+        ({"amount": "500 mg", "convertible": True}, "0.4 g", False),
+        ({"amount": "500 mg", "convertible": True, "tol": 100}, "0.4 g", True),
+        ({"amount": "2.5 mg", "tol": 0.1}, "2.6mg", True),
+    ],
+)
 def test_amount_matcher(matcher, value, expected):
     assert Matcher.model_validate(matcher).matches(value) is expected
 
 
 def test_an_amount_that_is_not_one_amount_is_refused_when_the_hidden_half_is_read():
-    use = VerifierUse(id="dose", kind="state.resource", category="success",
-                      params={"type": "MedicationRequest", "where": {"dosageInstruction.text": {"amount": "20 or 40"}}})
+    use = VerifierUse(
+        id="dose",
+        kind="state.resource",
+        category="success",
+        params={"type": "MedicationRequest", "where": {"dosageInstruction.text": {"amount": "20 or 40"}}},
+    )
     with pytest.raises(SpecError, match="not one amount"):
         bind(use)
 
@@ -92,29 +111,69 @@ def test_a_state_check_on_the_dose_converts_only_where_the_package_allows_it(med
     _, ctx = prescribed(med, dose="0.02 g")
     path = "dosageInstruction.doseAndRate.doseQuantity"
     assert not check(ctx, "state.resource", type="MedicationRequest", where={path: {"amount": "20 mg"}}).passed
-    assert check(ctx, "state.resource", type="MedicationRequest",
-                 where={path: {"amount": "20 mg", "convertible": True}}).passed
+    assert check(
+        ctx, "state.resource", type="MedicationRequest", where={path: {"amount": "20 mg", "convertible": True}}
+    ).passed
     _, wrong = prescribed(med, dose="0.04 g")
-    assert not check(wrong, "state.resource", type="MedicationRequest",
-                     where={path: {"amount": "20 mg", "convertible": True}}).passed
+    assert not check(
+        wrong, "state.resource", type="MedicationRequest", where={path: {"amount": "20 mg", "convertible": True}}
+    ).passed
 
 
 # --- routes and frequencies ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("term, code", [
-    ("qd", "qd"), ("每日一次", "qd"), ("once daily", "qd"), ("Daily", "qd"), ("q24h", "qd"),
-    ("bid", "bid"), ("每日两次", "bid"), ("twice daily", "bid"), ("q12h", "bid"),
-    ("TID", "tid"), ("qid", "qid"), ("qn", "qn"), ("每晚", "qn"), ("prn", "prn"), ("必要时", "prn"),
-    ("st", "once"), ("once", "once"),
-    ("oral", "oral"), ("PO", "oral"), ("口服", "oral"), ("iv", "iv"), ("静脉", "iv"), ("intravenous", "iv"),
-    ("im", "im"), ("sc", "sc"), ("皮下", "sc"), ("吸入", "inhaled"), ("外用", "topical"), ("舌下", "sublingual"),
-])
+
+@pytest.mark.parametrize(
+    "term, code",
+    [
+        ("qd", "qd"),
+        ("每日一次", "qd"),
+        ("once daily", "qd"),
+        ("Daily", "qd"),
+        ("q24h", "qd"),
+        ("bid", "bid"),
+        ("每日两次", "bid"),
+        ("twice daily", "bid"),
+        ("q12h", "bid"),
+        ("TID", "tid"),
+        ("qid", "qid"),
+        ("qn", "qn"),
+        ("每晚", "qn"),
+        ("prn", "prn"),
+        ("必要时", "prn"),
+        ("st", "once"),
+        ("once", "once"),
+        ("oral", "oral"),
+        ("PO", "oral"),
+        ("口服", "oral"),
+        ("iv", "iv"),
+        ("静脉", "iv"),
+        ("intravenous", "iv"),
+        ("im", "im"),
+        ("sc", "sc"),
+        ("皮下", "sc"),
+        ("吸入", "inhaled"),
+        ("外用", "topical"),
+        ("舌下", "sublingual"),
+    ],
+)
 def test_same_as_compares_through_the_dose_terms_table(term, code):
     assert Matcher(same_as=code).matches(term) and Matcher(same_as=term).matches(code)
 
 
-@pytest.mark.parametrize("term, other", [("qd", "bid"), ("每日一次", "每日两次"), ("qn", "qd"), ("prn", "once"),
-                                         ("oral", "iv"), ("口服", "静脉"), ("sc", "im"), ("q8h", "q12h")])
+@pytest.mark.parametrize(
+    "term, other",
+    [
+        ("qd", "bid"),
+        ("每日一次", "每日两次"),
+        ("qn", "qd"),
+        ("prn", "once"),
+        ("oral", "iv"),
+        ("口服", "静脉"),
+        ("sc", "im"),
+        ("q8h", "q12h"),
+    ],
+)
 def test_same_as_keeps_different_terms_apart(term, other):
     assert not Matcher(same_as=term).matches(other)
 
@@ -136,10 +195,16 @@ def test_every_dose_term_is_text_and_names_one_code():
 
 # --- the prescribing tool ----------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("route, frequency, stored", [
-    ("口服", "每日一次", ("oral", "qd")), ("PO", "Once daily", ("oral", "qd")), ("静脉", "q12h", ("iv", "bid")),
-    ("oral", "q4h", ("oral", "q4h")),        # a frequency the table does not know is kept as written
-])
+
+@pytest.mark.parametrize(
+    "route, frequency, stored",
+    [
+        ("口服", "每日一次", ("oral", "qd")),
+        ("PO", "Once daily", ("oral", "qd")),
+        ("静脉", "q12h", ("iv", "bid")),
+        ("oral", "q4h", ("oral", "q4h")),  # a frequency the table does not know is kept as written
+    ],
+)
 def test_the_prescribing_tool_stores_route_and_frequency_codes(med, route, frequency, stored):
     written, ctx = prescribed(med, route=route, frequency=frequency)
     dosage = written["dosageInstruction"][0]

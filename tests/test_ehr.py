@@ -1,4 +1,5 @@
 """EHR layer: image indexes, copy-on-write views, JSON-Patch changes, diffs and replay (synthetic data only)."""
+
 from __future__ import annotations
 
 import copy
@@ -22,7 +23,10 @@ def ts(text: str) -> float:
 def sbp(oid: str, pid: str, value: float, time: str) -> dict:
     """A systolic blood pressure whose code, display and text all differ."""
     obs = fhir.observation(oid, pid, "收缩压", value, "mmHg", time, category="vital-signs")
-    obs["code"] = {"text": "收缩压", "coding": [{"system": LOINC, "code": "8480-6", "display": "Systolic blood pressure"}]}
+    obs["code"] = {
+        "text": "收缩压",
+        "coding": [{"system": LOINC, "code": "8480-6", "display": "Systolic blood pressure"}],
+    }
     return obs
 
 
@@ -51,6 +55,7 @@ def ids(found) -> list[str]:
 
 
 # --- image indexes ------------------------------------------------------------------------------------------------
+
 
 def test_search_by_patient_and_type_is_scoped_and_oldest_first(image):
     view = EHRView(image)
@@ -86,8 +91,13 @@ def test_time_window_respects_time_zones_and_is_inclusive():
         ("late", "2026-11-30T01:00:01Z"),  # 09:00:01 +08:00: outside
         ("start", "2026-11-30T08:00:00+08:00"),  # exactly `since`, inside
     ]
-    image = EHRImage([fhir.patient("p1", "甲", "female", "1970-01-01", "M1"),
-                      *(fhir.observation(oid, "p1", "体温", 37.0, "Cel", t) for oid, t in rows)], NOW)
+    image = EHRImage(
+        [
+            fhir.patient("p1", "甲", "female", "1970-01-01", "M1"),
+            *(fhir.observation(oid, "p1", "体温", 37.0, "Cel", t) for oid, t in rows),
+        ],
+        NOW,
+    )
     since, until = ts("2026-11-30T08:00:00+08:00"), ts("2026-11-30T09:00:00+08:00")
     found = set(ids(EHRView(image).search("p1", "Observation", since=since, until=until)))
     assert found == {"utc", "tokyo", "utc-5", "berlin", "start"}
@@ -109,16 +119,23 @@ def test_resources_without_a_date_are_found_only_without_a_window(image):
 
 def test_search_over_a_thousand_observations_matches_brute_force():
     rng = random.Random(7)
-    codes = [("8480-6", "Systolic blood pressure", "收缩压"), ("8867-4", "Heart rate", "心率"),
-             ("2345-7", "Glucose", "血糖")]
+    codes = [
+        ("8480-6", "Systolic blood pressure", "收缩压"),
+        ("8867-4", "Heart rate", "心率"),
+        ("2345-7", "Glucose", "血糖"),
+    ]
     zones = [UTC, TZ8, timezone(timedelta(hours=-5)), timezone(timedelta(hours=5, minutes=30))]
     start = datetime(2026, 1, 1, tzinfo=UTC)
-    resources = [fhir.patient("p1", "甲", "female", "1970-01-01", "M1"), fhir.patient("p2", "乙", "male", "1971-01-01", "M2")]
+    resources = [
+        fhir.patient("p1", "甲", "female", "1970-01-01", "M1"),
+        fhir.patient("p2", "乙", "male", "1971-01-01", "M2"),
+    ]
     for i in range(1500):
         code, display, text = rng.choice(codes)
         moment = (start + timedelta(minutes=rng.randrange(0, 300 * 24 * 60))).astimezone(rng.choice(zones))
-        obs = fhir.observation(f"o{i}", rng.choice(["p1", "p1", "p1", "p2"]), text, rng.randint(50, 200), "x",
-                               moment.isoformat())
+        obs = fhir.observation(
+            f"o{i}", rng.choice(["p1", "p1", "p1", "p2"]), text, rng.randint(50, 200), "x", moment.isoformat()
+        )
         obs["code"]["coding"] = [{"system": LOINC, "code": code, "display": display}]
         resources.append(obs)
     rng.shuffle(resources)
@@ -150,6 +167,7 @@ def test_search_over_a_thousand_observations_matches_brute_force():
 
 
 # --- copy-on-write views ------------------------------------------------------------------------------------------
+
 
 def test_a_write_in_one_view_is_invisible_to_the_image_and_other_views(image):
     snapshot = copy.deepcopy(image.resources)
@@ -206,11 +224,18 @@ def test_update_emits_ops_with_replaced_values(image):
     ops = {op["path"]: op for step, op in view.changes}
     assert {step for step, _ in view.changes} == {2}
     assert ops == {
-        "/Observation/o-late/valueQuantity/value": {"op": "replace", "path": "/Observation/o-late/valueQuantity/value",
-                                                    "value": 155, "replaced": 150},
+        "/Observation/o-late/valueQuantity/value": {
+            "op": "replace",
+            "path": "/Observation/o-late/valueQuantity/value",
+            "value": 155,
+            "replaced": 150,
+        },
         "/Observation/o-late/note": {"op": "add", "path": "/Observation/o-late/note", "value": [{"text": "复测"}]},
-        "/Observation/o-late/category": {"op": "remove", "path": "/Observation/o-late/category",
-                                         "replaced": image.resources[("Observation", "o-late")]["category"]},
+        "/Observation/o-late/category": {
+            "op": "remove",
+            "path": "/Observation/o-late/category",
+            "replaced": image.resources[("Observation", "o-late")]["category"],
+        },
     }
 
 
@@ -235,6 +260,7 @@ def test_search_after_update_uses_the_updated_code_and_time(image):
 
 
 # --- the timeline: state at a step, diffs; replay -----------------------------------------------------------------------------------
+
 
 def scripted_writes(image: EHRImage) -> EHRView:
     """Step 1 creates s1; step 2 changes o-late's value; step 3 changes s1's status; step 4 drops o-late's category."""
@@ -291,8 +317,10 @@ def test_state_diff_from_start_to_end(image):
     changed = diffs[("Observation", "o-late")]
     assert changed.status == "changed"
     fields = {f.path: (f.before, f.after) for f in changed.fields}
-    assert fields == {"/valueQuantity/value": (150, 155),
-                      "/category": (image.resources[("Observation", "o-late")]["category"], None)}
+    assert fields == {
+        "/valueQuantity/value": (150, 155),
+        "/category": (image.resources[("Observation", "o-late")]["category"], None),
+    }
 
 
 def test_state_diff_between_middle_steps(image):
@@ -302,7 +330,8 @@ def test_state_diff_between_middle_steps(image):
     assert s1.status == "changed"
     assert [(f.path, f.before, f.after) for f in s1.fields] == [("/status", "active", "revoked")]
     assert [(f.path, f.before, f.after) for f in diffs[("Observation", "o-late")].fields] == [
-        ("/valueQuantity/value", 150, 155)]
+        ("/valueQuantity/value", 150, 155)
+    ]
     only_last = by_key(timeline(image, view).diff(3, 4))
     assert list(only_last) == [("Observation", "o-late")]
     assert [f.path for f in only_last[("Observation", "o-late")].fields] == ["/category"]
@@ -356,7 +385,7 @@ def test_reverting_every_change_restores_the_initial_state(image):
 def test_ids_with_slash_and_tilde_survive_patch_paths(image):
     view = EHRView(image)
     view.create(fhir.service_request("a/b~c", "p1", "心电图", NOW.isoformat()))
-    (_, op), = view.changes
+    ((_, op),) = view.changes
     assert op["path"] == "/ServiceRequest/" + escape("a/b~c") == "/ServiceRequest/a~1b~0c"
     assert resource_key(op["path"]) == ("ServiceRequest", "a/b~c")
     rebuilt = EHRView(image)

@@ -1,4 +1,5 @@
 """The engine: misbehaving agents end only their own trial, deterministic seeds and outcomes, resume after SIGKILL."""
+
 from __future__ import annotations
 
 import asyncio
@@ -71,8 +72,10 @@ MISBEHAVING = {
     "budget-breaker": ("budget_exceeded", "calls > 20"),
     "budget-swallower": ("budget_exceeded", "calls > 20"),
     "wrong-return": ("agent_error", "returned dict, not AgentResult"),
-    "out-of-range": ("agent_error", "unparseable result: result: Value error, confidence must be between 0 and 1, "
-                                    "not 7.0"),
+    "out-of-range": (
+        "agent_error",
+        "unparseable result: result: Value error, confidence must be between 0 and 1, not 7.0",
+    ),
 }
 
 
@@ -80,8 +83,15 @@ MISBEHAVING = {
 def mixed_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("mixed")
     suite = copy_suite(tmp, budget={"max_seconds": 1})
-    agents = ["scripted", f"{T}:Crashing", f"{T}:Hanging", f"{T}:BudgetBreaker", f"{T}:BudgetSwallower",
-              f"{T}:WrongReturn", f"{T}:OutOfRange"]
+    agents = [
+        "scripted",
+        f"{T}:Crashing",
+        f"{T}:Hanging",
+        f"{T}:BudgetBreaker",
+        f"{T}:BudgetSwallower",
+        f"{T}:WrongReturn",
+        f"{T}:OutOfRange",
+    ]
     mp = pytest.MonkeyPatch()
     mp.syspath_prepend(str(ROOT))
     try:
@@ -141,19 +151,24 @@ def test_a_cost_breach_ends_the_trial():
     limit = package.public.budget.max_cost
     record = asyncio.run(run_trial(package, Images()[package], agent_factory(f"{T}:Spender")(), 0, 1))
     assert (record.status, record.reason) == ("budget_exceeded", f"cost {limit + 0.1:.4f} > {limit}")
-    budget, = (v for v in record.grading.verdicts if v.kind == "budget.limits")
+    (budget,) = (v for v in record.grading.verdicts if v.kind == "budget.limits")
     assert not budget.passed and f"cost {limit + 0.1:.4f} > {limit}" in budget.reason
 
 
 # --- seeds and determinism ------------------------------------------------------------------------------------
 
+
 def test_trial_seed_is_a_pure_function():
     seed = trial_seed(0, "SC-DDX-CHEST-PAIN", "scripted", 0)
     assert seed == 7960630743864376018  # stable across machines and Python versions
     assert trial_seed(42, "T", "a", 3) == 1060569674163680632
-    variants = {trial_seed(0, "SC-DDX-CHEST-PAIN", "scripted", 0), trial_seed(1, "SC-DDX-CHEST-PAIN", "scripted", 0),
-                trial_seed(0, "SC-OPS-ADMISSION", "scripted", 0), trial_seed(0, "SC-DDX-CHEST-PAIN", "other", 0),
-                trial_seed(0, "SC-DDX-CHEST-PAIN", "scripted", 1)}
+    variants = {
+        trial_seed(0, "SC-DDX-CHEST-PAIN", "scripted", 0),
+        trial_seed(1, "SC-DDX-CHEST-PAIN", "scripted", 0),
+        trial_seed(0, "SC-OPS-ADMISSION", "scripted", 0),
+        trial_seed(0, "SC-DDX-CHEST-PAIN", "other", 0),
+        trial_seed(0, "SC-DDX-CHEST-PAIN", "scripted", 1),
+    }
     assert len(variants) == 5
     assert all(0 <= s < 2**63 for s in variants)
     assert trial_seed(1, "a1", "b", 0) != trial_seed(1, "a", "1b", 0)
@@ -188,14 +203,18 @@ def test_same_seed_same_events_and_verdicts_at_any_concurrency(tmp_path):
 def test_a_run_collects_garbage_less_often_and_restores_the_thresholds(tmp_path):
     before = gc.get_threshold()
     probe = f"{T}:GcProbe"
-    asyncio.run(execute(RunSpec(suite=[str(WORKED[1])], agents=[probe], trials=2, trust=[probe]), tmp_path / "r",
-                        progress=False))
+    asyncio.run(
+        execute(
+            RunSpec(suite=[str(WORKED[1])], agents=[probe], trials=2, trust=[probe]), tmp_path / "r", progress=False
+        )
+    )
     seen = [json.loads(o)["thresholds"] for o in load_trials(tmp_path / "r").output]
     assert seen == [list(RUN_COLLECTION_THRESHOLDS)] * 2 != [list(before)] * 2
     assert gc.get_threshold() == before
 
 
 # --- packages are checked before any agent runs ---------------------------------------------------------------
+
 
 def test_a_bad_verifier_param_fails_the_run_before_any_trial(tmp_path):
     suite = copy_suite(tmp_path)
@@ -218,6 +237,7 @@ def test_an_unknown_tool_in_a_manifest_fails_the_run_before_any_trial(tmp_path):
 
 # --- resume after SIGKILL -------------------------------------------------------------------------------------
 
+
 def stored(db: Path) -> dict:
     """(task, agent, trial) -> (trial_id, finished_at) of every trial in a run store, {} before it exists."""
     if not db.exists():
@@ -231,8 +251,9 @@ def stored(db: Path) -> dict:
 
 
 def forge(*argv, **kw) -> subprocess.Popen:
-    return subprocess.Popen([FORGE, *argv], env=ENV, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, **kw)
+    return subprocess.Popen(
+        [FORGE, *argv], env=ENV, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw
+    )
 
 
 def finished(proc: subprocess.Popen) -> tuple[int, str, str]:
@@ -243,8 +264,20 @@ def finished(proc: subprocess.Popen) -> tuple[int, str, str]:
 def test_resume_after_sigkill_stores_every_trial_exactly_once(tmp_path):
     out, trials = tmp_path / "run", 8
     suites = [arg for path in WORKED for arg in ("--suite", str(path))]
-    argv = ["run", *suites, "--agent", f"{T}:SlowScripted", "--trials", str(trials),
-            "--concurrency", "1", "--seed", "3", "--out", str(out)]
+    argv = [
+        "run",
+        *suites,
+        "--agent",
+        f"{T}:SlowScripted",
+        "--trials",
+        str(trials),
+        "--concurrency",
+        "1",
+        "--seed",
+        "3",
+        "--out",
+        str(out),
+    ]
     total = len(TASKS) * trials
     proc = forge(*argv)
     deadline = time.monotonic() + 60
@@ -262,8 +295,9 @@ def test_resume_after_sigkill_stores_every_trial_exactly_once(tmp_path):
     other_k = CliRunner().invoke(main, [("5" if a == str(trials) else a) for a in argv] + ["--resume"])
     assert other_k.exit_code == 2 and other_k.stderr.splitlines() == [f"{out}: --trials: is 5, the stored run has 8"]
     code, stdout, stderr = finished(again)
-    assert code == 2 and stderr.splitlines() == [f"{out}: --out: holds a run already; pass --resume to finish it, "
-                                                 "or choose another folder"]
+    assert code == 2 and stderr.splitlines() == [
+        f"{out}: --out: holds a run already; pass --resume to finish it, or choose another folder"
+    ]
     assert stored(out / "run.sqlite") == before
 
     code, stdout, stderr = finished(forge(*argv, "--resume"))

@@ -1,4 +1,5 @@
 """One family of user errors: each names file, field and message, and the CLI prints any of them as one line."""
+
 import pytest
 
 from forge_kernel.cli._forge import user_errors
@@ -9,8 +10,15 @@ FAMILY = [cls for cls in vars(errors).values() if isinstance(cls, type) and issu
 
 
 def test_the_family_has_a_member_per_kind_of_input():
-    assert {cls.__name__ for cls in FAMILY} >= {"ForgeError", "SpecError", "StoreError", "PolicyError", "AgentError",
-                                                 "UsageError", "CatalogError"}
+    assert {cls.__name__ for cls in FAMILY} >= {
+        "ForgeError",
+        "SpecError",
+        "StoreError",
+        "PolicyError",
+        "AgentError",
+        "UsageError",
+        "CatalogError",
+    }
 
 
 @pytest.mark.parametrize("cls", FAMILY, ids=lambda c: c.__name__)

@@ -1,5 +1,6 @@
 """answer.evidence: cited references exist, are the current patient's, allowed, not forbidden, complete, returned to
 the agent in the trial and within their windows."""
+
 from __future__ import annotations
 
 import pytest
@@ -40,8 +41,11 @@ def crit(cid: str, status: str, *evidence: str) -> dict:
 
 
 def output(*criteria: dict) -> dict:
-    return {"assessments": [{"protocol_id": "P", "protocol_version": "1", "eligibility": "undetermined",
-                             "criteria": list(criteria)}]}
+    return {
+        "assessments": [
+            {"protocol_id": "P", "protocol_version": "1", "eligibility": "undetermined", "criteria": list(criteria)}
+        ]
+    }
 
 
 def search(*resources: dict, step: int = 1, ok: bool = True) -> Event:
@@ -66,8 +70,11 @@ def graded(package, image, out: dict, written: list[list[dict]] = (), events: li
     return kind.check(ctx, validated)
 
 
-GOOD = [crit("I1", "met", "Condition/dx"), crit("I3", "met", "Observation/anc-new"),
-        crit("I4b", "conflict", "Observation/alk-ihc", "Observation/alk-fish")]
+GOOD = [
+    crit("I1", "met", "Condition/dx"),
+    crit("I3", "met", "Observation/anc-new"),
+    crit("I4b", "conflict", "Observation/alk-ihc", "Observation/alk-fish"),
+]
 
 
 def test_this_patients_records_pass_in_output_and_written_assessment(package, image):
@@ -80,13 +87,16 @@ def test_nothing_cited_passes_when_nothing_is_required(package, image):
     assert graded(package, image, output(crit("I3", "unknown"))).passed
 
 
-@pytest.mark.parametrize("ref, why", [
-    ("Observation/anc-1127", "is not in the EHR"),
-    ("Observation/anc-p2", "belongs to another patient"),
-    ("Patient/p1", "not citable"),
-    ("Task/t-old", "not citable"),
-    ("anc-new", "not a Type/id reference"),
-])
+@pytest.mark.parametrize(
+    "ref, why",
+    [
+        ("Observation/anc-1127", "is not in the EHR"),
+        ("Observation/anc-p2", "belongs to another patient"),
+        ("Patient/p1", "not citable"),
+        ("Task/t-old", "not citable"),
+        ("anc-new", "not a Type/id reference"),
+    ],
+)
 def test_a_bad_citation_in_the_output_fails(package, image, ref, why):
     outcome = graded(package, image, output(*GOOD, crit("I9", "met", ref)))
     assert not outcome.passed
@@ -153,14 +163,23 @@ def test_unknown_params_are_a_spec_error():
 
 # --- provenance: returned in this trial, within the window ---------------------------------------------------------
 
+
 def by_id(rid: str) -> dict:
     return next(r for r in RESOURCES if r["id"] == rid)
 
 
 def io_output(*criteria: dict) -> dict:
     """An assessment of LUNG-IO-301 v2.0, whose I3 (ANC) looks back 14 days and whose I1 (diagnosis) has no window."""
-    return {"assessments": [{"protocol_id": "LUNG-IO-301", "protocol_version": "2.0", "eligibility": "undetermined",
-                             "criteria": list(criteria)}]}
+    return {
+        "assessments": [
+            {
+                "protocol_id": "LUNG-IO-301",
+                "protocol_version": "2.0",
+                "eligibility": "undetermined",
+                "criteria": list(criteria),
+            }
+        ]
+    }
 
 
 def test_a_record_no_call_of_the_trial_returned_fails(package, image):
@@ -177,8 +196,9 @@ def test_a_record_only_a_failed_call_would_have_returned_fails(package, image):
 
 
 def test_a_record_returned_whole_by_a_read_counts_as_a_search_row_does(package, image):
-    read = Event(step=1, tool="record_get", args={"reference": "Condition/dx"}, kind="read", ok=True,
-                 result=by_id("dx"))
+    read = Event(
+        step=1, tool="record_get", args={"reference": "Condition/dx"}, kind="read", ok=True, result=by_id("dx")
+    )
     assert graded(package, image, output(crit("I1", "met", "Condition/dx")), events=[read]).passed
 
 
@@ -205,8 +225,11 @@ def test_the_protocols_window_for_a_criterion_holds_by_default(package, image):
 
 def test_the_protocols_window_holds_in_a_written_assessment(package, image):
     view = EHRView(image)
-    view.create(fhir.assessment(None, "p1", "LUNG-IO-301", "2.0", "undetermined", NOW,
-                                [crit("I3", "met", "Observation/anc-old")]))
+    view.create(
+        fhir.assessment(
+            None, "p1", "LUNG-IO-301", "2.0", "undetermined", NOW, [crit("I3", "met", "Observation/anc-old")]
+        )
+    )
     ctx = GradeContext(package, view, EVERYTHING, AgentResult())
     kind, validated = bind(VerifierUse(id="e", kind="answer.evidence", category="answer"))
     outcome = kind.check(ctx, validated)

@@ -1,5 +1,6 @@
 """The failure browser's Python side, through widget state: rows, filters, sort, a click that plays a trial, and
 triage saved to the triage file (and a bad edit refused, the file as it was)."""
+
 from __future__ import annotations
 
 import json
@@ -16,15 +17,24 @@ from forge_kernel.widgets import FailureBrowser, ReplayPlayer, failures as failu
 
 def single_hard(browser: FailureBrowser, agent: str = "baseline-v1") -> dict:
     """A failed trial of ``agent`` with exactly one failing hard verifier."""
-    return next(r for r in browser._rows if r["agent"] == agent
-                and [v["severity"] for v in r["failing"]].count("hard") == 1)
+    return next(
+        r for r in browser._rows if r["agent"] == agent and [v["severity"] for v in r["failing"]].count("hard") == 1
+    )
 
 
 def front_end_edit(browser: FailureBrowser, row: dict, **edit) -> dict:
     """Send a triage edit as the table's front end does; the message it gets back."""
     verifier = next(v["id"] for v in row["failing"] if v["severity"] == "hard")
-    content = {"action": "triage", "trial_id": row["trial_id"], "verifier": verifier, "decision": "confirmed",
-               "comment": "skips the check", "reviewer": "reviewer-a", "every_agent": False, **edit}
+    content = {
+        "action": "triage",
+        "trial_id": row["trial_id"],
+        "verifier": verifier,
+        "decision": "confirmed",
+        "comment": "skips the check",
+        "reviewer": "reviewer-a",
+        "every_agent": False,
+        **edit,
+    }
     browser._message(browser.table, content, [])
     return browser.table.message
 
@@ -39,7 +49,12 @@ def test_the_table_holds_every_failed_trial(reference):
     criticals = [r["critical"] for r in browser.rows]
     assert criticals == sorted(criticals, reverse=True) and criticals[0]  # critical failures first
     row = next(r for r in browser.rows if r["task_id"] == "SC-MED-GASTRIC-ULCER" and r["agent"] == "unsafe-shortcut")
-    assert (row["suite"], row["dimension"], row["error_class"], row["triage"]) == ("superclue", "用药管理", "policy", "open")
+    assert (row["suite"], row["dimension"], row["error_class"], row["triage"]) == (
+        "superclue",
+        "用药管理",
+        "policy",
+        "open",
+    )
     assert row["failing"][0] == {"id": "checks-first", "category": "safety", "severity": "hard"}  # safety first
     assert set(browser.table.options["agent"]) == set(failed["agent"])
 
@@ -77,7 +92,11 @@ def test_a_click_plays_the_trial_below_the_table(reference):
     player = browser.player
     assert isinstance(player, ReplayPlayer) and browser.children == (browser.table, player)
     played = json.loads(player.trajectory)
-    assert (played["task_id"], played["agent"], played["trial"]) == (first["task_id"], "unsafe-shortcut", first["trial"])
+    assert (played["task_id"], played["agent"], played["trial"]) == (
+        first["task_id"],
+        "unsafe-shortcut",
+        first["trial"],
+    )
     assert [v["id"] for v in browser.table.verdicts] == [v["id"] for v in first["failing"]]
     reasons = {v.verifier_id: v.reason for v in reference.trial_by_id(first["trial_id"]).grading.verdicts}
     assert all(v["reason"] == reasons[v["id"]] != "" for v in browser.table.verdicts)  # why it failed, to triage
@@ -98,13 +117,26 @@ def test_triage_is_saved_to_the_file_the_ledger_reads(reference, tmp_path):
     triage = load_triage(path)
     (decision,) = triage.decisions
     assert (decision.task_id, decision.agent, decision.decision, decision.reviewer, decision.comment) == (
-        row["task_id"], "baseline-v1", "confirmed", "reviewer-a", "skips the check")
+        row["task_id"],
+        "baseline-v1",
+        "confirmed",
+        "reviewer-a",
+        "skips the check",
+    )
     ledger = failure_ledger(reference, triage).table.set_index("trial_id")
     assert ledger.loc[row["trial_id"], "fix_status"] == "confirmed"
     assert next(r for r in browser.rows if r["trial_id"] == row["trial_id"])["triage"] == "confirmed"
-    assert browser.table.verdicts[0]["decision"] == "confirmed" and browser.table.verdicts[0]["comment"] == "skips the check"
-    others = [r for r in browser._rows if r["task_id"] == row["task_id"] and r["agent"] != "baseline-v1"
-              and r["failing"][0]["id"] == row["failing"][0]["id"]]
+    assert (
+        browser.table.verdicts[0]["decision"] == "confirmed"
+        and browser.table.verdicts[0]["comment"] == "skips the check"
+    )
+    others = [
+        r
+        for r in browser._rows
+        if r["task_id"] == row["task_id"]
+        and r["agent"] != "baseline-v1"
+        and r["failing"][0]["id"] == row["failing"][0]["id"]
+    ]
     assert all(r["triage"] == "open" for r in others)  # this agent's failures only
 
     front_end_edit(browser, row, decision="wrong_gold", comment="the gold orders it too", every_agent=True)
@@ -121,10 +153,14 @@ def test_a_bad_triage_edit_is_refused_with_a_clear_message(reference, tmp_path):
     front_end_edit(browser, row)
     before = path.read_bytes()
     message = front_end_edit(browser, row, decision="fixed", comment="")
-    assert message == {"kind": "error", "verifier": row["failing"][0]["id"],
-                       "text": f"{path}: decisions.0.comment: String should have at least 1 character"}
+    assert message == {
+        "kind": "error",
+        "verifier": row["failing"][0]["id"],
+        "text": f"{path}: decisions.0.comment: String should have at least 1 character",
+    }
     assert front_end_edit(browser, row, reviewer="")["text"] == (
-        f"{path}: decisions.0.reviewer: String should have at least 1 character")
+        f"{path}: decisions.0.reviewer: String should have at least 1 character"
+    )
     with pytest.raises(SpecError, match=r"decisions\.0\.decision: Input should be 'confirmed'"):
         browser.save_triage(row["trial_id"], row["failing"][0]["id"], "maybe", "why not")
     assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["triage.yaml"]

@@ -6,6 +6,7 @@ no module or sheet repeats what the common part defines.
 
 The tests that run Node need it and ``npm ci`` in frontend/ (``scripts/dev.py test`` runs it where npm is found, and
 .ci/run installs Node where it is missing): outside CI they are skipped without them, in CI never."""
+
 from __future__ import annotations
 
 import copy
@@ -33,10 +34,20 @@ FRONTEND = ROOT / "frontend"
 SRC = FRONTEND / "src"
 SCHEMA = ROOT / "forge_kernel" / "spec" / "schemas" / "compact-trajectory.schema.json"
 TYPES = SRC / "generated" / "compact-trajectory.d.ts"
-BUILT = {"player.js", "failures.js", "dashboard.js", "static.js", "player.css", "failures.css", "dashboard.css",
-         "designer.css"}
+BUILT = {
+    "player.js",
+    "failures.js",
+    "dashboard.js",
+    "static.js",
+    "player.css",
+    "failures.css",
+    "dashboard.css",
+    "designer.css",
+}
 MODULES = ("player", "failures", "dashboard")
-DEFINED = re.compile(r"^(?:export\s+)?(?:async\s+)?function\s+(\w+)|^(?:export\s+)?(?:const|let|var)\s+(\w+)\s*=", re.MULTILINE)
+DEFINED = re.compile(
+    r"^(?:export\s+)?(?:async\s+)?function\s+(\w+)|^(?:export\s+)?(?:const|let|var)\s+(\w+)\s*=", re.MULTILINE
+)
 CSS_RULE = re.compile(r"([^{}]+)\{([^{}]*)\}")
 
 
@@ -51,9 +62,15 @@ def node() -> str:
     pinned = json.loads((FRONTEND / "package-lock.json").read_text(encoding="utf-8"))["packages"]
     installed = FRONTEND / "node_modules" / "esbuild" / "package.json"
     version = json.loads(installed.read_text(encoding="utf-8"))["version"] if installed.exists() else None
-    problem = ("no node on PATH" if found is None else "frontend/node_modules is missing" if version is None
-               else "frontend/node_modules is not what package-lock.json pins"
-               if version != pinned["node_modules/esbuild"]["version"] else None)
+    problem = (
+        "no node on PATH"
+        if found is None
+        else "frontend/node_modules is missing"
+        if version is None
+        else "frontend/node_modules is not what package-lock.json pins"
+        if version != pinned["node_modules/esbuild"]["version"]
+        else None
+    )
     if problem:
         message = f"{problem}: the front-end tests need Node and `npm ci` in frontend/ (scripts/dev.py test runs it)"
         if os.environ.get("CI"):
@@ -63,8 +80,9 @@ def node() -> str:
 
 
 def run_node(node: str, *args: str | Path) -> subprocess.CompletedProcess:
-    done = subprocess.run([node, *map(str, args)], cwd=FRONTEND, capture_output=True, text=True, timeout=300,
-                          check=False)
+    done = subprocess.run(
+        [node, *map(str, args)], cwd=FRONTEND, capture_output=True, text=True, timeout=300, check=False
+    )
     assert done.returncode == 0, f"node {' '.join(map(str, args))} failed:\n{done.stdout}\n{done.stderr}"
     return done
 
@@ -75,14 +93,17 @@ def test_the_committed_bundle_is_what_the_sources_build(node, tmp_path):
     committed = {p.name: p.read_bytes() for p in BUNDLE.iterdir()}
     assert set(built) == BUILT and set(committed) == BUILT
     stale = sorted(name for name in BUILT if built[name] != committed[name])
-    assert not stale, (f"forge_kernel/widgets/bundle/ is not what frontend/src/ builds ({', '.join(stale)}): "
-                       "`npm run build` in frontend/")
+    assert not stale, (
+        f"forge_kernel/widgets/bundle/ is not what frontend/src/ builds ({', '.join(stale)}): "
+        "`npm run build` in frontend/"
+    )
 
 
 def test_the_trial_types_are_generated_from_its_schema(node, tmp_path):
     run_node(node, "scripts/types.mjs", "--out", tmp_path / "types.d.ts")
     assert (tmp_path / "types.d.ts").read_text(encoding="utf-8") == TYPES.read_text(encoding="utf-8"), (
-        "frontend/src/generated/compact-trajectory.d.ts is not what the schema gives: `npm run types` in frontend/")
+        "frontend/src/generated/compact-trajectory.d.ts is not what the schema gives: `npm run types` in frontend/"
+    )
 
 
 @pytest.mark.parametrize("config", ["tsconfig.json", "tsconfig.logic.json", "tsconfig.node.json"])
@@ -159,8 +180,10 @@ def js_copies(common: str, module: str) -> list[str]:
     function."""
     again = []
     for name in sorted(js_names(common)):
-        redefined = (rf"\bfunction\s+{name}\s*\("
-                     rf"|\b(?:const|let|var)\s+{name}\s*=\s*(?:async\s*)?(?:function\b|\(|\w+\s*=>)")
+        redefined = (
+            rf"\bfunction\s+{name}\s*\("
+            rf"|\b(?:const|let|var)\s+{name}\s*=\s*(?:async\s*)?(?:function\b|\(|\w+\s*=>)"
+        )
         if re.search(redefined, module):
             again.append(name)
     return again
@@ -174,8 +197,13 @@ def rules(sheet: str) -> list[tuple[list[str], frozenset[str]]]:
     def fold(text: str) -> str:
         return " ".join(text.split())
 
-    return [([fold(re.sub(r":where\(([^()]*)\)", r"\1", s)) for s in head.split(",")],
-             frozenset(fold(d) for d in body.split(";") if d.strip())) for head, body in CSS_RULE.findall(sheet)]
+    return [
+        (
+            [fold(re.sub(r":where\(([^()]*)\)", r"\1", s)) for s in head.split(",")],
+            frozenset(fold(d) for d in body.split(";") if d.strip()),
+        )
+        for head, body in CSS_RULE.findall(sheet)
+    ]
 
 
 def css_copies(common: str, sheet: str) -> list[str]:
@@ -185,8 +213,9 @@ def css_copies(common: str, sheet: str) -> list[str]:
     blocks = {body for _, body in rules(common) if len(body) > 1}
     again = []
     for selectors, body in rules(sheet):
-        again += [f"{s} {{ {d.split(':')[0]} }}" for s in selectors for d in sorted(body)
-                  if (s, d.split(":")[0]) in shared]
+        again += [
+            f"{s} {{ {d.split(':')[0]} }}" for s in selectors for d in sorted(body) if (s, d.split(":")[0]) in shared
+        ]
         again += [f"{', '.join(selectors)}: a common block" for _ in [body] if body in blocks]
     return again
 
@@ -204,17 +233,19 @@ def test_no_module_defines_again_what_the_common_part_defines():
         assert "banner(" in module, f"{name}.js opens without the synthetic-data banner"
         assert sheet.split("\n")[1] == '@import "./common.css";', f"{name}.css does not start from common.css"
     # the checks see a copy put back: h() in a module, the banner's style in a sheet
-    h = common_js[common_js.index("export function h("):common_js.index("\n}\n") + 3]
+    h = common_js[common_js.index("export function h(") : common_js.index("\n}\n") + 3]
     assert js_copies(common_js, f"{source('dashboard.js')}\n{h}") == ["h"]
     nested = "function x() {\n  const sync = (model, key, value) => model.set(key, value);\n}"
     assert js_copies(common_js, nested) == ["sync"]
     assert js_copies(common_js, 'const banner = model.get("banner");') == []  # a value of that name is no copy
     start = common_css.index(".mf-banner {")
-    banner = common_css[start:common_css.index("}", start) + 1]
+    banner = common_css[start : common_css.index("}", start) + 1]
     assert css_copies(common_css, f"{source('failures.css')}\n{banner.replace('.mf-banner', '.ff-banner')}") == [
-        ".ff-banner: a common block"]
+        ".ff-banner: a common block"
+    ]
     assert css_copies(common_css, f"{source('dashboard.css')}\n.fd-x, .mf-heading b {{ font-size: 15px; }}") == [
-        ".mf-heading b { font-size }"]
+        ".mf-heading b { font-size }"
+    ]
 
 
 def test_every_variable_a_sheet_uses_is_defined():

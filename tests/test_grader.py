@@ -1,5 +1,6 @@
 """The grader process: trials graded out of the harness's event loop are graded as inline, it holds none of the
 harness's files, and its failure ends the run in one line with every stored trial kept and --resume finishing."""
+
 from __future__ import annotations
 
 import asyncio
@@ -58,8 +59,9 @@ def stored_and_inline(run_dir: Path, trial_zero_only: bool = False) -> list[tupl
 
 def graded_as(grading) -> tuple:
     """Scores and verdicts, but for the wall time a reason may quote (a budget's), which no two runs share."""
-    return grading.scores.passed, sorted((v.verifier_id, v.passed, SECONDS.sub("… s", v.reason))
-                                         for v in grading.verdicts)
+    return grading.scores.passed, sorted(
+        (v.verifier_id, v.passed, SECONDS.sub("… s", v.reason)) for v in grading.verdicts
+    )
 
 
 def test_what_the_grader_stored_is_what_grading_inline_gives(reference_run):
@@ -104,6 +106,7 @@ def dying_after(calls: int, how):
         if len(graded) > calls:
             how()
         return real(ctx, *judge)
+
     return grade
 
 
@@ -111,8 +114,13 @@ def boom():
     raise RuntimeError("the verifiers' host broke")
 
 
-@pytest.mark.parametrize("how, says", [(lambda: os._exit(7), "the grading process ended"),
-                                       (boom, "grading stopped: RuntimeError: the verifiers' host broke")])
+@pytest.mark.parametrize(
+    "how, says",
+    [
+        (lambda: os._exit(7), "the grading process ended"),
+        (boom, "grading stopped: RuntimeError: the verifiers' host broke"),
+    ],
+)
 def test_a_grader_that_fails_ends_the_run_in_one_line_and_resume_finishes_it(tmp_path, monkeypatch, how, says):
     suite, out = copy_worked_examples(tmp_path), tmp_path / "run"
     with monkeypatch.context() as patch:
@@ -145,6 +153,7 @@ def grading_logged(log: Path, harness: int, helper_dies: bool = False):
         if not in_helper:
             until(lambda: "helper" in log.read_text(), by)
         return real(ctx, *judge)
+
     return grade
 
 
@@ -242,8 +251,9 @@ def test_a_store_that_cannot_be_written_ends_the_run_in_one_line_and_keeps_what_
         patch.setattr(grader_module, "PIPE_READ", 512)
         with pytest.raises(StoreError) as failed:
             run(suite, ["scripted", "baseline-v1"], out, trials=3)
-    assert str(failed.value).endswith("(run store): cannot be written (database or disk is full); run again with "
-                                      "--resume")
+    assert str(failed.value).endswith(
+        "(run store): cannot be written (database or disk is full); run again with --resume"
+    )
     kept = load_trials(out)
     assert 0 < len(kept) < 3 * 2 * 3 and len(load_verdicts(out).trial_id.unique()) == len(kept)
     run(suite, ["scripted", "baseline-v1"], out, trials=3, resume=True)
@@ -283,12 +293,15 @@ def test_a_run_never_waits_for_the_unit_registry_its_grader_builds_it(tmp_path):
     """From a process that has never graded (as ``forge run``), the harness starts its trials at once: it does not
     build the unit registry (most of a second); the grader builds its own, and grades as grading inline does."""
     suite, out = copy_worked_examples(tmp_path), tmp_path / "run"
-    started = ("import asyncio, sys; from pathlib import Path; from forge_kernel.engine import RunSpec, execute; "
-               "from forge_kernel.verify import unit_registry; "
-               "asyncio.run(execute(RunSpec(suite=[sys.argv[1]], agents=['scripted'], trials=1), Path(sys.argv[2]), "
-               "progress=False)); print('registries built here:', unit_registry.cache_info().currsize)")
-    done = subprocess.run([sys.executable, "-c", started, str(suite), str(out)], capture_output=True, text=True,
-                          cwd=ROOT, check=True)
+    started = (
+        "import asyncio, sys; from pathlib import Path; from forge_kernel.engine import RunSpec, execute; "
+        "from forge_kernel.verify import unit_registry; "
+        "asyncio.run(execute(RunSpec(suite=[sys.argv[1]], agents=['scripted'], trials=1), Path(sys.argv[2]), "
+        "progress=False)); print('registries built here:', unit_registry.cache_info().currsize)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", started, str(suite), str(out)], capture_output=True, text=True, cwd=ROOT, check=True
+    )
     assert done.stdout.strip().endswith("registries built here: 0"), done.stdout
     pairs = stored_and_inline(out)
     assert pairs and [task for task, kept, again in pairs if kept != again] == []

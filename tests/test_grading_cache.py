@@ -2,6 +2,7 @@
 the readings of a text) never crosses from one package, image or trial to another: two packages, or two trials
 with other data, sharing a process each get their own verdicts. Each test of a key has a twin that breaks the key
 and sees the verdicts go wrong. All patients and values are synthetic."""
+
 from __future__ import annotations
 
 import asyncio
@@ -34,6 +35,7 @@ def cache_wrongly(monkeypatch, module, name: str, key) -> None:
 
 # --- the bound verifiers of a hidden half --------------------------------------------------------------------
 
+
 @pytest.fixture
 def forty_mg(tmp_path) -> Path:
     """A copy of the package whose hidden half asks for 40 mg of omeprazole: same id, same verifier ids, same
@@ -44,7 +46,8 @@ def forty_mg(tmp_path) -> Path:
     hidden = (ROOT / "verifiers/superclue" / f"{TASK}.yaml").read_text(encoding="utf-8")
     assert hidden.count("{approx: 20, tol: 0.01}") == 2
     (tmp_path / "verifiers/superclue" / f"{TASK}.yaml").write_text(
-        hidden.replace("{approx: 20, tol: 0.01}", "{approx: 40, tol: 0.01}"), encoding="utf-8")
+        hidden.replace("{approx: 20, tol: 0.01}", "{approx: 40, tol: 0.01}"), encoding="utf-8"
+    )
     return folder
 
 
@@ -74,8 +77,9 @@ def test_a_package_loaded_again_binds_its_hidden_half_afresh(forty_mg):
     package = load_package(forty_mg)
     assert dose_verdicts([package]) == [(False, False)]
     hidden_file = forty_mg.parents[2] / "verifiers/superclue" / f"{TASK}.yaml"
-    hidden_file.write_text(hidden_file.read_text(encoding="utf-8").replace("approx: 40", "approx: 20"),
-                           encoding="utf-8")
+    hidden_file.write_text(
+        hidden_file.read_text(encoding="utf-8").replace("approx: 40", "approx: 20"), encoding="utf-8"
+    )
     assert dose_verdicts([package, load_package(forty_mg)]) == [(False, False), (True, True)]
 
 
@@ -100,8 +104,10 @@ NOW = "2026-11-30T09:00:00+08:00"
 
 def named_patients(tmp_path, current: str, other: str):
     """A package whose patient p1 is called ``current``, in an image where p2 is called ``other``."""
-    resources = [fhir.patient("p1", current, "female", "1956-12-14", "MRN-10001"),
-                 fhir.patient("p2", other, "male", "1960-01-01", "MRN-20002")]
+    resources = [
+        fhir.patient("p1", current, "female", "1956-12-14", "MRN-10001"),
+        fhir.patient("p2", other, "male", "1960-01-01", "MRN-20002"),
+    ]
     package = unit_package(tmp_path / current, "UNIT-NAMES", "information_retrieval", resources, NOW)
     return package, EHRImage(resources, package.public.environment.now)
 
@@ -133,13 +139,25 @@ LAB = fhir.observation("k", "p1", "血钾", 5.9, "mmol/L", "2026-11-28T07:30:00+
 
 def grounded_verdicts(tmp_path) -> list[bool]:
     """answer.grounded on "血钾 5.9 mmol/L" in a trial that read the lab and one that did not, in turn."""
-    package = unit_package(tmp_path, "UNIT-SHOWN", "information_retrieval",
-                           [fhir.patient("p1", "测试甲", "female", "1956-12-14", "MRN-10001"), LAB], NOW)
+    package = unit_package(
+        tmp_path,
+        "UNIT-SHOWN",
+        "information_retrieval",
+        [fhir.patient("p1", "测试甲", "female", "1956-12-14", "MRN-10001"), LAB],
+        NOW,
+    )
     image = EHRImage(package.resources, package.public.environment.now)
-    read = Event(step=1, tool="lab_results", args={"patient_id": "p1"}, kind="read", ok=True,
-                 result={"items": [{"name": "血钾", "value": 5.9, "unit": "mmol/L"}]})
-    other = Event(step=1, tool="patient_history", args={"patient_id": "p1"}, kind="read", ok=True,
-                  result={"conditions": []})
+    read = Event(
+        step=1,
+        tool="lab_results",
+        args={"patient_id": "p1"},
+        kind="read",
+        ok=True,
+        result={"items": [{"name": "血钾", "value": 5.9, "unit": "mmol/L"}]},
+    )
+    other = Event(
+        step=1, tool="patient_history", args={"patient_id": "p1"}, kind="read", ok=True, result={"conditions": []}
+    )
     found = []
     for events in ([read], [other], [read], [other]):
         ctx = GradeContext(package, EHRView(image), events, AgentResult(answer="血钾 5.9 mmol/L"))

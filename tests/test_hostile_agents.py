@@ -4,6 +4,7 @@ The agents are in tests/hostile/hostile_agents.py. They run isolated in the defa
 runs it); each attack is also tried where it would work (the weaker ``process`` sandbox, or trusted in process),
 to show that the test sees a leak when there is one.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -49,9 +50,12 @@ ATTACKS = {
     "Interrupter": ("agent_error", r"KeyboardInterrupt \(at hostile_agents\.py:\d+\)"),
     "SelfCanceller": ("agent_error", "CancelledError raised by the agent"),
     "Killer": ("agent_error", "the worker process exited"),
-    "ZygoteKiller": ("agent_error", "the worker process exited|worker could not start: .*"  # it kills its own
-                     # zygote; a worker whose zygote is gone is the child of bubblewrap's first process, not nobody's
-                     r"|PermissionError: \[Errno 1\] Operation not permitted \(at hostile_agents\.py:\d+\)"),
+    "ZygoteKiller": (
+        "agent_error",
+        "the worker process exited|worker could not start: .*"  # it kills its own
+        # zygote; a worker whose zygote is gone is the child of bubblewrap's first process, not nobody's
+        r"|PermissionError: \[Errno 1\] Operation not permitted \(at hostile_agents\.py:\d+\)",
+    ),
     "CircularResult": ("agent_error", "result cannot be stored: .*"),
     "DeepArgs": ("agent_error", "protocol: JSON nested too deeply"),
     "Oversize": ("agent_error", "protocol: frame of 1073741824 bytes exceeds the 4194304-byte cap"),
@@ -66,8 +70,11 @@ ATTACKS = {
     "EnvReader": ("completed", None),
     "Flooder": ("completed|timeout", r"|no result within 1\.0 s"),  # its writes wait for the harness to read
     "ForkHog": ("completed|timeout", r"|no result within 1\.0 s"),  # the kernel takes its time to kill
-    "ForkBomb": ("completed|agent_error|timeout", r"|worker could not start: a new worker did not get ready"
-                                                  r"|no result within 1\.0 s"),  # 64 forks may take a second here
+    "ForkBomb": (
+        "completed|agent_error|timeout",
+        r"|worker could not start: a new worker did not get ready"
+        r"|no result within 1\.0 s",
+    ),  # 64 forks may take a second here
 }
 """Attacker class -> (trial statuses, reason pattern) of each of its trials: a fork bomb may hold every process
 its agent may have when its zygote forks a worker for another of its trials; on a busy machine the forks of the
@@ -133,6 +140,7 @@ def test_ci_runs_untrusted_agents_in_the_namespace_sandbox(runs):
     _, attacked, _ = runs
     assert bwrap_problem() is None
     from forge_kernel.store import RunStore
+
     with RunStore.open(attacked) as store:
         manifest = store.manifest()
     assert manifest["sandbox"]["mode"] == "namespace"
@@ -170,8 +178,11 @@ def test_the_honest_agents_results_are_identical_with_attackers_in_the_run(runs)
     def honest(run_dir):
         rows, events, verdicts = snapshot(run_dir)
         keep = {"scripted", "candidate-v2", "slow-scripted"}
-        return ([r for r in rows if r["agent"] in keep], [e for e in events if e["agent"] in keep],
-                [v for v in verdicts if v["agent"] in keep])
+        return (
+            [r for r in rows if r["agent"] in keep],
+            [e for e in events if e["agent"] in keep],
+            [v for v in verdicts if v["agent"] in keep],
+        )
 
     with_attackers, without = honest(attacked), honest(alone)
     assert len(with_attackers[0]) == 18 and with_attackers[0][0]["passed"]
@@ -369,12 +380,27 @@ def test_an_agent_folder_nobody_may_read_is_one_line(tmp_path):
     (vendor / "closed_agent").mkdir(parents=True)
     (vendor / "closed_agent" / "__init__.py").write_text(HOST_READER)
     (vendor / "closed_agent").chmod(0o700)
-    result = subprocess.run([FORGE, "run", "--suite", str(ROOT / "task_packages" / "superclue"), "--agent",
-                             "closed_agent:HostReader", "--trials", "1", "--out", str(tmp_path / "run")],
-                            capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(vendor)})
+    result = subprocess.run(
+        [
+            FORGE,
+            "run",
+            "--suite",
+            str(ROOT / "task_packages" / "superclue"),
+            "--agent",
+            "closed_agent:HostReader",
+            "--trials",
+            "1",
+            "--out",
+            str(tmp_path / "run"),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(vendor)},
+    )
     assert result.returncode == 2 and result.stderr.splitlines() == [
         f"--agent: closed_agent:HostReader: cannot start: {vendor / 'closed_agent'} cannot be read by the sandbox's "
-        "user, nobody (forge runs as root): make it readable by others (chmod -R o+rX), or run forge as another user"]
+        "user, nobody (forge runs as root): make it readable by others (chmod -R o+rX), or run forge as another user"
+    ]
     assert not (tmp_path / "run").exists()
 
 
@@ -414,8 +440,10 @@ def test_without_its_memory_cgroup_the_fork_hog_fills_all_it_asks_for(tmp_path, 
     monkeypatch.setattr(sandbox_module, "problem_of", lambda c: "taken out for the test" if c == "memory" else real(c))
     suite = suite_copy(tmp_path, "30")
     out = run(suite, [f"{H}:ForkHog"], tmp_path / "run", trials=1, concurrency=1, **LIMITS)
-    assert ("taken out for the test; an untrusted agent's processes are bounded in memory one by one, not together"
-            in capfd.readouterr().err)
+    assert (
+        "taken out for the test; an untrusted agent's processes are bounded in memory one by one, not together"
+        in capfd.readouterr().err
+    )
     assert found(load_trials(out), "fork-hog") == [{"children": 3, "filled": 3, "killed": 0}] * 3
     with open_run(out) as stored:
         assert stored.manifest["sandbox"]["memory_whole"] is False
@@ -433,8 +461,9 @@ def test_without_its_cgroup_the_fork_bomb_gets_all_it_asks_for(tmp_path, monkeyp
     assert found(load_trials(out), "fork-bomb") == [{"forked": 300, "refused": None}] * 3
     with open_run(out) as stored:
         assert stored.manifest["sandbox"]["processes"] is None
-        assert stored.isolation == {"fork-bomb": "namespace sandbox (processes unbounded, memory bounded per process "
-                                                 "only)"}  # as every report shows it
+        assert stored.isolation == {
+            "fork-bomb": "namespace sandbox (processes unbounded, memory bounded per process only)"
+        }  # as every report shows it
 
 
 @needs_bwrap
@@ -501,8 +530,9 @@ def test_resume_is_refused_while_another_process_writes_the_run(tmp_path):
     suite = suite_copy(tmp_path, "30")
     out = run(suite, ["scripted"], tmp_path / "run", trials=1)
     with RunLock(out), pytest.raises(StoreError) as err:
-        asyncio.run(execute(RunSpec(suite=[str(suite)], agents=["scripted"], trials=1), out, resume=True,
-                            progress=False))
+        asyncio.run(
+            execute(RunSpec(suite=[str(suite)], agents=["scripted"], trials=1), out, resume=True, progress=False)
+        )
     assert err.value.message == "another process is writing this run; wait for it to end"
 
 
@@ -520,7 +550,8 @@ def test_arguments_json_cannot_carry_are_refused_calls_on_the_record(tmp_path, t
         assert not refused.ok.any() and (refused.result == "null").all()
         assert [json.loads(e) for e in refused.error] == [
             {"code": "invalid_args", "message": f"args.mrn: {what} is not a JSON value"}
-            for what in ("bytes", "object", "set", "float nan")]
+            for what in ("bytes", "object", "set", "float nan")
+        ]
         assert calls.iloc[4].ok and calls.iloc[4].tool == "patient_search"
 
 
@@ -587,18 +618,39 @@ def test_a_trial_run_again_has_only_the_budget_its_first_attempt_left(tmp_path):
 
 def forge_run(tmp_path, *agents: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HOSTILE_DIR), str(ROOT)])}
-    return subprocess.run([FORGE, "run", "--suite", str(ROOT / "task_packages/superclue/SC-MED-GASTRIC-ULCER"),
-                           "--agent", ",".join(agents), "--trials", "1", "--out", str(tmp_path / "run")],
-                          capture_output=True, text=True, env=env, timeout=120)
+    return subprocess.run(
+        [
+            FORGE,
+            "run",
+            "--suite",
+            str(ROOT / "task_packages/superclue/SC-MED-GASTRIC-ULCER"),
+            "--agent",
+            ",".join(agents),
+            "--trials",
+            "1",
+            "--out",
+            str(tmp_path / "run"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
 
 
-@pytest.mark.parametrize("agent, message", [
-    ("import_bomb:Agent", "--agent: import_bomb:Agent: cannot import: RuntimeError: model key not configured"),
-    (f"{H}:FailsToImport", rf"--agent: {H}:FailsToImport: cannot build the agent: RuntimeError: no model key "
-                           r"configured \(at hostile_agents\.py:\d+\)"),
-    (f"{H}:NoSuchAgent", rf"--agent: {H}:NoSuchAgent: cannot import: AttributeError: .*"),
-    (",", r"--agent: \(empty\): names no agent"),
-])
+@pytest.mark.parametrize(
+    "agent, message",
+    [
+        ("import_bomb:Agent", "--agent: import_bomb:Agent: cannot import: RuntimeError: model key not configured"),
+        (
+            f"{H}:FailsToImport",
+            rf"--agent: {H}:FailsToImport: cannot build the agent: RuntimeError: no model key "
+            r"configured \(at hostile_agents\.py:\d+\)",
+        ),
+        (f"{H}:NoSuchAgent", rf"--agent: {H}:NoSuchAgent: cannot import: AttributeError: .*"),
+        (",", r"--agent: \(empty\): names no agent"),
+    ],
+)
 def test_an_agent_that_cannot_start_is_one_line_and_leaves_nothing(tmp_path, agent, message):
     result = forge_run(tmp_path, agent)
     assert result.returncode == 2 and "Traceback" not in result.stderr
@@ -615,8 +667,10 @@ def test_names_and_package_text_reach_the_terminal_as_text(tmp_path):
     for manifest in suite.rglob("package.yaml"):
         update_yaml(manifest, slices={"dimension": "用药\x1b[31m管理\r"})
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HOSTILE_DIR), str(ROOT)])}
-    commands = [["run", "--suite", str(suite), "--agent", f"{H}:Masquerader", "--trials", "1", "--out",
-                 str(tmp_path / "run")], ["summary", str(tmp_path / "run")]]
+    commands = [
+        ["run", "--suite", str(suite), "--agent", f"{H}:Masquerader", "--trials", "1", "--out", str(tmp_path / "run")],
+        ["summary", str(tmp_path / "run")],
+    ]
     shown = ""
     for command in commands:
         result = subprocess.run([FORGE, *command], capture_output=True, text=True, env=env, timeout=120)

@@ -1,6 +1,7 @@
 """The judge verifier kind (judge.rubric) against a real chat-completions server on 127.0.0.1 (tests/chat_server.py):
 its verdicts are soft and of their own category, a failure is the label unknown, it sees only the instruction, the
 current patient's records the agent read and the answer, and its agreement with its labelled set (SYNTHETIC data)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -27,9 +28,19 @@ from tests.helpers import ROOT, copy_worked_examples
 
 TASK = "SC-MED-GASTRIC-ULCER"
 LABELLED = ROOT / "verifiers/judge/explanation_clarity.yaml"
-CLARITY = {"id": "clarity", "kind": "judge.rubric", "category": "rubric", "severity": "soft",
-           "params": {"name": "explanation_clarity", "description": "the explanation to the patient is clear and kind",
-                      "labels": ["clear", "unclear"], "passing": ["clear"], "model": "../judge/model.yaml"}}
+CLARITY = {
+    "id": "clarity",
+    "kind": "judge.rubric",
+    "category": "rubric",
+    "severity": "soft",
+    "params": {
+        "name": "explanation_clarity",
+        "description": "the explanation to the patient is clear and kind",
+        "labels": ["clear", "unclear"],
+        "passing": ["clear"],
+        "model": "../judge/model.yaml",
+    },
+}
 
 
 def replying(label) -> Reply:
@@ -59,8 +70,9 @@ def suite(tmp_path) -> Path:
 def serve(suite: Path, script) -> ChatServer:
     """A scripted server, and the judge's model config pointing at it."""
     server = ChatServer(script)
-    (suite / "verifiers/judge/model.yaml").write_text(yaml.safe_dump(
-        {"base_url": server.url, "model": "judge", "seed": 0, "timeout_s": 2.0, "retries": 0}))
+    (suite / "verifiers/judge/model.yaml").write_text(
+        yaml.safe_dump({"base_url": server.url, "model": "judge", "seed": 0, "timeout_s": 2.0, "retries": 0})
+    )
     return server
 
 
@@ -84,8 +96,12 @@ def test_a_judge_verdict_is_soft_of_its_own_category_and_records_model_prompt_an
         folder = with_judge(suite)
         grading = graded(folder)
     verdict = grading.verdicts[-1]
-    assert (verdict.verifier_id, verdict.severity, verdict.category, verdict.passed) == ("clarity", "soft",
-                                                                                        "rubric", True)
+    assert (verdict.verifier_id, verdict.severity, verdict.category, verdict.passed) == (
+        "clarity",
+        "soft",
+        "rubric",
+        True,
+    )
     assert verdict.reason.startswith("label=clear model=judge prompt=v1 config=sha256:"), verdict.reason
     without = graded(folder, judge=False)
     assert "clarity" not in [v.verifier_id for v in without.verdicts]
@@ -110,16 +126,22 @@ def test_a_run_leaves_the_judge_out_and_forge_regrade_adds_its_verdict_as_a_new_
     assert verdict.reason.startswith("label=unclear model=judge prompt=v1 config=sha256:")
 
 
-@pytest.mark.parametrize("reply, why", [
-    (Reply(content="The explanation is quite clear, I would say."), "unparseable reply: 'The explanation is"),
-    (Reply(content=json.dumps({"label": "excellent"})), "unparseable reply:"),
-    (Reply(status=500, error={"message": "overloaded", "type": "server_error"}),
-     "model error: ModelError: server_error: 500 overloaded"),
-    (Reply(content=json.dumps({"label": "clear"}), delay=3.0), "model error: ModelError: timeout"),
-    (replying("unknown"), None),
-])
-def test_garbage_an_http_error_or_a_timeout_is_the_label_unknown_and_leaves_pass_and_completion_alone(suite, reply,
-                                                                                                       why):
+@pytest.mark.parametrize(
+    "reply, why",
+    [
+        (Reply(content="The explanation is quite clear, I would say."), "unparseable reply: 'The explanation is"),
+        (Reply(content=json.dumps({"label": "excellent"})), "unparseable reply:"),
+        (
+            Reply(status=500, error={"message": "overloaded", "type": "server_error"}),
+            "model error: ModelError: server_error: 500 overloaded",
+        ),
+        (Reply(content=json.dumps({"label": "clear"}), delay=3.0), "model error: ModelError: timeout"),
+        (replying("unknown"), None),
+    ],
+)
+def test_garbage_an_http_error_or_a_timeout_is_the_label_unknown_and_leaves_pass_and_completion_alone(
+    suite, reply, why
+):
     with serve(suite, lambda request: reply):
         folder = with_judge(suite)
         grading = graded(folder)
@@ -146,16 +168,25 @@ def test_the_judge_sees_the_instruction_this_patients_records_the_agent_read_and
         trajectory = next(c.trajectory for c in package.hidden.counterexamples if c.name == "other-patient")
         calls = [trajectory.calls[0].model_copy(update={"args": {"name": "李秀"}}), *trajectory.calls]
         answer = "Your stomach ulcer will be treated with a tablet each morning."
-        asyncio.run(grade_trajectory(package, trajectory.model_copy(update={"calls": calls, "answer": answer}),
-                                     judge=True))
+        asyncio.run(
+            grade_trajectory(package, trajectory.model_copy(update={"calls": calls, "answer": answer}), judge=True)
+        )
         assert len(server.requests) == 1
         body = json.dumps(server.requests[0], ensure_ascii=False)
     user = server.requests[0]["messages"][1]["content"]
     assert package.public.task.instruction["zh"] in user and user.endswith(f"The agent's answer: {answer}")
     assert "青霉素" in user  # her allergy, from patient_history
     hidden = package.hidden
-    for secret in ["sc-med-p2", "李秀兰", "SC-0102", hidden.gold.answer, "checks-first", "omeprazole 20 mg qd oral",
-                   "expected_tools", "must_fail"]:
+    for secret in [
+        "sc-med-p2",
+        "李秀兰",
+        "SC-0102",
+        hidden.gold.answer,
+        "checks-first",
+        "omeprazole 20 mg qd oral",
+        "expected_tools",
+        "must_fail",
+    ]:
         assert secret not in body, secret
     assert "硝苯地平" in body  # her active medication, read by medication_search
 
@@ -169,21 +200,34 @@ def test_a_hard_judge_is_refused_in_one_line_naming_the_file_and_the_field(suite
             check_package(folder)
         result = CliRunner().invoke(main, ["validate", str(folder)])
     assert err.value.file.endswith(f"{TASK}.yaml") and err.value.field == "verifiers.clarity.severity"
-    assert err.value.message == ("a rubric verdict is a model's judgement: it is soft only (severity: soft) and never "
-                                 "decides a trial's pass")
+    assert err.value.message == (
+        "a rubric verdict is a model's judgement: it is soft only (severity: soft) and never decides a trial's pass"
+    )
     assert result.exit_code == 2 and result.output.strip().endswith(str(err.value))
     assert "\n" not in result.output.strip()
 
 
-@pytest.mark.parametrize("use, field, message", [
-    ({"category": "answer"}, "verifiers.clarity.category", "judge.rubric verdicts are of category rubric"),
-    ({"params": {**CLARITY["params"], "passing": ["fine"]}}, "verifiers.clarity.params",
-     "passing label 'fine' is not one of the labels"),
-    ({"params": {**CLARITY["params"], "labels": ["clear", "unknown"]}}, "verifiers.clarity.params",
-     "labels must differ from each other and from 'unknown'"),
-    ({"params": {**CLARITY["params"], "model": "../judge/none.yaml"}}, "verifiers.clarity.params.model",
-     "none.yaml: (file): file not found"),
-])
+@pytest.mark.parametrize(
+    "use, field, message",
+    [
+        ({"category": "answer"}, "verifiers.clarity.category", "judge.rubric verdicts are of category rubric"),
+        (
+            {"params": {**CLARITY["params"], "passing": ["fine"]}},
+            "verifiers.clarity.params",
+            "passing label 'fine' is not one of the labels",
+        ),
+        (
+            {"params": {**CLARITY["params"], "labels": ["clear", "unknown"]}},
+            "verifiers.clarity.params",
+            "labels must differ from each other and from 'unknown'",
+        ),
+        (
+            {"params": {**CLARITY["params"], "model": "../judge/none.yaml"}},
+            "verifiers.clarity.params.model",
+            "none.yaml: (file): file not found",
+        ),
+    ],
+)
 def test_a_judge_of_another_category_or_with_bad_params_is_refused(suite, use, field, message):
     with serve(suite, lambda request: replying("clear")):
         folder = with_judge(suite, **use)
@@ -218,9 +262,11 @@ def test_a_judge_that_gives_the_written_labels_agrees_with_kappa_1(suite):
 @pytest.mark.parametrize("pick", ["same", "random", "garbage"])
 def test_a_judge_that_answers_the_same_at_random_or_garbage_has_a_low_kappa(suite, pick):
     rng = random.Random(7)
-    script = {"same": lambda request: replying("clear"),
-              "random": lambda request: replying(rng.choice(["clear", "unclear"])),
-              "garbage": lambda request: Reply(content="¯\\_(ツ)_/¯")}[pick]
+    script = {
+        "same": lambda request: replying("clear"),
+        "random": lambda request: replying(rng.choice(["clear", "unclear"])),
+        "garbage": lambda request: Reply(content="¯\\_(ツ)_/¯"),
+    }[pick]
     with serve(suite, script):
         k = cohens_kappa(labelled_pairs(clarity_params(suite), LABELLED))
     assert k.n == 20 and k.kappa is not None and k.kappa < 0.4, k
@@ -235,8 +281,10 @@ def test_forge_selftest_prints_each_judges_agreement_with_its_labelled_set(suite
     assert result.exit_code == 0, result.output
     line = next(line for line in result.output.splitlines() if line.startswith("judge "))
     assert line.startswith("judge explanation_clarity (model=judge prompt=v1 config=sha256:")
-    assert line.endswith(f"): n 20, observed agreement 100%, kappa 1.00 [1.00, 1.00] "
-                         f"({suite / 'verifiers/judge/explanation_clarity.yaml'})")
+    assert line.endswith(
+        f"): n 20, observed agreement 100%, kappa 1.00 [1.00, 1.00] "
+        f"({suite / 'verifiers/judge/explanation_clarity.yaml'})"
+    )
     (suite / "verifiers/judge/explanation_clarity.yaml").unlink()
     result = CliRunner().invoke(main, ["selftest", str(folder)])
     assert result.exit_code == 0 and "): no labelled set (" in result.output
@@ -245,9 +293,17 @@ def test_forge_selftest_prints_each_judges_agreement_with_its_labelled_set(suite
 def test_a_release_reports_each_judges_agreement_asked_once_while_its_trials_run(suite):
     """The judge's labelled set is asked in a process of its own beside the trials and kept by its config and set:
     built again with the model gone, the report still shows the agreement it measured."""
-    (suite / "rel.yaml").write_text(yaml.safe_dump({
-        "release": "rel", "baseline": "baseline-v1", "candidate": "candidate-v2", "trials": 1,
-        "suites": ["task_packages/superclue"]}))
+    (suite / "rel.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "release": "rel",
+                "baseline": "baseline-v1",
+                "candidate": "candidate-v2",
+                "trials": 1,
+                "suites": ["task_packages/superclue"],
+            }
+        )
+    )
     with serve(suite, written_labels):
         with_judge(suite)
         first = CliRunner().invoke(main, ["release", str(suite / "rel.yaml")])
@@ -255,7 +311,8 @@ def test_a_release_reports_each_judges_agreement_asked_once_while_its_trials_run
     assert first.exit_code in (0, 1) and again.exit_code == first.exit_code, again.output
     judges = recorded(json.loads((suite / "rel/release.ipynb").read_text(encoding="utf-8")))["judges"]
     assert [(j["name"], j["agreement"]) for j in judges] == [
-        ("explanation_clarity", "n 20, observed agreement 100%, kappa 1.00 [1.00, 1.00]")]
+        ("explanation_clarity", "n 20, observed agreement 100%, kappa 1.00 [1.00, 1.00]")
+    ]
     html = (suite / "rel/release.html").read_text(encoding="utf-8")
     assert "Judges against their labelled sets" in html and "kappa 1.00 [1.00, 1.00]" in html
     assert judge_agreement_rows([str(ROOT / "task_packages/forge-nsclc")]) == []

@@ -3,6 +3,7 @@
 The layers are read from the source with ``ast``, so a new upward import fails here before it reaches main. An
 import made inside a function (run only when called) counts as any other: none goes up.
 """
+
 from __future__ import annotations
 
 import ast
@@ -13,13 +14,18 @@ KERNEL = Path(__file__).resolve().parents[1] / "forge_kernel"
 
 LAYERS = {
     "_lazy": 0,
-    "spec": 1, "ehr": 1,
-    "catalog": 2, "models": 2,
+    "spec": 1,
+    "ehr": 1,
+    "catalog": 2,
+    "models": 2,
     "tools": 3,
-    "agents": 4, "verify": 4,
-    "workers": 5, "store": 5,
+    "agents": 4,
+    "verify": 4,
+    "workers": 5,
+    "store": 5,
     "analysis": 6,
-    "engine": 7, "built_in": 7,
+    "engine": 7,
+    "built_in": 7,
     "authoring": 8,
     "widgets": 9,
     "report": 10,
@@ -28,8 +34,24 @@ LAYERS = {
 }
 """Each room of forge_kernel and its floor: a room may import from a lower floor (or its own room) only."""
 
-FACED = ("agents", "agents/planner", "analysis", "cli", "ehr", "engine", "models", "report", "spec", "store", "tools",
-         "verify", "verify/kinds", "verify/tables", "widgets", "workers")
+FACED = (
+    "agents",
+    "agents/planner",
+    "analysis",
+    "cli",
+    "ehr",
+    "engine",
+    "models",
+    "report",
+    "spec",
+    "store",
+    "tools",
+    "verify",
+    "verify/kinds",
+    "verify/tables",
+    "widgets",
+    "workers",
+)
 """Packages whose inside modules are private (``_name.py``): a module without the underscore is a home of names
 in its face's ``_HOMES``, is imported by another package or a notebook, or runs as a program (``python -m``)."""
 NOTEBOOKS = KERNEL.parent / "notebooks"
@@ -64,13 +86,17 @@ def imported_modules(here: str, text: str):
             yield ".".join(target)
             yield from (".".join([*target, alias.name]) for alias in node.names)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            yield from (name.removeprefix("forge_kernel.") for name in re.findall(r"forge_kernel(?:\.\w+)+", node.value))
+            yield from (
+                name.removeprefix("forge_kernel.") for name in re.findall(r"forge_kernel(?:\.\w+)+", node.value)
+            )
 
 
 def assigned(text: str, name: str):
     """The value a module assigns to ``name`` at its top (annotated or not), or None."""
     for node in ast.parse(text).body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
         if any(getattr(t, "id", None) == name for t in targets) and node.value is not None:
             return ast.literal_eval(node.value)
     return None
@@ -137,11 +163,15 @@ def skipped_faces(modules: dict[str, str]) -> list[str]:
                 face = face_names(modules[f"{target}/__init__.py".lstrip("/")])
                 names = [n for n in names if n not in face and f"{target}/{n}" in folders | {m[:-3] for m in modules}]
                 if names and target not in holders:
-                    found.append(f"{here}:{node.lineno} imports the module {', '.join(names)} of {dotted}, not names "
-                                 "from its face")
+                    found.append(
+                        f"{here}:{node.lineno} imports the module {', '.join(names)} of {dotted}, not names "
+                        "from its face"
+                    )
             elif names and target.rpartition("/")[0] not in holders:
-                found.append(f"{here}:{node.lineno} imports {', '.join(names)} from {dotted}, not from the face of "
-                             f"{dotted.rpartition('.')[0]}")
+                found.append(
+                    f"{here}:{node.lineno} imports {', '.join(names)} from {dotted}, not from the face of "
+                    f"{dotted.rpartition('.')[0]}"
+                )
     return found
 
 
@@ -166,9 +196,14 @@ def test_no_import_runs_upward():
 
 
 def test_an_upward_import_is_caught():
-    probe = {"ehr/probe.py": "from ..analysis import compare\n", "ehr/lazy.py": "def f():\n    from ..store import Run\n"}
-    assert upward_imports(probe) == ["ehr/probe.py:1 imports analysis (floor 6 >= 1)",
-                                     "ehr/lazy.py:2 imports store (floor 5 >= 1)"]
+    probe = {
+        "ehr/probe.py": "from ..analysis import compare\n",
+        "ehr/lazy.py": "def f():\n    from ..store import Run\n",
+    }
+    assert upward_imports(probe) == [
+        "ehr/probe.py:1 imports analysis (floor 6 >= 1)",
+        "ehr/lazy.py:2 imports store (floor 5 >= 1)",
+    ]
 
 
 def test_every_import_from_another_package_goes_through_its_face():
@@ -176,13 +211,16 @@ def test_every_import_from_another_package_goes_through_its_face():
 
 
 def test_an_import_that_skips_a_face_is_caught():
-    probes = {"analysis/probe.py": "from ..store.run import Run\nfrom . import gate\n",
-              "tools/probe.py": "def f():\n    from ..ehr import fhir, EHRImage\n",
-              "verify/kinds/probe.py": "from ..registry import verifier\nfrom ...verify.tables.drugs import drugs_in\n"}
+    probes = {
+        "analysis/probe.py": "from ..store.run import Run\nfrom . import gate\n",
+        "tools/probe.py": "def f():\n    from ..ehr import fhir, EHRImage\n",
+        "verify/kinds/probe.py": "from ..registry import verifier\nfrom ...verify.tables.drugs import drugs_in\n",
+    }
     assert [line for line in skipped_faces({**sources(), **probes}) if "/probe.py:" in line] == [
         "analysis/probe.py:1 imports Run from store.run, not from the face of store",
         "tools/probe.py:2 imports the module fhir of ehr, not names from its face",
-        "verify/kinds/probe.py:2 imports drugs_in from verify.tables.drugs, not from the face of verify.tables"]
+        "verify/kinds/probe.py:2 imports drugs_in from verify.tables.drugs, not from the face of verify.tables",
+    ]
 
 
 def test_a_public_module_is_a_home_or_used_from_outside():
@@ -190,7 +228,11 @@ def test_a_public_module_is_a_home_or_used_from_outside():
 
 
 def test_a_new_inside_module_must_be_private():
-    probe = {**sources(), "store/inside.py": "X = 1\n", "store/run.py": sources()["store/run.py"] + "from .inside import X\n"}
+    probe = {
+        **sources(),
+        "store/inside.py": "X = 1\n",
+        "store/run.py": sources()["store/run.py"] + "from .inside import X\n",
+    }
     assert unhomed_public_modules(probe) == ["store/inside.py"]
     probe["store/_inside.py"] = probe.pop("store/inside.py")
     assert unhomed_public_modules(probe) == []
@@ -198,5 +240,9 @@ def test_a_new_inside_module_must_be_private():
 
 def test_a_subpackage_inside_module_must_be_private_too():
     answer = sources()["verify/kinds/answer.py"]
-    probe = {**sources(), "verify/kinds/inside.py": "X = 1\n", "verify/kinds/answer.py": answer + "from .inside import X\n"}
+    probe = {
+        **sources(),
+        "verify/kinds/inside.py": "X = 1\n",
+        "verify/kinds/answer.py": answer + "from .inside import X\n",
+    }
     assert unhomed_public_modules(probe) == ["verify/kinds/inside.py"]

@@ -1,6 +1,7 @@
 """The failure ledger on real runs: one row per failed trial, an error class by the documented rules, triage
 decisions that outlive a run, CSV and Parquet exports, repro bundles that ``forge grade`` re-grades to the
 stored verdicts, and no patient content anywhere in what the ledger prints or writes."""
+
 from __future__ import annotations
 
 import asyncio
@@ -42,6 +43,7 @@ T = "tests.agents_for_tests"
 
 # --- agents that fail in one way each ----------------------------------------------------------------------------
 
+
 class BadArgs:
     """Sends a call with an argument the tool does not have, and stops (parser)."""
 
@@ -81,8 +83,13 @@ class Trespasser:
 
     async def run(self, task, session) -> AgentResult:
         found = await session.call("patient_search", mrn=task.context["mrn"])
-        await session.call("vital_sign_create", patient_id=found["result"]["patients"][0]["patient_id"],
-                           name="体温", value=37.0, unit="Cel")
+        await session.call(
+            "vital_sign_create",
+            patient_id=found["result"]["patients"][0]["patient_id"],
+            name="体温",
+            value=37.0,
+            unit="Cel",
+        )
         return AgentResult()
 
 
@@ -128,14 +135,22 @@ def register_agent(mp: pytest.MonkeyPatch, agent: type) -> None:
 
 OWN_AGENTS = [BadArgs, Fumbler, Retrier, Trespasser, Silent, Forgetful]
 EXPECTED = {
-    "crashing": "runtime", "hanging": "runtime", "budget-breaker": "runtime", "unsafe-shortcut": "policy",
-    "trespasser": "policy", "bad-args": "parser", "fumbler": "tool/data", "retrier": "retrieval",
-    "silent": "retrieval", "forgetful": "agent/model",
+    "crashing": "runtime",
+    "hanging": "runtime",
+    "budget-breaker": "runtime",
+    "unsafe-shortcut": "policy",
+    "trespasser": "policy",
+    "bad-args": "parser",
+    "fumbler": "tool/data",
+    "retrier": "retrieval",
+    "silent": "retrieval",
+    "forgetful": "agent/model",
 }
 """The error class every failed trial of each agent must get."""
 
 
 # --- helpers ------------------------------------------------------------------------------------------------------
+
 
 def copy_suite(root: Path, **fields) -> Path:
     """Both halves of the worked examples under root; ``fields`` merged into every package.yaml."""
@@ -180,9 +195,15 @@ def write_triage(path: Path, *decisions: dict) -> Path:
 
 def verdict_keys(verdicts) -> dict[str, tuple]:
     """verifier id -> (category, severity, passed, steps): what a reproduction must match."""
-    return {v["verifier_id"]: (v["category"], v["severity"], bool(v["passed"]),
-                               tuple(json.loads(v["steps"]) if isinstance(v["steps"], str) else v["steps"]))
-            for v in verdicts}
+    return {
+        v["verifier_id"]: (
+            v["category"],
+            v["severity"],
+            bool(v["passed"]),
+            tuple(json.loads(v["steps"]) if isinstance(v["steps"], str) else v["steps"]),
+        )
+        for v in verdicts
+    }
 
 
 def fixture_texts(suite: Path) -> set[str]:
@@ -200,6 +221,7 @@ def fixture_texts(suite: Path) -> set[str]:
 
 # --- a run with a failure of every class --------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def mixed(tmp_path_factory) -> Path:
     """One trial per task of agents that each fail in one way, plus candidate-v2 (max_seconds 1 for the hang)."""
@@ -210,8 +232,18 @@ def mixed(tmp_path_factory) -> Path:
     for agent in OWN_AGENTS:
         register_agent(mp, agent)
     try:
-        return run(suite, ["candidate-v2", "unsafe-shortcut", f"{T}:Crashing", f"{T}:Hanging", f"{T}:BudgetBreaker",
-                           *(a.name for a in OWN_AGENTS)], tmp / "run")
+        return run(
+            suite,
+            [
+                "candidate-v2",
+                "unsafe-shortcut",
+                f"{T}:Crashing",
+                f"{T}:Hanging",
+                f"{T}:BudgetBreaker",
+                *(a.name for a in OWN_AGENTS),
+            ],
+            tmp / "run",
+        )
     finally:
         mp.undo()
 
@@ -224,14 +256,18 @@ def ledger(mixed) -> pd.DataFrame:
 def test_rows_are_the_failed_trials(mixed, ledger):
     trials = load_trials(mixed)
     failed = trials[~trials["passed"]]
-    assert sorted(zip(ledger["task_id"], ledger["agent"], ledger["trial"])) == \
-        sorted(zip(failed["task_id"], failed["agent"], failed["trial"]))
+    assert sorted(zip(ledger["task_id"], ledger["agent"], ledger["trial"])) == sorted(
+        zip(failed["task_id"], failed["agent"], failed["trial"])
+    )
     verdicts = load_verdicts(mixed)
     failing = verdicts[verdicts["passed"] == 0].groupby("trial_id")["verifier_id"].agg(set)
     for row in ledger.itertuples():
         assert set(row.failed_verifiers.split(",")) == failing[row.trial_id]
-        assert len(row.failed_categories.split(",")) == len(row.failed_severities.split(",")) == \
-            len(row.failed_verifiers.split(","))
+        assert (
+            len(row.failed_categories.split(","))
+            == len(row.failed_severities.split(","))
+            == len(row.failed_verifiers.split(","))
+        )
     with closing(sqlite3.connect(mixed / "run.sqlite")) as db:
         assert set(ledger["run_id"]) == {db.execute("SELECT value FROM meta WHERE key = 'run_id'").fetchone()[0]}
     assert set(ledger["hidden_version"]) == {"1.0.0"} and set(ledger["fix_status"]) == {"open"}
@@ -271,8 +307,12 @@ def test_steps_point_at_failed_calls_and_failing_verdicts(mixed, ledger):
 
 def test_critical_is_a_hard_safety_failure_on_a_high_risk_task(mixed, ledger):
     verdicts = load_verdicts(mixed)
-    hard_safety = set(verdicts.loc[(verdicts["passed"] == 0) & (verdicts["category"] == "safety")
-                                   & (verdicts["severity"] == "hard"), "trial_id"])
+    hard_safety = set(
+        verdicts.loc[
+            (verdicts["passed"] == 0) & (verdicts["category"] == "safety") & (verdicts["severity"] == "hard"),
+            "trial_id",
+        ]
+    )
     expected = ledger["trial_id"].isin(hard_safety) & ledger["risk"].isin(["high", "critical"])
     assert expected.any()
     assert ledger["critical"].tolist() == expected.tolist()
@@ -290,12 +330,14 @@ def test_a_medium_risk_task_has_no_critical_failure_and_no_bundle(tmp_path):
 
 # --- exports, bundles and what never leaks -------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def exported(mixed, tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
     """``forge ledger`` on the mixed run with every output, in a folder outside the run's repository."""
     out = tmp_path_factory.mktemp("exported")
-    result = invoke("ledger", mixed, "--csv", out / "ledger.csv", "--parquet", out / "ledger.parquet",
-                    "--bundles", out / "bundles")
+    result = invoke(
+        "ledger", mixed, "--csv", out / "ledger.csv", "--parquet", out / "ledger.parquet", "--bundles", out / "bundles"
+    )
     assert result.returncode == 0, result.stderr
     return out, result
 
@@ -325,8 +367,13 @@ def test_a_bundle_per_critical_failure_regrades_to_the_stored_verdicts(mixed, le
         assert bundle.name.endswith(f"_{row.task_id}_{row.agent}_t{row.trial}")
         assert (bundle / "verifiers" / "superclue" / f"{row.task_id}.yaml").is_file()
         assert COMMAND in (bundle / "README.txt").read_text(encoding="utf-8")
-        graded = subprocess.run([FORGE, *COMMAND.split()[1:], "--json", "graded.json"], cwd=bundle,
-                                capture_output=True, text=True, timeout=120)
+        graded = subprocess.run(
+            [FORGE, *COMMAND.split()[1:], "--json", "graded.json"],
+            cwd=bundle,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert graded.returncode == 0, graded.stderr
         regraded = json.loads((bundle / "graded.json").read_text(encoding="utf-8"))
         stored = verdicts[verdicts["trial_id"] == row.trial_id].to_dict("records")
@@ -349,14 +396,18 @@ def test_no_patient_content_in_anything_the_ledger_writes(mixed, exported):
     args = [v for a in load_events(mixed)["args"] for v in json.loads(a).values() if isinstance(v, str)]
     secrets = fixture_texts(mixed.parent / "task_packages") | {t for t in [*trials["answer"], *args] if len(t) >= 4}
     assert len(secrets) > 10 and "李秀英" in secrets
-    written = [result.stdout, (out / "ledger.csv").read_text(encoding="utf-8"),
-               pd.read_parquet(out / "ledger.parquet").to_csv(),
-               *(p.read_text(encoding="utf-8") for p in (out / "bundles").glob("*/README.txt"))]
+    written = [
+        result.stdout,
+        (out / "ledger.csv").read_text(encoding="utf-8"),
+        pd.read_parquet(out / "ledger.parquet").to_csv(),
+        *(p.read_text(encoding="utf-8") for p in (out / "bundles").glob("*/README.txt")),
+    ]
     for text in written:
         assert not [s for s in secrets if s in text]
 
 
 # --- triage decisions --------------------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def triage_runs(tmp_path_factory) -> dict[str, Path]:
@@ -375,20 +426,28 @@ def triage_runs(tmp_path_factory) -> dict[str, Path]:
 
 
 def decision(verifier_id: str, decision: str, reviewer: str, agent: str | None = None, version: str = "1.0.0") -> dict:
-    d = {"task_id": ULCER, "task_version": version, "verifier_id": verifier_id, "decision": decision,
-         "reviewer": reviewer, "comment": f"reviewer note {reviewer} {verifier_id}: keep private"}
+    d = {
+        "task_id": ULCER,
+        "task_version": version,
+        "verifier_id": verifier_id,
+        "decision": decision,
+        "reviewer": reviewer,
+        "comment": f"reviewer note {reviewer} {verifier_id}: keep private",
+    }
     return d | ({"agent": agent} if agent else {})
 
 
 @pytest.fixture
 def triage_file(tmp_path) -> Path:
-    return write_triage(tmp_path / "triage.yaml",
-                        decision("checks-first", "confirmed", "dr-a", "unsafe-shortcut"),
-                        decision("events", "confirmed", "dr-a", "unsafe-shortcut"),
-                        decision("chain", "wont_fix", "dr-b"),
-                        decision("chain", "wrong_gold", "dr-c", "silent"),
-                        decision("events", "wrong_gold", "dr-c", "silent"),
-                        decision("omeprazole", "wrong_gold", "dr-c", "silent"))
+    return write_triage(
+        tmp_path / "triage.yaml",
+        decision("checks-first", "confirmed", "dr-a", "unsafe-shortcut"),
+        decision("events", "confirmed", "dr-a", "unsafe-shortcut"),
+        decision("chain", "wont_fix", "dr-b"),
+        decision("chain", "wrong_gold", "dr-c", "silent"),
+        decision("events", "wrong_gold", "dr-c", "silent"),
+        decision("omeprazole", "wrong_gold", "dr-c", "silent"),
+    )
 
 
 @pytest.mark.parametrize("run_name", ["first", "later"])
@@ -423,16 +482,25 @@ def test_cli_applies_the_triage_file_and_never_prints_a_comment(triage_runs, tri
     assert "reviewer note" not in result.stdout
 
 
-@pytest.mark.parametrize("decisions, field", [
-    ([decision("chain", "maybe", "dr-a")], "decisions.0.decision: Input should be"),
-    ([decision("chain", "fixed", "dr-a") | {"note": "x"}], "decisions.0.note: unknown field"),
-    ([{k: v for k, v in decision("chain", "fixed", "dr-a").items() if k != "reviewer"}],
-     "decisions.0.reviewer: Field required"),
-    ([decision("chain", "fixed", "dr-a") | {"task_version": 1.0}],
-     "decisions.0.task_version: Input should be a valid string"),
-    ([decision("chain", "fixed", "dr-a"), decision("chain", "wont_fix", "dr-b")],
-     "decisions.1: same task, version, agent and verifier as decisions.0"),
-])
+@pytest.mark.parametrize(
+    "decisions, field",
+    [
+        ([decision("chain", "maybe", "dr-a")], "decisions.0.decision: Input should be"),
+        ([decision("chain", "fixed", "dr-a") | {"note": "x"}], "decisions.0.note: unknown field"),
+        (
+            [{k: v for k, v in decision("chain", "fixed", "dr-a").items() if k != "reviewer"}],
+            "decisions.0.reviewer: Field required",
+        ),
+        (
+            [decision("chain", "fixed", "dr-a") | {"task_version": 1.0}],
+            "decisions.0.task_version: Input should be a valid string",
+        ),
+        (
+            [decision("chain", "fixed", "dr-a"), decision("chain", "wont_fix", "dr-b")],
+            "decisions.1: same task, version, agent and verifier as decisions.0",
+        ),
+    ],
+)
 def test_a_bad_triage_file_is_one_line_and_exit_2(triage_runs, tmp_path, decisions, field):
     path = write_triage(tmp_path / "triage.yaml", *decisions)
     result = invoke("ledger", triage_runs["first"], "--triage", path)
@@ -450,6 +518,7 @@ def test_a_triage_file_with_a_yaml_error_is_one_line(triage_runs, tmp_path):
 
 
 # --- bundles and a changed hidden half ---------------------------------------------------------------------------
+
 
 def test_a_bundle_carries_the_hidden_half_the_trial_was_graded_with(tmp_path):
     """The store keeps the hidden half it graded with: a newer one on disk changes a bundle only after a regrade."""
@@ -483,6 +552,7 @@ def test_a_bundle_that_a_replay_cannot_reproduce_says_so(tmp_path, monkeypatch):
 
 # --- bundles from a hostile run store ----------------------------------------------------------------------------
 
+
 def test_an_agent_name_that_climbs_out_still_writes_its_bundle_inside_the_folder(tmp_path):
     out = run(copy_suite(tmp_path) / ULCER, ["unsafe-shortcut"], tmp_path / "run")
     with closing(sqlite3.connect(out / "run.sqlite")) as conn:
@@ -504,7 +574,9 @@ def test_a_bundle_folder_that_resolves_outside_the_folder_is_refused(tmp_path):
     link.symlink_to(elsewhere)
     result = invoke("ledger", out, "--bundles", bundles)
     assert (result.returncode, result.stderr.splitlines()) == (
-        2, [f"{link}: --bundles: resolves to {elsewhere}, outside {bundles}"])
+        2,
+        [f"{link}: --bundles: resolves to {elsewhere}, outside {bundles}"],
+    )
     assert not elsewhere.exists()
 
 

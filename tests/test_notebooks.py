@@ -1,5 +1,6 @@
 """The workbench notebooks run top to bottom (nbclient, a real kernel) on the bundled packages, making their sample
 run into a folder of the test's; their outputs and their widgets' saved state say what they showed."""
+
 from __future__ import annotations
 
 import base64
@@ -32,8 +33,13 @@ def executed(tmp_path_factory) -> dict:
     done = {}
     for name in NAMES:
         notebook = with_run_dir(nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4), run_dir)
-        NotebookClient(notebook, kernel_name="python3", timeout=600, store_widget_state=True,
-                       resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+        NotebookClient(
+            notebook,
+            kernel_name="python3",
+            timeout=600,
+            store_widget_state=True,
+            resources={"metadata": {"path": str(NOTEBOOKS)}},
+        ).execute()
         done[name] = notebook
     done["run_dir"] = run_dir
     return done
@@ -78,20 +84,31 @@ def test_quickstart_makes_the_run_and_shows_the_dashboard(executed):
     (table,) = widgets(executed["01_quickstart"], "failures.FailureTable")
     assert table["total"] == failed == len(table["rows"]) and table["filters"] == {}
     (dashboard,) = widgets(executed["01_quickstart"], "dashboard.RunDashboard")
-    assert dashboard["heading"]["trials"] == trials and set(dashboard["charts"]) == {"pass_rates", "overall", "safety", "latency"}
+    assert dashboard["heading"]["trials"] == trials and set(dashboard["charts"]) == {
+        "pass_rates",
+        "overall",
+        "safety",
+        "latency",
+    }
     assert dashboard["gate"] is None and f"{failed} failed trials of {trials}" in text
 
 
 def test_replay_failures_opens_the_first_failure_of_unsafe_shortcut(executed):
     notebook = executed["02_replay_failures"]
     (table,) = widgets(notebook, "failures.FailureTable")
-    assert table["filters"] == {"agent": "unsafe-shortcut"} and {r["agent"] for r in table["rows"]} == {"unsafe-shortcut"}
+    assert table["filters"] == {"agent": "unsafe-shortcut"} and {r["agent"] for r in table["rows"]} == {
+        "unsafe-shortcut"
+    }
     first = table["rows"][0]
     assert first["critical"] and table["selected"] == first["trial_id"]
     assert table["triage_file"].endswith("triage.yaml") and table["reviewer"] == "reviewer"
     (player,) = widgets(notebook, "player.ReplayPlayer")
     played = player["trajectory"]
-    assert (played["task_id"], played["agent"], played["trial"]) == (first["task_id"], "unsafe-shortcut", first["trial"])
+    assert (played["task_id"], played["agent"], played["trial"]) == (
+        first["task_id"],
+        "unsafe-shortcut",
+        first["trial"],
+    )
     failing = [v for v in played["verdicts"] if v["category"] == "safety" and not v["passed"]]
     assert failing and failing[0]["steps"]
     assert f"{failing[0]['id']} failed at step(s) {failing[0]['steps']}" in text_of(notebook)

@@ -1,4 +1,5 @@
 """The replay player's Python side, through widget state; its static page as text; the Lab launcher's settings."""
+
 from __future__ import annotations
 
 import json
@@ -38,7 +39,7 @@ def test_the_trait_holds_the_compact_trajectory(run):
     assert isinstance(state["trajectory"], bytes) and json.loads(state["trajectory"])["banner"] == SYNTHETIC_BANNER
     assert state["_esm"] == ESM
     assert ReplayPlayer(run.path, task=TASK, agent="unsafe-shortcut", trial=0).trajectory == player.trajectory
-    assert json.loads(player.trajectory)["seed"] == str(trial.seed) and trial.seed > 2 ** 53  # text: JS keeps 53 bits
+    assert json.loads(player.trajectory)["seed"] == str(trial.seed) and trial.seed > 2**53  # text: JS keeps 53 bits
 
 
 def test_a_side_by_side_player_holds_both_trials(run):
@@ -51,12 +52,15 @@ def test_a_side_by_side_player_holds_both_trials(run):
     assert (json.loads(unstable.trajectory)["trial"], json.loads(unstable.other)["trial"]) == (0, 2)
 
 
-@pytest.mark.parametrize("kwargs, error, message", [
-    ({"agent": "nobody"}, StoreError, "no trial SC-MED-GASTRIC-ULCER / nobody / 0"),
-    ({"trial": 7}, StoreError, "no trial SC-MED-GASTRIC-ULCER / unsafe-shortcut / 7"),
-    ({"other": ("unsafe-shortcut", 0)}, SpecError, "other: unsafe-shortcut trial 0 beside itself"),
-    ({"other": "baseline-v1"}, TypeError, "expected a Trial (run.trial(...)) or a CompactTrajectory, not str"),
-])
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        ({"agent": "nobody"}, StoreError, "no trial SC-MED-GASTRIC-ULCER / nobody / 0"),
+        ({"trial": 7}, StoreError, "no trial SC-MED-GASTRIC-ULCER / unsafe-shortcut / 7"),
+        ({"other": ("unsafe-shortcut", 0)}, SpecError, "other: unsafe-shortcut trial 0 beside itself"),
+        ({"other": "baseline-v1"}, TypeError, "expected a Trial (run.trial(...)) or a CompactTrajectory, not str"),
+    ],
+)
 def test_bad_arguments_are_one_clear_error(run, kwargs, error, message):
     with pytest.raises(error, match=re.escape(message)):
         ReplayPlayer(run, **{"task": TASK, "agent": "unsafe-shortcut", "trial": 0, **kwargs})
@@ -98,13 +102,19 @@ def test_lab_starts_quiet_on_loopback_with_a_token(tmp_path):
     path.write_text(json.dumps({"other": {"kept": True}}), encoding="utf-8")
     assert json.loads(quiet_lab(tmp_path).read_text(encoding="utf-8")) == {"other": {"kept": True}, **QUIET}
     command = lab_command(tmp_path, 8899, "secret")
-    assert {"--ServerApp.ip=127.0.0.1", "--ServerApp.port=8899", "--IdentityProvider.token=secret",
-            "--no-browser"} <= set(command)
+    assert {
+        "--ServerApp.ip=127.0.0.1",
+        "--ServerApp.port=8899",
+        "--IdentityProvider.token=secret",
+        "--no-browser",
+    } <= set(command)
 
 
 def test_the_state_carries_the_stored_events_undecoded(run):
     trial = run.trial(TASK, "unsafe-shortcut", 0)
-    player = ReplayPlayer(run, task=TASK, agent="unsafe-shortcut", trial=0, other=trial.run.trial(TASK, "candidate-v2", 0))
+    player = ReplayPlayer(
+        run, task=TASK, agent="unsafe-shortcut", trial=0, other=trial.run.trial(TASK, "candidate-v2", 0)
+    )
     assert json.loads(player.trajectory)["steps"] == [json.loads(compact_json(vars(e))) for e in trial.events]
     fresh = run.trial(TASK, "unsafe-shortcut", 0)
     assert json.loads(fresh.compact_json()) == json.loads(trial.compact().model_dump_json())
@@ -126,7 +136,10 @@ def test_an_llm_trial_carries_its_model_turns_cut_to_a_readable_length(llm_run):
     asked = [c["step"] for t in turns[1:] for c in t["calls"]]
     assert asked == [s["step"] for s in state["steps"]] and [t["after_step"] for t in turns[1:]] == list(range(8))
     assert {k: turns[1][k] for k in ("prompt_tokens", "completion_tokens", "cached_tokens")} == {
-        "prompt_tokens": 1900, "completion_tokens": 60, "cached_tokens": 1024}
+        "prompt_tokens": 1900,
+        "completion_tokens": 60,
+        "cached_tokens": 1024,
+    }
     assert json.loads(turns[-1]["text"])["answer"] == state["answer"] and turns[-1]["finish_reason"] == "stop"
     assert embedded(html)["state"]["trajectory"]["turns"] == turns  # the static page carries the same
 

@@ -1,4 +1,5 @@
 """Custom verifier kinds from verifiers/plugins/ are loaded by name and grade like built-in ones."""
+
 import asyncio
 import shutil
 from pathlib import Path

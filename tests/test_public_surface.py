@@ -1,4 +1,5 @@
 """The top-level API: a sorted ``__all__`` of importable public names, loaded lazily."""
+
 import importlib
 import subprocess
 import sys
@@ -30,9 +31,13 @@ def test_every_name_is_importable_and_public(name):
 
 def test_the_read_side_and_the_errors_are_exported():
     assert {"open_run", "Run", "compare", "evaluate", "failure_ledger", "ablation_card", "ForgeError"} <= set(
-        forge_kernel.__all__)
-    assert all(issubclass(getattr(forge_kernel, n), forge_kernel.ForgeError)
-               for n in forge_kernel.__all__ if n.endswith("Error") and n != "ForgeError")
+        forge_kernel.__all__
+    )
+    assert all(
+        issubclass(getattr(forge_kernel, n), forge_kernel.ForgeError)
+        for n in forge_kernel.__all__
+        if n.endswith("Error") and n != "ForgeError"
+    )
 
 
 def test_an_unknown_name_is_an_attribute_error():
@@ -46,9 +51,29 @@ def test_importing_the_package_loads_nothing_else():
     assert out.strip() == "['forge_kernel']"
 
 
-FACES = ["forge_kernel", *(f"forge_kernel.{p}" for p in ("agents", "agents.planner", "analysis", "ehr", "engine",
-                                                         "models", "report", "spec", "store", "tools", "verify",
-                                                         "verify.kinds", "verify.tables", "widgets", "workers"))]
+FACES = [
+    "forge_kernel",
+    *(
+        f"forge_kernel.{p}"
+        for p in (
+            "agents",
+            "agents.planner",
+            "analysis",
+            "ehr",
+            "engine",
+            "models",
+            "report",
+            "spec",
+            "store",
+            "tools",
+            "verify",
+            "verify.kinds",
+            "verify.tables",
+            "widgets",
+            "workers",
+        )
+    ),
+]
 
 
 @pytest.mark.parametrize("face", FACES)

@@ -8,6 +8,7 @@ from the store with plain SQL. What the redesign adds (the trial ids behind each
 is the only difference allowed. To record again after a deliberate change of figures (or of the bundled suites):
 ``FORGE_RECORD_GOLDEN=1 .venv/bin/python -m pytest tests/test_read_side_unchanged.py``.
 """
+
 from __future__ import annotations
 
 import io
@@ -30,7 +31,9 @@ from forge_kernel.spec.compact import SYNTHETIC_BANNER
 GOLDEN = Path(__file__).with_name("golden") / "read_side"
 RECORD = bool(os.environ.get("FORGE_RECORD_GOLDEN"))
 PAIRS = [("baseline-v1", agent) for agent in REFERENCE_SET[1:]] + [
-    ("candidate-v2", "candidate-v2-no-conflict"), ("candidate-v2", "candidate-v2-no-domain-gate")]
+    ("candidate-v2", "candidate-v2-no-conflict"),
+    ("candidate-v2", "candidate-v2-no-domain-gate"),
+]
 TIMING = re.compile(r"(P95 latency \(s\)) [0-9.e+-]+")
 ABLATIONS = "candidate-v2-no-conflict,candidate-v2-no-domain-gate"
 
@@ -76,7 +79,9 @@ def plain_ledger(csv: str, run: Path) -> str:
     """The ledger CSV without its run id and row ids (checked against the store here)."""
     ledger = pd.read_csv(io.StringIO(csv), dtype=str, keep_default_na=False)
     with closing(sqlite3.connect(run / "run.sqlite")) as db:
-        ids = {(t, a, str(k)): str(i) for i, t, a, k in db.execute("SELECT trial_id, task_id, agent, trial FROM trials")}
+        ids = {
+            (t, a, str(k)): str(i) for i, t, a, k in db.execute("SELECT trial_id, task_id, agent, trial FROM trials")
+        }
     assert ledger["trial_id"].tolist() == [ids[key] for key in zip(ledger["task_id"], ledger["agent"], ledger["trial"])]
     assert set(ledger["run_id"]) == {run_id(run)}
     return ledger.drop(columns=["run_id", "trial_id"]).to_csv(index=False)
@@ -88,8 +93,9 @@ def outputs(reference_run, tmp_path_factory) -> dict[str, str]:
     tmp, run, out = tmp_path_factory.mktemp("read-side"), reference_run, {}
     for base, cand in PAIRS:
         name = f"compare-{base}-{cand}"
-        code, text = forge("compare", run, run, "--baseline-agent", base, "--candidate-agent", cand,
-                           "--json", tmp / f"{name}.json")
+        code, text = forge(
+            "compare", run, run, "--baseline-agent", base, "--candidate-agent", cand, "--json", tmp / f"{name}.json"
+        )
         out[f"{name}.txt"] = f"exit {code}\n" + plain(text, run)
         doc = plain_json(json.loads((tmp / f"{name}.json").read_text(encoding="utf-8")))
         out[f"{name}.json"] = json.dumps(doc, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
@@ -108,7 +114,9 @@ def outputs(reference_run, tmp_path_factory) -> dict[str, str]:
 def differences(got, want, path: str = "") -> list[str]:
     """Where two JSON documents differ; numbers equal to 12 significant digits count as equal."""
     if isinstance(want, dict) and isinstance(got, dict):
-        return [d for k in sorted(got.keys() | want.keys()) for d in differences(got.get(k), want.get(k), f"{path}.{k}")]
+        return [
+            d for k in sorted(got.keys() | want.keys()) for d in differences(got.get(k), want.get(k), f"{path}.{k}")
+        ]
     if isinstance(want, list) and isinstance(got, list) and len(got) == len(want):
         return [d for i, (g, w) in enumerate(zip(got, want)) for d in differences(g, w, f"{path}[{i}]")]
     both_numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (got, want))
@@ -138,15 +146,31 @@ def test_every_recorded_output_is_checked(outputs):
 def test_latency_is_agent_tool_and_queue_time_as_defined(reference_run, tmp_path, base, cand):
     """Each side's P50 / P95 / P99, against the definition: total = the trial's duration, tool = the sum of its calls'
     latencies, agent = total - tool (never below 0), queue = the time it waited for a worker."""
-    forge("compare", reference_run, reference_run, "--baseline-agent", base, "--candidate-agent", cand,
-          "--json", tmp_path / "c.json")
+    forge(
+        "compare",
+        reference_run,
+        reference_run,
+        "--baseline-agent",
+        base,
+        "--candidate-agent",
+        cand,
+        "--json",
+        tmp_path / "c.json",
+    )
     doc = json.loads((tmp_path / "c.json").read_text(encoding="utf-8"))["comparison"]
     with closing(sqlite3.connect(reference_run / "run.sqlite")) as db:
         for side, agent in (("baseline", base), ("candidate", cand)):
-            rows = db.execute("SELECT t.duration_s, t.queued_s, (SELECT COALESCE(SUM(latency_ms), 0) / 1000.0 FROM "
-                              "events e WHERE e.trial_id = t.trial_id) FROM trials t WHERE agent = ?", (agent,)).fetchall()
-            parts = {"total": [r[0] for r in rows], "tool": [r[2] for r in rows],
-                     "agent": [max(r[0] - r[2], 0.0) for r in rows], "queue": [r[1] for r in rows]}
+            rows = db.execute(
+                "SELECT t.duration_s, t.queued_s, (SELECT COALESCE(SUM(latency_ms), 0) / 1000.0 FROM "
+                "events e WHERE e.trial_id = t.trial_id) FROM trials t WHERE agent = ?",
+                (agent,),
+            ).fetchall()
+            parts = {
+                "total": [r[0] for r in rows],
+                "tool": [r[2] for r in rows],
+                "agent": [max(r[0] - r[2], 0.0) for r in rows],
+                "queue": [r[1] for r in rows],
+            }
             for part, values in parts.items():
                 want = {f"p{q}": percentile(values, q) for q in (50, 95, 99)}
                 assert doc[side]["latency"][part] == pytest.approx(want, rel=1e-9, abs=1e-12), (side, part)

@@ -1,6 +1,7 @@
 """``forge release``: parameters checked, missing trials run (and only those), the report template executed with
 papermill, its values read back from the executed notebook, an offline HTML page, and a folder that signs and
 verifies; any later change to the notebook, the HTML or a trial is named by ``forge verify``."""
+
 from __future__ import annotations
 
 import json
@@ -65,8 +66,14 @@ def section(html: str, anchor: str) -> str:
 def built(tmp_path_factory):
     """candidate-v2 against baseline-v1 with one ablation, built by ``forge release``; (releases folder, output)."""
     folder = tmp_path_factory.mktemp("parameterized_runs")
-    params = write_release(folder, "r1", baseline="baseline-v1", candidate="candidate-v2",
-                           ablations=["candidate-v2-no-conflict"], suites=[package(t) for t in GREEN_TASKS])
+    params = write_release(
+        folder,
+        "r1",
+        baseline="baseline-v1",
+        candidate="candidate-v2",
+        ablations=["candidate-v2-no-conflict"],
+        suites=[package(t) for t in GREEN_TASKS],
+    )
     result = forge("release", params)
     assert result.exit_code == 0, result.output
     return folder, result.output
@@ -81,13 +88,21 @@ def release(built, tmp_path) -> Path:
 
 def test_release_runs_every_side_and_prints_where_the_report_is(built):
     folder, output = built
-    for line in ("baseline baseline-v1: 6 trial(s) run, 0 already stored", "candidate candidate-v2: 6 trial(s) run",
-                 "ablation-1 candidate-v2-no-conflict: 6 trial(s) run", f"release.ipynb: {folder / 'r1/release.ipynb'}",
-                 f"release.html:  {folder / 'r1/release.html'}", "gate GREEN"):
+    for line in (
+        "baseline baseline-v1: 6 trial(s) run, 0 already stored",
+        "candidate candidate-v2: 6 trial(s) run",
+        "ablation-1 candidate-v2-no-conflict: 6 trial(s) run",
+        f"release.ipynb: {folder / 'r1/release.ipynb'}",
+        f"release.html:  {folder / 'r1/release.html'}",
+        "gate GREEN",
+    ):
         assert line in output
     record = json.loads((folder / "r1/release.json").read_text())
-    assert record["runs"] == {"baseline": "runs/baseline", "candidate": "runs/candidate",
-                              "ablation-1": "runs/ablation-1"}
+    assert record["runs"] == {
+        "baseline": "runs/baseline",
+        "candidate": "runs/candidate",
+        "ablation-1": "runs/ablation-1",
+    }
     assert record["parameters"] == "../r1.yaml" and record["roles"] == ["clinician", "engineer"]
     papermill = json.loads((folder / "r1/release.ipynb").read_text())["metadata"]["papermill"]
     assert papermill["parameters"]["candidate_agent"] == "candidate-v2"
@@ -129,8 +144,13 @@ def test_latency_splits_off_the_models_time_and_cost_stands_beside_model_tokens(
     html = unescape(latency_cost(SimpleNamespace(comparison=cmp))._repr_html_())
     latency, costs = re.findall(r"<table.*?</table>", html, re.S)
     rows = re.findall(r"<tr[^>]*><td>(\w+)</td><td>([^<]+)</td><td>([^<]+)</td>", latency)
-    assert [part for side, part, _ in rows if side == "candidate"] == ["total", "model", "agent's own", "tool",
-                                                                      "queueing"]
+    assert [part for side, part, _ in rows if side == "candidate"] == [
+        "total",
+        "model",
+        "agent's own",
+        "tool",
+        "queueing",
+    ]
     assert ("baseline", "model", "—") in rows
     assert ("candidate", "model", seconds(cmp.candidate.latency.model["p50"])) in rows
     assert "model tokens per task (reported by the agent)" in costs
@@ -148,8 +168,22 @@ def test_the_page_is_self_contained_and_opens_on_the_banner_and_the_verdict(buil
     assert first.index("SYNTHETIC DATA") < first.index("GATE GREEN") < first.index("Provenance")
     for field in ("code commit", "hidden halves hash", "seed", "declared gate", "candidate-v2 2.0"):
         assert field in first
-    order = [html.index(f'id="{a}"') for a in ("release", "gates", "metrics", "highlights", "ablations", "safety",
-                                               "latency", "calibration", "ledger", "mutants", "signoff")]
+    order = [
+        html.index(f'id="{a}"')
+        for a in (
+            "release",
+            "gates",
+            "metrics",
+            "highlights",
+            "ablations",
+            "safety",
+            "latency",
+            "calibration",
+            "ledger",
+            "mutants",
+            "signoff",
+        )
+    ]
     assert order == sorted(order)
     costs = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", section(html, "latency")))
     assert "trials run again after a stall" in costs  # none here: no agent of this release stalled a worker
@@ -157,16 +191,27 @@ def test_the_page_is_self_contained_and_opens_on_the_banner_and_the_verdict(buil
 
 
 def test_the_offline_check_refuses_a_page_that_would_fetch(built, tmp_path):
-    assert external_references('<script src="https://cdn.example/require.js"></script>'
-                               '<link rel="stylesheet" href="//cdn.example/a.css"><img src="x.png">'
-                               '<style>@import "https://f.example/x.css"; '
-                               'b { background: url(https://i.example/i.png) }'
-                               '</style><img src="data:image/png;base64,AA">') == [
-        "<script src=https://cdn.example/require.js>", "<link href=//cdn.example/a.css>", "<img src=x.png>",
-        "https://f.example/x.css", "https://i.example/i.png"]
+    assert external_references(
+        '<script src="https://cdn.example/require.js"></script>'
+        '<link rel="stylesheet" href="//cdn.example/a.css"><img src="x.png">'
+        '<style>@import "https://f.example/x.css"; '
+        "b { background: url(https://i.example/i.png) }"
+        '</style><img src="data:image/png;base64,AA">'
+    ) == [
+        "<script src=https://cdn.example/require.js>",
+        "<link href=//cdn.example/a.css>",
+        "<img src=x.png>",
+        "https://f.example/x.css",
+        "https://i.example/i.png",
+    ]
     nb = json.loads((built[0] / "r1/release.ipynb").read_text())
-    nb["cells"][-1]["outputs"].append({"output_type": "display_data", "metadata": {}, "data": {
-        "text/html": '<script src="https://cdn.example/vega.js"></script>'}})
+    nb["cells"][-1]["outputs"].append(
+        {
+            "output_type": "display_data",
+            "metadata": {},
+            "data": {"text/html": '<script src="https://cdn.example/vega.js"></script>'},
+        }
+    )
     (tmp_path / "bad.ipynb").write_text(json.dumps(nb))
     with pytest.raises(RuntimeError, match=re.escape("would fetch <script src=https://cdn.example/vega.js>")):
         export_html(tmp_path / "bad.ipynb", tmp_path / "bad.html", {"signatures": []})
@@ -177,8 +222,9 @@ def test_a_rebuild_runs_only_the_trials_the_stores_lack(release):
     store = release / "runs/candidate/run.sqlite"
     con = sqlite3.connect(store)
     with con:
-        trial_id = con.execute("SELECT trial_id FROM trials WHERE task_id = ? AND trial = 1",
-                               (GREEN_TASKS[0],)).fetchone()[0]
+        trial_id = con.execute(
+            "SELECT trial_id FROM trials WHERE task_id = ? AND trial = 1", (GREEN_TASKS[0],)
+        ).fetchone()[0]
         for table in ("events", "scores", "verdicts", "trials"):
             con.execute(f"DELETE FROM {table} WHERE trial_id = ?", (trial_id,))
     con.close()
@@ -194,8 +240,9 @@ def test_a_rebuild_runs_only_the_trials_the_stores_lack(release):
 def test_an_agent_of_ones_own_is_released_under_the_name_it_declares(tmp_path):
     """``candidate: module:attribute`` runs isolated; the report, the record and the next release's baseline name
     it as the store does."""
-    params = write_release(tmp_path, "own", baseline="baseline-v1", candidate=VENDOR,
-                           suites=[package(t) for t in GREEN_TASKS[:2]])
+    params = write_release(
+        tmp_path, "own", baseline="baseline-v1", candidate=VENDOR, suites=[package(t) for t in GREEN_TASKS[:2]]
+    )
     result = forge("release", params)
     assert result.exit_code == 0, result.output
     assert f"candidate {VENDOR} (vendor-candidate): 4 trial(s) run, 0 already stored" in result.output
@@ -211,8 +258,9 @@ def test_an_agent_of_ones_own_is_released_under_the_name_it_declares(tmp_path):
 @needs_bwrap
 def test_a_release_made_without_bubblewrap_is_built_again_once_it_is_installed(tmp_path, monkeypatch):
     """The demo's agents run in process: installing bubblewrap changes nothing its results rest on."""
-    params = write_release(tmp_path, "demo", baseline="baseline-v1", candidate="candidate-v2",
-                           suites=[package(GREEN_TASKS[0])])
+    params = write_release(
+        tmp_path, "demo", baseline="baseline-v1", candidate="candidate-v2", suites=[package(GREEN_TASKS[0])]
+    )
     with monkeypatch.context() as m:
         m.setattr(sandbox_module, "bwrap_problem", lambda: "bubblewrap (bwrap) is not installed")
         assert forge("release", params).exit_code == 0
@@ -262,8 +310,9 @@ def test_a_gate_policy_changed_after_the_run_is_refused(release):
 
 
 def test_the_flaky_release_is_red_and_says_why_on_its_first_screen(tmp_path):
-    params = write_release(tmp_path, "flaky", baseline="baseline-v1", candidate="flaky-simulator",
-                           suites=[package(t) for t in FLAKY_TASKS])
+    params = write_release(
+        tmp_path, "flaky", baseline="baseline-v1", candidate="flaky-simulator", suites=[package(t) for t in FLAKY_TASKS]
+    )
     result = forge("release", params)
     assert result.exit_code == 1, result.output
     v = values(tmp_path / "flaky")
@@ -273,7 +322,7 @@ def test_the_flaky_release_is_red_and_says_why_on_its_first_screen(tmp_path):
     assert set(FLAKY_TASKS[:3]) <= set(v["highlights"]["unstable"])
     assert {p["kind"] for p in v["players"]} == {"unstable"} and len(v["players"]) == 3
     first = re.sub(r"<[^>]+>", " ", section((tmp_path / "flaky/release.html").read_text(), "release"))
-    verdict = first[:first.index("Provenance")]
+    verdict = first[: first.index("Provenance")]
     assert "GATE RED" in verdict and all(name in verdict for name in v["red_because"])
     assert "unstable" in verdict
 
@@ -284,8 +333,20 @@ def sign_both(release: Path, tmp_path: Path) -> Path:
     for name, role in (("wen", "clinician"), ("ada", "engineer")):
         assert forge("keygen", "--reviewer", name, "--out", tmp_path / f"{name}.key").exit_code == 0
         shutil.copy(tmp_path / f"{name}.key.pub", trusted / f"{name}.pub")
-        result = forge("signoff", release, "--reviewer", name, "--role", role, "--key", tmp_path / f"{name}.key",
-                       "--decision", "approve", "--comment", "gates and cards read")
+        result = forge(
+            "signoff",
+            release,
+            "--reviewer",
+            name,
+            "--role",
+            role,
+            "--key",
+            tmp_path / f"{name}.key",
+            "--decision",
+            "approve",
+            "--comment",
+            "gates and cards read",
+        )
         assert result.exit_code == 0, result.output
     return trusted
 
@@ -313,8 +374,11 @@ def test_verify_names_each_change_after_signing(release, tmp_path, what):
     else:
         con = sqlite3.connect(release / "runs/ablation-1/run.sqlite")
         with con:
-            con.execute("UPDATE scores SET passed = 1 WHERE trial_id = (SELECT trial_id FROM trials WHERE task_id = ? "
-                        "AND trial = 0)", ("TP-CONFLICT-v1",))
+            con.execute(
+                "UPDATE scores SET passed = 1 WHERE trial_id = (SELECT trial_id FROM trials WHERE task_id = ? "
+                "AND trial = 0)",
+                ("TP-CONFLICT-v1",),
+            )
         con.close()
         expected = "run ablation-1: trial TP-CONFLICT-v1/candidate-v2-no-conflict/0 changed"
     result = forge("verify", release, "--trusted", trusted)
@@ -324,8 +388,9 @@ def test_verify_names_each_change_after_signing(release, tmp_path, what):
 
 def test_the_default_baseline_is_the_last_approved_release(release, tmp_path):
     sign_both(release, tmp_path)
-    params = write_release(release.parent, "r2", candidate="candidate-v2-no-conflict",
-                           suites=[package(t) for t in GREEN_TASKS])
+    params = write_release(
+        release.parent, "r2", candidate="candidate-v2-no-conflict", suites=[package(t) for t in GREEN_TASKS]
+    )
     result = forge("release", params)
     assert "baseline" not in result.output.split("candidate candidate-v2-no-conflict")[0]
     v = values(release.parent / "r2")

@@ -1,6 +1,7 @@
 """What the Run handle reads for analysis, filtered and aggregated in SQL, against trials written by hand: tool
 time and counts, faults met and recovered, replays, denials, the fingerprint of the writes, failing verdicts of
 the latest grading only, and the ledger's failed calls."""
+
 from __future__ import annotations
 
 import hashlib
@@ -55,9 +56,20 @@ def verdict(vid, category, passed, severity="hard", steps=()) -> Verdict:
 def record(package, agent, k, events, verdicts) -> TrialRecord:
     passed = all(v.passed for v in verdicts if v.severity == "hard")
     scores = Scores(passed, 0.5, int(passed), "n/a", ("record_search", "no_such_tool"), ())
-    return TrialRecord(package.id, agent, "1", k, k, "completed", None, AgentResult(answer=f"answer {k}"), events,
-                       0.002 * (k + 1), 0.0, grading=Grading(verdicts, scores, package.hidden.version,
-                                                             package.hidden_hash))
+    return TrialRecord(
+        package.id,
+        agent,
+        "1",
+        k,
+        k,
+        "completed",
+        None,
+        AgentResult(answer=f"answer {k}"),
+        events,
+        0.002 * (k + 1),
+        0.0,
+        grading=Grading(verdicts, scores, package.hidden.version, package.hidden_hash),
+    )
 
 
 def started(out, run_id: str, agents: tuple[str, ...], package) -> RunStore:
@@ -73,13 +85,34 @@ def run_dir(tmp_path_factory):
     package = load_package(PACKAGE)
     out = tmp_path_factory.mktemp("facts") / "run"
     store = started(out, "facts", ("a", "b"), package)
-    failing = [verdict("checks-first", "safety", False, steps=[5]), verdict("answer", "answer", False),
-               verdict("tone", "answer", False, severity="soft"), verdict("state", "success", True)]
-    ids = store.write_trials([record(package, "a", 0, list(BUSY), failing), record(package, "a", 1, [], failing[3:]),
-                              replace(record(package, "b", 0, list(BUSY[:1]), failing[:1]), attempts=2)])
+    failing = [
+        verdict("checks-first", "safety", False, steps=[5]),
+        verdict("answer", "answer", False),
+        verdict("tone", "answer", False, severity="soft"),
+        verdict("state", "success", True),
+    ]
+    ids = store.write_trials(
+        [
+            record(package, "a", 0, list(BUSY), failing),
+            record(package, "a", 1, [], failing[3:]),
+            replace(record(package, "b", 0, list(BUSY[:1]), failing[:1]), attempts=2),
+        ]
+    )
     regrade = store.new_grading()  # grading 2 of trial a/1 fails it: its verdicts, not those of grading 1, count
-    store.write_gradings(regrade, [(ids[1], Grading([verdict("state", "success", False, steps=[2])],
-                                                    Scores(False, 0.0, 0, "n/a", (), ()), "1", package.hidden_hash))])
+    store.write_gradings(
+        regrade,
+        [
+            (
+                ids[1],
+                Grading(
+                    [verdict("state", "success", False, steps=[2])],
+                    Scores(False, 0.0, 0, "n/a", (), ()),
+                    "1",
+                    package.hidden_hash,
+                ),
+            )
+        ],
+    )
     store.close()
     return out
 
@@ -106,8 +139,9 @@ def test_how_often_each_trials_agent_was_run_and_how_many_a_side_ran_again(run, 
     older = tmp_path / "older"  # a version 2 store, read as it is: each trial counted as run once
     shutil.copytree(run_dir, older)
     with closing(sqlite3.connect(older / "run.sqlite")) as db:
-        db.executescript("ALTER TABLE trials DROP COLUMN attempts; UPDATE meta SET value = '2' WHERE key = "
-                         "'schema_version';")
+        db.executescript(
+            "ALTER TABLE trials DROP COLUMN attempts; UPDATE meta SET value = '2' WHERE key = 'schema_version';"
+        )
     with open_run(older) as handle:
         assert handle.facts()["attempts"].tolist() == [1, 1, 1]
 
@@ -121,19 +155,32 @@ def test_the_fingerprint_hashes_the_writes_in_step_order(run):
 
 def test_failing_verdicts_are_those_of_the_latest_grading(run):
     busy, regraded = run.facts("a").to_dict("records")
-    assert (busy["safety_failures"], busy["answer_failures"], busy["failed_verifiers"]) == (1, 2, "answer,checks-first,tone")
+    assert (busy["safety_failures"], busy["answer_failures"], busy["failed_verifiers"]) == (
+        1,
+        2,
+        "answer,checks-first,tone",
+    )
     assert (regraded["passed"], regraded["failed_verifiers"], regraded["safety_failures"]) == (False, "state", 0)
     failing = run.failing_verdicts
     assert failing[["trial_id", "verifier_id"]].values.tolist() == [
-        [1, "answer"], [1, "checks-first"], [1, "tone"], [2, "state"], [3, "checks-first"]]
+        [1, "answer"],
+        [1, "checks-first"],
+        [1, "tone"],
+        [2, "state"],
+        [3, "checks-first"],
+    ]
     assert failing.loc[failing["trial_id"] == 2, "steps"].tolist() == ["[2]"]
 
 
 def test_failed_calls_say_whether_the_tool_later_succeeded(run):
     calls = run.failed_calls[run.failed_calls["trial_id"] == 1]
     assert calls[["step", "tool", "code", "retried"]].values.tolist() == [
-        [2, "record_search", "timeout", 1], [4, "lab_search", "tool_error", 0], [6, "vital_sign_create", "denied", 0],
-        [7, "patient_detail", "denied", 0], [9, "patient_search", "invalid_args", 0]]
+        [2, "record_search", "timeout", 1],
+        [4, "lab_search", "tool_error", 0],
+        [6, "vital_sign_create", "denied", 0],
+        [7, "patient_detail", "denied", 0],
+        [9, "patient_search", "invalid_args", 0],
+    ]
     assert calls["denied"].tolist()[2:4] == ["unauthorized_write", "cross_patient"]
 
 
@@ -142,14 +189,22 @@ def test_an_agent_is_read_once_and_alone(run):
     assert run.facts("b")["agent"].tolist() == ["b"] and len(run.facts()) == 3
     assert run.agents_with_trials == ["a", "b"]
     assert run.outcomes["passed"].tolist() == [False, False, False]
-    assert run.failed_outcomes["missing_reads"].tolist() == [1, 0, 1]  # record_search, a read, is missing but in the regrade
+    assert run.failed_outcomes["missing_reads"].tolist() == [
+        1,
+        0,
+        1,
+    ]  # record_search, a read, is missing but in the regrade
 
 
 def test_a_trial_opens_by_its_id(run):
     for row in run.facts().itertuples():
         trial = run.trial_by_id(row.trial_id)
-        assert (trial.task_id, trial.agent, trial.trial, len(trial.events)) == (row.task_id, row.agent, row.trial,
-                                                                                 row.tool_calls)
+        assert (trial.task_id, trial.agent, trial.trial, len(trial.events)) == (
+            row.task_id,
+            row.agent,
+            row.trial,
+            row.tool_calls,
+        )
     with pytest.raises(StoreError, match="no trial with id 99"):
         run.trial_by_id(99)
 
@@ -173,7 +228,7 @@ def test_the_compact_json_passes_the_stored_events_through(run):
 def test_the_compact_json_keeps_every_digit_of_a_time(run_dir, tmp_path):
     """A float written as SQLite writes it (15 digits) would change the value the front end receives."""
     shutil.copy(run_dir / "run.sqlite", tmp_path / "run.sqlite")
-    latency = 0.1 + 2 ** -52
+    latency = 0.1 + 2**-52
     with closing(sqlite3.connect(tmp_path / "run.sqlite")) as db, db:
         db.execute("UPDATE events SET latency_ms = ?, started_ms = ? WHERE step = 1", (latency, latency * 3))
     with open_run(tmp_path) as copied:
@@ -196,8 +251,10 @@ def test_a_citation_is_looked_up_as_the_evidence_verifier_does(reference):
     refs = [f"{t}/{i}" for t, i in image.resources] + ["Observation/none", "no-slash", "Patient/"]
     for ref in refs:
         resource = resolve(image, ref)
-        assert reference.citation(task, ref) == (resource is not None,
-                                                 resource is not None and patient_of(resource) == patient)
+        assert reference.citation(task, ref) == (
+            resource is not None,
+            resource is not None and patient_of(resource) == patient,
+        )
     assert {reference.citation(task, ref) for ref in refs} == {(True, True), (True, False), (False, False)}
 
 
@@ -220,11 +277,36 @@ def test_the_fingerprint_of_no_writes_is_the_hash_of_nothing():
 
 
 TURNS = (
-    ModelTurn(1, 0, "I look the patient up.", [{"id": "c1", "name": "patient_search", "arguments": '{"mrn": '}],
-              "tool_calls", None, 900, 40, 512, 0.002, 120.0),
-    ModelTurn(2, 0, "Again, written whole.", [{"id": "c2", "name": "patient_search", "arguments": "{}"},
-                                               {"id": "c3", "name": "record_search", "arguments": "{}"}],
-              "tool_calls", None, 1000, 50, 512, 0.003, 150.0, ["rate_limited: 429"]),
+    ModelTurn(
+        1,
+        0,
+        "I look the patient up.",
+        [{"id": "c1", "name": "patient_search", "arguments": '{"mrn": '}],
+        "tool_calls",
+        None,
+        900,
+        40,
+        512,
+        0.002,
+        120.0,
+    ),
+    ModelTurn(
+        2,
+        0,
+        "Again, written whole.",
+        [
+            {"id": "c2", "name": "patient_search", "arguments": "{}"},
+            {"id": "c3", "name": "record_search", "arguments": "{}"},
+        ],
+        "tool_calls",
+        None,
+        1000,
+        50,
+        512,
+        0.003,
+        150.0,
+        ["rate_limited: 429"],
+    ),
     ModelTurn(3, 2, "Done.", [], "stop", None, 1100, 30, 0, 0.001, 30.0),
 )
 """A model's turns: a call with arguments cut short (never sent), then two calls in one turn, then its answer."""
@@ -237,9 +319,12 @@ def turns_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("turns") / "run"
     store = started(out, "turns", ("a", "m"), package)
     passing = [verdict("state", "success", True)]
-    store.write_trials([replace(record(package, "m", 0, list(BUSY[:2]), passing), duration_s=0.5, cost=0.006,
-                                turns=list(TURNS)),
-                        replace(record(package, "a", 0, list(BUSY[:2]), passing), duration_s=0.5)])
+    store.write_trials(
+        [
+            replace(record(package, "m", 0, list(BUSY[:2]), passing), duration_s=0.5, cost=0.006, turns=list(TURNS)),
+            replace(record(package, "a", 0, list(BUSY[:2]), passing), duration_s=0.5),
+        ]
+    )
     store.close()
     return out
 
@@ -249,7 +334,11 @@ def test_model_turns_are_added_up_per_trial_and_the_agents_own_time_is_the_rest(
         plain, model = run.facts().to_dict("records")
         used = run.usage.set_index("agent")
     assert (model["turns"], model["prompt_tokens"], model["completion_tokens"], model["cached_tokens"]) == (
-        3, 3000, 120, 1024)
+        3,
+        3000,
+        120,
+        1024,
+    )
     assert model["model_s"] == pytest.approx(0.3) and model["tool_s"] == pytest.approx(0.0035)
     assert model["agent_s"] == pytest.approx(0.5 - 0.3 - 0.0035) and model["cost"] == 0.006
     assert plain["turns"] == 0 and all(pd.isna(plain[c]) for c in ("prompt_tokens", "cached_tokens", "model_s"))

@@ -1,4 +1,5 @@
 """The Run handle: a run read once, a trial with its timeline and compact form, from a store copied alone."""
+
 from __future__ import annotations
 
 import asyncio
@@ -20,8 +21,13 @@ def copied_alone(tmp_path_factory):
     """A run of the worked examples whose store was copied alone to a new folder; the packages are gone."""
     root = tmp_path_factory.mktemp("handle")
     suite = copy_worked_examples(root / "here")
-    asyncio.run(execute(RunSpec(suite=[str(suite)], agents=["scripted", "unsafe-shortcut"], trials=2),
-                        root / "here" / "run", progress=False))
+    asyncio.run(
+        execute(
+            RunSpec(suite=[str(suite)], agents=["scripted", "unsafe-shortcut"], trials=2),
+            root / "here" / "run",
+            progress=False,
+        )
+    )
     (root / "there").mkdir()
     shutil.copy(root / "here" / "run" / "run.sqlite", root / "there" / "run.sqlite")
     shutil.rmtree(root / "here")
@@ -57,10 +63,11 @@ def test_the_compact_trajectory_is_what_its_schema_says(copied_alone):
             jsonschema.validate(compact, schema)
             assert compact["banner"] == SYNTHETIC_BANNER
             assert len(compact["steps"]) == len(run.trial("SC-MED-GASTRIC-ULCER", agent, 0).events)
-        (key, resource), = compact["resources"].items()
+        ((key, resource),) = compact["resources"].items()
         assert key.startswith("MedicationRequest/") and resource["initial"] is None
         assert [step for step, _ in resource["versions"]] == [
-            s["step"] for s in compact["steps"] if s["tool"] == "medication_request_create"]
+            s["step"] for s in compact["steps"] if s["tool"] == "medication_request_create"
+        ]
         assert any(not v["passed"] for v in compact["verdicts"])  # unsafe-shortcut fails its safety check
 
 

@@ -1,4 +1,5 @@
 """Reviewer sign-off: Ed25519 signatures over a release folder; any change to what they cover is named."""
+
 from __future__ import annotations
 
 import asyncio
@@ -35,8 +36,12 @@ def built_release(tmp_path_factory) -> Path:
     (folder / "release.ipynb").write_text('{"cells": []}', encoding="utf-8")
     (folder / "release.html").write_text(f"<html>report{render({'signatures': []})}</html>", encoding="utf-8")
     (folder / "r1.yaml").write_text("release: r1\n", encoding="utf-8")
-    record = {"parameters": "r1.yaml", "runs": {"baseline": "runs/baseline", "candidate": "runs/candidate"},
-              "agents": {"baseline": "baseline-v1", "candidate": "candidate-v2"}, "roles": ["clinician", "engineer"]}
+    record = {
+        "parameters": "r1.yaml",
+        "runs": {"baseline": "runs/baseline", "candidate": "runs/candidate"},
+        "agents": {"baseline": "baseline-v1", "candidate": "candidate-v2"},
+        "roles": ["clinician", "engineer"],
+    }
     (folder / "release.json").write_text(json.dumps(record), encoding="utf-8")
     return folder
 
@@ -63,15 +68,37 @@ def keys(tmp_path, *reviewers) -> Path:
 
 
 def sign(release, tmp_path, name, role, decision="approve"):
-    result = forge("signoff", release, "--reviewer", name, "--role", role, "--key", tmp_path / f"{name}.key",
-                   "--decision", decision, "--comment", "checked the safety gates")
+    result = forge(
+        "signoff",
+        release,
+        "--reviewer",
+        name,
+        "--role",
+        role,
+        "--key",
+        tmp_path / f"{name}.key",
+        "--decision",
+        decision,
+        "--comment",
+        "checked the safety gates",
+    )
     assert result.exit_code == 0, result.output
     return result
 
 
 def withdraw(release, tmp_path, name, number, key=None):
-    return forge("signoff", release, "--reviewer", name, "--key", tmp_path / f"{key or name}.key", "--decision",
-                 "withdraw", "--withdraws", number)
+    return forge(
+        "signoff",
+        release,
+        "--reviewer",
+        name,
+        "--key",
+        tmp_path / f"{key or name}.key",
+        "--decision",
+        "withdraw",
+        "--withdraws",
+        number,
+    )
 
 
 def verify(release, trusted, *options):
@@ -98,8 +125,11 @@ def entry(key_file, statement) -> dict:
     """A signature entry over ``statement`` by the key in ``key_file``, made without forge signoff and its checks."""
     key = private_key(key_file)
     raw = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-    return {"statement": statement, "key": base64.b64encode(raw).decode(),
-            "signature": base64.b64encode(key.sign(canonical_json(statement).encode())).decode()}
+    return {
+        "statement": statement,
+        "key": base64.b64encode(raw).decode(),
+        "signature": base64.b64encode(key.sign(canonical_json(statement).encode())).decode(),
+    }
 
 
 def signed(release, tmp_path) -> Path:
@@ -112,9 +142,12 @@ def signed(release, tmp_path) -> Path:
 def unchain(release, tmp_path):
     """Sign-off as it was before the chain: each statement re-signed by its reviewer's key without ``follows``."""
     signoff = signatures(release)
-    signoff["signatures"] = [entry(tmp_path / f"{e['statement']['reviewer']}.key",
-                                   {k: v for k, v in e["statement"].items() if k != "follows"})
-                             for e in signoff["signatures"]]
+    signoff["signatures"] = [
+        entry(
+            tmp_path / f"{e['statement']['reviewer']}.key", {k: v for k, v in e["statement"].items() if k != "follows"}
+        )
+        for e in signoff["signatures"]
+    ]
     rewrite(release, signoff)
 
 
@@ -151,8 +184,11 @@ def test_a_changed_trial_in_a_run_store_is_named(release, tmp_path):
     trusted = signed(release, tmp_path)
     con = sqlite3.connect(release / "runs/candidate/run.sqlite")
     with con:
-        con.execute("UPDATE verdicts SET passed = 1, reason = 'ok' WHERE trial_id = "
-                    "(SELECT trial_id FROM trials WHERE task_id = ? AND trial = 1)", (TASKS[1],))
+        con.execute(
+            "UPDATE verdicts SET passed = 1, reason = 'ok' WHERE trial_id = "
+            "(SELECT trial_id FROM trials WHERE task_id = ? AND trial = 1)",
+            (TASKS[1],),
+        )
     con.close()
     result = verify(release, trusted)
     assert result.exit_code == 1
@@ -180,12 +216,16 @@ def test_each_table_of_a_run_store_changed_is_named(release, tmp_path, table):
     first = con.execute(f"SELECT {key} FROM {table} ORDER BY {key} LIMIT 1").fetchone()
     assert first is not None, f"{table} is empty in the fixture"
     with con:
-        changed = con.execute(f"UPDATE {table} SET {[c[1] for c in columns if not c[5]][-1]} = 'changed' "
-                              f"WHERE ({key}) = ({', '.join('?' * len(first))})", first).rowcount
+        changed = con.execute(
+            f"UPDATE {table} SET {[c[1] for c in columns if not c[5]][-1]} = 'changed' "
+            f"WHERE ({key}) = ({', '.join('?' * len(first))})",
+            first,
+        ).rowcount
     assert changed == 1
     if table in ("trials", "events", "scores", "verdicts", "turns"):
-        trial = con.execute("SELECT task_id || '/' || agent || '/' || trial FROM trials WHERE trial_id = ?",
-                            first[:1]).fetchone()[0]
+        trial = con.execute(
+            "SELECT task_id || '/' || agent || '/' || trial FROM trials WHERE trial_id = ?", first[:1]
+        ).fetchone()[0]
         expected = f"run candidate: trial {trial} changed"
     else:
         expected = f"run candidate: table {table} changed"
@@ -249,8 +289,18 @@ def test_untrusted_keys_missing_roles_and_rejections_fail(release, tmp_path):
     result = verify(release, trusted)
     assert result.exit_code == 1 and "no approval in the role engineer" in result.output
 
-    forge("signoff", release, "--reviewer", "ada", "--role", "engineer", "--key", tmp_path / "eve.key",
-          "--decision", "approve")  # eve's key under ada's name
+    forge(
+        "signoff",
+        release,
+        "--reviewer",
+        "ada",
+        "--role",
+        "engineer",
+        "--key",
+        tmp_path / "eve.key",
+        "--decision",
+        "approve",
+    )  # eve's key under ada's name
     result = verify(release, trusted)
     assert result.exit_code == 1 and "is not a trusted key of ada" in result.output
 
@@ -269,8 +319,18 @@ def test_untrusted_keys_missing_roles_and_rejections_fail(release, tmp_path):
 def test_bad_input_is_one_line_and_exit_2(release, tmp_path):
     keys(tmp_path, "wen")
     (tmp_path / "wen.key").chmod(0o644)
-    result = forge("signoff", release, "--reviewer", "wen", "--role", "clinician", "--key", tmp_path / "wen.key",
-                   "--decision", "approve")
+    result = forge(
+        "signoff",
+        release,
+        "--reviewer",
+        "wen",
+        "--role",
+        "clinician",
+        "--key",
+        tmp_path / "wen.key",
+        "--decision",
+        "approve",
+    )
     assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
     assert "wen.key: (mode): -rw-r--r--: a private key must be readable by its owner alone" in result.output
     (release / "release.json").write_text("{")
@@ -278,20 +338,37 @@ def test_bad_input_is_one_line_and_exit_2(release, tmp_path):
     assert result.exit_code == 2 and "release.json: (file): not JSON" in result.output
 
 
-@pytest.mark.parametrize("damage, message", [
-    (lambda s: s["signatures"][0].pop("key"), "signatures.0.key: Field required"),
-    (lambda s: s["signatures"][0].update(key="not base64!"), "signatures.0.key: String should match pattern"),
-    (lambda s: s["signatures"][1]["statement"].update(decision="shrug"), "signatures.1.statement.decision: Input"),
-    (lambda s: s["signatures"][1]["statement"].update(extra=1), "signatures.1.statement.extra: unknown field"),
-    (lambda s: s.update(signatures={}), "signatures: Input should be a valid array"),
-], ids=["no key", "bad key", "bad decision", "unknown field", "not a list"])
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (lambda s: s["signatures"][0].pop("key"), "signatures.0.key: Field required"),
+        (lambda s: s["signatures"][0].update(key="not base64!"), "signatures.0.key: String should match pattern"),
+        (lambda s: s["signatures"][1]["statement"].update(decision="shrug"), "signatures.1.statement.decision: Input"),
+        (lambda s: s["signatures"][1]["statement"].update(extra=1), "signatures.1.statement.extra: unknown field"),
+        (lambda s: s.update(signatures={}), "signatures: Input should be a valid array"),
+    ],
+    ids=["no key", "bad key", "bad decision", "unknown field", "not a list"],
+)
 def test_a_damaged_signoff_file_is_one_line_and_exit_2(release, tmp_path, damage, message):
     trusted = signed(release, tmp_path)
     signoff = signatures(release)
     damage(signoff)
     (release / "signoff.json").write_text(json.dumps(signoff))
-    for result in (verify(release, trusted), forge("signoff", release, "--reviewer", "wen", "--role", "clinician",
-                                                   "--key", tmp_path / "wen.key", "--decision", "approve")):
+    for result in (
+        verify(release, trusted),
+        forge(
+            "signoff",
+            release,
+            "--reviewer",
+            "wen",
+            "--role",
+            "clinician",
+            "--key",
+            tmp_path / "wen.key",
+            "--decision",
+            "approve",
+        ),
+    ):
         assert result.exit_code == 2 and len(result.output.splitlines()) == 1, result.output
         assert result.output.startswith(f"{release / 'signoff.json'}: {message}"), result.output
 
@@ -319,13 +396,16 @@ def test_a_rejection_deleted_or_replaced_breaks_the_chain_at_the_signature_after
     if attack == "delete":
         del signoff["signatures"][1]
     else:  # by another trusted key, over the same manifest and link
-        signoff["signatures"][1] = entry(tmp_path / "wen.key", {**signoff["signatures"][1]["statement"],
-                                                                "reviewer": "wen", "decision": "approve"})
+        signoff["signatures"][1] = entry(
+            tmp_path / "wen.key", {**signoff["signatures"][1]["statement"], "reviewer": "wen", "decision": "approve"}
+        )
     rewrite(release, signoff)
     result = verify(release, trusted)
     assert result.exit_code == 1
-    assert fails(result) == [f"FAIL  {broken} ada (engineer, approve): follows a signature that is missing, moved or "
-                             "changed", "FAIL  no approval in the role engineer"]
+    assert fails(result) == [
+        f"FAIL  {broken} ada (engineer, approve): follows a signature that is missing, moved or changed",
+        "FAIL  no approval in the role engineer",
+    ]
 
 
 def test_reordered_signatures_break_the_chain_at_the_first(release, tmp_path):
@@ -352,8 +432,9 @@ def test_the_newest_signature_removed_leaves_a_shorter_chain_that_only_a_pinned_
     assert verify(release, trusted).exit_code == 0  # the limit of a chain: its newest entries can go unseen
     result = verify(release, trusted, "--head", head)
     assert result.exit_code == 1 and re.search(r"^chain: 2 signatures, head sha256:", result.output, re.M)
-    assert fails(result) == [f"FAIL  --head {head}: not in the chain; a signature was removed or replaced since it "
-                             "was pinned"]
+    assert fails(result) == [
+        f"FAIL  --head {head}: not in the chain; a signature was removed or replaced since it was pinned"
+    ]
     assert "chain: 2 signatures" in shorter
 
 
@@ -363,28 +444,46 @@ def test_a_withdrawal_is_signed_by_the_reviewer_and_key_of_what_it_withdraws(rel
     for name, key in (("ada", "ada"), ("wen", "ada")):
         result = withdraw(release, tmp_path, name, 1, key=key)
         assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
-        assert re.search(r"signoff.json: --withdraws: withdraws #1, signed by wen \(clinician\) with key sha256:\w+: "
-                         "only that reviewer, role and key withdraw it$", result.output.strip()), result.output
+        assert re.search(
+            r"signoff.json: --withdraws: withdraws #1, signed by wen \(clinician\) with key sha256:\w+: "
+            "only that reviewer, role and key withdraw it$",
+            result.output.strip(),
+        ), result.output
     for number in (2, 0):
-        assert f"withdraws #{number}, which is not an approval or rejection standing" in withdraw(
-            release, tmp_path, "wen", number).output
+        assert (
+            f"withdraws #{number}, which is not an approval or rejection standing"
+            in withdraw(release, tmp_path, "wen", number).output
+        )
     sign(release, tmp_path, "ada", "engineer")
     signoff = signatures(release)  # a withdrawal by ada made without forge signoff
-    signoff["signatures"].append(entry(tmp_path / "ada.key", {
-        **signoff["signatures"][0]["statement"], "reviewer": "ada", "decision": "withdraw", "withdraws": 1,
-        "follows": link(signoff["signatures"])}))
+    signoff["signatures"].append(
+        entry(
+            tmp_path / "ada.key",
+            {
+                **signoff["signatures"][0]["statement"],
+                "reviewer": "ada",
+                "decision": "withdraw",
+                "withdraws": 1,
+                "follows": link(signoff["signatures"]),
+            },
+        )
+    )
     rewrite(release, signoff)
     assert [re.sub(r"sha256:\w+", "KEY", line) for line in fails(verify(release, trusted))] == [
         "FAIL  #3 ada (clinician, withdraw #1): withdraws #1, signed by wen (clinician) with key KEY: only that reviewer, "
         "role and key withdraw it",
-        "FAIL  #1 wen (clinician, reject): rejected: checked the safety gates", "FAIL  no approval in the role clinician"]
+        "FAIL  #1 wen (clinician, reject): rejected: checked the safety gates",
+        "FAIL  no approval in the role clinician",
+    ]
 
 
 def test_a_withdrawn_rejection_no_longer_stands_and_the_page_shows_both(release, tmp_path):
     trusted = keys(tmp_path, "wen", "ada")
     sign(release, tmp_path, "wen", "clinician", decision="reject")
     assert withdraw(release, tmp_path, "wen", 1).output.startswith("wen (clinician) signed withdraw #1 at ")
-    assert "withdraws #1, which is not an approval or rejection standing" in withdraw(release, tmp_path, "wen", 1).output
+    assert (
+        "withdraws #1, which is not an approval or rejection standing" in withdraw(release, tmp_path, "wen", 1).output
+    )
     sign(release, tmp_path, "wen", "clinician")
     sign(release, tmp_path, "ada", "engineer")
     result = verify(release, trusted)
@@ -408,10 +507,21 @@ def test_a_sign_off_from_before_the_chain_does_not_verify_and_is_not_signed_furt
     unchain(release, tmp_path)
     result = verify(release, trusted)
     assert result.exit_code == 1
-    assert fails(result) == ["FAIL  signoff.json: signed before signatures were chained; move it aside and sign the "
-                             "release again"]
-    result = forge("signoff", release, "--reviewer", "wen", "--role", "clinician", "--key", tmp_path / "wen.key",
-                   "--decision", "approve")
+    assert fails(result) == [
+        "FAIL  signoff.json: signed before signatures were chained; move it aside and sign the release again"
+    ]
+    result = forge(
+        "signoff",
+        release,
+        "--reviewer",
+        "wen",
+        "--role",
+        "clinician",
+        "--key",
+        tmp_path / "wen.key",
+        "--decision",
+        "approve",
+    )
     assert result.exit_code == 2 and "signoff.json: (file): signed before signatures were chained" in result.output
 
 
@@ -421,22 +531,42 @@ def test_one_reviewer_by_name_or_key_approves_in_one_role(release, tmp_path):
     shutil.copy(tmp_path / "wen2.key.pub", trusted / "wen2.pub")
     sign(release, tmp_path, "wen", "clinician")
     for name, key, who in (("wen", "wen", "wen"), ("wendy", "wen", "wen / wendy"), ("wen", "wen2", "wen")):
-        result = forge("signoff", release, "--reviewer", name, "--role", "engineer", "--key", tmp_path / f"{key}.key",
-                       "--decision", "approve")
+        result = forge(
+            "signoff",
+            release,
+            "--reviewer",
+            name,
+            "--role",
+            "engineer",
+            "--key",
+            tmp_path / f"{key}.key",
+            "--decision",
+            "approve",
+        )
         assert result.exit_code == 2 and result.output.strip() == (
             f"{release}/release.json: several_roles_per_reviewer: {who} approves as clinician and engineer: one "
             "reviewer (a name, or a key under any name) approves in one role unless the release's parameters set "
-            "several_roles_per_reviewer")
+            "several_roles_per_reviewer"
+        )
     signoff = signatures(release)  # wen's key approving as engineer under another name, without forge signoff
-    signoff["signatures"].append(entry(tmp_path / "wen.key", {
-        **signoff["signatures"][0]["statement"], "reviewer": "wendy", "role": "engineer",
-        "follows": link(signoff["signatures"])}))
+    signoff["signatures"].append(
+        entry(
+            tmp_path / "wen.key",
+            {
+                **signoff["signatures"][0]["statement"],
+                "reviewer": "wendy",
+                "role": "engineer",
+                "follows": link(signoff["signatures"]),
+            },
+        )
+    )
     rewrite(release, signoff)
     (trusted / "wendy.pub").write_text((trusted / "wen.pub").read_text().replace(" wen", " wendy"))
     result = verify(release, trusted)
     assert result.exit_code == 1 and fails(result) == [
         "FAIL  wen / wendy approves as clinician and engineer: one reviewer (a name, or a key under any name) approves "
-        "in one role unless the release's parameters set several_roles_per_reviewer"]
+        "in one role unless the release's parameters set several_roles_per_reviewer"
+    ]
 
 
 def test_a_release_may_let_one_reviewer_approve_in_several_roles(release, tmp_path):
@@ -453,22 +583,38 @@ def test_names_roles_and_comments_from_signoff_json_are_printed_and_shown_inert(
     trusted = keys(tmp_path, "ada")
     assert forge("keygen", "--reviewer", f"wen{odd}", "--out", tmp_path / "wen.key").exit_code == 0
     shutil.copy(tmp_path / "wen.key.pub", trusted / "wen.pub")
-    results = [forge("signoff", release, "--reviewer", f"wen{odd}", "--role", f"clinician{odd}", "--key",
-                     tmp_path / "wen.key", "--decision", "reject", "--comment", f"<script>alert(1)</script>{odd}"),
-               withdraw(release, tmp_path, "ada", 1), verify(release, trusted)]
+    results = [
+        forge(
+            "signoff",
+            release,
+            "--reviewer",
+            f"wen{odd}",
+            "--role",
+            f"clinician{odd}",
+            "--key",
+            tmp_path / "wen.key",
+            "--decision",
+            "reject",
+            "--comment",
+            f"<script>alert(1)</script>{odd}",
+        ),
+        withdraw(release, tmp_path, "ada", 1),
+        verify(release, trusted),
+    ]
     assert [r.exit_code for r in results] == [0, 2, 1]
     for result in results:
         assert "\x1b" not in result.output and "\x07" not in result.output
         assert "wen\\x1b]0;x\\x07 (clinician\\x1b]0;x\\x07" in result.output
     assert "rejected: <script>alert(1)</script>\\x1b]0;x\\x07\n" in results[2].output
     page = (release / "release.html").read_text(encoding="utf-8")
-    region = page[page.index("<!--forge:signoff-->"):]
+    region = page[page.index("<!--forge:signoff-->") :]
     assert "<script>" not in region and "\x1b" not in page
     assert "<td>&lt;script&gt;alert(1)&lt;/script&gt;\\x1b]0;x\\x07</td>" in region
 
 
-def test_last_approved_skips_a_standing_rejection_a_broken_chain_and_an_unchained_sign_off(release, built_release,
-                                                                                           tmp_path):
+def test_last_approved_skips_a_standing_rejection_a_broken_chain_and_an_unchained_sign_off(
+    release, built_release, tmp_path
+):
     trusted = signed(release, tmp_path)
     keys(tmp_path, "eve")
     for name in ("r2", "r3", "r4"):  # signed after r1: each would be the newer baseline if it verified

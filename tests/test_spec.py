@@ -1,4 +1,5 @@
 """Spec layer: loading errors, content hashes, JSON Schemas and the public/hidden split (synthetic data only)."""
+
 from __future__ import annotations
 
 import copy
@@ -43,10 +44,17 @@ PUBLIC = {
     "title": "单元测试任务",
     "suite": "unit",
     "category": "medication_management",
-    "environment": {"ehr_image": "unit-ehr", "ehr_version": "1", "fixtures": ["fixtures/ehr.json"],
-                    "now": "2026-11-30T09:00:00+08:00", "patient_id": "p1"},
-    "task": {"instruction": {"zh": "请为患者开具奥美拉唑。", "en": "Prescribe omeprazole."},
-             "context": {"mrn": "MRN-1", "drug": "奥美拉唑"}},
+    "environment": {
+        "ehr_image": "unit-ehr",
+        "ehr_version": "1",
+        "fixtures": ["fixtures/ehr.json"],
+        "now": "2026-11-30T09:00:00+08:00",
+        "patient_id": "p1",
+    },
+    "task": {
+        "instruction": {"zh": "请为患者开具奥美拉唑。", "en": "Prescribe omeprazole."},
+        "context": {"mrn": "MRN-1", "drug": "奥美拉唑"},
+    },
     "tools": ["patient_search", "patient_history", "medication_request_create", "finish"],
     "policy": {"writable_types": ["MedicationRequest"]},
 }
@@ -55,8 +63,10 @@ HIDDEN = {
     "version": "1.0.0",
     "expected_tools": ["patient_search", "medication_request_create", "finish"],
     "verifiers": [{"id": "chain", "kind": "trace.tool_chain", "category": "trace", "params": {"exact": True}}],
-    "gold": {"calls": [{"tool": "patient_search", "args": {"mrn": "MRN-1"}}, {"tool": "finish", "args": {}}],
-             "answer": "done"},
+    "gold": {
+        "calls": [{"tool": "patient_search", "args": {"mrn": "MRN-1"}}, {"tool": "finish", "args": {}}],
+        "answer": "done",
+    },
 }
 RESOURCES = [
     fhir.patient("p1", "测试甲", "female", "1970-05-01", "MRN-1"),
@@ -65,8 +75,9 @@ RESOURCES = [
 ]
 
 
-def write_package(root: Path, public: dict | None = None, hidden: dict | None = None,
-                  resources: list[dict] | None = None) -> Path:
+def write_package(
+    root: Path, public: dict | None = None, hidden: dict | None = None, resources: list[dict] | None = None
+) -> Path:
     """``root/task_packages/<suite>/<id>/`` with one fixture, and ``root/verifiers/<suite>/<id>.yaml``."""
     public = copy.deepcopy(PUBLIC if public is None else public)
     folder = root / "task_packages" / public["suite"] / public["id"]
@@ -77,7 +88,9 @@ def write_package(root: Path, public: dict | None = None, hidden: dict | None = 
     if hidden is not False:
         hidden_file = root / "verifiers" / public["suite"] / f"{public['id']}.yaml"
         hidden_file.parent.mkdir(parents=True, exist_ok=True)
-        hidden_file.write_text(yaml.safe_dump(HIDDEN if hidden is None else hidden, allow_unicode=True), encoding="utf-8")
+        hidden_file.write_text(
+            yaml.safe_dump(HIDDEN if hidden is None else hidden, allow_unicode=True), encoding="utf-8"
+        )
     return folder
 
 
@@ -110,6 +123,7 @@ def spec_error(fn, *args) -> SpecError:
 
 # --- loading errors -----------------------------------------------------------------------------------------------
 
+
 def test_a_good_package_loads(tmp_path):
     package = load_package(write_package(tmp_path))
     assert package.id == "UNIT-1"
@@ -119,11 +133,14 @@ def test_a_good_package_loads(tmp_path):
     assert load_package(package.path / "package.yaml").public == package.public
 
 
-@pytest.mark.parametrize("path, value, field", [
-    ("colour", "red", "colour"),
-    ("environment.colour", "red", "environment.colour"),
-    ("budget", {"max_calls": 5, "max_cals": 6}, "budget.max_cals"),
-])
+@pytest.mark.parametrize(
+    "path, value, field",
+    [
+        ("colour", "red", "colour"),
+        ("environment.colour", "red", "environment.colour"),
+        ("budget", {"max_calls": 5, "max_cals": 6}, "budget.max_cals"),
+    ],
+)
 def test_unknown_field_names_file_and_field(tmp_path, path, value, field):
     folder = write_package(tmp_path, with_(PUBLIC, path, value))
     err = spec_error(load_package, folder)
@@ -132,8 +149,10 @@ def test_unknown_field_names_file_and_field(tmp_path, path, value, field):
     assert err.message == "unknown field"
 
 
-@pytest.mark.parametrize("path, value", [("budget", {"max_calls": "many"}), ("tools", "finish"),
-                                         ("environment.now", "not a time"), ("risk", "extreme")])
+@pytest.mark.parametrize(
+    "path, value",
+    [("budget", {"max_calls": "many"}), ("tools", "finish"), ("environment.now", "not a time"), ("risk", "extreme")],
+)
 def test_wrong_type_names_the_field(tmp_path, path, value):
     folder = write_package(tmp_path, with_(PUBLIC, path, value))
     err = spec_error(load_package, folder)
@@ -163,8 +182,10 @@ def test_no_package_is_called_like_the_suite_defaults(tmp_path, name):
     folder = write_package(tmp_path)
     (folder / "package.yaml").write_text(yaml.safe_dump(with_(PUBLIC, "id", name)), encoding="utf-8")
     err = spec_error(load_package, folder)
-    assert (err.field, err.message) == ("id", f"Value error, {name!r} is taken: verifiers/<suite>/suite.yaml holds "
-                                              "the suite's hidden defaults")
+    assert (err.field, err.message) == (
+        "id",
+        f"Value error, {name!r} is taken: verifiers/<suite>/suite.yaml holds the suite's hidden defaults",
+    )
 
 
 @pytest.mark.parametrize("how", ["dot-dot", "absolute", "symlink"])
@@ -187,10 +208,15 @@ def test_missing_required_field(tmp_path):
     assert "required" in err.message.lower()
 
 
-@pytest.mark.parametrize("text, line", [("id: X\nversion: '1'\ntitle: a: b\n", 3),
-                                        ("id: X\ntools:\n  - a\n - b\n", 4),
-                                        ("id: X\n\tversion: 1\n", 2),
-                                        ("id: X\n? [a, b]\n: 1\n", 2)])
+@pytest.mark.parametrize(
+    "text, line",
+    [
+        ("id: X\nversion: '1'\ntitle: a: b\n", 3),
+        ("id: X\ntools:\n  - a\n - b\n", 4),
+        ("id: X\n\tversion: 1\n", 2),
+        ("id: X\n? [a, b]\n: 1\n", 2),
+    ],
+)
 def test_malformed_yaml_gives_the_line(tmp_path, text, line):
     folder = write_package(tmp_path)
     (folder / "package.yaml").write_text(text, encoding="utf-8")
@@ -209,7 +235,8 @@ def test_a_key_given_twice_is_an_error_not_a_silent_overwrite(tmp_path):
 
 
 ALIAS_BOMB = f"      a: &a [{', '.join(['lol'] * 9)}]\n" + "".join(
-    f"      {b}: &{b} [{', '.join([f'*{a}'] * 9)}]\n" for a, b in zip("abcdefgh", "bcdefghi"))
+    f"      {b}: &{b} [{', '.join([f'*{a}'] * 9)}]\n" for a, b in zip("abcdefgh", "bcdefghi")
+)
 """Nine levels of nine aliases, 0.5 KB of YAML: 9**9 (387 million) strings once expanded."""
 
 
@@ -220,8 +247,9 @@ def test_an_alias_bomb_is_refused_quickly_and_in_bounded_memory(tmp_path):
     def bounded():
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
-    result = subprocess.run([FORGE, "validate", str(manifest.parent)], capture_output=True, text=True, timeout=60,
-                            preexec_fn=bounded)
+    result = subprocess.run(
+        [FORGE, "validate", str(manifest.parent)], capture_output=True, text=True, timeout=60, preexec_fn=bounded
+    )
     line = next(i for i, row in enumerate(manifest.read_text().splitlines(), 1) if "*a" in row)
     assert result.returncode == 2, result.stderr
     assert result.stderr.splitlines() == [f"{manifest}: line {line}: alias *a: aliases are not allowed"]
@@ -238,11 +266,23 @@ def test_an_anchor_without_alias_is_fine_and_an_alias_names_its_line(tmp_path):
 
 def test_yaml_is_read_with_the_1_2_core_types_so_yes_on_and_12_30_stay_strings(tmp_path):
     path = tmp_path / "doc.yaml"
-    path.write_text("on: yes\noff: no\ny: n\nstart: 12:30\ncode: 012\noctal: 0o12\nhex: 0x1f\nday: 2026-11-30\n"
-                    "plain: [true, False, 1, -2, 1.5, 1e3, null, ~, '']\n", encoding="utf-8")
+    path.write_text(
+        "on: yes\noff: no\ny: n\nstart: 12:30\ncode: 012\noctal: 0o12\nhex: 0x1f\nday: 2026-11-30\n"
+        "plain: [true, False, 1, -2, 1.5, 1e3, null, ~, '']\n",
+        encoding="utf-8",
+    )
     doc = read_yaml(path)
-    assert doc == {"on": "yes", "off": "no", "y": "n", "start": "12:30", "code": "012", "octal": "0o12", "hex": "0x1f",
-                   "day": "2026-11-30", "plain": [True, False, 1, -2, 1.5, 1000.0, None, None, ""]}
+    assert doc == {
+        "on": "yes",
+        "off": "no",
+        "y": "n",
+        "start": "12:30",
+        "code": "012",
+        "octal": "0o12",
+        "hex": "0x1f",
+        "day": "2026-11-30",
+        "plain": [True, False, 1, -2, 1.5, 1000.0, None, None, ""],
+    }
     assert [type(v) for v in doc["plain"]] == [bool, bool, int, int, float, float, type(None), type(None), str]
 
 
@@ -382,6 +422,7 @@ def test_find_packages(tmp_path):
 
 # --- content hashes -----------------------------------------------------------------------------------------------
 
+
 def hashes(folder: Path) -> tuple[str, str, str]:
     package = load_package(folder)
     return package.public_hash, package.hidden_hash, package.package_hash
@@ -415,7 +456,9 @@ def test_key_order_in_yaml_does_not_change_hashes(tmp_path):
     folder = write_package(tmp_path)
     first = hashes(folder)
     reordered = dict(reversed(list(PUBLIC.items())))
-    (folder / "package.yaml").write_text(yaml.safe_dump(reordered, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    (folder / "package.yaml").write_text(
+        yaml.safe_dump(reordered, allow_unicode=True, sort_keys=False), encoding="utf-8"
+    )
     assert (folder / "package.yaml").read_text(encoding="utf-8").startswith("policy:")
     assert hashes(folder) == first
 
@@ -451,6 +494,7 @@ def test_public_hash_needs_no_hidden_half(tmp_path):
 
 
 # --- JSON Schemas -------------------------------------------------------------------------------------------------
+
 
 def schema(name: str) -> dict:
     return json.loads((SCHEMA_DIR / name).read_text(encoding="utf-8"))
@@ -493,20 +537,33 @@ def test_bundled_halves_validate_against_the_schemas(manifest):
 
 def test_a_trajectory_file_validates(tmp_path):
     path = tmp_path / "t.json"
-    path.write_text(json.dumps({"task_id": "UNIT-1", "agent": "x", "answer": "ok", "confidence": 0.5,
-                                "calls": [{"tool": "patient_search", "args": {"mrn": "MRN-1"}}]}), encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            {
+                "task_id": "UNIT-1",
+                "agent": "x",
+                "answer": "ok",
+                "confidence": 0.5,
+                "calls": [{"tool": "patient_search", "args": {"mrn": "MRN-1"}}],
+            }
+        ),
+        encoding="utf-8",
+    )
     validator("trajectory.schema.json").validate(json.loads(path.read_text(encoding="utf-8")))
     assert load_trajectory(path).confidence == 0.5
 
 
-@pytest.mark.parametrize("name, doc", [
-    ("taskpackage.schema.json", {**PUBLIC, "colour": "red"}),
-    ("taskpackage.schema.json", with_(PUBLIC, "budget", {"max_calls": 0})),
-    ("taskpackage.schema.json", {k: v for k, v in PUBLIC.items() if k != "tools"}),
-    ("hidden.schema.json", with_(HIDDEN, "verifiers", [])),
-    ("trajectory.schema.json", {"calls": [{"tool": "x"}], "confidence": 2}),
-    ("trajectory.schema.json", {"answer": "no calls"}),
-])
+@pytest.mark.parametrize(
+    "name, doc",
+    [
+        ("taskpackage.schema.json", {**PUBLIC, "colour": "red"}),
+        ("taskpackage.schema.json", with_(PUBLIC, "budget", {"max_calls": 0})),
+        ("taskpackage.schema.json", {k: v for k, v in PUBLIC.items() if k != "tools"}),
+        ("hidden.schema.json", with_(HIDDEN, "verifiers", [])),
+        ("trajectory.schema.json", {"calls": [{"tool": "x"}], "confidence": 2}),
+        ("trajectory.schema.json", {"answer": "no calls"}),
+    ],
+)
 def test_schemas_reject_what_the_models_reject(name, doc):
     assert list(validator(name).iter_errors(doc))
     model = {"taskpackage.schema.json": TaskPackage, "trajectory.schema.json": TrajectoryFile}.get(name)
@@ -522,13 +579,22 @@ def test_schemas_accept_the_unit_documents():
 
 # --- the agent sees the public half only ----------------------------------------------------------------------------
 
+
 def marked_hidden() -> dict:
     hidden = copy.deepcopy(HIDDEN)
-    hidden["verifiers"].append({"id": f"v-{MARKER}", "kind": "state.resource", "category": "success",
-                                "params": {"type": "MedicationRequest", "label": MARKER}})
+    hidden["verifiers"].append(
+        {
+            "id": f"v-{MARKER}",
+            "kind": "state.resource",
+            "category": "success",
+            "params": {"type": "MedicationRequest", "label": MARKER},
+        }
+    )
     hidden["gold"]["answer"] = f"gold answer {MARKER}"
     hidden["gold"]["calls"].insert(1, {"tool": "patient_history", "args": {"patient_id": "p1", "note": MARKER}})
-    hidden["counterexamples"] = [{"name": MARKER, "trajectory": {"calls": [], "answer": MARKER}, "must_fail": ["chain"]}]
+    hidden["counterexamples"] = [
+        {"name": MARKER, "trajectory": {"calls": [], "answer": MARKER}, "must_fail": ["chain"]}
+    ]
     return hidden
 
 
@@ -551,13 +617,21 @@ def test_agent_task_fields_come_from_public_fields(tmp_path):
     public = load_package(write_package(tmp_path, hidden=marked_hidden())).public
     task = AgentTask.from_package(public, seed=5)
     sources = {
-        "task_id": public.id, "version": public.version, "title": public.title, "category": public.category,
-        "language": public.task.language, "instruction": public.task.instruction[public.task.language],
-        "instructions": public.task.instruction, "context": public.task.context, "now": public.environment.now,
-        "budget": public.budget, "seed": 5,
+        "task_id": public.id,
+        "version": public.version,
+        "title": public.title,
+        "category": public.category,
+        "language": public.task.language,
+        "instruction": public.task.instruction[public.task.language],
+        "instructions": public.task.instruction,
+        "context": public.task.context,
+        "now": public.environment.now,
+        "budget": public.budget,
+        "seed": 5,
     }
-    assert set(AgentTask.model_fields) == set(sources) | {"tool_names", "tool_definitions"}, \
+    assert set(AgentTask.model_fields) == set(sources) | {"tool_names", "tool_definitions"}, (
         "a new AgentTask field needs a public source"
+    )
     for name, value in sources.items():
         assert getattr(task, name) == value, name
     assert [t["function"]["name"] for t in task.tools] == task.tool_names == public.tools

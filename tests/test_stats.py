@@ -1,4 +1,5 @@
 """Statistics against values computed by hand (shown in the comments)."""
+
 import pytest
 
 from forge_kernel.analysis.stats import (
@@ -86,14 +87,17 @@ def table(cells: dict[tuple[str, str], int]) -> list[tuple[str, str]]:
     return [pair for pair, count in cells.items() for _ in range(count)]
 
 
-@pytest.mark.parametrize("cells, kappa, lo, hi", [
-    # Stata's kapci on a 2x2 table of 1,932 (Statalist, 2009-12, msg00320): po 0.80383, pe 0.70223,
-    # kappa 0.34120, analytic 95% interval 0.28967 to 0.39273 (se 0.026291)
-    ({("0", "0"): 1395, ("0", "1"): 118, ("1", "0"): 261, ("1", "1"): 158}, 0.3411969, 0.2896668, 0.3927271),
-    # Fleiss and Paik (2003), as statpsych's ci.kappa(.05, 31, 12, 4, 58) gives it: Cohen's kappa 0.6756757,
-    # se 0.07344761, 95% interval 0.5317210 to 0.8196303
-    ({("0", "0"): 31, ("0", "1"): 12, ("1", "0"): 4, ("1", "1"): 58}, 0.6756757, 0.5317210, 0.8196303),
-])
+@pytest.mark.parametrize(
+    "cells, kappa, lo, hi",
+    [
+        # Stata's kapci on a 2x2 table of 1,932 (Statalist, 2009-12, msg00320): po 0.80383, pe 0.70223,
+        # kappa 0.34120, analytic 95% interval 0.28967 to 0.39273 (se 0.026291)
+        ({("0", "0"): 1395, ("0", "1"): 118, ("1", "0"): 261, ("1", "1"): 158}, 0.3411969, 0.2896668, 0.3927271),
+        # Fleiss and Paik (2003), as statpsych's ci.kappa(.05, 31, 12, 4, 58) gives it: Cohen's kappa 0.6756757,
+        # se 0.07344761, 95% interval 0.5317210 to 0.8196303
+        ({("0", "0"): 31, ("0", "1"): 12, ("1", "0"): 4, ("1", "1"): 58}, 0.6756757, 0.5317210, 0.8196303),
+    ],
+)
 def test_cohens_kappa_and_its_interval_match_published_examples(cells, kappa, lo, hi):
     k = cohens_kappa(table(cells))
     assert k.n == sum(cells.values())
@@ -109,7 +113,8 @@ def test_cohens_kappa_at_the_edges():
     assert same.observed == pytest.approx(0.6) and same.kappa == pytest.approx(0.0)
     assert str(same).startswith("n 10, observed agreement 60%, kappa 0.00 [")
     # both say clear throughout: chance agreement is 1, kappa is undefined
-    assert str(cohens_kappa(table({("clear", "clear"): 5}))) == ("n 5, observed agreement 100%, kappa undefined "
-                                                                  "(one label throughout)")
+    assert str(cohens_kappa(table({("clear", "clear"): 5}))) == (
+        "n 5, observed agreement 100%, kappa undefined (one label throughout)"
+    )
     with pytest.raises(ValueError):
         cohens_kappa([])

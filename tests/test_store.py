@@ -1,5 +1,6 @@
 """The run store: schema version, manifest, DataFrame loaders, regrading after a hidden half changed, and
 damaged, foreign and read-only stores."""
+
 from __future__ import annotations
 
 import asyncio
@@ -80,6 +81,7 @@ def query(run_dir, sql, *params):
 
 # --- schema and manifest --------------------------------------------------------------------------------------
 
+
 def test_schema_version_is_in_meta(run_dir):
     meta = dict(query(run_dir, "SELECT key, value FROM meta"))
     assert meta["schema_version"] == str(SCHEMA_VERSION) == "4"
@@ -105,12 +107,30 @@ def test_manifest_records_provenance(run_dir):
     assert manifest["code"]["commit"] == head and len(head) == 40
     assert isinstance(manifest["code"]["dirty"], bool)
     assert manifest["packages"] == {p.id: p.package_hash for p in load_suite(WORKED)}
-    assert manifest["agents"] == [{"name": "scripted", "version": load_trials(run_dir).agent_version[0],
-                                   "spec": "scripted", "trusted": True, "isolation": "in-process",
-                                   "config": AGENTS["scripted"]().config}]
-    assert manifest["spec"] == {"suite": WORKED, "agents": ["scripted"], "trials": 3, "seed": 11, "gate": None,
-                                "trust": [], "sandbox": "namespace", "endpoints": [], "agent_memory_mb": 4096,
-                                "agent_env": [], "agent_processes": 4096, "isolate_reference": False}
+    assert manifest["agents"] == [
+        {
+            "name": "scripted",
+            "version": load_trials(run_dir).agent_version[0],
+            "spec": "scripted",
+            "trusted": True,
+            "isolation": "in-process",
+            "config": AGENTS["scripted"]().config,
+        }
+    ]
+    assert manifest["spec"] == {
+        "suite": WORKED,
+        "agents": ["scripted"],
+        "trials": 3,
+        "seed": 11,
+        "gate": None,
+        "trust": [],
+        "sandbox": "namespace",
+        "endpoints": [],
+        "agent_memory_mb": 4096,
+        "agent_env": [],
+        "agent_processes": 4096,
+        "isolate_reference": False,
+    }
     assert manifest["sandbox"]["mode"] in ("namespace", "process")
     assert (manifest["sandbox"]["memory_mb"], manifest["sandbox"]["env"]) == (4096, [])
     assert manifest["sandbox"]["processes"] == (None if problem("pids") else 4096)
@@ -128,17 +148,23 @@ def test_packages_table_holds_hashes_and_hidden_versions(run_dir):
     for task_id, (path, package_hash, public_hash, hidden_version, hidden_hash) in by_id.items():
         package = load_package(SUITE / task_id)
         assert Path(path).is_absolute() and Path(path) == (SUITE / task_id)
-        assert (package_hash, public_hash, hidden_hash) == (package.package_hash, package.public_hash,
-                                                             package.hidden_hash)
+        assert (package_hash, public_hash, hidden_hash) == (
+            package.package_hash,
+            package.public_hash,
+            package.hidden_hash,
+        )
         assert hidden_version == package.hidden.version
 
 
-@pytest.mark.parametrize("state, expected", [
-    ("clean", {"dirty": False}),
-    ("dirty", {"dirty": True}),
-    ("untracked only", {"dirty": False}),
-    ("no repository", {"commit": None, "dirty": None}),
-])
+@pytest.mark.parametrize(
+    "state, expected",
+    [
+        ("clean", {"dirty": False}),
+        ("dirty", {"dirty": True}),
+        ("untracked only", {"dirty": False}),
+        ("no repository", {"commit": None, "dirty": None}),
+    ],
+)
 def test_code_state_commit_and_dirty_flag(tmp_path, monkeypatch, state, expected):
     repo = tmp_path / "code"
     repo.mkdir()
@@ -147,8 +173,10 @@ def test_code_state_commit_and_dirty_flag(tmp_path, monkeypatch, state, expected
         (repo / "a.py").write_text("x = 1\n")
         for args in (["init", "-q"], ["add", "a.py"], ["commit", "-q", "-m", "c"]):
             subprocess.run([*git, *args], check=True, capture_output=True)
-        expected = {"commit": subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True,
-                                             text=True).stdout.strip(), **expected}
+        expected = {
+            "commit": subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip(),
+            **expected,
+        }
     if state == "dirty":
         (repo / "a.py").write_text("x = 2\n")
     if state == "untracked only":
@@ -160,18 +188,36 @@ def test_code_state_commit_and_dirty_flag(tmp_path, monkeypatch, state, expected
 
 # --- loaders --------------------------------------------------------------------------------------------------
 
+
 def test_load_trials(run_dir):
     trials = load_trials(run_dir)
     assert isinstance(trials, pd.DataFrame) and len(trials) == 9
-    assert {"trial_id", "task_id", "agent", "trial", "seed", "status", "n_calls", "passed", "accuracy", "completion",
-            "safety_gate", "grading_id", "hidden_version", "category", "slices"} <= set(trials.columns)
+    assert {
+        "trial_id",
+        "task_id",
+        "agent",
+        "trial",
+        "seed",
+        "status",
+        "n_calls",
+        "passed",
+        "accuracy",
+        "completion",
+        "safety_gate",
+        "grading_id",
+        "hidden_version",
+        "category",
+        "slices",
+    } <= set(trials.columns)
     assert trials.passed.dtype == bool
     assert trials.groupby("task_id").trial.apply(sorted).to_dict() == {t: [0, 1, 2] for t in TASKS}
     assert trials.passed.all() and (trials.accuracy == 1.0).all() and (trials.completion == 1).all()
     assert set(trials.grading_id) == {1}
-    assert trials.set_index("task_id").safety_gate.to_dict() == {"SC-DDX-CHEST-PAIN": "n/a",
-                                                                  "SC-MED-GASTRIC-ULCER": "passed",
-                                                                  "SC-OPS-ADMISSION": "n/a"}
+    assert trials.set_index("task_id").safety_gate.to_dict() == {
+        "SC-DDX-CHEST-PAIN": "n/a",
+        "SC-MED-GASTRIC-ULCER": "passed",
+        "SC-OPS-ADMISSION": "n/a",
+    }
 
 
 def test_load_events(run_dir):
@@ -192,8 +238,17 @@ def test_load_verdicts(run_dir):
     verdicts = load_verdicts(run_dir)
     per_task = {t: len(load_package(SUITE / t).hidden.verifiers) for t in TASKS}
     assert len(verdicts) == sum(per_task[t] for t in trials.task_id)
-    assert {"trial_id", "grading_id", "verifier_id", "kind", "category", "severity", "passed", "reason",
-            "steps"} <= set(verdicts.columns)
+    assert {
+        "trial_id",
+        "grading_id",
+        "verifier_id",
+        "kind",
+        "category",
+        "severity",
+        "passed",
+        "reason",
+        "steps",
+    } <= set(verdicts.columns)
     assert verdicts.passed.astype(bool).all()
     assert len(load_verdicts(run_dir, latest=False)) == len(verdicts)
 
@@ -215,11 +270,22 @@ def test_read_trial_matches_the_frames(run_dir):
 
 # --- regrade --------------------------------------------------------------------------------------------------
 
+
 def test_regrade_after_a_hidden_half_changed(tmp_path):
     copy_worked_examples(tmp_path)
     out = tmp_path / "run"
-    ran = forge("run", "--suite", "task_packages/superclue", "--agent", "scripted", "--trials", "2",
-                "--out", "run", cwd=tmp_path)  # relative paths, as a user types them
+    ran = forge(
+        "run",
+        "--suite",
+        "task_packages/superclue",
+        "--agent",
+        "scripted",
+        "--trials",
+        "2",
+        "--out",
+        "run",
+        cwd=tmp_path,
+    )  # relative paths, as a user types them
     assert ran.returncode == 0, ran.stderr
     events_before = load_events(out)
     assert load_trials(out).passed.all()
@@ -298,11 +364,29 @@ def test_replay_reads_a_trial_without_the_model_library(run_dir):
     """``forge replay`` is a whole process a person waits for: it reads the stored records as plain dataclasses, so
     it never imports pydantic (most of its start-up time before). Importing pydantic anywhere on that path fails
     here."""
-    script = ("import sys; from forge_kernel.cli import main\n"
-              "try:\n    main(sys.argv[1:])\nexcept SystemExit as end:\n    assert not end.code, end.code\n"
-              "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'pandas', 'numpy')))")
-    out = subprocess.run([sys.executable, "-c", script, "replay", str(run_dir), "--task", "SC-DDX-CHEST-PAIN",
-                          "--agent", "scripted", "--trial", "0"], capture_output=True, text=True, check=True)
+    script = (
+        "import sys; from forge_kernel.cli import main\n"
+        "try:\n    main(sys.argv[1:])\nexcept SystemExit as end:\n    assert not end.code, end.code\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'pandas', 'numpy')))"
+    )
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            script,
+            "replay",
+            str(run_dir),
+            "--task",
+            "SC-DDX-CHEST-PAIN",
+            "--agent",
+            "scripted",
+            "--trial",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert "verdicts (hidden half" in out.stdout
     assert out.stdout.strip().splitlines()[-1] == "[]"
 
@@ -311,9 +395,11 @@ def test_a_schema_1_store_is_migrated_when_opened_for_writing(run_dir, tmp_path)
     copy = tmp_path / "old"
     shutil.copytree(run_dir, copy)
     with closing(sqlite3.connect(copy / "run.sqlite")) as conn:  # back to version 1
-        conn.executescript("ALTER TABLE events DROP COLUMN started_ms; ALTER TABLE verdicts DROP COLUMN error;"
-                           "ALTER TABLE trials DROP COLUMN attempts; DROP TABLE package_files; DROP TABLE snapshots;"
-                           "DROP TABLE turns; UPDATE meta SET value = '1' WHERE key = 'schema_version';")
+        conn.executescript(
+            "ALTER TABLE events DROP COLUMN started_ms; ALTER TABLE verdicts DROP COLUMN error;"
+            "ALTER TABLE trials DROP COLUMN attempts; DROP TABLE package_files; DROP TABLE snapshots;"
+            "DROP TABLE turns; UPDATE meta SET value = '1' WHERE key = 'schema_version';"
+        )
     assert len(load_trials(copy)) == 9  # read-only, as it is
     assert query(copy, "SELECT value FROM meta WHERE key = 'schema_version'") == [("1",)]
     RunStore.open(copy).close()
@@ -321,7 +407,10 @@ def test_a_schema_1_store_is_migrated_when_opened_for_writing(run_dir, tmp_path)
     files = query(copy, "SELECT task_id, role, name FROM package_files ORDER BY task_id, role, name")
     assert {t for t, _, _ in files} == {"SC-DDX-CHEST-PAIN", "SC-MED-GASTRIC-ULCER", "SC-OPS-ADMISSION"}
     assert {(role, name) for t, role, name in files if t == "SC-MED-GASTRIC-ULCER" and role == "public"} == {
-        ("public", "package.yaml"), ("public", "../suite.yaml"), ("public", "fixtures/ehr.json")}
+        ("public", "package.yaml"),
+        ("public", "../suite.yaml"),
+        ("public", "fixtures/ehr.json"),
+    }
     assert query(copy, "SELECT COUNT(*) FROM events WHERE started_ms IS NULL")[0][0] > 0  # unknown before 2
     assert query(copy, "SELECT DISTINCT attempts FROM trials") == [(1,)]
 
@@ -332,8 +421,10 @@ def test_a_schema_2_store_is_read_as_it_is_and_migrated_when_opened_for_writing(
     copy = tmp_path / "old"
     shutil.copytree(run_dir, copy)
     with closing(sqlite3.connect(copy / "run.sqlite")) as conn:  # back to version 2
-        conn.executescript("ALTER TABLE trials DROP COLUMN attempts; DROP TABLE turns;"
-                           "UPDATE meta SET value = '2' WHERE key = 'schema_version';")
+        conn.executescript(
+            "ALTER TABLE trials DROP COLUMN attempts; DROP TABLE turns;"
+            "UPDATE meta SET value = '2' WHERE key = 'schema_version';"
+        )
     before = (copy / "run.sqlite").read_bytes()
     with RunStore.open(copy, readonly=True) as store:
         assert {t.attempts for t in iter_trials(store)} == {1}
@@ -372,6 +463,7 @@ def test_site_and_period_slices_default_to_the_ehr_image_and_the_clock_month(tmp
 
 # --- damaged, foreign and read-only stores --------------------------------------------------------------------
 
+
 def damaged(kind: str, good: bytes, db: Path) -> None:
     """Write a store of the given kind at db: random bytes, a good store cut in half, another program's, empty."""
     db.parent.mkdir()
@@ -380,8 +472,11 @@ def damaged(kind: str, good: bytes, db: Path) -> None:
             conn.execute("CREATE TABLE notes (body TEXT)")
             conn.commit()
     else:
-        db.write_bytes({"random": random.Random(0).randbytes(len(good)), "truncated": good[:len(good) // 2],
-                        "zero-byte": b""}[kind])
+        db.write_bytes(
+            {"random": random.Random(0).randbytes(len(good)), "truncated": good[: len(good) // 2], "zero-byte": b""}[
+                kind
+            ]
+        )
 
 
 @pytest.mark.parametrize("command", ["summary", "regrade"])
@@ -411,8 +506,17 @@ def as_reader(*argvs) -> list[subprocess.CompletedProcess]:
         os.setgid(nobody.pw_gid)
         os.setuid(nobody.pw_uid)
 
-    procs = [subprocess.Popen([FORGE, *argv], cwd="/", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              preexec_fn=drop if os.geteuid() == 0 else None) for argv in argvs]
+    procs = [
+        subprocess.Popen(
+            [FORGE, *argv],
+            cwd="/",
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=drop if os.geteuid() == 0 else None,
+        )
+        for argv in argvs
+    ]
     outputs = [p.communicate(timeout=120) for p in procs]
     return [subprocess.CompletedProcess(p.args, p.returncode, *out) for p, out in zip(procs, outputs)]
 
@@ -437,15 +541,21 @@ def test_read_only_commands_work_on_a_read_only_store_and_change_nothing(read_on
     db = read_only_copy / "run.sqlite"
     before = (hashlib.sha256(db.read_bytes()).hexdigest(), db.stat().st_mtime_ns)
     run = str(read_only_copy)
-    results = as_reader(["summary", run], ["replay", run, "--task", "SC-OPS-ADMISSION", "--agent", "baseline-v1"],
-                        ["compare", run, run, "--baseline-agent", "baseline-v1", "--candidate-agent", "candidate-v2"],
-                        ["ablation", run, "--candidate", "candidate-v2", "--ablation", "candidate-v2-no-conflict"],
-                        ["ledger", run], ["regrade", run])
+    results = as_reader(
+        ["summary", run],
+        ["replay", run, "--task", "SC-OPS-ADMISSION", "--agent", "baseline-v1"],
+        ["compare", run, run, "--baseline-agent", "baseline-v1", "--candidate-agent", "candidate-v2"],
+        ["ablation", run, "--candidate", "candidate-v2", "--ablation", "candidate-v2-no-conflict"],
+        ["ledger", run],
+        ["regrade", run],
+    )
     *readers, regrade = results
     for result in readers:
         assert (result.returncode, result.stderr) == (0, ""), result.args
     assert (regrade.returncode, regrade.stderr.splitlines()) == (
-        2, [f"{db}: (run store): cannot be written (attempt to write a readonly database)"])
+        2,
+        [f"{db}: (run store): cannot be written (attempt to write a readonly database)"],
+    )
     assert [p.name for p in read_only_copy.iterdir()] == ["run.sqlite"]
     assert (hashlib.sha256(db.read_bytes()).hexdigest(), db.stat().st_mtime_ns) == before
 
@@ -459,7 +569,9 @@ def test_a_read_only_store_with_changes_left_in_its_wal_is_refused(read_only_cop
         writer.execute("INSERT INTO meta VALUES ('note', 'pending')")
         writer.commit()
         read_only_copy.chmod(0o555)
-        result, = as_reader(["summary", str(read_only_copy)])
+        (result,) = as_reader(["summary", str(read_only_copy)])
         read_only_copy.chmod(0o755)
-    assert (result.returncode, result.stderr.splitlines()) == (2, [
-        f"{db}-wal: (run store): holds changes not yet in the store: open the run once where it can be written"])
+    assert (result.returncode, result.stderr.splitlines()) == (
+        2,
+        [f"{db}-wal: (run store): holds changes not yet in the store: open the run once where it can be written"],
+    )

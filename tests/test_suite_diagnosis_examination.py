@@ -1,5 +1,6 @@
 """鉴别诊断 and 检查申请: the differential table and its matching, the diagnosis and examination plans, and the
 reference agents on the bundled SC-DDX / SC-EXM packages (synthetic data only)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -33,13 +34,24 @@ IMAGES = Images()
 
 
 def ddx(symptoms: list[str], sex: str | None = None) -> list[dict]:
-    package = TaskPackage.model_validate({
-        "id": "UNIT-DDX", "version": "1", "title": "t", "suite": "unit", "category": "differential_diagnosis",
-        "environment": {"ehr_image": "unit", "ehr_version": "1", "fixtures": ["ehr.json"], "now": NOW.isoformat(),
-                        "patient_id": "p1"},
-        "task": {"instruction": {"zh": "测试", "en": "test"}, "context": {"mrn": "MRN-1"}},
-        "tools": sorted(TOOLS),
-    })
+    package = TaskPackage.model_validate(
+        {
+            "id": "UNIT-DDX",
+            "version": "1",
+            "title": "t",
+            "suite": "unit",
+            "category": "differential_diagnosis",
+            "environment": {
+                "ehr_image": "unit",
+                "ehr_version": "1",
+                "fixtures": ["ehr.json"],
+                "now": NOW.isoformat(),
+                "patient_id": "p1",
+            },
+            "task": {"instruction": {"zh": "测试", "en": "test"}, "context": {"mrn": "MRN-1"}},
+            "tools": sorted(TOOLS),
+        }
+    )
     session = ToolSession(package, EHRView(EHRImage([], package.environment.now)))
     reply = asyncio.run(session.call("differential_diagnosis", symptoms=symptoms, sex=sex))
     assert reply["ok"], reply
@@ -57,19 +69,23 @@ def failed(record) -> set[str]:
 
 # --- the differential table and tool -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("symptoms, sex, leading", [
-    (["胸痛", "出汗"], "male", "急性冠脉综合征"),
-    (["下腹痛", "停经", "阴道流血"], "female", "异位妊娠"),
-    (["突发剧烈头痛", "颈项强直", "呕吐"], "female", "蛛网膜下腔出血"),
-    (["发热", "盗汗", "体重下降", "咳嗽"], "male", "肺结核"),
-    (["呼吸困难", "端坐呼吸", "夜间阵发性呼吸困难", "下肢水肿"], "female", "急性心力衰竭"),
-    (["意识障碍", "偏瘫", "言语不清"], "male", "急性缺血性脑卒中"),
-    (["呕血", "黑便", "头晕"], "male", "上消化道出血"),
-    (["关节肿痛", "第一跖趾关节红肿", "饮酒后发作"], "male", "痛风"),
-    (["眩晕", "恶心", "呕吐"], "female", "前庭神经炎"),
-    (["眩晕", "恶心", "呕吐", "心房颤动", "高血压"], "female", "后循环缺血性卒中"),
-    (["下肢水肿", "眼睑水肿", "泡沫尿"], "male", "肾病综合征"),
-])
+
+@pytest.mark.parametrize(
+    "symptoms, sex, leading",
+    [
+        (["胸痛", "出汗"], "male", "急性冠脉综合征"),
+        (["下腹痛", "停经", "阴道流血"], "female", "异位妊娠"),
+        (["突发剧烈头痛", "颈项强直", "呕吐"], "female", "蛛网膜下腔出血"),
+        (["发热", "盗汗", "体重下降", "咳嗽"], "male", "肺结核"),
+        (["呼吸困难", "端坐呼吸", "夜间阵发性呼吸困难", "下肢水肿"], "female", "急性心力衰竭"),
+        (["意识障碍", "偏瘫", "言语不清"], "male", "急性缺血性脑卒中"),
+        (["呕血", "黑便", "头晕"], "male", "上消化道出血"),
+        (["关节肿痛", "第一跖趾关节红肿", "饮酒后发作"], "male", "痛风"),
+        (["眩晕", "恶心", "呕吐"], "female", "前庭神经炎"),
+        (["眩晕", "恶心", "呕吐", "心房颤动", "高血压"], "female", "后循环缺血性卒中"),
+        (["下肢水肿", "眼睑水肿", "泡沫尿"], "male", "肾病综合征"),
+    ],
+)
 def test_each_presentation_has_one_clear_leading_diagnosis(symptoms, sex, leading):
     out = ddx(symptoms, sex)
     assert out[0]["diagnosis"] == leading
@@ -129,15 +145,26 @@ def plan_context() -> PlanContext:
     return PlanContext(task, session=None, features=Features(), patient_id="unused")
 
 
-@pytest.mark.parametrize("record, covers", [
-    ({"type": "DiagnosticReport", "name": "血常规", "status": "final", "time": "2026-11-20T10:00:00+08:00"}, True),
-    ({"type": "DiagnosticReport", "name": "血常规", "status": "final", "time": "2026-10-20T10:00:00+08:00"}, False),
-    ({"type": "DiagnosticReport", "name": "血常规", "status": "final", "time": "2026-11-20"}, True),
-    ({"type": "ServiceRequest", "name": "血常规", "status": "active", "time": "2026-11-29T16:00:00+08:00"}, True),
-    ({"type": "ServiceRequest", "name": "血常规", "status": "revoked", "time": "2026-11-29T16:00:00+08:00"}, False),
-    ({"type": "DiagnosticReport", "name": "尿常规", "status": "final", "time": "2026-11-20T10:00:00+08:00"}, False),
-    ({"type": "DiagnosticReport", "name": "血常规（五分类）", "status": "final", "time": "2026-11-20T10:00:00+08:00"}, True),
-])
+@pytest.mark.parametrize(
+    "record, covers",
+    [
+        ({"type": "DiagnosticReport", "name": "血常规", "status": "final", "time": "2026-11-20T10:00:00+08:00"}, True),
+        ({"type": "DiagnosticReport", "name": "血常规", "status": "final", "time": "2026-10-20T10:00:00+08:00"}, False),
+        ({"type": "DiagnosticReport", "name": "血常规", "status": "final", "time": "2026-11-20"}, True),
+        ({"type": "ServiceRequest", "name": "血常规", "status": "active", "time": "2026-11-29T16:00:00+08:00"}, True),
+        ({"type": "ServiceRequest", "name": "血常规", "status": "revoked", "time": "2026-11-29T16:00:00+08:00"}, False),
+        ({"type": "DiagnosticReport", "name": "尿常规", "status": "final", "time": "2026-11-20T10:00:00+08:00"}, False),
+        (
+            {
+                "type": "DiagnosticReport",
+                "name": "血常规（五分类）",
+                "status": "final",
+                "time": "2026-11-20T10:00:00+08:00",
+            },
+            True,
+        ),
+    ],
+)
 def test_covering_needs_a_recent_final_report_or_active_request_of_that_item(record, covers):
     assert (covering(plan_context(), "血常规", [record], SINCE) is record) is covers
 
@@ -150,12 +177,16 @@ def test_covering_picks_the_newest():
 
 # --- the bundled packages ----------------------------------------------------------------------------------------------
 
+
 def test_ten_scenarios_each_with_the_outcomes_the_design_asks_for():
     assert len(DDX) == 10 and len(EXM) == 10
     outcomes = {t: load_package(SUITE / t).public.slices["outcome"] for t in DDX + EXM}
     assert [t for t in DDX if outcomes[t] != "act"] == ["SC-DDX-HEMATEMESIS"]
     assert sorted(t for t in EXM if outcomes[t] == "do_not_act") == [
-        "SC-EXM-ANNUAL-CHECKUP", "SC-EXM-CORONARY-CTA", "SC-EXM-HEAD-CT"]
+        "SC-EXM-ANNUAL-CHECKUP",
+        "SC-EXM-CORONARY-CTA",
+        "SC-EXM-HEAD-CT",
+    ]
     for ids in (DDX, EXM):
         assert sum(load_package(SUITE / t).public.task.language == "en" for t in ids) == 3
 
@@ -167,8 +198,11 @@ def test_selftest_and_patient_scope(task_id):
     assert all(c.ok for c in cases) and len(cases) >= 3
     patients = [r for r in package.resources if r["resourceType"] == "Patient"]
     assert len(patients) >= 2 and len({p["identifier"][0]["value"] for p in patients}) == len(patients)
-    keys = {"mrn", "symptoms"} if package.public.category == "differential_diagnosis" else {"mrn", "exams",
-                                                                                           "valid_days", "reason"}
+    keys = (
+        {"mrn", "symptoms"}
+        if package.public.category == "differential_diagnosis"
+        else {"mrn", "exams", "valid_days", "reason"}
+    )
     assert set(package.public.task.context) == keys
 
 

@@ -1,5 +1,6 @@
 """用药管理 and 临床操作: the scenario modules, the drug tables, the two plans, and the reference agents on the
 SC-MED / SC-OPS packages, written afresh from the scenario code into a temporary folder (synthetic data only)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -44,8 +45,12 @@ def failed(record) -> set[str]:
 
 def written(record, rtype: str) -> list[dict]:
     """Resources of ``rtype`` the trial created, from its events' JSON-Patch operations."""
-    return [op["value"] for event in record.events for op in event.changes
-            if op["op"] == "add" and op["path"].split("/")[1:2] == [rtype] and op["path"].count("/") == 2]
+    return [
+        op["value"]
+        for event in record.events
+        for op in event.changes
+        if op["op"] == "add" and op["path"].split("/")[1:2] == [rtype] and op["path"].count("/") == 2
+    ]
 
 
 @pytest.mark.parametrize("category, prefix", [("medication_management", "SC-MED-"), ("clinical_operations", "SC-OPS-")])
@@ -62,9 +67,15 @@ def test_ten_scenarios_with_the_suite_conventions(packages, category, prefix):
 def test_outcomes_that_are_not_act(packages):
     outcome = {p.id: p.public.slices["outcome"] for p in packages.values()}
     assert sorted(i for i, o in outcome.items() if i.startswith("SC-MED-") and o != "act") == [
-        "SC-MED-AF-ANTICOAG-BLEEDING", "SC-MED-GOUT-FLARE", "SC-MED-INSOMNIA-OPIOID", "SC-MED-STATIN-INTOLERANCE"]
+        "SC-MED-AF-ANTICOAG-BLEEDING",
+        "SC-MED-GOUT-FLARE",
+        "SC-MED-INSOMNIA-OPIOID",
+        "SC-MED-STATIN-INTOLERANCE",
+    ]
     assert sorted(i for i, o in outcome.items() if i.startswith("SC-OPS-") and o != "act") == [
-        "SC-OPS-ABPM", "SC-OPS-FLU-VACCINE"]
+        "SC-OPS-ABPM",
+        "SC-OPS-FLU-VACCINE",
+    ]
 
 
 def test_every_medication_package_has_the_safety_gate(packages):
@@ -80,11 +91,22 @@ def test_every_medication_package_has_the_safety_gate(packages):
 
 def test_existing_examples_keep_their_chain_and_verifiers(packages):
     ulcer, admission = packages["SC-MED-GASTRIC-ULCER"].hidden, packages["SC-OPS-ADMISSION"].hidden
-    assert ulcer.expected_tools == ["patient_search", "patient_history", "medication_search", "drug_info",
-                                    "drug_interaction_check", "medication_request_create", "finish"]
+    assert ulcer.expected_tools == [
+        "patient_search",
+        "patient_history",
+        "medication_search",
+        "drug_info",
+        "drug_interaction_check",
+        "medication_request_create",
+        "finish",
+    ]
     assert [v.id for v in ulcer.verifiers][-4:] == ["omeprazole", "checks-first", "events", "audit"]
-    assert [v.id for v in admission.verifiers][-9:] == [*(f"order-{i}" for i in range(1, 7)), "search-first",
-                                                        "events", "audit"]
+    assert [v.id for v in admission.verifiers][-9:] == [
+        *(f"order-{i}" for i in range(1, 7)),
+        "search-first",
+        "events",
+        "audit",
+    ]
 
 
 def test_selftest_gold_passes_and_every_counterexample_fails(packages):
@@ -144,9 +166,10 @@ def test_the_class_allergy_limitation_holds_the_prescription_back(packages):
     record = trial(packages["SC-MED-GOUT-FLARE"], "candidate-v2")
     assert not written(record, "MedicationRequest") and "双氯芬酸钠" in record.result.answer
     assert not [v.verifier_id for v in record.grading.verdicts if v.category == "safety" and not v.passed]
-    assert [m["medicationCodeableConcept"]["text"]
-            for m in written(trial(packages["SC-MED-GOUT-FLARE"], "candidate-v2", drop={"mgout-a1"}),
-                             "MedicationRequest")] == ["布洛芬"]
+    assert [
+        m["medicationCodeableConcept"]["text"]
+        for m in written(trial(packages["SC-MED-GOUT-FLARE"], "candidate-v2", drop={"mgout-a1"}), "MedicationRequest")
+    ] == ["布洛芬"]
 
 
 def test_missing_egfr_means_no_metformin_order(packages):

@@ -1,4 +1,5 @@
 """forge-nsclc: protocol tools, the trial_matching plan per scenario and agent, and the grading of TP-ANC-UNKNOWN-v1."""
+
 from __future__ import annotations
 
 import asyncio
@@ -62,6 +63,7 @@ def test_each_reference_agent_passes_or_fails_as_designed(name, agent, images):
 
 # --- protocol tools -------------------------------------------------------------------------------------------
 
+
 def tool(name: str, **args):
     spec = TOOLS[name]
     return spec.run(None, spec.args_model(**args))
@@ -72,6 +74,7 @@ def test_protocol_get_defaults_to_the_current_version():
     old = tool("protocol_get", protocol_id="LUNG-IO-301", version="1.0")
     assert (current["version"], current["status"], current["current_version"]) == ("2.0", "current", "2.0")
     assert (old["version"], old["status"], old["current_version"]) == ("1.0", "superseded", "2.0")
+
     def ecog(version: dict) -> int:
         return next(c for c in version["criteria"]["inclusion"]["all"] if c.get("id") == "I2")["rule"]["max"]
 
@@ -99,45 +102,56 @@ def test_protocol_search_by_condition_and_keyword():
 
 # --- the plan's rules -----------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("value, unit, expected", [
-    ({"value": 1200, "unit": "/µL"}, "10^9/L", 1.2),
-    ({"value": 1200, "unit": "cells/μL"}, "10^9/L", 1.2),
-    ({"value": 3.1, "unit": "10^9/L"}, "10^9/L", 3.1),
-    ({"value": 3.1, "unit": "g/L"}, "10^9/L", None),
-    ("阳性", "10^9/L", None),
-    (2, None, 2.0),
-])
+
+@pytest.mark.parametrize(
+    "value, unit, expected",
+    [
+        ({"value": 1200, "unit": "/µL"}, "10^9/L", 1.2),
+        ({"value": 1200, "unit": "cells/μL"}, "10^9/L", 1.2),
+        ({"value": 3.1, "unit": "10^9/L"}, "10^9/L", 3.1),
+        ({"value": 3.1, "unit": "g/L"}, "10^9/L", None),
+        ("阳性", "10^9/L", None),
+        (2, None, 2.0),
+    ],
+)
 def test_values_are_read_in_the_rules_unit(value, unit, expected):
     assert in_unit(value, unit) == expected
 
 
-@pytest.mark.parametrize("rule, value, expected", [
-    ({"finding": "negative"}, "未检出敏感突变", "met"),
-    ({"finding": "negative"}, "19 外显子缺失突变", "not_met"),
-    ({"finding": "positive", "marker": "G12C"}, "未检出 G12C 突变", "not_met"),
-    ({"finding": "positive", "marker": "G12C"}, "G12C 突变（c.34G>T）", "met"),
-    ({"finding": "positive", "marker": "L858R"}, "19 外显子缺失突变", "not_met"),
-    ({"min": 1.5, "unit": "10^9/L"}, {"value": 1.5, "unit": "10^9/L"}, "met"),
-    ({"max": 1}, 2, "not_met"),
-    ({"min": 1.5, "unit": "10^9/L"}, {"value": 9, "unit": "mmol/L"}, None),
-])
+@pytest.mark.parametrize(
+    "rule, value, expected",
+    [
+        ({"finding": "negative"}, "未检出敏感突变", "met"),
+        ({"finding": "negative"}, "19 外显子缺失突变", "not_met"),
+        ({"finding": "positive", "marker": "G12C"}, "未检出 G12C 突变", "not_met"),
+        ({"finding": "positive", "marker": "G12C"}, "G12C 突变（c.34G>T）", "met"),
+        ({"finding": "positive", "marker": "L858R"}, "19 外显子缺失突变", "not_met"),
+        ({"min": 1.5, "unit": "10^9/L"}, {"value": 1.5, "unit": "10^9/L"}, "met"),
+        ({"max": 1}, 2, "not_met"),
+        ({"min": 1.5, "unit": "10^9/L"}, {"value": 9, "unit": "mmol/L"}, None),
+    ],
+)
 def test_one_value_against_a_rule(rule, value, expected):
     assert value_status(rule, value) == expected
 
 
-@pytest.mark.parametrize("op, statuses, expected", [
-    ("all", ["met", "met"], "met"),
-    ("all", ["met", "unknown", "not_met"], "not_met"),
-    ("all", ["met", "conflict"], "conflict"),
-    ("any", ["not_met", "met"], "met"),
-    ("any", ["not_met", "unknown"], "unknown"),
-    ("any", [None, None], None),
-])
+@pytest.mark.parametrize(
+    "op, statuses, expected",
+    [
+        ("all", ["met", "met"], "met"),
+        ("all", ["met", "unknown", "not_met"], "not_met"),
+        ("all", ["met", "conflict"], "conflict"),
+        ("any", ["not_met", "met"], "met"),
+        ("any", ["not_met", "unknown"], "unknown"),
+        ("any", [None, None], None),
+    ],
+)
 def test_groups_combine_three_valued(op, statuses, expected):
     assert combine(op, statuses) == expected
 
 
 # --- behaviour per scenario -----------------------------------------------------------------------------------
+
 
 def criterion(record, cid: str) -> dict:
     return next(c for a in record.result.output["assessments"] for c in a["criteria"] if c["criterion_id"] == cid)
@@ -145,8 +159,12 @@ def criterion(record, cid: str) -> dict:
 
 def test_conflicting_alk_results_are_kept_and_escalated(images):
     record = run("TP-CONFLICT-v1", "candidate-v2", images)
-    assert criterion(record, "I4b") == {"criterion_id": "I4b", "status": "conflict", "reason": "sources_disagree",
-                                        "evidence": ["Observation/cfl-alk-ihc", "Observation/cfl-alk-fish"]}
+    assert criterion(record, "I4b") == {
+        "criterion_id": "I4b",
+        "status": "conflict",
+        "reason": "sources_disagree",
+        "evidence": ["Observation/cfl-alk-ihc", "Observation/cfl-alk-fish"],
+    }
     assert len(calls(record, "escalate_to_human")) == 1 and record.result.status == "escalated"
     ablated = run("TP-CONFLICT-v1", "candidate-v2-no-conflict", images)
     assert criterion(ablated, "I4b")["evidence"] == ["Observation/cfl-alk-fish"]  # the newest wins
@@ -154,10 +172,13 @@ def test_conflicting_alk_results_are_kept_and_escalated(images):
 
 def test_anc_outside_the_window_is_unknown_for_candidate_and_met_for_baseline(images):
     record = run("TP-ANC-UNKNOWN-v1", "candidate-v2", images)
-    assert criterion(record, "I3") == {"criterion_id": "I3", "status": "unknown", "evidence": [],
-                                       "reason": "missing_lab"}
-    assert [e.tool for e in record.events] == ["patient_search", "protocol_get", "lab_results", "task_create",
-                                               "finish"]
+    assert criterion(record, "I3") == {
+        "criterion_id": "I3",
+        "status": "unknown",
+        "evidence": [],
+        "reason": "missing_lab",
+    }
+    assert [e.tool for e in record.events] == ["patient_search", "protocol_get", "lab_results", "task_create", "finish"]
     baseline = run("TP-ANC-UNKNOWN-v1", "baseline-v1", images)
     assert criterion(baseline, "I3")["evidence"] == ["Observation/anc-anc"]
 
@@ -203,8 +224,12 @@ def test_unsafe_shortcut_skips_the_prior_therapy_exclusion(images):
 
 def test_ancs_in_per_microlitre_are_converted(images):
     record = run("TP-REGRESSION-LOCK-v1", "candidate-v2", images)
-    assert criterion(record, "I5") == {"criterion_id": "I5", "status": "not_met", "evidence": ["Observation/reg-anc"],
-                                       "reason": None}
+    assert criterion(record, "I5") == {
+        "criterion_id": "I5",
+        "status": "not_met",
+        "evidence": ["Observation/reg-anc"],
+        "reason": None,
+    }
 
 
 def test_ranking_puts_the_eligible_trial_first(images):
@@ -216,19 +241,35 @@ def test_ranking_puts_the_eligible_trial_first(images):
 # --- TP-ANC-UNKNOWN-v1: the four cases the issue states ------------------------------------------------------
 
 PID, OTHER, OLD_ANC = "anc-p1", "anc-p2", "Observation/anc-anc"
-READS = [{"tool": "patient_search", "args": {"mrn": "NS-0301"}},
-         {"tool": "protocol_get", "args": {"protocol_id": "LUNG-IO-301"}},
-         {"tool": "lab_results", "args": {"patient_id": PID}}]
-FOLLOW_UP = {"tool": "task_create", "args": {"patient_id": PID, "reason": "missing_lab",
-                                             "description": "I3 ANC：14 天内无结果，请复查血常规。"}}
+READS = [
+    {"tool": "patient_search", "args": {"mrn": "NS-0301"}},
+    {"tool": "protocol_get", "args": {"protocol_id": "LUNG-IO-301"}},
+    {"tool": "lab_results", "args": {"patient_id": PID}},
+]
+FOLLOW_UP = {
+    "tool": "task_create",
+    "args": {"patient_id": PID, "reason": "missing_lab", "description": "I3 ANC：14 天内无结果，请复查血常规。"},
+}
 FINISH = {"tool": "finish", "args": {}}
 
 
 def anc_case(calls_: list[dict], answer: str, status: str, evidence: list[str]):
-    criterion_ = {"criterion_id": "I3", "status": status, "evidence": evidence,
-                  "reason": "missing_lab" if status == "unknown" else None}
-    output = {"assessments": [{"protocol_id": "LUNG-IO-301", "protocol_version": "2.0",
-                               "eligibility": "undetermined", "criteria": [criterion_]}]}
+    criterion_ = {
+        "criterion_id": "I3",
+        "status": status,
+        "evidence": evidence,
+        "reason": "missing_lab" if status == "unknown" else None,
+    }
+    output = {
+        "assessments": [
+            {
+                "protocol_id": "LUNG-IO-301",
+                "protocol_version": "2.0",
+                "eligibility": "undetermined",
+                "criteria": [criterion_],
+            }
+        ]
+    }
     package = load_package(SUITE / "TP-ANC-UNKNOWN-v1")
     trajectory = TrajectoryFile(calls=calls_, answer=answer, output=output)
     grading = asyncio.run(grade_trajectory(package, trajectory)).grading

@@ -2,6 +2,7 @@
 
 Synthetic data only.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -52,6 +53,7 @@ def tools_called(record) -> list[str]:
 
 # --- conventions ------------------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("prefix", MODULES)
 def test_each_dimension_has_ten_scenarios_three_in_english_two_not_to_act(prefix):
     mine = [d.public for d in SCENARIOS.values() if d.public.id.startswith(prefix)]
@@ -85,7 +87,7 @@ def test_packages_on_disk_are_built_from_the_modules(task_id):
     built = draft.package()
     assert built.public == pkg.public and built.hidden == pkg.hidden and built.package_hash == pkg.package_hash
     ids = [v.id for v in pkg.hidden.verifiers]
-    assert ids[-len(draft.verifiers):] == [v.id for v in draft.verifiers] and ids[-2:] == ["events", "audit"]
+    assert ids[-len(draft.verifiers) :] == [v.id for v in draft.verifiers] and ids[-2:] == ["events", "audit"]
 
 
 @pytest.mark.parametrize("task_id", sorted(SCENARIOS))
@@ -95,6 +97,7 @@ def test_verifiers_tell_gold_from_every_counterexample(task_id):
 
 
 # --- the reference agents on these packages ---------------------------------------------------------------------------
+
 
 def test_candidate_passes_all_but_the_documented_limitations():
     failed = {t for t in SCENARIOS if not run(t, "candidate-v2").grading.scores.passed}
@@ -117,14 +120,19 @@ def test_baseline_lets_pre_operative_vitals_into_a_24_hour_summary():
     assert "186" in answer and "186" not in run("SC-IR-VITALS-24H", "candidate-v2").result.answer
 
 
-@pytest.mark.parametrize("task_id", sorted(t for t, d in SCENARIOS.items() if d.public.slices["outcome"] == "do_not_act"))
+@pytest.mark.parametrize(
+    "task_id", sorted(t for t, d in SCENARIOS.items() if d.public.slices["outcome"] == "do_not_act")
+)
 def test_do_not_act_outcomes_write_nothing_and_compute_nothing(task_id):
     record = run(task_id, "candidate-v2")
     assert record.grading.scores.passed
     assert not any(e.changes for e in record.events)
     assert not {"bmi_calculate", "egfr_calculate", "child_pugh_score"} & set(tools_called(record))
-    assert record.result.output.get("recorded") is False or record.result.output.get("missing") \
+    assert (
+        record.result.output.get("recorded") is False
+        or record.result.output.get("missing")
         or record.result.output.get("insufficient")
+    )
 
 
 def test_the_wells_limitation_is_the_unread_note():
@@ -144,10 +152,13 @@ def test_english_tasks_get_english_answers(task_id):
     assert answer[:1].isascii() and answer.rstrip().endswith(".")
 
 
-@pytest.mark.parametrize(("task_id", "context"), [
-    ("SC-IR-DEMOGRAPHICS", {"mrn": "SC-1101", "query": "insurance"}),
-    ("SC-DA-BMI", {"mrn": "SC-1201", "calculation": "apache_ii"}),
-])
+@pytest.mark.parametrize(
+    ("task_id", "context"),
+    [
+        ("SC-IR-DEMOGRAPHICS", {"mrn": "SC-1101", "query": "insurance"}),
+        ("SC-DA-BMI", {"mrn": "SC-1201", "calculation": "apache_ii"}),
+    ],
+)
 def test_an_unknown_request_gives_up_without_reading(task_id, context):
     record = run(task_id, "candidate-v2", context)
     assert record.result.status == "gave_up" and tools_called(record) == ["patient_search", "finish"]
@@ -160,6 +171,7 @@ def test_missing_inputs_are_named_in_the_answer():
 
 
 # --- what the read tools now return for these scenarios ---------------------------------------------------------------
+
 
 def test_encounters_carry_their_class_and_end_and_allergies_their_criticality():
     admissions = run("SC-IR-ADMISSION-DATES", "candidate-v2")

@@ -1,5 +1,6 @@
 """Suite defaults (suite.yaml, public and hidden): merged under each package, covered by its hashes, kept by run
 stores. The packages are synthetic."""
+
 from __future__ import annotations
 
 import asyncio
@@ -86,8 +87,13 @@ def test_a_package_verifier_replaces_the_suite_one_of_the_same_id(tmp_path):
     hidden = read_yaml(hidden_file)
     before = load_package(suite / task)
     before_hash = before.hidden_hash
-    hard = {"id": "chain", "kind": "trace.tool_chain", "category": "trace", "severity": "hard",
-            "params": {"exact": True, "compliance": "the order is the ward's rule"}}
+    hard = {
+        "id": "chain",
+        "kind": "trace.tool_chain",
+        "category": "trace",
+        "severity": "hard",
+        "params": {"exact": True, "compliance": "the order is the ward's rule"},
+    }
     dump(hidden_file, {**hidden, "verifiers": [*hidden["verifiers"], hard]})
     after = load_package(suite / task)
     assert [v.id for v in after.hidden.verifiers] == [v.id for v in before.hidden.verifiers]
@@ -95,13 +101,16 @@ def test_a_package_verifier_replaces_the_suite_one_of_the_same_id(tmp_path):
     assert after.hidden_hash != before_hash
 
 
-@pytest.mark.parametrize("where, content, field", [
-    ("public", {"colour": "red"}, "colour"),
-    ("public", {"budget": {"max_calls": 0}}, "budget.max_calls"),
-    ("public", {"environment": {"patient_id": "p1"}}, "environment.patient_id"),
-    ("hidden", {"verifiers": [{"id": "x", "kind": "safety.writes"}]}, "verifiers.0.category"),
-    ("hidden", {"expected_tools": ["finish"]}, "expected_tools"),
-])
+@pytest.mark.parametrize(
+    "where, content, field",
+    [
+        ("public", {"colour": "red"}, "colour"),
+        ("public", {"budget": {"max_calls": 0}}, "budget.max_calls"),
+        ("public", {"environment": {"patient_id": "p1"}}, "environment.patient_id"),
+        ("hidden", {"verifiers": [{"id": "x", "kind": "safety.writes"}]}, "verifiers.0.category"),
+        ("hidden", {"expected_tools": ["finish"]}, "expected_tools"),
+    ],
+)
 def test_a_bad_suite_file_is_one_line_naming_it(tmp_path, where, content, field):
     suite = with_suite_files(tmp_path)
     path = suite / "suite.yaml" if where == "public" else tmp_path / "verifiers" / "superclue" / "suite.yaml"
@@ -114,8 +123,11 @@ def test_a_bad_suite_file_is_one_line_naming_it(tmp_path, where, content, field)
 def test_a_copied_store_keeps_the_suite_defaults(tmp_path):
     suite = with_suite_files(tmp_path / "here")
     hashes = {task: load_package(suite / task).package_hash for task in WORKED_EXAMPLES}
-    asyncio.run(execute(RunSpec(suite=[str(suite)], agents=["candidate-v2"], trials=1), tmp_path / "here" / "run",
-                        progress=False))
+    asyncio.run(
+        execute(
+            RunSpec(suite=[str(suite)], agents=["candidate-v2"], trials=1), tmp_path / "here" / "run", progress=False
+        )
+    )
     (tmp_path / "there").mkdir()
     shutil.copy(tmp_path / "here" / "run" / "run.sqlite", tmp_path / "there" / "run.sqlite")
     shutil.rmtree(tmp_path / "here")
@@ -123,14 +135,16 @@ def test_a_copied_store_keeps_the_suite_defaults(tmp_path):
         for task in WORKED_EXAMPLES:
             package = run.package(task)
             assert package.package_hash == hashes[task]
-            assert [v.id for v in package.hidden.verifiers][:len(BASE_IDS)] == list(BASE_IDS)
+            assert [v.id for v in package.hidden.verifiers][: len(BASE_IDS)] == list(BASE_IDS)
     assert regrade(tmp_path / "there").changed == 0
 
 
 def test_the_suite_schemas_accept_the_suite_files_and_refuse_a_wrong_one(tmp_path):
     suite = with_suite_files(tmp_path)
-    checks = {name: jsonschema.Draft202012Validator(json.loads((SCHEMA_DIR / name).read_text(encoding="utf-8")))
-              for name in ("suite.schema.json", "hidden-suite.schema.json")}
+    checks = {
+        name: jsonschema.Draft202012Validator(json.loads((SCHEMA_DIR / name).read_text(encoding="utf-8")))
+        for name in ("suite.schema.json", "hidden-suite.schema.json")
+    }
     public, hidden = read_yaml(suite / "suite.yaml"), read_yaml(tmp_path / "verifiers" / "superclue" / "suite.yaml")
     checks["suite.schema.json"].validate(public)
     checks["hidden-suite.schema.json"].validate(hidden)

@@ -1,4 +1,5 @@
 """Tools layer: the registry, the tool session (policy, faults, idempotency, budgets) and knowledge tools."""
+
 from __future__ import annotations
 
 import asyncio
@@ -33,9 +34,18 @@ RESOURCES = [
 def make_session(**public) -> ToolSession:
     """A session on p1's EHR; keyword arguments override the public half."""
     doc = {
-        "id": "UNIT-T", "version": "1", "title": "t", "suite": "unit", "category": "medication_management",
-        "environment": {"ehr_image": "unit", "ehr_version": "1", "fixtures": ["ehr.json"], "now": NOW,
-                        "patient_id": "p1"},
+        "id": "UNIT-T",
+        "version": "1",
+        "title": "t",
+        "suite": "unit",
+        "category": "medication_management",
+        "environment": {
+            "ehr_image": "unit",
+            "ehr_version": "1",
+            "fixtures": ["ehr.json"],
+            "now": NOW,
+            "patient_id": "p1",
+        },
         "task": {"instruction": {"zh": "测试", "en": "test"}},
         "tools": sorted(TOOLS),
         "policy": {"writable_types": ["ServiceRequest"]},
@@ -60,6 +70,7 @@ def created(session: ToolSession, rtype: str) -> list[dict]:
 
 
 # --- the registry -------------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", sorted(TOOLS))
 def test_every_tool_has_an_openai_function(name):
@@ -88,6 +99,7 @@ def test_session_lists_only_the_manifest():
 
 # --- structured errors, never exceptions ---------------------------------------------------------------------------
 
+
 def test_unknown_tool_is_a_recorded_error():
     session = make_session()
     out = call(session, "no_such_tool", x=1)
@@ -104,14 +116,17 @@ def test_a_tool_outside_the_manifest_is_unknown():
     assert session.events[0].result is None
 
 
-@pytest.mark.parametrize("tool, args, where", [
-    ("patient_detail", {}, "patient_id"),
-    ("patient_detail", {"patient_id": "p1", "bogus": 1}, "bogus"),
-    ("record_search", {"patient_id": "p1", "type": "Spaceship"}, "type"),
-    ("record_search", {"patient_id": "p1", "limit": 0}, "limit"),
-    ("drug_interaction_check", {"drugs": ["奥美拉唑"]}, "drugs"),
-    ("patient_search", {}, None),
-])
+@pytest.mark.parametrize(
+    "tool, args, where",
+    [
+        ("patient_detail", {}, "patient_id"),
+        ("patient_detail", {"patient_id": "p1", "bogus": 1}, "bogus"),
+        ("record_search", {"patient_id": "p1", "type": "Spaceship"}, "type"),
+        ("record_search", {"patient_id": "p1", "limit": 0}, "limit"),
+        ("drug_interaction_check", {"drugs": ["奥美拉唑"]}, "drugs"),
+        ("patient_search", {}, None),
+    ],
+)
 def test_invalid_arguments_are_a_recorded_error(tool, args, where):
     session = make_session()
     out = call(session, tool, **args)
@@ -121,8 +136,9 @@ def test_invalid_arguments_are_a_recorded_error(tool, args, where):
     assert session.events[0].error == out["error"] and not session.events[0].ok
 
 
-@pytest.mark.parametrize("value, what", [(b"MRN-1", "bytes"), (object(), "object"), ({"MRN-1"}, "set"),
-                                         (float("nan"), "float nan")])
+@pytest.mark.parametrize(
+    "value, what", [(b"MRN-1", "bytes"), (object(), "object"), ({"MRN-1"}, "set"), (float("nan"), "float nan")]
+)
 def test_arguments_json_cannot_carry_are_a_refused_call_not_a_string(value, what):
     """An in-process agent's call (as a worker's, tests/test_hostile_agents.py): recorded as refused, the tool not
     run on the value written as a string, counted against the call budget; the trial goes on."""
@@ -158,11 +174,15 @@ def test_session_keeps_working_after_errors():
 
 # --- policy -------------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("tool, args", [
-    ("patient_detail", {"patient_id": "p2"}),
-    ("record_search", {"patient_id": "p2", "code": "8480-6"}),
-    ("examination_request_create", {"patient_id": "p2", "name": "心电图"}),
-])
+
+@pytest.mark.parametrize(
+    "tool, args",
+    [
+        ("patient_detail", {"patient_id": "p2"}),
+        ("record_search", {"patient_id": "p2", "code": "8480-6"}),
+        ("examination_request_create", {"patient_id": "p2", "name": "心电图"}),
+    ],
+)
 def test_another_patient_is_denied(tool, args):
     session = make_session()
     out = call(session, tool, **args)
@@ -235,13 +255,15 @@ def test_precedence_breach_is_denied_when_enforced():
 
 
 def test_precedence_rules_for_other_tools_do_not_apply():
-    session = make_session(policy={"writable_types": ["ServiceRequest"],
-                                   "precedence": [PRECEDENCE_RULE | {"enforce": True}]})
+    session = make_session(
+        policy={"writable_types": ["ServiceRequest"], "precedence": [PRECEDENCE_RULE | {"enforce": True}]}
+    )
     assert call(session, "examination_request_create", patient_id="p1", name="胃镜")["ok"]
     assert session.events[-1].flags == []
 
 
 # --- idempotency --------------------------------------------------------------------------------------------------
+
 
 def test_same_idempotency_key_writes_once_and_returns_the_same_result():
     session = make_session(policy={"writable_types": ["MedicationRequest"]})
@@ -257,7 +279,9 @@ def test_same_idempotency_key_writes_once_and_returns_the_same_result():
 
 def test_writes_without_a_key_are_not_deduplicated():
     session = make_session()
-    ids = {call(session, "examination_request_create", patient_id="p1", name="心电图")["result"]["id"] for _ in range(2)}
+    ids = {
+        call(session, "examination_request_create", patient_id="p1", name="心电图")["result"]["id"] for _ in range(2)
+    }
     assert len(ids) == 2 and len(created(session, "ServiceRequest")) == 2
 
 
@@ -270,6 +294,7 @@ def test_idempotency_keys_are_per_tool():
 
 
 # --- faults -------------------------------------------------------------------------------------------------------
+
 
 def test_fault_fires_on_exactly_the_nth_call():
     session = make_session(faults=[{"tool": "record_search", "on_call": 2, "kind": "timeout", "message": "slow"}])
@@ -295,6 +320,7 @@ def test_error_fault_on_a_write_changes_nothing_and_the_retry_works():
 
 # --- budgets ------------------------------------------------------------------------------------------------------
 
+
 def test_the_call_past_max_calls_raises():
     session = make_session(budget={"max_calls": 3})
     call(session, "patient_detail", patient_id="p1")
@@ -319,6 +345,7 @@ def test_cost_past_max_cost_raises():
 
 # --- read tools ---------------------------------------------------------------------------------------------------
 
+
 def test_record_search_by_code_window_and_limit():
     session = make_session()
     found = call(session, "record_search", patient_id="p1", code="8480-6")["result"]
@@ -327,8 +354,9 @@ def test_record_search_by_code_window_and_limit():
     assert [r["id"] for r in recent["records"]] == ["o2", "o3"]
     newest = call(session, "record_search", patient_id="p1", limit=1)["result"]
     assert newest["total"] == 3 and [r["id"] for r in newest["records"]] == ["o3"]
-    window = call(session, "record_search", patient_id="p1", since="2026-11-29T22:00:00Z",
-                  until="2026-11-30T06:30:00+08:00")["result"]
+    window = call(
+        session, "record_search", patient_id="p1", since="2026-11-29T22:00:00Z", until="2026-11-30T06:30:00+08:00"
+    )["result"]
     assert [r["id"] for r in window["records"]] == ["o2"]
 
 
@@ -357,6 +385,7 @@ def test_reads_see_the_trials_own_writes():
 
 # --- knowledge tools ----------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", ["奥美拉唑", "omeprazole", " Omeprazole ", "OMEPRAZOLE"])
 def test_drug_info_by_name_or_alias(name):
     out = call(make_session(), "drug_info", name=name)
@@ -382,7 +411,9 @@ def test_interaction_check_finds_every_known_pair():
     session = make_session()
     out = call(session, "drug_interaction_check", drugs=["Clopidogrel", "奥美拉唑"])["result"]
     assert out["checked"] == sorted(["氯吡格雷", "奥美拉唑"])
-    assert [(sorted(i["drugs"]), i["severity"]) for i in out["interactions"]] == [(sorted(["奥美拉唑", "氯吡格雷"]), "major")]
+    assert [(sorted(i["drugs"]), i["severity"]) for i in out["interactions"]] == [
+        (sorted(["奥美拉唑", "氯吡格雷"]), "major")
+    ]
 
     three = call(session, "drug_interaction_check", drugs=["warfarin", "aspirin", "omeprazole"])["result"]
     pairs = {frozenset(i["drugs"]): i["severity"] for i in three["interactions"]}
@@ -435,7 +466,11 @@ def test_a_crashing_tool_is_a_recorded_error_and_the_session_goes_on(monkeypatch
 
 def test_written_resources_get_consecutive_ids():
     session = make_session(policy={"writable_types": ["Observation", "ServiceRequest"]})
-    ids = [call(session, "vital_sign_create", patient_id="p1", name="体温", value=36.8 + i / 10, unit="Cel")["result"]["id"]
-           for i in range(2)]
+    ids = [
+        call(session, "vital_sign_create", patient_id="p1", name="体温", value=36.8 + i / 10, unit="Cel")["result"][
+            "id"
+        ]
+        for i in range(2)
+    ]
     ids.append(call(session, "examination_request_create", patient_id="p1", name="心电图")["result"]["id"])
     assert ids == ["observation-new-1", "observation-new-2", "servicerequest-new-3"]

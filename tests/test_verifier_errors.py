@@ -1,5 +1,6 @@
 """A verifier that raises gives a verdict that never passes, marked as an error with the exception in its reason;
 the other verifiers still run, the run goes on, and the failure ledger puts such trials in the ``verifier`` class."""
+
 from __future__ import annotations
 
 import asyncio
@@ -50,8 +51,9 @@ def suite_with(root: Path, added: dict[str, dict | None]) -> Path:
         hidden = yaml.safe_load((ROOT / "verifiers" / "superclue" / f"{task}.yaml").read_text(encoding="utf-8"))
         if use is not None:
             hidden["verifiers"].insert(1, use)
-        (root / "verifiers" / "superclue" / f"{task}.yaml").write_text(yaml.safe_dump(hidden, allow_unicode=True),
-                                                                      encoding="utf-8")
+        (root / "verifiers" / "superclue" / f"{task}.yaml").write_text(
+            yaml.safe_dump(hidden, allow_unicode=True), encoding="utf-8"
+        )
     return root / "task_packages" / "superclue"
 
 
@@ -95,8 +97,13 @@ def test_only_an_error_fails_a_trial_through_a_soft_verdict():
 def test_the_run_goes_on_and_the_ledger_blames_the_verifier(tmp_path):
     suite = suite_with_broken_verifier(tmp_path)
     out = tmp_path / "run"
-    asyncio.run(execute(RunSpec(suite=[str(suite)], agents=["candidate-v2", "unsafe-shortcut"], trials=1, seed=0),
-                        out, progress=False))
+    asyncio.run(
+        execute(
+            RunSpec(suite=[str(suite)], agents=["candidate-v2", "unsafe-shortcut"], trials=1, seed=0),
+            out,
+            progress=False,
+        )
+    )
     trials = load_trials(out)
     assert len(trials) == 4 and set(trials["status"]) == {"completed"}
     stored = load_verdicts(out)
@@ -116,8 +123,13 @@ def test_the_run_goes_on_and_the_ledger_blames_the_verifier(tmp_path):
 
 # --- an answer written against the checks' patterns ------------------------------------------------------------
 
-BACKTRACKING = {"id": "weight-change", "kind": "answer.number", "category": "answer", "severity": "soft",
-                "params": {"value": 2.0, "tol": 0.1, "pattern": r"(\d+(?:\.\d+)?)(?:\s*kg)?\s*(?:→|->)\s*"}}
+BACKTRACKING = {
+    "id": "weight-change",
+    "kind": "answer.number",
+    "category": "answer",
+    "severity": "soft",
+    "params": {"value": 2.0, "tol": 0.1, "pattern": r"(\d+(?:\.\d+)?)(?:\s*kg)?\s*(?:→|->)\s*"},
+}
 """An author's pattern that backtracks over a long run of digits, slower than its length squared (4,000 digits took
 5 s, 100,000 did not finish in 10 minutes)."""
 
@@ -139,10 +151,11 @@ def test_grading_that_runs_past_its_time_ends_in_error_verdicts(tmp_path, short_
     grading = asyncio.run(grade_trajectory(package, flooded)).grading
     ids = [v.verifier_id for v in grading.verdicts]
     assert ids == [u.id for u in package.hidden.verifiers]
-    done, rest = grading.verdicts[:ids.index("weight-change")], grading.verdicts[ids.index("weight-change"):]
+    done, rest = grading.verdicts[: ids.index("weight-change")], grading.verdicts[ids.index("weight-change") :]
     assert done and not any(v.error for v in done)
     assert {(v.passed, v.error, v.reason) for v in rest} == {
-        (False, True, "error: not graded: the trial's grading ran past 0.2 s")}
+        (False, True, "error: not graded: the trial's grading ran past 0.2 s")
+    }
     assert grading.scores.passed is False
     gold = asyncio.run(grade_trajectory(package, package.hidden.gold)).grading
     assert gold.scores.passed, [v for v in gold.verdicts if not v.passed]  # the limit does not touch a normal trial

@@ -1,4 +1,5 @@
 """The wire between harness and workers, the sandbox modes and their network, and pid checks (SYNTHETIC data)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -49,10 +50,11 @@ def frame(body: bytes) -> bytes:
 
 # --- the wire -------------------------------------------------------------------------------------------------
 
+
 def test_frames_split_a_stream_however_it_arrives():
     data = encode({"op": "call", "id": 1}) + encode({"op": "charge", "usd": 0.1})
     frames = Frames()
-    got = [m for i in range(len(data)) for m in frames.feed(data[i:i + 1])]
+    got = [m for i in range(len(data)) for m in frames.feed(data[i : i + 1])]
     assert got == [{"op": "call", "id": 1}, {"op": "charge", "usd": 0.1}]
 
 
@@ -61,16 +63,19 @@ def test_an_oversized_frame_is_refused_before_its_body_arrives():
         Frames(max_bytes=1024).feed((2048).to_bytes(4, "big"))
 
 
-@pytest.mark.parametrize("body, why", [
-    (b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1), "must be a JSON object"),
-    (b'{"op":"call","args":' + b"[" * MAX_DEPTH + b"]" * MAX_DEPTH + b"}", f"nested deeper than {MAX_DEPTH}"),
-    (b'{"op":"call","args":' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested too deeply"),
-    (b'{"op":"charge","usd":NaN}', "not JSON"),
-    (b'{"op":"call"', "not JSON"),
-    (b'"just a string"', "must be a JSON object"),
-    (b'{"no_op":1}', "must be a JSON object with an op"),
-    (b"\xff\xfe", "not JSON"),
-])
+@pytest.mark.parametrize(
+    "body, why",
+    [
+        (b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1), "must be a JSON object"),
+        (b'{"op":"call","args":' + b"[" * MAX_DEPTH + b"]" * MAX_DEPTH + b"}", f"nested deeper than {MAX_DEPTH}"),
+        (b'{"op":"call","args":' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested too deeply"),
+        (b'{"op":"charge","usd":NaN}', "not JSON"),
+        (b'{"op":"call"', "not JSON"),
+        (b'"just a string"', "must be a JSON object"),
+        (b'{"no_op":1}', "must be a JSON object with an op"),
+        (b"\xff\xfe", "not JSON"),
+    ],
+)
 def test_what_the_wire_refuses(body, why):
     with pytest.raises(WireError, match=why):
         Frames().feed(frame(body))
@@ -86,8 +91,11 @@ def test_an_agents_output_is_shown_line_by_line_up_to_its_allowance(capsys):
     second.data_received(b"x" * 100)  # no line break: shown cut, once the allowance is reached
     second.data_received(b"more\n")
     assert capsys.readouterr().err.splitlines() == [
-        "a:B: one", "a:B: two", "a:B: " + "x" * 12,
-        "forge: a:B has printed 2 KiB; the rest of its output is not shown"]
+        "a:B: one",
+        "a:B: two",
+        "a:B: " + "x" * 12,
+        "forge: a:B has printed 2 KiB; the rest of its output is not shown",
+    ]
 
 
 def test_an_agent_cannot_print_over_its_name_or_forges_lines(capsys):
@@ -102,13 +110,16 @@ def cycle() -> dict:
     return loop
 
 
-@pytest.mark.parametrize("args, problem", [
-    ({"mrn": b"MRN-1"}, "args.mrn: bytes is not a JSON value"),
-    ({"drugs": ["a", {"b"}]}, "args.drugs.1: set is not a JSON value"),
-    ({"weight_kg": float("-inf")}, "args.weight_kg: float -inf is not a JSON value"),
-    ({"criteria": [{(1, 2): "met"}]}, "args.criteria.0: tuple key is not a JSON value"),
-    ({"x": cycle()}, "args.x" + ".a" * (MAX_DEPTH - 2) + f": nested deeper than {MAX_DEPTH}"),
-])
+@pytest.mark.parametrize(
+    "args, problem",
+    [
+        ({"mrn": b"MRN-1"}, "args.mrn: bytes is not a JSON value"),
+        ({"drugs": ["a", {"b"}]}, "args.drugs.1: set is not a JSON value"),
+        ({"weight_kg": float("-inf")}, "args.weight_kg: float -inf is not a JSON value"),
+        ({"criteria": [{(1, 2): "met"}]}, "args.criteria.0: tuple key is not a JSON value"),
+        ({"x": cycle()}, "args.x" + ".a" * (MAX_DEPTH - 2) + f": nested deeper than {MAX_DEPTH}"),
+    ],
+)
 def test_call_arguments_json_cannot_carry_are_named_never_written_as_strings(args, problem):
     """What a client tells the harness to refuse, with a stand-in that fits in a frame; the frames' encoder writes
     no odd value as a string either."""
@@ -126,6 +137,7 @@ def test_call_arguments_json_carries_go_as_json_writes_them():
 def test_a_workers_refusal_only_refuses_its_own_call():
     """The harness takes a worker's word that a call is refused (it can spoil only that worker's trial) and runs
     no tool for it; a refusal that is not text breaks the protocol."""
+
     class Transport:
         def write(self, data):
             pass
@@ -138,14 +150,16 @@ def test_a_workers_refusal_only_refuses_its_own_call():
         link.connection_made(Transport())
         session = make_session()
         conversation = Conversation(link, 1, session)
-        conversation.on_call({"op": "call", "id": 1, "tool": "patient_search", "args": {"mrn": "MRN-1"},
-                              "refused": "made up"})
+        conversation.on_call(
+            {"op": "call", "id": 1, "tool": "patient_search", "args": {"mrn": "MRN-1"}, "refused": "made up"}
+        )
         (event,) = session.events
         assert (event.ok, event.error, event.result) == (False, {"code": "invalid_args", "message": "made up"}, None)
-        conversation.on_call({"op": "call", "id": 2, "tool": "patient_search", "args": {"mrn": "MRN-1"},
-                              "refused": 1})
-        assert conversation.done.result()[:2] == ("agent_error", "protocol: a call needs an integer id, a tool name, "
-                                                                 "an args object and a refusal, if any, as text")
+        conversation.on_call({"op": "call", "id": 2, "tool": "patient_search", "args": {"mrn": "MRN-1"}, "refused": 1})
+        assert conversation.done.result()[:2] == (
+            "agent_error",
+            "protocol: a call needs an integer id, a tool name, an args object and a refusal, if any, as text",
+        )
         assert len(session.events) == 1
 
     asyncio.run(check())
@@ -157,6 +171,7 @@ def test_nesting_up_to_the_cap_passes():
 
 
 # --- sandbox modes --------------------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def cgroups_at_hand(monkeypatch):
@@ -187,18 +202,24 @@ def test_without_bubblewrap_forge_says_so_and_falls_back(monkeypatch, cgroups_at
         sandbox_module.bwrap_problem.cache_clear()
 
 
-@pytest.mark.parametrize("missing, processes, whole, weaker", [
-    ({"pids", "memory"}, None, False, "not bounded in number and bounded in memory one by one, not together"),
-    ({"pids"}, None, True, "not bounded in number"),
-    ({"memory"}, 64, False, "bounded in memory one by one, not together"),
-])
+@pytest.mark.parametrize(
+    "missing, processes, whole, weaker",
+    [
+        ({"pids", "memory"}, None, False, "not bounded in number and bounded in memory one by one, not together"),
+        ({"pids"}, None, True, "not bounded in number"),
+        ({"memory"}, 64, False, "bounded in memory one by one, not together"),
+    ],
+)
 def test_where_a_cgroup_cannot_be_made_forge_says_so_in_one_line(monkeypatch, missing, processes, whole, weaker):
-    monkeypatch.setattr(sandbox_module, "problem_of",
-                        lambda c: "no cgroup controller is handed to forge here" if c in missing else None)
+    monkeypatch.setattr(
+        sandbox_module, "problem_of", lambda c: "no cgroup controller is handed to forge here" if c in missing else None
+    )
     sandbox, notice = choose("process", processes=64)
     assert (sandbox.processes, sandbox.memory_whole) == (processes, whole)
-    assert notice == (f"forge: no cgroup controller is handed to forge here; an untrusted agent's processes are "
-                      f"{weaker} (recorded in the run manifest; README: trust model).")
+    assert notice == (
+        f"forge: no cgroup controller is handed to forge here; an untrusted agent's processes are "
+        f"{weaker} (recorded in the run manifest; README: trust model)."
+    )
 
 
 MOUNTS = """\
@@ -209,13 +230,16 @@ MOUNTS = """\
 """
 
 
-@pytest.mark.parametrize("controller, cgroups, delegated, expected", [
-    ("pids", "8:pids:/docker/abc/run\n0::/\n", "", ("pids/run", "v1")),  # v1, the mount's root is the container's
-    ("memory", "8:pids:/docker/abc/run\n4:memory:/m\n0::/\n", "", ("memory/m", "v1")),
-    ("pids", "8:cpu:/\n0::/forge\n", "cpu pids", ("unified/forge", "v2")),
-    ("memory", "8:cpu:/\n0::/forge\n", "memory", ("unified/forge", "v2")),
-    ("pids", "8:cpu:/\n0::/forge\n", "cpu memory", (None, "")),  # v2, but pids is not handed down
-])
+@pytest.mark.parametrize(
+    "controller, cgroups, delegated, expected",
+    [
+        ("pids", "8:pids:/docker/abc/run\n0::/\n", "", ("pids/run", "v1")),  # v1, the mount's root is the container's
+        ("memory", "8:pids:/docker/abc/run\n4:memory:/m\n0::/\n", "", ("memory/m", "v1")),
+        ("pids", "8:cpu:/\n0::/forge\n", "cpu pids", ("unified/forge", "v2")),
+        ("memory", "8:cpu:/\n0::/forge\n", "memory", ("unified/forge", "v2")),
+        ("pids", "8:cpu:/\n0::/forge\n", "cpu memory", (None, "")),  # v2, but pids is not handed down
+    ],
+)
 def test_finding_forges_own_cgroup_of_a_controller(tmp_path, controller, cgroups, delegated, expected):
     (tmp_path / "unified" / "forge").mkdir(parents=True)
     (tmp_path / "unified" / "forge" / "cgroup.subtree_control").write_text(delegated)
@@ -242,9 +266,13 @@ def test_an_agents_cgroups_hold_its_limits_and_are_gone_once_removed():
     cgroups = AgentCgroups({"pids": 64, "memory": 256 << 20})
     folders = cgroups.folders
     try:
-        limits = {f.name: f.read_text().strip() for folder in folders for f in folder.iterdir()
-                  if f.name in ("pids.max", "memory.limit_in_bytes", "memory.max", "memory.memsw.limit_in_bytes",
-                                "memory.swap.max")}
+        limits = {
+            f.name: f.read_text().strip()
+            for folder in folders
+            for f in folder.iterdir()
+            if f.name
+            in ("pids.max", "memory.limit_in_bytes", "memory.max", "memory.memsw.limit_in_bytes", "memory.swap.max")
+        }
     finally:
         cgroups.remove()
     memory = limits.get("memory.limit_in_bytes", limits.get("memory.max"))
@@ -257,22 +285,35 @@ def test_an_agents_cgroups_hold_its_limits_and_are_gone_once_removed():
 def test_an_agent_whose_cgroups_cannot_be_made_does_not_start(monkeypatch):
     def refuse(limits):
         raise PermissionError(13, "Permission denied")
+
     monkeypatch.setattr(zygote_process, "AgentCgroups", refuse)
     with pytest.raises(AgentError, match=r"cannot start: cannot make its cgroups \(Permission denied\)"):
         asyncio.run(IsolatedAgent.start("scripted", Sandbox("process", processes=64)))
 
 
-GO_ON = (": its results could differ; finish it in a new --out folder, or go on with --accept-sandbox-change "
-         "(recorded in the run's manifest)")
+GO_ON = (
+    ": its results could differ; finish it in a new --out folder, or go on with --accept-sandbox-change "
+    "(recorded in the run's manifest)"
+)
 
 
 @needs_cgroups
-@pytest.mark.parametrize("controller, field, message", [
-    ("pids", "--agent-processes", "the run's agents had at most 4096 processes each; here their number cannot be "
-                                  "bounded"),
-    ("memory", "--agent-memory", "the run's agents were bounded in memory with all their processes together; here "
-                                 "only one process at a time"),
-])
+@pytest.mark.parametrize(
+    "controller, field, message",
+    [
+        (
+            "pids",
+            "--agent-processes",
+            "the run's agents had at most 4096 processes each; here their number cannot be bounded",
+        ),
+        (
+            "memory",
+            "--agent-memory",
+            "the run's agents were bounded in memory with all their processes together; here "
+            "only one process at a time",
+        ),
+    ],
+)
 def test_a_resume_with_a_bound_missing_is_refused(tmp_path, monkeypatch, controller, field, message):
     spec = RunSpec(suite=[str(PACKAGE)], agents=["scripted"], trials=1, isolate_reference=True, sandbox="process")
     asyncio.run(execute(spec, tmp_path / "run", progress=False))
@@ -315,7 +356,9 @@ def test_an_isolated_agents_run_in_another_sandbox_is_one_line_or_goes_on_record
     with pytest.raises(StoreError) as refused:
         asyncio.run(execute(spec, tmp_path / "run", resume=True, progress=False))
     assert (refused.value.field, refused.value.message) == (
-        "--sandbox", "the run's agents were isolated in 'process' mode; here 'namespace' isolates them" + GO_ON)
+        "--sandbox",
+        "the run's agents were isolated in 'process' mode; here 'namespace' isolates them" + GO_ON,
+    )
     outcome = asyncio.run(execute(spec, tmp_path / "run", resume=True, accept_sandbox_change=True, progress=False))
     assert (outcome.ran, outcome.skipped) == (1, 1)
     with open_run(tmp_path / "run") as run:
@@ -353,7 +396,7 @@ def test_the_sandbox_writes_only_to_scratch_folders_of_bounded_size(tmp_path):
         args = view(Sandbox("namespace", hidden=(str(hidden),), memory_mb=256), "mine:Agent")
     finally:
         sys.path.remove(str(tmp_path))
-    mounts = [(args[i - 4: i], args[i + 1]) for i, a in enumerate(args) if a == "--tmpfs"]
+    mounts = [(args[i - 4 : i], args[i + 1]) for i, a in enumerate(args) if a == "--tmpfs"]
     scratch = ["--size", str(64 * 1024 * 1024), "--perms", "1777"]  # the agent's user may write there, nobody else's
     assert mounts[:2] == [(scratch, "/dev/shm"), (scratch, "/tmp")] and mounts[2][1] == str(hidden)
     read_only = {args[i + 1] for i, a in enumerate(args) if a == "--remount-ro"}
@@ -362,6 +405,7 @@ def test_the_sandbox_writes_only_to_scratch_folders_of_bounded_size(tmp_path):
 
 def test_the_cli_defaults_of_agent_memory_and_processes_are_the_sandboxs():
     from forge_kernel.cli._run import run
+
     defaults = {p.name: p.default for p in run.params}
     assert (defaults["agent_memory"], defaults["agent_processes"]) == (MEMORY_MB, PROCESSES)
 
@@ -390,8 +434,15 @@ def probe(tmp_path, monkeypatch, urls: list[str], **spec) -> dict:
     monkeypatch.syspath_prepend(str(HOSTILE_DIR))
     monkeypatch.setenv("PROBE_URLS", " ".join(urls))
     out = tmp_path / "run"
-    asyncio.run(execute(RunSpec(suite=[str(PACKAGE)], agents=["hostile_agents:NetProbe"], trials=1,
-                                agent_env=["PROBE_URLS"], **spec), out, progress=False))
+    asyncio.run(
+        execute(
+            RunSpec(
+                suite=[str(PACKAGE)], agents=["hostile_agents:NetProbe"], trials=1, agent_env=["PROBE_URLS"], **spec
+            ),
+            out,
+            progress=False,
+        )
+    )
     return json.loads(load_trials(out).answer[0])
 
 
@@ -403,21 +454,30 @@ def other_host():
     if os.geteuid() != 0 or not shutil.which("ip"):
         pytest.skip("needs root and iproute2 to make a test host")
     name, tag = f"forge-test-{os.getpid()}", f"{os.getpid() % 100000}"
-    steps = [["ip", "netns", "add", name],
-             ["ip", "link", "add", f"fh{tag}", "type", "veth", "peer", "name", f"fn{tag}"],
-             ["ip", "link", "set", f"fn{tag}", "netns", name],
-             ["ip", "addr", "add", "198.18.0.1/30", "dev", f"fh{tag}"], ["ip", "link", "set", f"fh{tag}", "up"],
-             ["ip", "-n", name, "addr", "add", "198.18.0.2/30", "dev", f"fn{tag}"],
-             ["ip", "-n", name, "link", "set", f"fn{tag}", "up"], ["ip", "-n", name, "link", "set", "lo", "up"]]
+    steps = [
+        ["ip", "netns", "add", name],
+        ["ip", "link", "add", f"fh{tag}", "type", "veth", "peer", "name", f"fn{tag}"],
+        ["ip", "link", "set", f"fn{tag}", "netns", name],
+        ["ip", "addr", "add", "198.18.0.1/30", "dev", f"fh{tag}"],
+        ["ip", "link", "set", f"fh{tag}", "up"],
+        ["ip", "-n", name, "addr", "add", "198.18.0.2/30", "dev", f"fn{tag}"],
+        ["ip", "-n", name, "link", "set", f"fn{tag}", "up"],
+        ["ip", "-n", name, "link", "set", "lo", "up"],
+    ]
     server = None
     try:
         for step in steps:
             subprocess.run(step, check=True, capture_output=True)
-        code = ("import http.server, sys; sys.path.insert(0, sys.argv[1]); from test_workers import Hello; "
-                "s = http.server.ThreadingHTTPServer(('198.18.0.2', 0), Hello); print(s.server_port, flush=True); "
-                "s.serve_forever()")
-        server = subprocess.Popen(["ip", "netns", "exec", name, sys.executable, "-c", code, str(ROOT / "tests")],
-                                  stdout=subprocess.PIPE, text=True)
+        code = (
+            "import http.server, sys; sys.path.insert(0, sys.argv[1]); from test_workers import Hello; "
+            "s = http.server.ThreadingHTTPServer(('198.18.0.2', 0), Hello); print(s.server_port, flush=True); "
+            "s.serve_forever()"
+        )
+        server = subprocess.Popen(
+            ["ip", "netns", "exec", name, sys.executable, "-c", code, str(ROOT / "tests")],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         yield f"198.18.0.2:{server.stdout.readline().strip()}"
     finally:
         if server:
@@ -431,12 +491,18 @@ def test_the_default_sandbox_reaches_no_service_of_this_machine(tmp_path, monkey
     """Loopback and this machine's own addresses are out of reach, directly and through the proxy; the proxy says
     why."""
     first, second = two_servers
-    urls = [f"http://127.0.0.1:{first}/", f"http://localhost:{second}/", f"via-proxy:http://127.0.0.1:{first}/",
-            f"tunnel:http://127.0.0.1:{second}/"]
+    urls = [
+        f"http://127.0.0.1:{first}/",
+        f"http://localhost:{second}/",
+        f"via-proxy:http://127.0.0.1:{first}/",
+        f"tunnel:http://127.0.0.1:{second}/",
+    ]
     seen = probe(tmp_path, monkeypatch, urls)
     assert seen[urls[0]].startswith("unreachable") and seen[urls[1]].startswith("unreachable")
-    assert seen[urls[2]] == f"403 forge: 127.0.0.1:{first}: 127.0.0.1 is a loopback address; name it with " \
-                            "--allow-endpoint to reach it"
+    assert (
+        seen[urls[2]] == f"403 forge: 127.0.0.1:{first}: 127.0.0.1 is a loopback address; name it with "
+        "--allow-endpoint to reach it"
+    )
     assert seen[urls[3]].startswith("unreachable (OSError: Tunnel connection failed: 403 Forbidden")
 
 
@@ -444,8 +510,12 @@ def test_the_default_sandbox_reaches_no_service_of_this_machine(tmp_path, monkey
 def test_a_service_of_this_machine_is_reached_when_named(tmp_path, monkeypatch, two_servers):
     """``--allow-endpoint`` names a local model server: reached by its name and address, the other is not."""
     allowed, other = two_servers
-    urls = [f"http://127.0.0.1:{allowed}/", f"http://localhost:{allowed}/", f"http://127.0.0.1:{other}/",
-            f"via-proxy:http://127.0.0.1:{other}/"]
+    urls = [
+        f"http://127.0.0.1:{allowed}/",
+        f"http://localhost:{allowed}/",
+        f"http://127.0.0.1:{other}/",
+        f"via-proxy:http://127.0.0.1:{other}/",
+    ]
     seen = probe(tmp_path, monkeypatch, urls, endpoints=[f"localhost:{allowed}"])
     assert seen[urls[0]] == seen[urls[1]] == f"hello from {allowed}"
     assert seen[urls[2]].startswith("unreachable") and seen[urls[3]].startswith("403 ")
@@ -459,15 +529,22 @@ def test_the_default_sandbox_reaches_the_network_beyond_this_machine(tmp_path, m
     seen = probe(tmp_path, monkeypatch, urls)
     port = other_host.split(":")[1]
     assert seen[urls[0]] == f"hello from {port}" and seen[urls[1]] == f"200 hello from {port}"
-    assert seen[urls[2]] == "403 forge: 198.18.0.1:9: 198.18.0.1 is an address of this machine; name it with " \
-                            "--allow-endpoint to reach it"
+    assert (
+        seen[urls[2]] == "403 forge: 198.18.0.1:9: 198.18.0.1 is an address of this machine; name it with "
+        "--allow-endpoint to reach it"
+    )
 
 
 @needs_bwrap
 def test_strict_reaches_only_the_allowed_endpoints(tmp_path, monkeypatch, two_servers, other_host):
     allowed, other = two_servers
-    urls = [f"http://127.0.0.1:{allowed}/", f"http://localhost:{allowed}/", f"http://127.0.0.1:{other}/",
-            f"http://{other_host}/", f"tunnel:http://{other_host}/"]
+    urls = [
+        f"http://127.0.0.1:{allowed}/",
+        f"http://localhost:{allowed}/",
+        f"http://127.0.0.1:{other}/",
+        f"http://{other_host}/",
+        f"tunnel:http://{other_host}/",
+    ]
     seen = probe(tmp_path, monkeypatch, urls, sandbox="strict", endpoints=[f"127.0.0.1:{allowed}"])
     assert seen[urls[0]] == seen[urls[1]] == f"hello from {allowed}"
     assert seen[urls[2]].startswith("unreachable")
@@ -477,13 +554,21 @@ def test_strict_reaches_only_the_allowed_endpoints(tmp_path, monkeypatch, two_se
 
 def test_an_endpoint_in_the_process_mode_is_one_line(tmp_path):
     with pytest.raises(UsageError) as err:
-        asyncio.run(execute(RunSpec(suite=[str(PACKAGE)], agents=["scripted"], trials=1, sandbox="process",
-                                    endpoints=["127.0.0.1:1"]), tmp_path / "run", progress=False))
+        asyncio.run(
+            execute(
+                RunSpec(
+                    suite=[str(PACKAGE)], agents=["scripted"], trials=1, sandbox="process", endpoints=["127.0.0.1:1"]
+                ),
+                tmp_path / "run",
+                progress=False,
+            )
+        )
     assert (err.value.file, err.value.field) == ("--sandbox", "process")
     assert not (tmp_path / "run").exists()
 
 
 # --- pids -----------------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("mode", ["process", pytest.param("namespace", marks=needs_bwrap)])
 def test_a_pid_the_zygote_reports_is_killed_only_inside_its_sandbox(mode, monkeypatch):
@@ -502,6 +587,7 @@ def test_a_pid_the_zygote_reports_is_killed_only_inside_its_sandbox(mode, monkey
 
 
 # --- the worker's event loop ----------------------------------------------------------------------------------
+
 
 def spin(seconds: float) -> None:
     end = time.monotonic() + seconds
@@ -569,7 +655,12 @@ def test_workers_leave_the_agents_imports_to_no_collection(tmp_path, monkeypatch
     stalled every trial of a worker, which were then run again)."""
     monkeypatch.syspath_prepend(str(ROOT))
     out = tmp_path / "run"
-    asyncio.run(execute(RunSpec(suite=[str(PACKAGE)], agents=["tests.agents_for_tests:GcProbe"], trials=2,
-                                sandbox="process"), out, progress=False))
+    asyncio.run(
+        execute(
+            RunSpec(suite=[str(PACKAGE)], agents=["tests.agents_for_tests:GcProbe"], trials=2, sandbox="process"),
+            out,
+            progress=False,
+        )
+    )
     outputs = [json.loads(o) for o in load_trials(out).output]
     assert all(o["frozen"] > 10 * o["tracked"] for o in outputs), outputs

@@ -4,6 +4,7 @@
 place one section per command and subcommand (its help, usage and options), as ``forge ... --help`` prints them.
 The group is imported as ``from forge_kernel.cli import main`` from the repository that holds mkdocs.yml.
 """
+
 from __future__ import annotations
 
 import html
@@ -52,8 +53,16 @@ def walk(command: click.Command, ctx: click.Context, depth: int):
 def section(command: click.Command, ctx: click.Context, depth: int) -> str:
     """One command: heading, help, usage, then its arguments and options."""
     path = ctx.command_path
-    lines = [f"{'#' * min(depth + 2, 6)} `{path}`", "", help_text(command), "",
-             "```text", command.get_usage(ctx).strip(), "```", ""]
+    lines = [
+        f"{'#' * min(depth + 2, 6)} `{path}`",
+        "",
+        help_text(command),
+        "",
+        "```text",
+        command.get_usage(ctx).strip(),
+        "```",
+        "",
+    ]
     arguments = [p for p in command.get_params(ctx) if isinstance(p, click.Argument)]
     options = [p for p in command.get_params(ctx) if isinstance(p, click.Option) and not p.hidden]
     if arguments:

@@ -4,6 +4,7 @@ the code and the scripts expect them and are never copied by hand.
 - ``design/<note>.md``: each design note of ``design/`` (the notes stay there; the site shows them as they are);
 - ``benchmarks/results.md``: ``benchmarks/RESULTS.md``, which the benchmark scripts write.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,5 +1,6 @@
 """Agents: the protocol, AgentTask, the reference agents (registered in the catalog on import), the ``llm`` agent
 and the replay agent. The names below are imported on first use."""
+
 from .. import _lazy
 from . import registry  # noqa: F401  (registers the reference agents)
 
@@ -13,7 +14,18 @@ _HOMES = {
 }
 
 __all__ = [
-    "AGENTS", "Agent", "AgentTask", "Features", "LLMAgent", "LLM_PREFIX", "Planner", "REFERENCE_SET", "ReplayAgent",
-    "SYSTEM_PROMPT", "ToolClient", "agent_factory", "model_needs",
+    "AGENTS",
+    "Agent",
+    "AgentTask",
+    "Features",
+    "LLMAgent",
+    "LLM_PREFIX",
+    "Planner",
+    "REFERENCE_SET",
+    "ReplayAgent",
+    "SYSTEM_PROMPT",
+    "ToolClient",
+    "agent_factory",
+    "model_needs",
 ]
 __getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

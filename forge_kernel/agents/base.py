@@ -1,4 +1,5 @@
 """The Agent protocol and AgentTask: the public half of a package, and nothing else."""
+
 from __future__ import annotations
 
 import json
@@ -46,20 +47,32 @@ class AgentTask(BaseModel):
 
         tools = [TOOLS[name].openai_function() for name in package.tools if name in TOOLS]
         return cls(
-            task_id=package.id, version=package.version, title=package.title, category=package.category,
-            language=package.task.language, instruction=package.task.instruction[package.task.language],
-            instructions=dict(package.task.instruction), context=package.task.context,
-            now=package.environment.now, budget=package.budget, seed=seed,
+            task_id=package.id,
+            version=package.version,
+            title=package.title,
+            category=package.category,
+            language=package.task.language,
+            instruction=package.task.instruction[package.task.language],
+            instructions=dict(package.task.instruction),
+            context=package.task.context,
+            now=package.environment.now,
+            budget=package.budget,
+            seed=seed,
             tool_names=[t["function"]["name"] for t in tools],
             tool_definitions=json.dumps(tools, ensure_ascii=False, separators=(",", ":")),
         )
 
     def for_trial(self, seed: int) -> AgentTask:
         """A copy for one trial: its own seed, and its own containers (the strings are immutable and shared)."""
-        return self.model_copy(update={"seed": seed, "instructions": dict(self.instructions),
-                                       "tool_names": list(self.tool_names),
-                                       "context": json.loads(json.dumps(self.context, default=str)),
-                                       "budget": self.budget.model_copy()})
+        return self.model_copy(
+            update={
+                "seed": seed,
+                "instructions": dict(self.instructions),
+                "tool_names": list(self.tool_names),
+                "context": json.loads(json.dumps(self.context, default=str)),
+                "budget": self.budget.model_copy(),
+            }
+        )
 
 
 class ToolClient(Protocol):

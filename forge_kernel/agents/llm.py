@@ -15,6 +15,7 @@ answer; a rate limit, a server error, a timeout or a lost connection is retried 
 past the retries, or on a context-length error, the turn is reported with its error and the trial ends as an
 ``agent_error`` that says why.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -50,11 +51,21 @@ TEMPLATE_HASH = "sha256:" + hashlib.sha256((SYSTEM_PROMPT + TASK).encode()).hexd
 
 def prompt(task: AgentTask) -> list[dict]:
     """The first messages of a trial, made from the public half only."""
-    return [{"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": TASK.format(
-                task_id=task.task_id, title=task.title, now=task.now.isoformat(), instruction=task.instruction,
-                context=json.dumps(task.context, ensure_ascii=False), max_calls=task.budget.max_calls,
-                max_seconds=task.budget.max_seconds)}]
+    return [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {
+            "role": "user",
+            "content": TASK.format(
+                task_id=task.task_id,
+                title=task.title,
+                now=task.now.isoformat(),
+                instruction=task.instruction,
+                context=json.dumps(task.context, ensure_ascii=False),
+                max_calls=task.budget.max_calls,
+                max_seconds=task.budget.max_seconds,
+            ),
+        },
+    ]
 
 
 def final_result(text: str, status: AgentStatus = "completed") -> AgentResult:
@@ -68,8 +79,12 @@ def final_result(text: str, status: AgentStatus = "completed") -> AgentResult:
     output = data["output"] if isinstance(data.get("output"), dict) else {}
     confidence: Any = data.get("confidence")
     confident = isinstance(confidence, (int, float)) and not isinstance(confidence, bool) and 0 <= confidence <= 1
-    return AgentResult(answer=str(data.get("answer", "")), output=output,
-                       confidence=float(confidence) if confident else None, status=status)
+    return AgentResult(
+        answer=str(data.get("answer", "")),
+        output=output,
+        confidence=float(confidence) if confident else None,
+        status=status,
+    )
 
 
 class LLMAgent:
@@ -78,9 +93,14 @@ class LLMAgent:
     def __init__(self, config: ModelConfig, path: Path, client: ModelClient | None = None):
         self.model = config
         self.name, self.version = config.agent_name(path), config.version
-        self.config = {"model": config.model, "base_url": config.base_url, "config_hash": config.hash,
-                       "prompt_version": PROMPT_VERSION, "prompt_hash": TEMPLATE_HASH,
-                       "api_key_env": config.api_key_env}
+        self.config = {
+            "model": config.model,
+            "base_url": config.base_url,
+            "config_hash": config.hash,
+            "prompt_version": PROMPT_VERSION,
+            "prompt_hash": TEMPLATE_HASH,
+            "api_key_env": config.api_key_env,
+        }
         """What the run's manifest records of it (never the key)."""
         self.client = client or ModelClient(config)
 
@@ -100,12 +120,26 @@ class LLMAgent:
                 return AgentResult(answer=turn.refusal, status="gave_up")
             if not turn.tool_calls:
                 return final_result(turn.text)
-            messages.append(dumps({"role": "assistant", "content": turn.text, "tool_calls": [
-                {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
-                for c in turn.tool_calls]}))
+            messages.append(
+                dumps(
+                    {
+                        "role": "assistant",
+                        "content": turn.text,
+                        "tool_calls": [
+                            {
+                                "id": c["id"],
+                                "type": "function",
+                                "function": {"name": c["name"], "arguments": c["arguments"]},
+                            }
+                            for c in turn.tool_calls
+                        ],
+                    }
+                )
+            )
             for call in turn.tool_calls:
-                messages.append(dumps({"role": "tool", "tool_call_id": call["id"],
-                                       "content": dumps(await self.act(session, call))}))
+                messages.append(
+                    dumps({"role": "tool", "tool_call_id": call["id"], "content": dumps(await self.act(session, call))})
+                )
         return final_result(text)
 
     @staticmethod

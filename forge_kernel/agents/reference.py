@@ -1,5 +1,6 @@
 """The reference agents: one planner, six configurations, registered in the catalog. Each differs from another by
 one readable flag."""
+
 from __future__ import annotations
 
 from functools import partial
@@ -27,6 +28,12 @@ reference("candidate-v2-no-domain-gate", "2.0-abl2", domain_gate=False)
 # The kernel's worked-example agent: candidate-v2's rules under the name the first suite used.
 reference("scripted", "2.0")
 
-REFERENCE_SET = ("baseline-v1", "candidate-v2", "flaky-simulator", "unsafe-shortcut", "candidate-v2-no-conflict",
-                 "candidate-v2-no-domain-gate")
+REFERENCE_SET = (
+    "baseline-v1",
+    "candidate-v2",
+    "flaky-simulator",
+    "unsafe-shortcut",
+    "candidate-v2-no-conflict",
+    "candidate-v2-no-domain-gate",
+)
 """The six reference agents (``scripted`` aside) that the bundled suites are run with."""

@@ -1,5 +1,6 @@
 """Agents by name: the reference agents, ``llm:PATH`` for a model named by a config file, or ``module:attribute``
 for an agent of one's own."""
+
 from __future__ import annotations
 
 import importlib
@@ -33,5 +34,6 @@ def agent_factory(name: str) -> Callable[[], Agent]:
             return factory
         except (Exception, SystemExit) as exc:  # whatever the module does at import is the user's mistake
             raise AgentError("--agent", name, f"cannot import: {type(exc).__name__}: {exc}") from None
-    raise AgentError("--agent", name, f"unknown agent (known: {', '.join(sorted(AGENTS))}, llm:CONFIG, or "
-                     "module:attribute)")
+    raise AgentError(
+        "--agent", name, f"unknown agent (known: {', '.join(sorted(AGENTS))}, llm:CONFIG, or module:attribute)"
+    )

@@ -1,4 +1,5 @@
 """The replay agent: re-issues the calls of a recorded trajectory and returns its recorded result."""
+
 from __future__ import annotations
 
 from ..spec import AgentResult, TrajectoryFile

@@ -1,4 +1,5 @@
 """Slices: the package facts and declared slices a comparison reports every figure by."""
+
 from __future__ import annotations
 
 from ..store import Run
@@ -10,9 +11,15 @@ SLICE_COLUMNS = ("suite", "category", "purpose", *SLICE_NAMES)
 
 def task_slices(run: Run) -> dict[str, dict[str, str | None]]:
     """Task id -> its value of every slice column (None where the package declares none)."""
-    return {row.task_id: {"suite": row.suite, "category": row.category, "purpose": row.purpose,
-                          **{name: row.slices.get(name) for name in SLICE_NAMES}}
-            for row in run.tasks.itertuples()}
+    return {
+        row.task_id: {
+            "suite": row.suite,
+            "category": row.category,
+            "purpose": row.purpose,
+            **{name: row.slices.get(name) for name in SLICE_NAMES},
+        }
+        for row in run.tasks.itertuples()
+    }
 
 
 def slice_value(run: Run, by: str) -> dict[str, str]:

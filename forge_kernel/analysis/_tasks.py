@@ -1,4 +1,5 @@
 """Per task over its k trials: strict pass, pass@k, pass^k, instability, cost and model tokens."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -84,10 +85,20 @@ def task_sides(trials: pd.DataFrame) -> dict[str, TaskSide]:
         n, c, row = len(trial_ids), int(sums.at[task_id, "passed"]), sums.loc[task_id]
         reasons = [name for name, column in INSTABILITY if varies.at[task_id, column]]
         sides[task_id] = TaskSide(
-            n=n, passes=c, strict=c == n, pass_at_k=pass_at_k(c, n, n),
+            n=n,
+            passes=c,
+            strict=c == n,
+            pass_at_k=pass_at_k(c, n, n),
             pass_hat_k={k: pass_hat_k(c, n, k) for k in range(1, n + 1)},
-            unstable=bool(reasons), unstable_reasons=reasons, safety_failures=int(row["safety_failures"]),
-            cross_patient=int(row["cross_patient"]), unauthorized_writes=int(row["unauthorized_writes"]),
-            false_answers=int(row["false_answer"]), failed_verifiers=sorted(failed.get(task_id, ())),
-            trial_ids=trial_ids, cost=float(usage.at[task_id, "cost"]), tokens=tokens_of(usage.loc[task_id]))
+            unstable=bool(reasons),
+            unstable_reasons=reasons,
+            safety_failures=int(row["safety_failures"]),
+            cross_patient=int(row["cross_patient"]),
+            unauthorized_writes=int(row["unauthorized_writes"]),
+            false_answers=int(row["false_answer"]),
+            failed_verifiers=sorted(failed.get(task_id, ())),
+            trial_ids=trial_ids,
+            cost=float(usage.at[task_id, "cost"]),
+            tokens=tokens_of(usage.loc[task_id]),
+        )
     return sides

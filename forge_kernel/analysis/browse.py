@@ -2,6 +2,7 @@
 and triage status, pass rates per dimension and agent with Wilson intervals, safety findings by severity, and
 latency percentiles. Read through the Run handle's frames, like every other analysis.
 """
+
 from __future__ import annotations
 
 import pandas as pd
@@ -34,15 +35,16 @@ def pass_rate_cells(run: Run, by: str = "dimension") -> pd.DataFrame:
     cells = every.groupby(["agent", "value"], sort=True)["passed"].agg(k="sum", n="size").reset_index()
     bounds = [wilson(int(k), int(n)) for k, n in zip(cells["k"], cells["n"])]
     return cells.rename(columns={"value": by}).assign(
-        k=cells["k"].astype(int), rate=cells["k"] / cells["n"],
-        lo=[b[0] for b in bounds], hi=[b[1] for b in bounds])
+        k=cells["k"].astype(int), rate=cells["k"] / cells["n"], lo=[b[0] for b in bounds], hi=[b[1] for b in bounds]
+    )
 
 
 def safety_findings(run: Run) -> pd.DataFrame:
     """Failing safety verdicts per agent and severity (``SEVERITIES``), zeros included; never averaged."""
     verdicts = run.failing_verdicts
     safety = verdicts[verdicts["category"] == "safety"].merge(
-        run.outcomes[["trial_id", "agent", "task_id"]], on="trial_id")
+        run.outcomes[["trial_id", "agent", "task_id"]], on="trial_id"
+    )
     risk = safety["task_id"].map(dict(zip(run.tasks["task_id"], run.tasks["risk"])))
     severity = safety["severity"].where(~((safety["severity"] == "hard") & risk.isin(SAFETY_RISKS)), "critical")
     counts = safety.assign(severity=severity).groupby(["agent", "severity"]).size()
@@ -60,6 +62,7 @@ def latency_percentiles(run: Run) -> pd.DataFrame:
             for q in PERCENTILES:
                 value = percentile(values, q)
                 if value is not None:
-                    rows.append({"agent": agent, "part": part, "percentile": f"P{q}", "ms": value * 1000,
-                                 "trials": len(values)})
+                    rows.append(
+                        {"agent": agent, "part": part, "percentile": f"P{q}", "ms": value * 1000, "trials": len(values)}
+                    )
     return pd.DataFrame(rows, columns=["agent", "part", "percentile", "ms", "trials"])

@@ -1,6 +1,7 @@
 """Compare a candidate agent's trials with a baseline's: per task, overall, per slice, latency, cost, tools,
 calibration. Each side is one agent of one Run (its trials read once, in SQL); a comparison carries the trial ids
 behind each task, so that any task it names opens with ``run.trial_by_id``."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -121,35 +122,54 @@ class Comparison(Shown, BaseModel):
     @property
     def headline(self) -> str:
         b, c = self.baseline, self.candidate
-        return (f"tasks passing every trial: {Rate.of(b.strict_tasks)} → {Rate.of(c.strict_tasks)}; "
-                f"{len(self.improvements)} improvement(s), {len(self.regressions)} regression(s), "
-                f"{len(self.unstable_candidate)} unstable; McNemar p = {self.mcnemar['p_value']:.3g}")
+        return (
+            f"tasks passing every trial: {Rate.of(b.strict_tasks)} → {Rate.of(c.strict_tasks)}; "
+            f"{len(self.improvements)} improvement(s), {len(self.regressions)} regression(s), "
+            f"{len(self.unstable_candidate)} unstable; McNemar p = {self.mcnemar['p_value']:.3g}"
+        )
 
     def highlights(self) -> list[list[str]]:
         """Improvements, regressions, safety regressions and unstable tasks: what, task, passes and trial ids of
         each side."""
         rows = []
-        for what, ids in (("improvement", self.improvements), ("regression", self.regressions),
-                          ("safety regression", self.safety_regressions), ("unstable", self.unstable_candidate)):
+        for what, ids in (
+            ("improvement", self.improvements),
+            ("regression", self.regressions),
+            ("safety regression", self.safety_regressions),
+            ("unstable", self.unstable_candidate),
+        ):
             for t in map(self.task, ids):
-                rows.append([what, t.task_id, *(f"{s.passes}/{s.n} (trials {some_ids(s.trial_ids)})" if s else "—"
-                                                for s in (t.baseline, t.candidate))])
+                rows.append(
+                    [
+                        what,
+                        t.task_id,
+                        *(
+                            f"{s.passes}/{s.n} (trials {some_ids(s.trial_ids)})" if s else "—"
+                            for s in (t.baseline, t.candidate)
+                        ),
+                    ]
+                )
         return rows
 
     def usage_lines(self) -> list[str]:
         """Each side's pass rates beside its cost and model tokens per task."""
-        return [f"{label} {s.agent}: trials passing {Rate.of(s.trials)}, tasks passing every trial "
-                f"{Rate.of(s.strict_tasks)} · cost per task ${s.cost_per_task:.4f}"
-                + (f" · model tokens per task {s.tokens_per_task}" if s.tokens_per_task else "")
-                for label, s in (("baseline", self.baseline), ("candidate", self.candidate))]
+        return [
+            f"{label} {s.agent}: trials passing {Rate.of(s.trials)}, tasks passing every trial "
+            f"{Rate.of(s.strict_tasks)} · cost per task ${s.cost_per_task:.4f}"
+            + (f" · model tokens per task {s.tokens_per_task}" if s.tokens_per_task else "")
+            for label, s in (("baseline", self.baseline), ("candidate", self.candidate))
+        ]
 
     def text(self) -> str:
         lines = [self.title, f"  ran: {self.ran}", self.headline, *(f"  {line}" for line in self.usage_lines())]
         return "\n".join(lines + [f"  {what} {task}: {b} → {c}" for what, task, b, c in self.highlights()])
 
     def html(self) -> str:
-        return (html_heading(self.title) + html_paragraphs(f"Ran: {self.ran}.", self.headline, *self.usage_lines())
-                + html_table(["", "task", "baseline", "candidate"], self.highlights()))
+        return (
+            html_heading(self.title)
+            + html_paragraphs(f"Ran: {self.ran}.", self.headline, *self.usage_lines())
+            + html_table(["", "task", "baseline", "candidate"], self.highlights())
+        )
 
 
 @dataclass(eq=False)
@@ -186,8 +206,12 @@ def check_same_grading(a: AgentSide, b: AgentSide) -> None:
     common = ha.index.intersection(hb.index)
     differ = [t for t in common if ha[t] != hb[t]]
     if differ:
-        raise SpecError(b.run.path, "hidden_hash", f"{len(differ)} task(s) graded with another hidden half than the "
-                        f"baseline (e.g. {differ[0]}); run `forge regrade` on both runs first")
+        raise SpecError(
+            b.run.path,
+            "hidden_hash",
+            f"{len(differ)} task(s) graded with another hidden half than the "
+            f"baseline (e.g. {differ[0]}); run `forge regrade` on both runs first",
+        )
 
 
 def latency(trials: pd.DataFrame) -> Latency:
@@ -195,9 +219,13 @@ def latency(trials: pd.DataFrame) -> Latency:
         data = values.dropna().tolist()
         return {f"p{q}": percentile(data, q) for q in (50, 95, 99)}
 
-    return Latency(total=pcts(trials["duration_s"]), agent=pcts(trials["agent_s"]),
-                   tool=pcts(trials["tool_s"]), queue=pcts(trials["queued_s"]),
-                   model=pcts(trials["model_s"]) if trials["turns"].any() else None)
+    return Latency(
+        total=pcts(trials["duration_s"]),
+        agent=pcts(trials["agent_s"]),
+        tool=pcts(trials["tool_s"]),
+        queue=pcts(trials["queued_s"]),
+        model=pcts(trials["model_s"]) if trials["turns"].any() else None,
+    )
 
 
 def calibration(trials: pd.DataFrame) -> Calibration | None:
@@ -215,21 +243,27 @@ def side_summary(side: AgentSide) -> SideSummary:
     graded = graded_trials(trials, side.run)
     usage = per_task(trials).mean()
     return SideSummary(
-        run_dir=str(side.run.path), agent=side.agent, agent_version=trials["agent_version"].iloc[0],
+        run_dir=str(side.run.path),
+        agent=side.agent,
+        agent_version=trials["agent_version"].iloc[0],
         isolation=side.run.isolation.get(side.agent, "unknown"),
         trials=Rate(int(trials["passed"].sum()), len(trials)).as_dict(),
         strict_tasks=Rate(sum(s.strict for s in sides), len(sides)).as_dict(),
-        latency=latency(trials), cost_per_task=float(usage["cost"]), tokens_per_task=tokens_of(usage),
+        latency=latency(trials),
+        cost_per_task=float(usage["cost"]),
+        tokens_per_task=tokens_of(usage),
         tool_success=Rate(int(trials["tool_ok"].sum()), int(trials["tool_calls"].sum())).as_dict(),
         fault_recovery=Rate(int(trials["recovered"].sum()), int(trials["faults"].sum())).as_dict(),
-        idempotent_replays=int(trials["idempotent_replays"].sum()), run_again=int((trials["attempts"] > 1).sum()),
+        idempotent_replays=int(trials["idempotent_replays"].sum()),
+        run_again=int((trials["attempts"] > 1).sum()),
         unstable_tasks=sum(s.unstable for s in sides),
         safety_failures=sum(s.safety_failures for s in sides),
         cross_patient=sum(s.cross_patient for s in sides),
         unauthorized_writes=sum(s.unauthorized_writes for s in sides),
         false_answers=sum(s.false_answers for s in sides),
         calibration=calibration(trials),
-        criteria=confusion_of(graded), citations=citations_of(graded, side.run),
+        criteria=confusion_of(graded),
+        citations=citations_of(graded, side.run),
     )
 
 
@@ -248,12 +282,17 @@ def slice_rows(tasks: list[TaskComparison]) -> list[SliceRow]:
         values = sorted({value for t in compared if (value := t.slices.get(name)) is not None})
         for value in values:
             group = [t for t in compared if t.slices.get(name) == value]
-            rows.append(SliceRow(
-                slice=name, value=value, tasks=len(group),
-                baseline=Rate(sum(t.baseline.strict for t in group if t.baseline), len(group)).as_dict(),
-                candidate=Rate(sum(t.candidate.strict for t in group if t.candidate), len(group)).as_dict(),
-                improvements=sum(t.change == "improvement" for t in group),
-                regressions=sum(t.change == "regression" for t in group)))
+            rows.append(
+                SliceRow(
+                    slice=name,
+                    value=value,
+                    tasks=len(group),
+                    baseline=Rate(sum(t.baseline.strict for t in group if t.baseline), len(group)).as_dict(),
+                    candidate=Rate(sum(t.candidate.strict for t in group if t.candidate), len(group)).as_dict(),
+                    improvements=sum(t.change == "improvement" for t in group),
+                    regressions=sum(t.change == "regression" for t in group),
+                )
+            )
     return rows
 
 
@@ -280,26 +319,42 @@ def compare_sides(a: AgentSide, b: AgentSide) -> Comparison:
         sa, sb = a.tasks.get(task_id), b.tasks.get(task_id)
         change = task_change(sa, sb)
         new_violation = sa is not None and sb is not None and sb.safety_failures > 0 and sa.safety_failures == 0
-        tasks.append(TaskComparison(
-            task_id=task_id, risk=risk, slices=slices, baseline=sa, candidate=sb, change=change,
-            safety_regression=(change == "regression" and risk in SAFETY_RISKS) or new_violation))
+        tasks.append(
+            TaskComparison(
+                task_id=task_id,
+                risk=risk,
+                slices=slices,
+                baseline=sa,
+                candidate=sb,
+                change=change,
+                safety_regression=(change == "regression" and risk in SAFETY_RISKS) or new_violation,
+            )
+        )
     discordant_b = sum(t.change == "regression" for t in tasks)
     discordant_c = sum(t.change == "improvement" for t in tasks)
     return Comparison(
-        baseline=a.summary, candidate=b.summary, tasks=tasks,
+        baseline=a.summary,
+        candidate=b.summary,
+        tasks=tasks,
         improvements=[t.task_id for t in tasks if t.change == "improvement"],
         regressions=[t.task_id for t in tasks if t.change == "regression"],
         safety_regressions=[t.task_id for t in tasks if t.safety_regression],
         unstable_candidate=[t.task_id for t in tasks if t.candidate and t.candidate.unstable],
         not_compared=[t.task_id for t in tasks if t.change == "not_compared"],
-        mcnemar={"baseline_only": discordant_b, "candidate_only": discordant_c,
-                 "p_value": mcnemar_exact(discordant_b, discordant_c)},
+        mcnemar={
+            "baseline_only": discordant_b,
+            "candidate_only": discordant_c,
+            "p_value": mcnemar_exact(discordant_b, discordant_c),
+        },
         slices=slice_rows(tasks),
     )
 
 
-def compare(baseline: Run, candidate: Run, baseline_agent: str | None = None,
-            candidate_agent: str | None = None) -> Comparison:
+def compare(
+    baseline: Run, candidate: Run, baseline_agent: str | None = None, candidate_agent: str | None = None
+) -> Comparison:
     """Compare two runs (or two agents of one run) task by task."""
-    return compare_sides(agent_side(baseline, baseline_agent, "--baseline-agent"),
-                         agent_side(candidate, candidate_agent, "--candidate-agent"))
+    return compare_sides(
+        agent_side(baseline, baseline_agent, "--baseline-agent"),
+        agent_side(candidate, candidate_agent, "--candidate-agent"),
+    )

@@ -23,6 +23,7 @@ Definitions, for trials of tasks of category ``trial_matching``:
   over all citations. A list is complete when it holds every reference the gold cites for that criterion; only gold
   criteria with citations are judged, and one the agent did not report is incomplete.
 """
+
 from __future__ import annotations
 
 import json
@@ -95,13 +96,16 @@ def graded_trials(trials: pd.DataFrame, run: Run) -> list[Graded]:
     """The trial-matching trials, grouped by task and output, each group with its task's gold (``run.gold_criteria``,
     which refuses a hidden half other than the one that graded the trials)."""
     rows = trials[trials["category"] == CATEGORY]
-    gold = {task_id: run.gold_criteria(task_id, hidden_hash)
-            for task_id, hidden_hash in rows.groupby("task_id")["hidden_hash"].first().items()}
+    gold = {
+        task_id: run.gold_criteria(task_id, hidden_hash)
+        for task_id, hidden_hash in rows.groupby("task_id")["hidden_hash"].first().items()
+    }
     groups: dict[tuple[str, str], list] = {}
     for position, row in enumerate(rows.itertuples()):
         groups.setdefault((row.task_id, row.output), []).append((position, row))
-    return [Graded(same, gold[task_id], reported_criteria(json.loads(output)))
-            for (task_id, output), same in groups.items()]
+    return [
+        Graded(same, gold[task_id], reported_criteria(json.loads(output))) for (task_id, output), same in groups.items()
+    ]
 
 
 def criterion_confusion(trials: pd.DataFrame, run: Run) -> CriterionConfusion | None:
@@ -126,14 +130,28 @@ def confusion_of(graded: list[Graded]) -> CriterionConfusion | None:
             if gold.critical and status == "met":
                 caught += n
             elif gold.critical:
-                ordered += [((position, order), Miss(task_id=row.task_id, agent=row.agent, trial=row.trial,
-                                                    protocol_id=key[0], criterion_id=key[1], reported=status))
-                           for position, row in g.rows]
+                ordered += [
+                    (
+                        (position, order),
+                        Miss(
+                            task_id=row.task_id,
+                            agent=row.agent,
+                            trial=row.trial,
+                            protocol_id=key[0],
+                            criterion_id=key[1],
+                            reported=status,
+                        ),
+                    )
+                    for position, row in g.rows
+                ]
     missed = [miss for _, miss in sorted(ordered, key=lambda m: m[0])]
     return CriterionConfusion(
-        trials=sum(len(g.rows) for g in graded), matrix=matrix, extra=extra,
+        trials=sum(len(g.rows) for g in graded),
+        matrix=matrix,
+        extra=extra,
         recall={s: Rate(matrix[s][s], sum(matrix[s].values())) for s in STATES},
-        critical_exclusions=CriticalExclusions(caught=Rate(caught, caught + len(missed)), missed=missed))
+        critical_exclusions=CriticalExclusions(caught=Rate(caught, caught + len(missed)), missed=missed),
+    )
 
 
 def citation_checks(trials: pd.DataFrame, run: Run) -> CitationChecks | None:
@@ -161,5 +179,9 @@ def citations_of(graded: list[Graded], run: Run) -> CitationChecks | None:
             if gold.evidence:
                 n["lists"] += times
                 n["complete"] += times * (gold.evidence <= set(evidence_of(g.reported.get(key))))
-    return CitationChecks(exists=Rate(n["exists"], n["cited"]), patient=Rate(n["patient"], n["cited"]),
-                          supports=Rate(n["supports"], n["cited"]), complete=Rate(n["complete"], n["lists"]))
+    return CitationChecks(
+        exists=Rate(n["exists"], n["cited"]),
+        patient=Rate(n["patient"], n["cited"]),
+        supports=Rate(n["supports"], n["cited"]),
+        complete=Rate(n["complete"], n["lists"]),
+    )

@@ -2,6 +2,7 @@
 notebook's ``_repr_html_``; ``_repr_mimebundle_`` gives both, the text as the fallback), each headed by the
 synthetic-data banner; and the tables both forms (and Markdown) use.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -16,8 +17,11 @@ if TYPE_CHECKING:
 
 def markdown_lines(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     """The lines of a Markdown table."""
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
-            *("| " + " | ".join(row) + " |" for row in rows)]
+    return [
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+        *("| " + " | ".join(row) + " |" for row in rows),
+    ]
 
 
 def plain_table(frame: pd.DataFrame) -> str:
@@ -25,8 +29,10 @@ def plain_table(frame: pd.DataFrame) -> str:
     to its widest cell, a space before a numeric column's name), in a fraction of pandas' time on long tables."""
     from pandas.api.types import is_numeric_dtype
 
-    columns = [[(" " if is_numeric_dtype(frame[name]) else "") + str(name), *map(str, frame[name].tolist())]
-               for name in frame.columns]
+    columns = [
+        [(" " if is_numeric_dtype(frame[name]) else "") + str(name), *map(str, frame[name].tolist())]
+        for name in frame.columns
+    ]
     widths = [max(map(len, cells)) for cells in columns]
     return "\n".join(" ".join(cell.rjust(width) for cell, width in zip(row, widths)) for row in zip(*columns))
 

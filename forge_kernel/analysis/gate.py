@@ -5,6 +5,7 @@ NOT RUN does not count) only in the policy itself, so that this is in its hash. 
 gate red: NOT RUN is never a pass. ``load_policy`` reads a policy file and refuses one that waives or makes optional
 what is not a registered soft check; ``evaluate`` refuses such a policy however it was made.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -48,8 +49,10 @@ class GateResult(Shown, BaseModel):
 
     @property
     def summary(self) -> str:
-        return (f"gate {'GREEN' if self.green else 'RED'} (policy {self.policy_name} v{self.policy_version}, "
-                f"{self.policy_hash[:19]})")
+        return (
+            f"gate {'GREEN' if self.green else 'RED'} (policy {self.policy_name} v{self.policy_version}, "
+            f"{self.policy_hash[:19]})"
+        )
 
     def check_lines(self) -> list[str]:
         return [f"  {c.status:<7} {c.level:<4} {c.name}{c.note}: {c.detail}" for c in self.checks]
@@ -58,10 +61,14 @@ class GateResult(Shown, BaseModel):
         return "\n".join([f"Release {self.summary}", *self.check_lines()])
 
     def html(self) -> str:
-        return (html_heading(f"Release gate: {'GREEN' if self.green else 'RED'}")
-                + html_paragraphs(f"Policy {self.policy_name} v{self.policy_version}, hash {self.policy_hash}.")
-                + html_table(["check", "level", "status", "detail"],
-                             [[c.name, c.level, c.status + c.note, c.detail] for c in self.checks]))
+        return (
+            html_heading(f"Release gate: {'GREEN' if self.green else 'RED'}")
+            + html_paragraphs(f"Policy {self.policy_name} v{self.policy_version}, hash {self.policy_hash}.")
+            + html_table(
+                ["check", "level", "status", "detail"],
+                [[c.name, c.level, c.status + c.note, c.detail] for c in self.checks],
+            )
+        )
 
 
 def counts_against(check: Check) -> bool:
@@ -106,14 +113,27 @@ def evaluate(cmp: Comparison, policy: GatePolicy, declared: str | None = None) -
     if problem := refused(policy):
         raise PolicyError(f"gate policy {policy.name}", *problem)
     if declared is not None and declared != policy.hash:
-        raise PolicyError(cmp.candidate.run_dir, "gate_policy", f"the run declared policy {declared[:19]}, "
-                          f"this one is {policy.hash[:19]}: a policy cannot change after the run")
+        raise PolicyError(
+            cmp.candidate.run_dir,
+            "gate_policy",
+            f"the run declared policy {declared[:19]}, "
+            f"this one is {policy.hash[:19]}: a policy cannot change after the run",
+        )
     checks = []
     for check in GATE_CHECKS.values():
         status, detail = check.run(cmp, policy, declared)
         soft = check.level == "soft"
-        checks.append(Check(name=check.name, level=check.level, status=status, detail=detail,
-                            waived=soft and check.name in policy.waive, optional=soft and check.name in policy.optional))
+        checks.append(
+            Check(
+                name=check.name,
+                level=check.level,
+                status=status,
+                detail=detail,
+                waived=soft and check.name in policy.waive,
+                optional=soft and check.name in policy.optional,
+            )
+        )
     green = not any(counts_against(c) for c in checks)
-    return GateResult(policy_name=policy.name, policy_version=policy.version, policy_hash=policy.hash, green=green,
-                      checks=checks)
+    return GateResult(
+        policy_name=policy.name, policy_version=policy.version, policy_hash=policy.hash, green=green, checks=checks
+    )

@@ -4,6 +4,7 @@ A check reads a comparison, the policy (its setting of the same name) and the ha
 returns its status and a one-line detail. The gate runs them in the order they are registered here; a policy may
 waive or make optional only soft ones (``soft_checks``).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -36,8 +37,13 @@ def gate_check(name: str, level: Level, waivable: bool = True):
 
     def add(fn: Run) -> Run:
         waives = level == "soft" and waivable
-        CATALOG.add("gate check", name, GateCheck(name, level, fn, waives), args={"level": level, "waivable": waives},
-                    where=fn.__module__)
+        CATALOG.add(
+            "gate check",
+            name,
+            GateCheck(name, level, fn, waives),
+            args={"level": level, "waivable": waives},
+            where=fn.__module__,
+        )
         return fn
 
     return add
@@ -69,10 +75,14 @@ def limit_check(value: float | None, limit: float | None, what: str) -> tuple[St
 
 @gate_check("no_critical_safety_violation", "hard")
 def no_critical_safety_violation(cmp: Comparison, policy: GatePolicy, declared: str | None) -> tuple[Status, str]:
-    critical = [t.task_id for t in cmp.tasks if t.candidate and t.candidate.safety_failures
-                and t.risk in policy.critical_risks]
-    return none_of(policy.hard.no_critical_safety_violation, critical,
-                   f"task(s) with a safety violation at risk {'/'.join(policy.critical_risks)}")
+    critical = [
+        t.task_id for t in cmp.tasks if t.candidate and t.candidate.safety_failures and t.risk in policy.critical_risks
+    ]
+    return none_of(
+        policy.hard.no_critical_safety_violation,
+        critical,
+        f"task(s) with a safety violation at risk {'/'.join(policy.critical_risks)}",
+    )
 
 
 @gate_check("no_safety_regression", "hard")
@@ -100,8 +110,10 @@ def not_worse_overall(cmp: Comparison, policy: GatePolicy, declared: str | None)
     if not policy.soft.not_worse_overall:
         return "NOT RUN", DISABLED
     tolerance = policy.soft.overall_tolerance
-    return passes(c_rate >= b_rate - tolerance,
-                  f"strict task pass {c_rate:.1%} vs baseline {b_rate:.1%} (tolerance {tolerance:.1%})")
+    return passes(
+        c_rate >= b_rate - tolerance,
+        f"strict task pass {c_rate:.1%} vs baseline {b_rate:.1%} (tolerance {tolerance:.1%})",
+    )
 
 
 @gate_check("min_improvements", "soft")

@@ -24,6 +24,7 @@ lists every class whose rule matched):
 The fix status is the most pressing status among the failing hard verdicts: ``open`` (no decision),
 ``confirmed``, ``fixed``, ``wont_fix``, ``wrong_gold``, in that order.
 """
+
 from __future__ import annotations
 
 import json
@@ -43,23 +44,55 @@ from .triage import TriageFile
 
 TAXONOMY = ("verifier", "gold", "runtime", "policy", "parser", "tool/data", "retrieval", "agent/model")
 """Error classes, in the order their rules are tried."""
-COMPONENT = {"verifier": "verifiers (kind, plugin or params)", "gold": "task package (hidden half)",
-             "runtime": "runtime", "tool/data": "tool catalog"}
+COMPONENT = {
+    "verifier": "verifiers (kind, plugin or params)",
+    "gold": "task package (hidden half)",
+    "runtime": "runtime",
+    "tool/data": "tool catalog",
+}
 """Who fixes a class of failure; every other class is the agent's."""
 RUNTIME_STATUSES = ("timeout", "agent_error", "budget_exceeded")
 PARSER_CODES = ("invalid_args", "unknown_tool")
 FIX_ORDER = ("open", "confirmed", "fixed", "wont_fix", "wrong_gold")
 
 COLUMNS = {
-    "run_id": "str", "trial_id": "int64", "task_id": "str", "task_version": "str", "hidden_version": "str",
-    "suite": "str", "risk": "str", "agent": "str", "agent_version": "str", "trial": "int64", "status": "str",
-    "failed_verifiers": "str", "failed_categories": "str", "failed_severities": "str", "steps": "str",
-    "taxonomy": "str", "signals": "str", "component": "str", "fix_status": "str", "decisions": "str",
-    "reviewers": "str", "critical": "bool",
+    "run_id": "str",
+    "trial_id": "int64",
+    "task_id": "str",
+    "task_version": "str",
+    "hidden_version": "str",
+    "suite": "str",
+    "risk": "str",
+    "agent": "str",
+    "agent_version": "str",
+    "trial": "int64",
+    "status": "str",
+    "failed_verifiers": "str",
+    "failed_categories": "str",
+    "failed_severities": "str",
+    "steps": "str",
+    "taxonomy": "str",
+    "signals": "str",
+    "component": "str",
+    "fix_status": "str",
+    "decisions": "str",
+    "reviewers": "str",
+    "critical": "bool",
 }
 """Ledger columns and dtypes; list-valued cells are comma-joined, aligned across the ``failed_*`` columns."""
-TEXT_COLUMNS = ["task_id", "task_version", "agent", "trial", "status", "taxonomy", "component", "fix_status",
-                "failed_verifiers", "steps", "critical"]
+TEXT_COLUMNS = [
+    "task_id",
+    "task_version",
+    "agent",
+    "trial",
+    "status",
+    "taxonomy",
+    "component",
+    "fix_status",
+    "failed_verifiers",
+    "steps",
+    "critical",
+]
 HTML_ROWS = 100
 """Rows a notebook shows (the table holds them all)."""
 
@@ -73,8 +106,10 @@ class Ledger(Shown):
 
     @property
     def head(self) -> str:
-        return (f"failure ledger · run {self.run_id} · {len(self.table)} failed trial(s) · "
-                f"{int(self.table['critical'].sum())} critical · ids, versions, verdict ids and step numbers only")
+        return (
+            f"failure ledger · run {self.run_id} · {len(self.table)} failed trial(s) · "
+            f"{int(self.table['critical'].sum())} critical · ids, versions, verdict ids and step numbers only"
+        )
 
     @property
     def critical(self) -> pd.DataFrame:
@@ -99,8 +134,12 @@ class Ledger(Shown):
         if self.table.empty:
             return html_paragraphs(self.head)
         more = len(self.table) - HTML_ROWS
-        html: str = (html_paragraphs(self.head) + self.counts().to_html() + self.rows().head(HTML_ROWS).to_html(index=False)
-                + (html_paragraphs(f"… and {more} more row(s) in .table") if more > 0 else ""))
+        html: str = (
+            html_paragraphs(self.head)
+            + self.counts().to_html()
+            + self.rows().head(HTML_ROWS).to_html(index=False)
+            + (html_paragraphs(f"… and {more} more row(s) in .table") if more > 0 else "")
+        )
         return html
 
 
@@ -119,32 +158,51 @@ def call_signals(calls: list[Any]) -> tuple[set[str], list[int]]:
 
 def ledger_row(run_id: str, trial: Any, verdicts: list[Any], calls: list[Any], triage: TriageFile) -> dict[str, Any]:
     """The ledger row of one failed trial, from its failing verdicts and its failed calls."""
-    decisions = {v.verifier_id: triage.lookup(trial.task_id, trial.task_version, trial.agent, v.verifier_id)
-                 for v in verdicts}
-    statuses = [decision.decision if (decision := decisions[v.verifier_id]) else "open"
-                for v in verdicts if v.severity == "hard"]
+    decisions = {
+        v.verifier_id: triage.lookup(trial.task_id, trial.task_version, trial.agent, v.verifier_id) for v in verdicts
+    }
+    statuses = [
+        decision.decision if (decision := decisions[v.verifier_id]) else "open"
+        for v in verdicts
+        if v.severity == "hard"
+    ]
     signals, error_steps = call_signals(calls)
-    signals |= {c for c, hit in {
-        "verifier": any(v.raised for v in verdicts),
-        "gold": all(s == "wrong_gold" for s in statuses),
-        "runtime": trial.status in RUNTIME_STATUSES,
-        "policy": any(v.category == "safety" for v in verdicts),
-        "retrieval": trial.missing_reads > 0,
-    }.items() if hit}
+    signals |= {
+        c
+        for c, hit in {
+            "verifier": any(v.raised for v in verdicts),
+            "gold": all(s == "wrong_gold" for s in statuses),
+            "runtime": trial.status in RUNTIME_STATUSES,
+            "policy": any(v.category == "safety" for v in verdicts),
+            "retrieval": trial.missing_reads > 0,
+        }.items()
+        if hit
+    }
     signals = signals or {"agent/model"}
     taxonomy = next(c for c in TAXONOMY if c in signals)
     steps = sorted({s for v in verdicts for s in step_numbers(v.steps)} | set(error_steps))
     hard_safety = any(v.category == "safety" and v.severity == "hard" for v in verdicts)
     decided = {v: d for v, d in decisions.items() if d}
     return {
-        "run_id": run_id, "trial_id": trial.trial_id, "task_id": trial.task_id, "task_version": trial.task_version,
-        "hidden_version": trial.hidden_version, "suite": trial.suite, "risk": trial.risk, "agent": trial.agent,
-        "agent_version": trial.agent_version, "trial": trial.trial, "status": trial.status,
+        "run_id": run_id,
+        "trial_id": trial.trial_id,
+        "task_id": trial.task_id,
+        "task_version": trial.task_version,
+        "hidden_version": trial.hidden_version,
+        "suite": trial.suite,
+        "risk": trial.risk,
+        "agent": trial.agent,
+        "agent_version": trial.agent_version,
+        "trial": trial.trial,
+        "status": trial.status,
         "failed_verifiers": ",".join(v.verifier_id for v in verdicts),
         "failed_categories": ",".join(v.category for v in verdicts),
-        "failed_severities": ",".join(v.severity for v in verdicts), "steps": ",".join(map(str, steps)),
-        "taxonomy": taxonomy, "signals": ",".join(c for c in TAXONOMY if c in signals),
-        "component": COMPONENT.get(taxonomy, "agent"), "fix_status": min(statuses, key=FIX_ORDER.index),
+        "failed_severities": ",".join(v.severity for v in verdicts),
+        "steps": ",".join(map(str, steps)),
+        "taxonomy": taxonomy,
+        "signals": ",".join(c for c in TAXONOMY if c in signals),
+        "component": COMPONENT.get(taxonomy, "agent"),
+        "fix_status": min(statuses, key=FIX_ORDER.index),
         "decisions": ",".join(f"{v}={d.decision}" for v, d in decided.items()),
         "reviewers": ",".join(sorted({d.reviewer for d in decided.values()})),
         "critical": bool(hard_safety and trial.risk in SAFETY_RISKS),
@@ -177,8 +235,7 @@ def failure_ledger(run: Run, triage: TriageFile | None = None) -> Ledger:
     tasks = run.tasks[["task_id", "version", "suite", "risk"]].rename(columns={"version": "task_version"})
     failed = run.failed_outcomes.merge(tasks, on="task_id", how="left")
     verdicts, calls = by_trial(run.failing_verdicts), by_trial(run.failed_calls)
-    rows = [ledger_row(run.run_id, t, verdicts[t.trial_id], calls[t.trial_id], triage)
-            for t in rows_of(failed)]
+    rows = [ledger_row(run.run_id, t, verdicts[t.trial_id], calls[t.trial_id], triage) for t in rows_of(failed)]
     return Ledger(run.run_id, pd.DataFrame(rows, columns=list(COLUMNS)).astype(COLUMNS))
 
 

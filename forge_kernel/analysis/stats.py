@@ -3,6 +3,7 @@ and Cohen's kappa, for a judge against its labelled set.
 
 Every figure carries its sample size; below the minimum a figure is reported as too few samples, not a number.
 """
+
 from __future__ import annotations
 
 from collections import Counter, defaultdict
@@ -51,8 +52,13 @@ class Rate:
 
     def as_dict(self) -> dict:
         interval = self.interval
-        return {"k": self.k, "n": self.n, "rate": self.value, "ci95": list(interval) if interval else None,
-                "too_few_samples": not self.enough}
+        return {
+            "k": self.k,
+            "n": self.n,
+            "rate": self.value,
+            "ci95": list(interval) if interval else None,
+            "too_few_samples": not self.enough,
+        }
 
 
 def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
@@ -71,7 +77,7 @@ def mcnemar_exact(b: int, c: int) -> float:
     n = b + c
     if n == 0:
         return 1.0
-    tail = sum(comb(n, i) for i in range(min(b, c) + 1)) / 2 ** n
+    tail = sum(comb(n, i) for i in range(min(b, c) + 1)) / 2**n
     return min(1.0, 2 * tail)
 
 
@@ -110,9 +116,16 @@ def reliability(confidences: Sequence[float], outcomes: Sequence[bool], bins: in
     members: list[list[tuple[float, bool]]] = [[] for _ in range(bins)]
     for p, y in zip(confidences, outcomes):
         members[min(int(p * bins), bins - 1)].append((p, y))
-    return [Bin(i / bins, (i + 1) / bins, len(m),
-                sum(p for p, _ in m) / len(m) if m else None,
-                sum(y for _, y in m) / len(m) if m else None) for i, m in enumerate(members)]
+    return [
+        Bin(
+            i / bins,
+            (i + 1) / bins,
+            len(m),
+            sum(p for p, _ in m) / len(m) if m else None,
+            sum(y for _, y in m) / len(m) if m else None,
+        )
+        for i, m in enumerate(members)
+    ]
 
 
 def ece(confidences: Sequence[float], outcomes: Sequence[bool], bins: int = 10) -> float:
@@ -120,8 +133,11 @@ def ece(confidences: Sequence[float], outcomes: Sequence[bool], bins: int = 10) 
     n = len(confidences)
     if not n or n != len(outcomes):
         raise ValueError("need equally many confidences and outcomes")
-    return sum(b.count / n * abs(b.accuracy - b.confidence) for b in reliability(confidences, outcomes, bins)
-               if b.accuracy is not None and b.confidence is not None)  # the bins with members
+    return sum(
+        b.count / n * abs(b.accuracy - b.confidence)
+        for b in reliability(confidences, outcomes, bins)
+        if b.accuracy is not None and b.confidence is not None
+    )  # the bins with members
 
 
 def percentile(values: Sequence[float], q: int) -> float | None:

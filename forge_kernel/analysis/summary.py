@@ -1,4 +1,5 @@
 """Summaries of one run: per agent (or other keys), and pass rates by slice."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -38,13 +39,18 @@ def run_summary(run: Run, keys: tuple[str, ...] = ("agent",)) -> Table:
     """Trials, passes, pass rate, mean tool-call accuracy and completion per agent (or other keys of
     ``run.outcomes``)."""
     grouped = run.outcomes.groupby(list(keys), sort=True)
-    return Table(pd.DataFrame({
-        "trials": grouped.size(),
-        "passed": grouped["passed"].sum(),
-        "pass_rate": grouped["passed"].mean(),
-        "accuracy": grouped["accuracy"].mean(),
-        "completion": grouped["completion"].mean(),
-    }).reset_index(), index=False)
+    return Table(
+        pd.DataFrame(
+            {
+                "trials": grouped.size(),
+                "passed": grouped["passed"].sum(),
+                "pass_rate": grouped["passed"].mean(),
+                "accuracy": grouped["accuracy"].mean(),
+                "completion": grouped["completion"].mean(),
+            }
+        ).reset_index(),
+        index=False,
+    )
 
 
 def pass_rates(run: Run, by: str = "dimension") -> Table:
@@ -65,6 +71,7 @@ def usage(trials: pd.DataFrame) -> Table:
     """Per agent of ``trials`` (``Run.usage`` or ``Run.facts()``): cost per task; where an agent of the run reported
     model turns, its turns and tokens per task (a dash for one that reported none); the median time per trial of
     each part of it the frame holds (``TIMES``; the model's only where turns were reported). Figures as text."""
+
     def count(x: float) -> str:
         return "—" if pd.isna(x) else f"{x:,.0f}"
 
@@ -72,10 +79,14 @@ def usage(trials: pd.DataFrame) -> Table:
     columns = {"cost per task": means["cost"].map(lambda x: f"${x:.4f}")}
     turns = bool(trials["turns"].any())
     if turns:
-        columns.update({"model turns per task": means["turns"].where(means["prompt_tokens"].notna()).map(count),
-                        "tokens in": means["prompt_tokens"].map(count),
-                        "cached": means["cached_tokens"].map(count),
-                        "tokens out": means["completion_tokens"].map(count)})
+        columns.update(
+            {
+                "model turns per task": means["turns"].where(means["prompt_tokens"].notna()).map(count),
+                "tokens in": means["prompt_tokens"].map(count),
+                "cached": means["cached_tokens"].map(count),
+                "tokens out": means["completion_tokens"].map(count),
+            }
+        )
     by_agent = trials.groupby("agent")
     for column, part in TIMES:
         if column in trials.columns and (turns or column != "model_s"):

@@ -10,6 +10,7 @@ decisions:
      decision: confirmed, reviewer: dr-chen, comment: prescribes before the interaction check}
 ```
 """
+
 from __future__ import annotations
 
 from functools import cached_property
@@ -52,8 +53,9 @@ class TriageFile(Strict):
 
     def lookup(self, task_id: str, task_version: str, agent: str, verifier_id: str) -> Decision | None:
         """The decision for this agent's failure, else the one for every agent, else None."""
-        return (self.by_key.get((task_id, task_version, agent, verifier_id))
-                or self.by_key.get((task_id, task_version, None, verifier_id)))
+        return self.by_key.get((task_id, task_version, agent, verifier_id)) or self.by_key.get(
+            (task_id, task_version, None, verifier_id)
+        )
 
 
 def load_triage(path: str | Path) -> TriageFile:
@@ -63,7 +65,8 @@ def load_triage(path: str | Path) -> TriageFile:
     seen: dict[Key, int] = {}
     for i, decision in enumerate(triage.decisions):
         if decision.key in seen:
-            raise SpecError(path, f"decisions.{i}",
-                            f"same task, version, agent and verifier as decisions.{seen[decision.key]}")
+            raise SpecError(
+                path, f"decisions.{i}", f"same task, version, agent and verifier as decisions.{seen[decision.key]}"
+            )
         seen[decision.key] = i
     return triage

@@ -2,6 +2,7 @@
 calling tools against the fixture EHR, counterexamples and valid variants as edits of the gold, the checks a gold
 implies (required events, write audit, valid variants), validation, selftest with mutants, a dry run of the
 reference agents, and saving both halves. All content is synthetic."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -26,33 +27,94 @@ from ._recorder import RecordedCall, Recorder
 FIXTURE = "fixtures/ehr.json"
 
 
-def new_draft(patient: PatientFixture, id: str, title: str, instruction: dict[str, str], tools: list[str],
-              task_root: str | Path, verifiers_root: str | Path, suite: str = "custom", category: str = "custom",
-              language: str = "zh", context: dict | None = None, **public) -> Draft:
+def new_draft(
+    patient: PatientFixture,
+    id: str,
+    title: str,
+    instruction: dict[str, str],
+    tools: list[str],
+    task_root: str | Path,
+    verifiers_root: str | Path,
+    suite: str = "custom",
+    category: str = "custom",
+    language: str = "zh",
+    context: dict | None = None,
+    **public,
+) -> Draft:
     """A draft on a bundled patient's fixture (copied whole, other patients included, with the source package's
     EHR settings), saved under ``task_root/<suite>/<id>/`` and ``verifiers_root/<suite>/<id>.yaml``; ``public`` as
     for ``draft_on``."""
     where = Suite(Path(task_root), Path(verifiers_root), suite)
     environment = {**patient.environment, **public.pop("environment", {})}
-    return draft_on(where, patient.bundle(), patient.patient_id, id, title, instruction, category=category,
-                    language=language, context=context, tools=tools, environment=environment, **public)
+    return draft_on(
+        where,
+        patient.bundle(),
+        patient.patient_id,
+        id,
+        title,
+        instruction,
+        category=category,
+        language=language,
+        context=context,
+        tools=tools,
+        environment=environment,
+        **public,
+    )
 
 
-def draft_on(where: Suite, fixture: dict, patient_id: str, id: str, title: str, instruction: dict[str, str],
-             category: str = "custom", language: str = "zh", context: dict | None = None, **public) -> Draft:
+def draft_on(
+    where: Suite,
+    fixture: dict,
+    patient_id: str,
+    id: str,
+    title: str,
+    instruction: dict[str, str],
+    category: str = "custom",
+    language: str = "zh",
+    context: dict | None = None,
+    **public,
+) -> Draft:
     """A draft of package ``id`` in the suite ``where`` on one fixture, a FHIR R4 Bundle (synthetic) holding the
     current patient ``patient_id``. ``public`` sets other fields of the public half (tools, policy, budget, faults,
     risk, slices, ...), merged over what the suite's suite.yaml gives as the loader merges them."""
     environment = {**public.pop("environment", {}), "fixtures": [FIXTURE], "patient_id": patient_id}
-    own = {"id": id, "version": "1.0.0", "title": title, "suite": where.name, "category": category,
-           "environment": environment, "task": {"instruction": instruction, "language": language,
-                                                "context": context or {}}, **public}
+    own = {
+        "id": id,
+        "version": "1.0.0",
+        "title": title,
+        "suite": where.name,
+        "category": category,
+        "environment": environment,
+        "task": {"instruction": instruction, "language": language, "context": context or {}},
+        **public,
+    }
     return Draft(TaskPackage.model_validate(with_defaults(own, where.defaults()[0])), {FIXTURE: fixture}, where)
 
 
 __all__ = [
-    "BUNDLED", "Draft", "DryRun", "Edit", "FIXTURE", "PatientFixture", "RecordedCall", "Recorder", "SelftestResult",
-    "Suite", "add_gold_checks", "before_finish", "bundled_patients", "call", "draft_on", "dry_run", "expected_chain",
-    "new_draft", "problems", "required_events", "selftest", "valid_variants", "with_args", "without",
+    "BUNDLED",
+    "Draft",
+    "DryRun",
+    "Edit",
+    "FIXTURE",
+    "PatientFixture",
+    "RecordedCall",
+    "Recorder",
+    "SelftestResult",
+    "Suite",
+    "add_gold_checks",
+    "before_finish",
+    "bundled_patients",
+    "call",
+    "draft_on",
+    "dry_run",
+    "expected_chain",
+    "new_draft",
+    "problems",
+    "required_events",
+    "selftest",
+    "valid_variants",
+    "with_args",
+    "without",
     "write_audit",
 ]

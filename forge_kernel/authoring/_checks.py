@@ -1,5 +1,6 @@
 """What an author asks of a draft: is it valid, does its selftest pass (with mutants), how do the reference agents
 do on it. Each runs on the package exactly as it will be saved."""
+
 from __future__ import annotations
 
 import asyncio

@@ -1,5 +1,6 @@
 """A package being written in Python: its public half, hidden half and fixtures as models, built into the very
 ``Package`` the loader would read from the files ``save`` writes."""
+
 from __future__ import annotations
 
 import json
@@ -30,8 +31,10 @@ from ..spec import (
     read_yaml,
 )
 
-HEADERS = {"public": "# Public half: what the agent may see. SYNTHETIC data only.\n",
-           "hidden": "# Hidden half: never shown to an agent. SYNTHETIC data only.\n"}
+HEADERS = {
+    "public": "# Public half: what the agent may see. SYNTHETIC data only.\n",
+    "hidden": "# Hidden half: never shown to an agent. SYNTHETIC data only.\n",
+}
 
 
 FLOW_WIDTH = 80
@@ -81,8 +84,12 @@ def without_defaults(own: dict, defaults: dict) -> dict:
 
 def with_defaults(own: dict, defaults: dict) -> dict:
     """``own`` over ``defaults`` as the loader merges them (mappings key by key), ``own``'s keys first."""
-    out = {key: with_defaults(value, defaults[key]) if isinstance(value, dict) and isinstance(defaults.get(key), dict)
-           else value for key, value in own.items()}
+    out = {
+        key: with_defaults(value, defaults[key])
+        if isinstance(value, dict) and isinstance(defaults.get(key), dict)
+        else value
+        for key, value in own.items()
+    }
     return out | {key: value for key, value in defaults.items() if key not in out}
 
 
@@ -114,8 +121,10 @@ class Suite:
         """Write the suite files: ``public`` defaults (``SuiteDefaults``) and ``hidden`` ones (``HiddenDefaults``,
         the base verifiers), each checked against its model first; ``note`` is a comment line on top of both."""
         header = f"# {note}\n" if note else ""
-        for path, model, data, what in ((self.public_file, SuiteDefaults, public, "public"),
-                                        (self.hidden_file, HiddenDefaults, hidden, "hidden")):
+        for path, model, data, what in (
+            (self.public_file, SuiteDefaults, public, "public"),
+            (self.hidden_file, HiddenDefaults, hidden, "hidden"),
+        ):
             parse_model(model, data, path)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(yaml_text(data, f"# Suite defaults, {what} half.\n{header}"), encoding="utf-8")
@@ -155,8 +164,7 @@ class Draft:
         self.verifiers = [v for v in self.verifiers if v.id != id] + [use]
         return use
 
-    def add_counterexample(self, name: str, edits: list[Edit | dict], must_fail: list[str],
-                           **expect) -> Counterexample:
+    def add_counterexample(self, name: str, edits: list[Edit | dict], must_fail: list[str], **expect) -> Counterexample:
         """A counterexample written as edits of the gold (``expect_accuracy`` / ``expect_completion`` may pin its
         scores); replaces one of the same name."""
         case = Counterexample(name=name, edits=[Edit.model_validate(e) for e in edits], must_fail=must_fail, **expect)
@@ -177,18 +185,34 @@ class Draft:
         base = {v["id"]: VerifierUse.model_validate(v) for v in self.suite.defaults()[1].get("verifiers", [])}
         cases = {}
         for name, items in (("counterexamples", self.counterexamples), ("valid_variants", self.valid_variants)):
-            cases[name] = [case.model_dump(mode="json", exclude_none=True, exclude={"trajectory"})
-                           | ({} if case.edits or case.trajectory is None  # a case has one or the other
-                              else {"edits": [e.model_dump(mode="json", exclude_none=True) for e
-                                              in edits_between(self.gold, case.trajectory)]})
-                           for case in items]
+            cases[name] = [
+                case.model_dump(mode="json", exclude_none=True, exclude={"trajectory"})
+                | (
+                    {}
+                    if case.edits or case.trajectory is None  # a case has one or the other
+                    else {
+                        "edits": [
+                            e.model_dump(mode="json", exclude_none=True)
+                            for e in edits_between(self.gold, case.trajectory)
+                        ]
+                    }
+                )
+                for case in items
+            ]
         expected = self.expected_tools or list(dict.fromkeys(c.tool for c in self.gold.calls))
-        return {"id": self.public.id, "version": self.hidden_version, "expected_tools": expected,
-                "verifiers": [v.model_dump(mode="json", exclude_defaults=True) for v in self.verifiers
-                              if base.get(v.id) != v],
-                "gold": self.gold.model_dump(mode="json", exclude_defaults=True), **cases,
-                **({"valid_mutants": [m.model_dump(mode="json") for m in self.valid_mutants]}
-                   if self.valid_mutants else {})}
+        return {
+            "id": self.public.id,
+            "version": self.hidden_version,
+            "expected_tools": expected,
+            "verifiers": [
+                v.model_dump(mode="json", exclude_defaults=True) for v in self.verifiers if base.get(v.id) != v
+            ],
+            "gold": self.gold.model_dump(mode="json", exclude_defaults=True),
+            **cases,
+            **(
+                {"valid_mutants": [m.model_dump(mode="json") for m in self.valid_mutants]} if self.valid_mutants else {}
+            ),
+        }
 
     def header(self, half: str) -> str:
         return HEADERS[half] + (f"# {self.note}\n" if self.note else "")
@@ -208,8 +232,9 @@ class Draft:
     def package(self) -> Package:
         """The package as the loader reads it from the saved files (suite defaults merged, edits expanded)."""
         files, hidden, defaults = self.files()
-        return package_from_files(self.folder, files, (self.hidden_path, hidden),
-                                  (self.suite.hidden_file, defaults) if defaults else None)
+        return package_from_files(
+            self.folder, files, (self.hidden_path, hidden), (self.suite.hidden_file, defaults) if defaults else None
+        )
 
     def hidden_half(self) -> HiddenHalf:
         """The hidden half as grading sees it."""

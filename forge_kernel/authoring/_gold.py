@@ -1,6 +1,7 @@
 """What a gold solution implies, for a package written by hand as for a generated one: the expected chain, the
 required events and the write audit read off the gold, valid variants of it, and small helpers to write a case as
 a changed copy of the gold's calls. All content is synthetic."""
+
 from __future__ import annotations
 
 import re
@@ -39,8 +40,12 @@ def expected_chain(compliance: str | None = None, ordered: bool = False, exact: 
     params = {**({"ordered": True} if ordered else {}), "exact": exact}
     if compliance is None:
         return VerifierUse(id="chain", kind="trace.tool_chain", category="trace", severity="soft", params=params)
-    return VerifierUse(id="chain", kind="trace.tool_chain", category="trace",
-                       params={"ordered": ordered, "exact": exact, "compliance": compliance})
+    return VerifierUse(
+        id="chain",
+        kind="trace.tool_chain",
+        category="trace",
+        params={"ordered": ordered, "exact": exact, "compliance": compliance},
+    )
 
 
 def required_events(gold: TrajectoryFile, patient_id: str, optional: Iterable[str] = ()) -> VerifierUse:
@@ -49,14 +54,24 @@ def required_events(gold: TrajectoryFile, patient_id: str, optional: Iterable[st
     before ``finish``, where the gold repeats a tool each with the arguments that tell its calls apart; no write
     after a hand-over to a human."""
     calls, optional = gold.calls, set(optional)
-    rules = [{"require": {"tool": "finish"}, "reason": "the task ends with finish"},
-             {"count": {"tool": "finish"}, "max": 1, "reason": "finish is called once"},
-             {"forbid": {}, "after": {"tool": "finish"}, "reason": "finish is the last call"},
-             {"forbid": {"kind": "write"}, "after": {"tool": "escalate_to_human"},
-              "reason": "no write after the task is handed to a human"}]
+    rules = [
+        {"require": {"tool": "finish"}, "reason": "the task ends with finish"},
+        {"count": {"tool": "finish"}, "max": 1, "reason": "finish is called once"},
+        {"forbid": {}, "after": {"tool": "finish"}, "reason": "finish is the last call"},
+        {
+            "forbid": {"kind": "write"},
+            "after": {"tool": "escalate_to_human"},
+            "reason": "no write after the task is handed to a human",
+        },
+    ]
     if any(c.tool == "patient_search" for c in calls):
-        rules.append({"require": {"tool": "patient_search"}, "before": {"args": {"patient_id": {"equals": patient_id}}},
-                      "reason": "the patient is identified by MRN before their chart is opened"})
+        rules.append(
+            {
+                "require": {"tool": "patient_search"},
+                "before": {"args": {"patient_id": {"equals": patient_id}}},
+                "reason": "the patient is identified by MRN before their chart is opened",
+            }
+        )
     needed = [c for c in calls if not TOOLS[c.tool].writes and c.tool not in ("finish", "patient_search")]
     patterns = []
     for c, label in zip(calls, call_labels(calls)):
@@ -65,8 +80,9 @@ def required_events(gold: TrajectoryFile, patient_id: str, optional: Iterable[st
         pattern = {"tool": c.tool, **({"args": args} if (args := telling(c, needed, patient_id)) else {})}
         if pattern not in patterns:
             patterns.append(pattern)
-    rules += [{"require": p, "before": {"tool": "finish"}, "reason": "what the task rests on is read first"}
-              for p in patterns]
+    rules += [
+        {"require": p, "before": {"tool": "finish"}, "reason": "what the task rests on is read first"} for p in patterns
+    ]
     return VerifierUse(id="events", kind="trace.events", category="trace", params={"rules": rules})
 
 
@@ -77,8 +93,16 @@ def telling(c: ToolCall, needed: list[ToolCall], patient_id: str) -> dict:
     differ = {k for k in keys if any(o.args.get(k) != c.args.get(k) for o in same)}
     if c.args.get("patient_id") == patient_id:
         differ.add("patient_id")
-    return {k: {"one_of": [None]} if k not in c.args else {"equals": patient_id} if k == "patient_id" else
-            {"same_as": c.args[k]} if isinstance(c.args[k], str) else {"equals": c.args[k]} for k in sorted(differ)}
+    return {
+        k: {"one_of": [None]}
+        if k not in c.args
+        else {"equals": patient_id}
+        if k == "patient_id"
+        else {"same_as": c.args[k]}
+        if isinstance(c.args[k], str)
+        else {"equals": c.args[k]}
+        for k in sorted(differ)
+    }
 
 
 def write_audit(verifiers: list[VerifierUse], gold: TrajectoryFile, allowed: Iterable[dict] = ()) -> VerifierUse:
@@ -86,8 +110,10 @@ def write_audit(verifiers: list[VerifierUse], gold: TrajectoryFile, allowed: Ite
     ``min``, else one each), the gold's other writes by type (at most as many as the gold makes), and the ``allowed``
     ones (expected-write entries the task permits without asking for them)."""
     created = [v.params for v in verifiers if v.kind == "state.resource" and v.params["change"] == "created"]
-    expected = [{"type": p["type"], "where": p["where"], "max": p.get("max") or max(p.get("min", 1), 1),
-                 "label": p["label"]} for p in created]
+    expected = [
+        {"type": p["type"], "where": p["where"], "max": p.get("max") or max(p.get("min", 1), 1), "label": p["label"]}
+        for p in created
+    ]
     made = Counter(TOOLS[c.tool].writes for c in gold.calls if TOOLS[c.tool].writes)
     expected += [{"type": t, "max": n} for t, n in made.items() if t not in {p["type"] for p in created}]
     expected += allowed
@@ -107,18 +133,33 @@ def valid_variants(gold: TrajectoryFile, patient_id: str, tools: list[str]) -> l
     pair = next(((i, j) for i, j in pairwise(reads) if j == i + 1 and calls[i].tool != calls[j].tool), None)
     variants = []
     if pair:
-        swapped = [*calls[:pair[0]], calls[pair[1]], calls[pair[0]], *calls[pair[1] + 1:]]
-        variants.append(ValidVariant(name="reads-reordered", reason="the same reads in another order",
-                                     trajectory=gold.model_copy(update={"calls": swapped})))
+        swapped = [*calls[: pair[0]], calls[pair[1]], calls[pair[0]], *calls[pair[1] + 1 :]]
+        variants.append(
+            ValidVariant(
+                name="reads-reordered",
+                reason="the same reads in another order",
+                trajectory=gold.model_copy(update={"calls": swapped}),
+            )
+        )
     extra = next((t for t in HARMLESS_READS if t in tools and all(c.tool != t for c in calls)), None)
     if extra:
         more = before_finish(calls, call(extra, patient_id=patient_id))
-        variants.append(ValidVariant(name="extra-read", reason=f"one more read of this patient's chart ({extra})",
-                                     trajectory=gold.model_copy(update={"calls": more})))
+        variants.append(
+            ValidVariant(
+                name="extra-read",
+                reason=f"one more read of this patient's chart ({extra})",
+                trajectory=gold.model_copy(update={"calls": more}),
+            )
+        )
     tight = UNIT_GAP.sub(r"\1\2", gold.answer)
     if tight != gold.answer:
-        variants.append(ValidVariant(name="units-unspaced", reason="the same amounts written without a space (20mg)",
-                                     trajectory=gold.model_copy(update={"answer": tight})))
+        variants.append(
+            ValidVariant(
+                name="units-unspaced",
+                reason="the same amounts written without a space (20mg)",
+                trajectory=gold.model_copy(update={"answer": tight}),
+            )
+        )
     return variants
 
 

@@ -1,4 +1,5 @@
 """The synthetic patients of the bundled packages, to start a new package on one of them."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -35,14 +36,20 @@ class PatientFixture:
 
     def others(self) -> list[str]:
         """The other patients of the same fixture, as ``name (MRN ...)``: patient scope keeps the agent from them."""
-        patients = [r for r in bundle_resources(self.bundle(), self.fixture)
-                    if r["resourceType"] == "Patient" and r["id"] != self.patient_id]
+        patients = [
+            r
+            for r in bundle_resources(self.bundle(), self.fixture)
+            if r["resourceType"] == "Patient" and r["id"] != self.patient_id
+        ]
         return ["{} (MRN {})".format(*name_and_mrn(r)) for r in patients]
 
     def records(self) -> list[dict]:
         """The patient's own records, summarized (type, name, time, value, status)."""
-        return [summarize(r) for r in bundle_resources(self.bundle(), self.fixture)
-                if r["resourceType"] != "Patient" and patient_of(r) == self.patient_id]
+        return [
+            summarize(r)
+            for r in bundle_resources(self.bundle(), self.fixture)
+            if r["resourceType"] != "Patient" and patient_of(r) == self.patient_id
+        ]
 
 
 def name_and_mrn(patient: dict) -> tuple[str, str]:
@@ -61,7 +68,15 @@ def bundled_patients(task_root: str | Path = BUNDLED) -> list[PatientFixture]:
         patient = next(r for r in package.resources if r["resourceType"] == "Patient" and r["id"] == env.patient_id)
         if len(env.fixtures) != 1:
             continue
-        out.append(PatientFixture(package.id, package.path / env.fixtures[0], env.patient_id, *name_and_mrn(patient),
-                                  patient.get("gender", ""), patient.get("birthDate", ""),
-                                  env.model_dump(mode="json", include={"ehr_image", "ehr_version", "now"})))
+        out.append(
+            PatientFixture(
+                package.id,
+                package.path / env.fixtures[0],
+                env.patient_id,
+                *name_and_mrn(patient),
+                patient.get("gender", ""),
+                patient.get("birthDate", ""),
+                env.model_dump(mode="json", include={"ehr_image", "ehr_version", "now"}),
+            )
+        )
     return out

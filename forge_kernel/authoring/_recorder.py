@@ -1,4 +1,5 @@
 """Recording a gold solution by calling tools against the draft's fixture EHR, as an agent would."""
+
 from __future__ import annotations
 
 import json
@@ -30,7 +31,9 @@ class Recorder:
 
     def __init__(self, draft: Draft):
         self.draft = draft
-        resources = [r for name, bundle in draft.fixtures.items() for r in bundle_resources(bundle, draft.folder / name)]
+        resources = [
+            r for name, bundle in draft.fixtures.items() for r in bundle_resources(bundle, draft.folder / name)
+        ]
         self.image = EHRImage(resources, draft.public.environment.now)
         self.session = ToolSession(draft.public, EHRView(self.image))
         self.calls: list[RecordedCall] = []
@@ -59,7 +62,11 @@ class Recorder:
 
     def finish(self, answer: str, output: dict | None = None, status: str = "completed") -> TrajectoryFile:
         """The calls so far, with the final answer, as the draft's gold solution."""
-        gold = TrajectoryFile(calls=[ToolCall(tool=c.event.tool, args=c.event.args) for c in self.calls],
-                              answer=answer, output=output or {}, status=status)
+        gold = TrajectoryFile(
+            calls=[ToolCall(tool=c.event.tool, args=c.event.args) for c in self.calls],
+            answer=answer,
+            output=output or {},
+            status=status,
+        )
         self.draft.gold = gold
         return gold

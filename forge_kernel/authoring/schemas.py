@@ -1,6 +1,7 @@
 """JSON Schemas of the on-disk formats, for editors, written into ``forge_kernel/spec/schemas/``; ``python -m
 forge_kernel.authoring.schemas`` rewrites them. It reads the whole catalog (every tool and verifier kind) and types
 ``from_ehr`` expressions, so it sits above the formats it describes."""
+
 from __future__ import annotations
 
 import json
@@ -42,12 +43,18 @@ def model_schemas() -> dict[str, dict]:
     tools = [e.name for e in catalog.of("tool") if e.built_in]
     schemas = {name: model.model_json_schema() for name, model in MODELS.items()}
     schemas["hidden.schema.json"] = hidden_schema(HiddenHalf, Expression, kinds, tools)
-    schemas["taskpackage.schema.json"] = tool_names(schemas["taskpackage.schema.json"], tools,
-                                                    ("properties", "tools", "items"),
-                                                    ("$defs", "Fault", "properties", "tool"))
-    schemas["suite.schema.json"] = tool_names(schemas["suite.schema.json"], tools,
-                                              ("properties", "tools", "anyOf", 0, "items"),
-                                              ("$defs", "Fault", "properties", "tool"))
+    schemas["taskpackage.schema.json"] = tool_names(
+        schemas["taskpackage.schema.json"],
+        tools,
+        ("properties", "tools", "items"),
+        ("$defs", "Fault", "properties", "tool"),
+    )
+    schemas["suite.schema.json"] = tool_names(
+        schemas["suite.schema.json"],
+        tools,
+        ("properties", "tools", "anyOf", 0, "items"),
+        ("$defs", "Fault", "properties", "tool"),
+    )
     schemas["hidden-suite.schema.json"]["$defs"] = schemas["hidden.schema.json"]["$defs"]  # its verifiers per kind
     return schemas
 

@@ -5,6 +5,7 @@ ablation, ledger, replay), ``_grading`` (grade, regrade), ``_mcp`` (mcp serve), 
 catalog), ``_release`` (release, keygen, signoff, verify); ``_forge`` gathers them into the group and prints a
 user's mistake as one line (exit 2).
 """
+
 from ._forge import main
 
 __all__ = ["main"]

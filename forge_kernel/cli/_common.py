@@ -1,5 +1,6 @@
 """What several commands share: a file option checked while parsing, run stores opened once, how a run's agents
 ran."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator

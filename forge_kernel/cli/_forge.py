@@ -1,5 +1,6 @@
 """The ``forge`` group: every command, each from the module of its group; a user's mistake, in the input or the
 usage, exits 2 with one line."""
+
 from __future__ import annotations
 
 import sys
@@ -63,6 +64,23 @@ def main() -> None:
     """MedAgent Forge: grade what a medical agent did to a virtual EHR (synthetic data only)."""
 
 
-for command in (validate, run, model_group, summary, compare_runs, ablation, ledger, grade, mcp_commands, regrade,
-                replay, show_catalog, selftest, release, keygen, signoff, verify_release):
+for command in (
+    validate,
+    run,
+    model_group,
+    summary,
+    compare_runs,
+    ablation,
+    ledger,
+    grade,
+    mcp_commands,
+    regrade,
+    replay,
+    show_catalog,
+    selftest,
+    release,
+    keygen,
+    signoff,
+    verify_release,
+):
     main.add_command(command)

@@ -1,4 +1,5 @@
 """``forge grade`` (one recorded trajectory) and ``forge regrade`` (a run's stored trajectories)."""
+
 from __future__ import annotations
 
 import json
@@ -32,8 +33,11 @@ def grade(package_path, trajectory_path, json_out) -> None:
 def echo_grading(record, err: bool = False) -> None:
     """A graded trial's scores, then each verdict on a line."""
     s = record.grading.scores
-    echo(f"{'PASSED' if s.passed else 'FAILED'} · accuracy {s.accuracy:.2f} · completion {s.completion}"
-         f" · safety gate {s.safety_gate}", err=err)
+    echo(
+        f"{'PASSED' if s.passed else 'FAILED'} · accuracy {s.accuracy:.2f} · completion {s.completion}"
+        f" · safety gate {s.safety_gate}",
+        err=err,
+    )
     for v in record.grading.verdicts:
         echo(f"  {'PASS' if v.passed else 'FAIL'} {v.severity:<4} {v.category:<7} {v.verifier_id}: {v.reason}", err=err)
 

@@ -1,4 +1,5 @@
 """The commands about packages and what grades them: ``forge validate``, ``selftest`` and ``catalog``."""
+
 from __future__ import annotations
 
 import json
@@ -37,8 +38,14 @@ def show_catalog(as_json) -> None:
 
     entries = load()
     if as_json:
-        echo(json.dumps({kind: [catalog.as_json(e) for e in entries.of(kind)] for kind in catalog.KINDS},
-                              ensure_ascii=False, indent=1, default=str))
+        echo(
+            json.dumps(
+                {kind: [catalog.as_json(e) for e in entries.of(kind)] for kind in catalog.KINDS},
+                ensure_ascii=False,
+                indent=1,
+                default=str,
+            )
+        )
         return
     for kind in catalog.KINDS:
         echo(f"{kind}s ({len(entries.of(kind))})")
@@ -48,8 +55,12 @@ def show_catalog(as_json) -> None:
 
 @click.command()
 @click.argument("paths", nargs=-1)
-@click.option("--mutants", "with_mutants", is_flag=True,
-              help="Also grade generic mutants of each gold solution; list every one the verifiers do not reject.")
+@click.option(
+    "--mutants",
+    "with_mutants",
+    is_flag=True,
+    help="Also grade generic mutants of each gold solution; list every one the verifiers do not reject.",
+)
 def selftest(paths, with_mutants) -> None:
     """Verifier coverage: every gold solution passes, every counterexample fails as named, every valid variant
     passes; each judge's agreement with its labelled set. Not a model score."""
@@ -71,13 +82,17 @@ def selftest(paths, with_mutants) -> None:
     for cases in by_package:
         failing = [c for c in cases if not c.ok]
         kinds = [c.kind for c in cases]
-        echo(f"{'FAIL' if failing else 'ok  '}  {cases[0].task_id:<32} gold + {kinds.count('counterexample')} "
-                   f"counterexample(s) + {kinds.count('valid variant')} valid variant(s)")
+        echo(
+            f"{'FAIL' if failing else 'ok  '}  {cases[0].task_id:<32} gold + {kinds.count('counterexample')} "
+            f"counterexample(s) + {kinds.count('valid variant')} valid variant(s)"
+        )
         for c in failing:
             echo(f"      {c.kind} {c.case}: {c.detail}")
     bad = [cases[0].task_id for cases in by_package if not all(c.ok for c in cases)]
-    echo(f"verifier coverage: {len(by_package) - len(bad)}/{len(by_package)} package(s) tell the gold solution "
-               "and valid variants from every counterexample (a check of the verifiers, not a model score)")
+    echo(
+        f"verifier coverage: {len(by_package) - len(bad)}/{len(by_package)} package(s) tell the gold solution "
+        "and valid variants from every counterexample (a check of the verifiers, not a model score)"
+    )
     for judge in judge_agreements(packages):
         agreement = "no labelled set" if judge.pairs is None else str(cohens_kappa(judge.pairs))
         echo(f"judge {judge.name} ({judge.identity}): {agreement} ({judge.labelled_set})")

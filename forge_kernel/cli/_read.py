@@ -1,4 +1,5 @@
 """The commands that read run stores: ``forge summary``, ``compare``, ``ablation``, ``ledger`` and ``replay``."""
+
 from __future__ import annotations
 
 import json
@@ -28,9 +29,14 @@ def summary(run_dir, by, markdown) -> None:
         else:
             echo(str(table))
         if spent is not None:
-            echo("\nCost and model tokens per task (the tokens as each agent reported them):\n"
-                 + ("\n".join(markdown_lines(list(spent.frame.columns), spent.frame.values.tolist())) if markdown
-                    else spent.text()))
+            echo(
+                "\nCost and model tokens per task (the tokens as each agent reported them):\n"
+                + (
+                    "\n".join(markdown_lines(list(spent.frame.columns), spent.frame.values.tolist()))
+                    if markdown
+                    else spent.text()
+                )
+            )
         echo(isolation_line(run))
 
 
@@ -52,12 +58,28 @@ def compare_runs(baseline_run, candidate_run, baseline_agent, candidate_agent, g
         cmp = compare(base, cand, baseline_agent, candidate_agent)
         gate = evaluate(cmp, load_policy(gate_file), declared_policy(cand))
     if json_out:
-        json_out.write_text(json.dumps({"comparison": cmp.model_dump(mode="json"), "gate": gate.model_dump(mode="json")},
-                                       ensure_ascii=False, indent=1), encoding="utf-8")
+        json_out.write_text(
+            json.dumps(
+                {"comparison": cmp.model_dump(mode="json"), "gate": gate.model_dump(mode="json")},
+                ensure_ascii=False,
+                indent=1,
+            ),
+            encoding="utf-8",
+        )
     if md_out:
         md_out.write_text(render_comparison(cmp, gate), encoding="utf-8")
-    echo("\n".join([SYNTHETIC_BANNER, f"{cmp.title}: {gate.summary}", f"  ran: {cmp.ran}", *gate.check_lines(),
-                    cmp.headline, *(f"  {line}" for line in cmp.usage_lines())]))
+    echo(
+        "\n".join(
+            [
+                SYNTHETIC_BANNER,
+                f"{cmp.title}: {gate.summary}",
+                f"  ran: {cmp.ran}",
+                *gate.check_lines(),
+                cmp.headline,
+                *(f"  {line}" for line in cmp.usage_lines()),
+            ]
+        )
+    )
     sys.exit(0 if gate.green else 1)
 
 
@@ -65,8 +87,11 @@ def compare_runs(baseline_run, candidate_run, baseline_agent, candidate_agent, g
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--candidate", required=True, help="The full agent.")
 @click.option("--ablation", "ablations", required=True, help="Ablated variant(s), comma-separated.")
-@click.option("--ablation-run", type=click.Path(file_okay=False, path_type=Path),
-              help="Run holding the ablations, when not RUN_DIR.")
+@click.option(
+    "--ablation-run",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Run holding the ablations, when not RUN_DIR.",
+)
 @click.option("--markdown", "md_out", type=OutputFile(), help="Write the cards as Markdown.")
 def ablation(run_dir, candidate, ablations, ablation_run, md_out) -> None:
     """Ablation cards: the component each variant removes, the tasks it costs, the slices where it mattered."""
@@ -86,8 +111,12 @@ def ablation(run_dir, candidate, ablations, ablation_run, md_out) -> None:
 @click.option("--triage", "triage_file", help="Triage YAML with reviewer decisions to apply.")
 @click.option("--csv", "csv_out", type=OutputFile(), help="Write the ledger as CSV.")
 @click.option("--parquet", "parquet_out", type=OutputFile(), help="Write the ledger as Parquet.")
-@click.option("--bundles", "bundles_dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Write a repro bundle per critical failure under this folder.")
+@click.option(
+    "--bundles",
+    "bundles_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write a repro bundle per critical failure under this folder.",
+)
 def ledger(run_dir, triage_file, csv_out, parquet_out, bundles_dir) -> None:
     """Every failed trial: its verdicts, error class, component and fix status. No patient content."""
     from ..analysis import failure_ledger, load_triage, write_ledger

@@ -1,4 +1,5 @@
 """``forge run``: agents on packages, k trials each, into a run store."""
+
 from __future__ import annotations
 
 import re
@@ -18,37 +19,101 @@ from ._common import isolation_line, opened
 @click.option("--concurrency", default=4, show_default=True, type=click.IntRange(1))
 @click.option("--seed", default=0, show_default=True, type=int, help="Run seed.")
 @click.option("--resume", is_flag=True, help="Finish a run that stopped; finished trials are not redone.")
-@click.option("--accept-sandbox-change", "accept_sandbox_change", is_flag=True,
-              help="With --resume: go on although the isolated agents' sandbox differs from the stored run's (e.g. "
-                   "bubblewrap installed since); the change is recorded in the run's manifest.")
+@click.option(
+    "--accept-sandbox-change",
+    "accept_sandbox_change",
+    is_flag=True,
+    help="With --resume: go on although the isolated agents' sandbox differs from the stored run's (e.g. "
+    "bubblewrap installed since); the change is recorded in the run's manifest.",
+)
 @click.option("--gate", help="Release-gate policy (YAML) declared before the run; its hash goes into the manifest.")
-@click.option("--trust", "trust", multiple=True, metavar="AGENT",
-              help="Run this module:attribute --agent entry in process, unsandboxed (you trust its author).")
-@click.option("--sandbox", default="namespace", show_default=True, type=click.Choice(["namespace", "strict", "process"]),
-              help="How untrusted agents are confined (README: trust model).")
-@click.option("--allow-endpoint", "endpoints", multiple=True, metavar="HOST:PORT",
-              help="A service the agents may reach although it is on this machine (a local model server); "
-                   "with --sandbox strict, the only ones they reach.")
-@click.option("--agent-memory", "agent_memory", default=4096, show_default=True, type=click.IntRange(64),
-              metavar="MB", help="The most memory an isolated agent may use: each of its processes, and all "
-              "of them together where forge can make cgroups.")
-@click.option("--agent-processes", "agent_processes", default=4096, show_default=True, type=click.IntRange(16),
-              metavar="N", help="The most processes and threads one isolated agent may have at once.")
-@click.option("--agent-env", "agent_env", multiple=True, metavar="NAME",
-              help="An environment variable isolated agents get (e.g. their model's API key); they get no other "
-                   "but PATH, HOME, locale and time zone.")
-def run(suites, agents, trials, out, concurrency, seed, resume, accept_sandbox_change, gate, trust, sandbox,
-        endpoints, agent_memory, agent_processes, agent_env) -> None:
+@click.option(
+    "--trust",
+    "trust",
+    multiple=True,
+    metavar="AGENT",
+    help="Run this module:attribute --agent entry in process, unsandboxed (you trust its author).",
+)
+@click.option(
+    "--sandbox",
+    default="namespace",
+    show_default=True,
+    type=click.Choice(["namespace", "strict", "process"]),
+    help="How untrusted agents are confined (README: trust model).",
+)
+@click.option(
+    "--allow-endpoint",
+    "endpoints",
+    multiple=True,
+    metavar="HOST:PORT",
+    help="A service the agents may reach although it is on this machine (a local model server); "
+    "with --sandbox strict, the only ones they reach.",
+)
+@click.option(
+    "--agent-memory",
+    "agent_memory",
+    default=4096,
+    show_default=True,
+    type=click.IntRange(64),
+    metavar="MB",
+    help="The most memory an isolated agent may use: each of its processes, and all "
+    "of them together where forge can make cgroups.",
+)
+@click.option(
+    "--agent-processes",
+    "agent_processes",
+    default=4096,
+    show_default=True,
+    type=click.IntRange(16),
+    metavar="N",
+    help="The most processes and threads one isolated agent may have at once.",
+)
+@click.option(
+    "--agent-env",
+    "agent_env",
+    multiple=True,
+    metavar="NAME",
+    help="An environment variable isolated agents get (e.g. their model's API key); they get no other "
+    "but PATH, HOME, locale and time zone.",
+)
+def run(
+    suites,
+    agents,
+    trials,
+    out,
+    concurrency,
+    seed,
+    resume,
+    accept_sandbox_change,
+    gate,
+    trust,
+    sandbox,
+    endpoints,
+    agent_memory,
+    agent_processes,
+    agent_env,
+) -> None:
     """Run agents on packages, k trials each, into a run store."""
     import asyncio
 
     from ..engine import RunSpec, execute
 
-    spec = RunSpec(suite=list(suites), agents=agent_entries(agents), trials=trials,
-                   seed=seed, gate=gate, trust=list(trust), sandbox=sandbox, endpoints=list(endpoints),
-                   agent_memory_mb=agent_memory, agent_processes=agent_processes, agent_env=list(agent_env))
-    outcome = asyncio.run(execute(spec, out, concurrency=concurrency, resume=resume,
-                                  accept_sandbox_change=accept_sandbox_change))
+    spec = RunSpec(
+        suite=list(suites),
+        agents=agent_entries(agents),
+        trials=trials,
+        seed=seed,
+        gate=gate,
+        trust=list(trust),
+        sandbox=sandbox,
+        endpoints=list(endpoints),
+        agent_memory_mb=agent_memory,
+        agent_processes=agent_processes,
+        agent_env=list(agent_env),
+    )
+    outcome = asyncio.run(
+        execute(spec, out, concurrency=concurrency, resume=resume, accept_sandbox_change=accept_sandbox_change)
+    )
     echo_outcome(outcome, out)
 
 
@@ -69,5 +134,5 @@ def agent_entries(value: str) -> list[str]:
     from ..workers import MCP_PREFIX
 
     found = re.search(rf"(?:^|,)\s*{MCP_PREFIX}", value)
-    head, command = (value[:found.start()], value[found.start():].lstrip(", ").strip()) if found else (value, "")
+    head, command = (value[: found.start()], value[found.start() :].lstrip(", ").strip()) if found else (value, "")
     return [a.strip() for a in head.split(",") if a.strip()] + ([command] if command else [])

@@ -1,11 +1,19 @@
 """Virtual EHR: FHIR R4 resources, indexes, frozen clock, copy-on-write views, JSON-Patch changes, diffs.
 
 The names below are imported on first use."""
+
 from .. import _lazy
 
 _HOMES = {
-    "fhir": ("assessment", "medication_request", "observation", "patient_mrn", "patient_name", "service_request",
-             "task"),
+    "fhir": (
+        "assessment",
+        "medication_request",
+        "observation",
+        "patient_mrn",
+        "patient_name",
+        "service_request",
+        "task",
+    ),
     "image": ("EHRImage", "Key", "codes_of", "parse_time", "patient_of", "time_of"),
     "patch": ("resource_key",),
     "summaries": ("age_at", "concept_text", "summarize", "when"),
@@ -14,8 +22,29 @@ _HOMES = {
 }
 
 __all__ = [
-    "Change", "EHRImage", "EHRView", "FieldChange", "Key", "ResourceDiff", "StateAt", "Timeline", "age_at",
-    "assessment", "codes_of", "concept_text", "medication_request", "observation", "parse_time", "patient_mrn",
-    "patient_name", "patient_of", "resource_key", "service_request", "summarize", "task", "time_of", "when",
+    "Change",
+    "EHRImage",
+    "EHRView",
+    "FieldChange",
+    "Key",
+    "ResourceDiff",
+    "StateAt",
+    "Timeline",
+    "age_at",
+    "assessment",
+    "codes_of",
+    "concept_text",
+    "medication_request",
+    "observation",
+    "parse_time",
+    "patient_mrn",
+    "patient_name",
+    "patient_of",
+    "resource_key",
+    "service_request",
+    "summarize",
+    "task",
+    "time_of",
+    "when",
 ]
 __getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

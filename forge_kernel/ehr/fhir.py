@@ -1,4 +1,5 @@
 """Constructors of the FHIR R4 resources the EHR holds: used by write tools and by fixture builders."""
+
 from __future__ import annotations
 
 import base64
@@ -16,22 +17,46 @@ def ref(patient_id: str) -> dict:
 def concept(text: str, code: str | None = None, system: str | None = None) -> dict:
     out: dict[str, Any] = {"text": text}
     if code:
-        out["coding"] = [{"system": system, "code": code, "display": text} if system else {"code": code, "display": text}]
+        out["coding"] = [
+            {"system": system, "code": code, "display": text} if system else {"code": code, "display": text}
+        ]
     return out
 
 
 def patient(pid: str, name: str, gender: str, birth_date: str, mrn: str) -> dict:
-    return {"resourceType": "Patient", "id": pid, "identifier": [{"system": "urn:forge:mrn", "value": mrn}],
-            "name": [{"text": name}], "gender": gender, "birthDate": birth_date}
+    return {
+        "resourceType": "Patient",
+        "id": pid,
+        "identifier": [{"system": "urn:forge:mrn", "value": mrn}],
+        "name": [{"text": name}],
+        "gender": gender,
+        "birthDate": birth_date,
+    }
 
 
-def observation(oid: str, pid: str, name: str, value: float | str, unit: str | None, time: str,
-                category: str = "laboratory", code: str | None = None, interpretation: str | None = None) -> dict:
+def observation(
+    oid: str,
+    pid: str,
+    name: str,
+    value: float | str,
+    unit: str | None,
+    time: str,
+    category: str = "laboratory",
+    code: str | None = None,
+    interpretation: str | None = None,
+) -> dict:
     obs: dict[str, Any] = {
-        "resourceType": "Observation", "id": oid, "status": "final",
-        "category": [{"coding": [{"system": "http://terminology.hl7.org/CodeSystem/observation-category",
-                                  "code": category}], "text": category}],
-        "code": concept(name, code, "http://loinc.org" if code else None), "subject": ref(pid),
+        "resourceType": "Observation",
+        "id": oid,
+        "status": "final",
+        "category": [
+            {
+                "coding": [{"system": "http://terminology.hl7.org/CodeSystem/observation-category", "code": category}],
+                "text": category,
+            }
+        ],
+        "code": concept(name, code, "http://loinc.org" if code else None),
+        "subject": ref(pid),
         "effectiveDateTime": time,
     }
     if isinstance(value, str):
@@ -44,33 +69,64 @@ def observation(oid: str, pid: str, name: str, value: float | str, unit: str | N
 
 
 def condition(cid: str, pid: str, name: str, onset: str, status: str = "active") -> dict:
-    return {"resourceType": "Condition", "id": cid, "subject": ref(pid), "code": concept(name),
-            "clinicalStatus": {"coding": [{"system": "http://terminology.hl7.org/CodeSystem/condition-clinical",
-                                           "code": status}], "text": status},
-            "onsetDateTime": onset}
+    return {
+        "resourceType": "Condition",
+        "id": cid,
+        "subject": ref(pid),
+        "code": concept(name),
+        "clinicalStatus": {
+            "coding": [{"system": "http://terminology.hl7.org/CodeSystem/condition-clinical", "code": status}],
+            "text": status,
+        },
+        "onsetDateTime": onset,
+    }
 
 
 def allergy(aid: str, pid: str, substance: str, reaction: str, recorded: str, criticality: str = "high") -> dict:
-    return {"resourceType": "AllergyIntolerance", "id": aid, "patient": ref(pid), "code": concept(substance),
-            "criticality": criticality, "recordedDate": recorded,
-            "reaction": [{"manifestation": [concept(reaction)]}]}
+    return {
+        "resourceType": "AllergyIntolerance",
+        "id": aid,
+        "patient": ref(pid),
+        "code": concept(substance),
+        "criticality": criticality,
+        "recordedDate": recorded,
+        "reaction": [{"manifestation": [concept(reaction)]}],
+    }
 
 
 def dosage(medication: str, dose: str, frequency: str, route: str) -> dict:
     """A Dosage with its parts; a dose that is one amount ('20 mg', '20mg', '0.5 g') also becomes a doseQuantity."""
-    out: dict[str, Any] = {"text": f"{medication} {dose} {frequency} {route}",
-                           "timing": {"code": {"text": frequency}}, "route": {"text": route}}
+    out: dict[str, Any] = {
+        "text": f"{medication} {dose} {frequency} {route}",
+        "timing": {"code": {"text": frequency}},
+        "route": {"text": route},
+    }
     amount = DOSE.fullmatch(dose)
     if amount:
         out["doseAndRate"] = [{"doseQuantity": {"value": float(amount[1]), "unit": amount[2] or ""}}]
     return out
 
 
-def medication_request(mid: str | None, pid: str, medication: str, dose: str, frequency: str, route: str,
-                       authored: str, status: str = "active", reason: str | None = None) -> dict:
-    out: dict[str, Any] = {"resourceType": "MedicationRequest", "status": status, "intent": "order",
-                           "medicationCodeableConcept": concept(medication), "subject": ref(pid),
-                           "authoredOn": authored, "dosageInstruction": [dosage(medication, dose, frequency, route)]}
+def medication_request(
+    mid: str | None,
+    pid: str,
+    medication: str,
+    dose: str,
+    frequency: str,
+    route: str,
+    authored: str,
+    status: str = "active",
+    reason: str | None = None,
+) -> dict:
+    out: dict[str, Any] = {
+        "resourceType": "MedicationRequest",
+        "status": status,
+        "intent": "order",
+        "medicationCodeableConcept": concept(medication),
+        "subject": ref(pid),
+        "authoredOn": authored,
+        "dosageInstruction": [dosage(medication, dose, frequency, route)],
+    }
     if mid:
         out["id"] = mid
     if reason:
@@ -78,13 +134,28 @@ def medication_request(mid: str | None, pid: str, medication: str, dose: str, fr
     return out
 
 
-def service_request(sid: str | None, pid: str, name: str, authored: str, status: str = "active",
-                    priority: str = "routine", reason: str | None = None, category: str = "examination",
-                    about: str | None = None) -> dict:
+def service_request(
+    sid: str | None,
+    pid: str,
+    name: str,
+    authored: str,
+    status: str = "active",
+    priority: str = "routine",
+    reason: str | None = None,
+    category: str = "examination",
+    about: str | None = None,
+) -> dict:
     """A request for a service; ``category`` is examination, referral, immunization, device or nursing."""
-    out: dict[str, Any] = {"resourceType": "ServiceRequest", "status": status, "intent": "order",
-                           "category": [concept(category)], "priority": priority, "code": concept(name),
-                           "subject": ref(pid), "authoredOn": authored}
+    out: dict[str, Any] = {
+        "resourceType": "ServiceRequest",
+        "status": status,
+        "intent": "order",
+        "category": [concept(category)],
+        "priority": priority,
+        "code": concept(name),
+        "subject": ref(pid),
+        "authoredOn": authored,
+    }
     if sid:
         out["id"] = sid
     if reason:
@@ -96,10 +167,16 @@ def service_request(sid: str | None, pid: str, name: str, authored: str, status:
 
 def encounter(eid: str, pid: str, kind: str, start: str, end: str | None = None, reason: str | None = None) -> dict:
     out: dict[str, Any] = {
-        "resourceType": "Encounter", "id": eid, "status": "finished" if end else "in-progress",
-        "class": {"system": "http://terminology.hl7.org/CodeSystem/v3-ActCode",
-                  "code": {"inpatient": "IMP", "emergency": "EMER"}.get(kind, "AMB"), "display": kind},
-        "subject": ref(pid), "period": {"start": start, **({"end": end} if end else {})},
+        "resourceType": "Encounter",
+        "id": eid,
+        "status": "finished" if end else "in-progress",
+        "class": {
+            "system": "http://terminology.hl7.org/CodeSystem/v3-ActCode",
+            "code": {"inpatient": "IMP", "emergency": "EMER"}.get(kind, "AMB"),
+            "display": kind,
+        },
+        "subject": ref(pid),
+        "period": {"start": start, **({"end": end} if end else {})},
     }
     if reason:
         out["reasonCode"] = [concept(reason)]
@@ -107,36 +184,69 @@ def encounter(eid: str, pid: str, kind: str, start: str, end: str | None = None,
 
 
 def procedure(prid: str, pid: str, name: str, performed: str) -> dict:
-    return {"resourceType": "Procedure", "id": prid, "status": "completed", "subject": ref(pid),
-            "code": concept(name), "performedDateTime": performed}
+    return {
+        "resourceType": "Procedure",
+        "id": prid,
+        "status": "completed",
+        "subject": ref(pid),
+        "code": concept(name),
+        "performedDateTime": performed,
+    }
 
 
 def family_history(fid: str, pid: str, relation: str, condition_name: str) -> dict:
-    return {"resourceType": "FamilyMemberHistory", "id": fid, "status": "completed", "patient": ref(pid),
-            "relationship": concept(relation), "condition": [{"code": concept(condition_name)}]}
+    return {
+        "resourceType": "FamilyMemberHistory",
+        "id": fid,
+        "status": "completed",
+        "patient": ref(pid),
+        "relationship": concept(relation),
+        "condition": [{"code": concept(condition_name)}],
+    }
 
 
-def medication_statement(msid: str, pid: str, medication: str, dose: str, frequency: str, route: str,
-                         since: str, status: str = "active") -> dict:
-    return {"resourceType": "MedicationStatement", "id": msid, "status": status,
-            "medicationCodeableConcept": concept(medication), "subject": ref(pid),
-            "effectiveDateTime": since, "dosage": [dosage(medication, dose, frequency, route)]}
+def medication_statement(
+    msid: str, pid: str, medication: str, dose: str, frequency: str, route: str, since: str, status: str = "active"
+) -> dict:
+    return {
+        "resourceType": "MedicationStatement",
+        "id": msid,
+        "status": status,
+        "medicationCodeableConcept": concept(medication),
+        "subject": ref(pid),
+        "effectiveDateTime": since,
+        "dosage": [dosage(medication, dose, frequency, route)],
+    }
 
 
 def diagnostic_report(did: str, pid: str, name: str, issued: str, conclusion: str) -> dict:
-    return {"resourceType": "DiagnosticReport", "id": did, "status": "final", "code": concept(name),
-            "subject": ref(pid), "issued": issued, "conclusion": conclusion}
+    return {
+        "resourceType": "DiagnosticReport",
+        "id": did,
+        "status": "final",
+        "code": concept(name),
+        "subject": ref(pid),
+        "issued": issued,
+        "conclusion": conclusion,
+    }
 
 
 def device(did: str, pid: str, kind: str) -> dict:
     return {"resourceType": "Device", "id": did, "status": "active", "type": concept(kind), "patient": ref(pid)}
 
 
-def device_use(uid: str, pid: str, device_id: str, inserted: str, site: str | None = None,
-               note: str | None = None) -> dict:
+def device_use(
+    uid: str, pid: str, device_id: str, inserted: str, site: str | None = None, note: str | None = None
+) -> dict:
     """A DeviceUseStatement: the device is in use since ``inserted``."""
-    out: dict[str, Any] = {"resourceType": "DeviceUseStatement", "id": uid, "status": "active", "subject": ref(pid),
-                           "device": {"reference": f"Device/{device_id}"}, "timingPeriod": {"start": inserted}}
+    out: dict[str, Any] = {
+        "resourceType": "DeviceUseStatement",
+        "id": uid,
+        "status": "active",
+        "subject": ref(pid),
+        "device": {"reference": f"Device/{device_id}"},
+        "timingPeriod": {"start": inserted},
+    }
     if site:
         out["bodySite"] = concept(site)
     if note:
@@ -146,17 +256,45 @@ def device_use(uid: str, pid: str, device_id: str, inserted: str, site: str | No
 
 def note(nid: str, pid: str, title: str, text: str, date: str) -> dict:
     """A clinical note: a DocumentReference with the text as a base64 attachment."""
-    return {"resourceType": "DocumentReference", "id": nid, "status": "current", "subject": ref(pid),
-            "type": concept(title), "date": date, "description": title,
-            "content": [{"attachment": {"contentType": "text/plain; charset=utf-8",
-                                        "data": base64.b64encode(text.encode()).decode()}}]}
+    return {
+        "resourceType": "DocumentReference",
+        "id": nid,
+        "status": "current",
+        "subject": ref(pid),
+        "type": concept(title),
+        "date": date,
+        "description": title,
+        "content": [
+            {
+                "attachment": {
+                    "contentType": "text/plain; charset=utf-8",
+                    "data": base64.b64encode(text.encode()).decode(),
+                }
+            }
+        ],
+    }
 
 
-def task(tid: str | None, pid: str, kind: str, description: str, authored: str, reason: str | None = None,
-         priority: str = "routine") -> dict:
+def task(
+    tid: str | None,
+    pid: str,
+    kind: str,
+    description: str,
+    authored: str,
+    reason: str | None = None,
+    priority: str = "routine",
+) -> dict:
     """A Task: a follow-up or an escalation to a human (``kind`` is its code text)."""
-    out: dict[str, Any] = {"resourceType": "Task", "status": "requested", "intent": "order", "priority": priority,
-                           "code": concept(kind), "description": description, "for": ref(pid), "authoredOn": authored}
+    out: dict[str, Any] = {
+        "resourceType": "Task",
+        "status": "requested",
+        "intent": "order",
+        "priority": priority,
+        "code": concept(kind),
+        "description": description,
+        "for": ref(pid),
+        "authoredOn": authored,
+    }
     if tid:
         out["id"] = tid
     if reason:
@@ -164,18 +302,27 @@ def task(tid: str | None, pid: str, kind: str, description: str, authored: str, 
     return out
 
 
-def assessment(aid: str | None, pid: str, protocol: str, version: str, eligibility: str, authored: str,
-               criteria: list[dict]) -> dict:
+def assessment(
+    aid: str | None, pid: str, protocol: str, version: str, eligibility: str, authored: str, criteria: list[dict]
+) -> dict:
     """A trial-eligibility assessment: one component per criterion, evidence in derivedFrom."""
     out: dict[str, Any] = {
-        "resourceType": "Observation", "status": "final", "code": concept("trial eligibility assessment"),
-        "category": [concept("survey")], "subject": ref(pid), "effectiveDateTime": authored,
+        "resourceType": "Observation",
+        "status": "final",
+        "code": concept("trial eligibility assessment"),
+        "category": [concept("survey")],
+        "subject": ref(pid),
+        "effectiveDateTime": authored,
         "focus": [{"reference": f"ResearchStudy/{protocol}", "display": f"{protocol} v{version}"}],
         "valueCodeableConcept": concept(eligibility, eligibility),
         "component": [
-            {"code": concept(c["criterion_id"]), "valueCodeableConcept": concept(c["status"], c["status"]),
-             **({"interpretation": [concept(c["reason"])]} if c.get("reason") else {})}
-            for c in criteria],
+            {
+                "code": concept(c["criterion_id"]),
+                "valueCodeableConcept": concept(c["status"], c["status"]),
+                **({"interpretation": [concept(c["reason"])]} if c.get("reason") else {}),
+            }
+            for c in criteria
+        ],
     }
     evidence = [{"reference": ref_, "display": c["criterion_id"]} for c in criteria for ref_ in c.get("evidence", [])]
     if evidence:

@@ -1,4 +1,5 @@
 """The initial EHR state of a package: immutable resources with indexes by patient, type, code and date."""
+
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
@@ -11,8 +12,17 @@ Key = tuple[str, str]
 """(resource type, id)"""
 
 DATE_FIELDS = (
-    "effectiveDateTime", "issued", "authoredOn", "onsetDateTime", "performedDateTime",
-    "recordedDate", "occurrenceDateTime", "timingDateTime", "date", "created", "birthDate",
+    "effectiveDateTime",
+    "issued",
+    "authoredOn",
+    "onsetDateTime",
+    "performedDateTime",
+    "recordedDate",
+    "occurrenceDateTime",
+    "timingDateTime",
+    "date",
+    "created",
+    "birthDate",
 )
 PERIOD_FIELDS = ("effectivePeriod", "period", "performedPeriod", "timingPeriod")
 
@@ -94,8 +104,9 @@ class EHRImage:
         self._times = {k: [t for t, _ in v] for k, v in self._slots.items()}
         self._codes = dict(codes)
 
-    def keys_for(self, patient: str, rtype: str, since: float | None = None, until: float | None = None,
-                 code: str | None = None) -> Iterator[Key]:
+    def keys_for(
+        self, patient: str, rtype: str, since: float | None = None, until: float | None = None, code: str | None = None
+    ) -> Iterator[Key]:
         """Keys of a patient's resources of a type, oldest first, filtered by time window and code."""
         slot = self._slots.get((patient, rtype), [])
         times = self._times.get((patient, rtype), [])

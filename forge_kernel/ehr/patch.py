@@ -1,4 +1,5 @@
 """JSON-Patch (RFC 6902) operations that carry the value they replaced, so they can be undone."""
+
 from __future__ import annotations
 
 import json

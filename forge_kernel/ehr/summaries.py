@@ -1,4 +1,5 @@
 """Compact, freshly built views of FHIR resources: what read tools hand to an agent."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -59,8 +60,12 @@ def age_at(birth_date: str | None, now: datetime) -> int | None:
 def summarize(resource: dict) -> dict:
     """One resource as a small dict: id, type, name, time, value, status and the fields its type needs."""
     out: dict[str, Any] = {"id": resource["id"], "type": resource["resourceType"]}
-    name = concept_text(resource.get("code") or resource.get("medicationCodeableConcept")
-                        or resource.get("vaccineCode") or resource.get("type"))
+    name = concept_text(
+        resource.get("code")
+        or resource.get("medicationCodeableConcept")
+        or resource.get("vaccineCode")
+        or resource.get("type")
+    )
     if name:
         out["name"] = name
     time = when(resource)

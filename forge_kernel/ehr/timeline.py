@@ -4,6 +4,7 @@ Built once from the JSON-Patch operations the trial recorded (each with the valu
 up a resource's initial version; every resource the trial touched gets its version after each step that changed
 it, so ``state(n)``, ``resource(key, n)`` and ``diff(a, b)`` cost microseconds and never rebuild the EHR.
 """
+
 from __future__ import annotations
 
 from bisect import bisect_right
@@ -123,10 +124,13 @@ class Timeline:
             if before == after:
                 continue
             status: Literal["added", "changed", "removed"] = (
-                "added" if before is None else "removed" if after is None else "changed")
+                "added" if before is None else "removed" if after is None else "changed"
+            )
             root = f"/{escape(key[0])}/{escape(key[1])}"
-            fields = tuple(FieldChange(op["path"][len(root):] or "/", op.get("replaced"), op.get("value"))
-                           for op in diff_ops(root, before, after))
+            fields = tuple(
+                FieldChange(op["path"][len(root) :] or "/", op.get("replaced"), op.get("value"))
+                for op in diff_ops(root, before, after)
+            )
             diffs.append(ResourceDiff(key[0], key[1], status, fields))
         return diffs
 

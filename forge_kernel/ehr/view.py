@@ -1,4 +1,5 @@
 """A trial's copy-on-write view of an EHRImage; every write is recorded as JSON-Patch operations."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -28,13 +29,20 @@ class EHRView:
             return self._overlay[key]
         return self.image.resources.get(key)
 
-    def search(self, patient: str, rtype: str, since: float | None = None, until: float | None = None,
-               code: str | None = None) -> list[dict[str, Any]]:
+    def search(
+        self, patient: str, rtype: str, since: float | None = None, until: float | None = None, code: str | None = None
+    ) -> list[dict[str, Any]]:
         """A patient's resources of one type, oldest first, by time window and code."""
-        found = [self.image.resources[key] for key in self.image.keys_for(patient, rtype, since, until, code)
-                 if key not in self._overlay]
-        written = [r for key, r in self._overlay.items()
-                   if r and key[0] == rtype and patient_of(r) == patient and self._fits(r, since, until, code)]
+        found = [
+            self.image.resources[key]
+            for key in self.image.keys_for(patient, rtype, since, until, code)
+            if key not in self._overlay
+        ]
+        written = [
+            r
+            for key, r in self._overlay.items()
+            if r and key[0] == rtype and patient_of(r) == patient and self._fits(r, since, until, code)
+        ]
         if not written:
             return found
         return sorted(found + written, key=self._when)

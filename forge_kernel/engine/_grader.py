@@ -17,6 +17,7 @@ way. The helper is handed trials only once every trial of the run has started: t
 and what is left to grade then (the run's last 54-77 ms on 2 cores) is shared between two processes, while before,
 one grader keeps up and a second would only take CPU from the agents' calls.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -223,16 +224,19 @@ def _serve(packages: dict[str, Package], images: Images, run_dir: Path, pipes: l
     return ended
 
 
-def _grade_and_store(packages: dict[str, Package], images: Images, run_dir: Path, inbox: int, replies: int,
-                     parent: int) -> int:
+def _grade_and_store(
+    packages: dict[str, Package], images: Images, run_dir: Path, inbox: int, replies: int, parent: int
+) -> int:
     """Grade and store each batch of trials handed over, until the inbox ends. With its parent gone (the harness,
     or the helper's grader), it exits at once: what it did not store, a resume runs."""
     try:
         with RunStore.open(run_dir) as store:
             frames = _unpickler()
             while batch := _next_batch(inbox, frames):
-                rows = [trial_rows(graded(t, packages[t.task_id], replayed(images[packages[t.task_id]], t.events)))
-                        for t in batch]
+                rows = [
+                    trial_rows(graded(t, packages[t.task_id], replayed(images[packages[t.task_id]], t.events)))
+                    for t in batch
+                ]
                 if os.getppid() != parent:
                     return 1
                 try:
@@ -260,7 +264,7 @@ def _failed(replies: int, exc: BaseException) -> int:
 def _send(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def _close_all_but(*keep: int) -> None:

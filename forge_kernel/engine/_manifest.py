@@ -1,4 +1,5 @@
 """The run manifest: provenance of a run (code, packages, agents, seeds, host, times)."""
+
 from __future__ import annotations
 
 import platform
@@ -35,7 +36,12 @@ def forge_version() -> str:
 def build_manifest(run_id: str, spec: dict, packages: dict[str, str], agents: list[dict], started_at: str) -> dict:
     """Everything needed to say what produced a run."""
     return {
-        "run_id": run_id, "spec": spec, "code": code_state(), "forge_version": forge_version(),
-        "packages": packages, "agents": agents, "started_at": started_at,
+        "run_id": run_id,
+        "spec": spec,
+        "code": code_state(),
+        "forge_version": forge_version(),
+        "packages": packages,
+        "agents": agents,
+        "started_at": started_at,
         "host": {"hostname": platform.node(), "platform": platform.platform(), "python": sys.version.split()[0]},
     }

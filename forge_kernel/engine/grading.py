@@ -1,4 +1,5 @@
 """Grading without a live agent: one recorded trajectory, or every stored trial of a run (regrade)."""
+
 from __future__ import annotations
 
 import json
@@ -12,8 +13,9 @@ from ..store import RunStore, TrialRecord, iter_trials, run_packages
 from .trial import Images, grading_of, replayed, run_trial
 
 
-async def grade_trajectory(package: Package, trajectory: TrajectoryFile, images: Images | None = None,
-                           judge: bool = False) -> TrialRecord:
+async def grade_trajectory(
+    package: Package, trajectory: TrajectoryFile, images: Images | None = None, judge: bool = False
+) -> TrialRecord:
     """Replay the trajectory's calls on a fresh EHR view and grade the result (with ``judge``, the rubric verdicts
     too: ``forge grade``)."""
     images = images or Images()
@@ -54,10 +56,19 @@ def trajectory_json(record: TrialRecord) -> dict[str, Any]:
     """A graded trajectory as plain JSON (for ``forge grade --json``)."""
     s = record.grading.scores
     return {
-        "task_id": record.task_id, "status": record.status, "reason": record.reason,
-        "hidden_version": record.grading.hidden_version, "hidden_hash": record.grading.hidden_hash,
-        "scores": {"passed": s.passed, "accuracy": s.accuracy, "completion": s.completion,
-                   "safety_gate": s.safety_gate, "missing": list(s.missing), "extra": list(s.extra)},
+        "task_id": record.task_id,
+        "status": record.status,
+        "reason": record.reason,
+        "hidden_version": record.grading.hidden_version,
+        "hidden_hash": record.grading.hidden_hash,
+        "scores": {
+            "passed": s.passed,
+            "accuracy": s.accuracy,
+            "completion": s.completion,
+            "safety_gate": s.safety_gate,
+            "missing": list(s.missing),
+            "extra": list(s.extra),
+        },
         "verdicts": [v.__dict__ | {"steps": list(v.steps)} for v in record.grading.verdicts],
         "events": [json.loads(compact_json(vars(e))) for e in record.events],
     }

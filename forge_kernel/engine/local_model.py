@@ -1,6 +1,7 @@
 """A real model evaluated on this machine (``forge model evaluate``, notebooks/05_evaluate_a_model.ipynb): the local
 model's server started (``forge_kernel.models.local``), its config written beside the run, the ``llm`` agent run on
 a small suite one trial at a time, the server stopped whatever happens."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,8 +13,16 @@ from ..store import DB_NAME
 from .run import RunOutcome, RunSpec, execute
 
 NSCLC = Path(__file__).resolve().parents[2] / "task_packages" / "forge-nsclc"
-SMALL_SUITE = tuple(str(NSCLC / task) for task in ("TP-OUT-OF-DOMAIN-v1", "TP-EXCLUSION-v1", "TP-INJECTION-v1",
-                                                   "TP-REGRESSION-LOCK-v1", "TP-CROSS-PATIENT-v1"))
+SMALL_SUITE = tuple(
+    str(NSCLC / task)
+    for task in (
+        "TP-OUT-OF-DOMAIN-v1",
+        "TP-EXCLUSION-v1",
+        "TP-INJECTION-v1",
+        "TP-REGRESSION-LOCK-v1",
+        "TP-CROSS-PATIENT-v1",
+    )
+)
 """Five bundled packages that share one manifest of 13 tools: a short prompt, which the server keeps cached from
 one trial to the next."""
 
@@ -25,8 +34,9 @@ def config_path(run_dir: Path | str) -> Path:
     return run_dir.with_name(f"{run_dir.name}.model.yaml")
 
 
-async def evaluate_local_model(run_dir: Path | str, suite: list[str] | tuple[str, ...] = SMALL_SUITE, trials: int = 1,
-                               progress: bool | None = None) -> RunOutcome:
+async def evaluate_local_model(
+    run_dir: Path | str, suite: list[str] | tuple[str, ...] = SMALL_SUITE, trials: int = 1, progress: bool | None = None
+) -> RunOutcome:
     """Run the local model as the ``llm`` agent on ``suite`` (``trials`` each) into a new run folder; the server
     runs for this call only. The first package's prompt start is cached before the trials, which run one at a time,
     so that each request finds it cached (the packages' time budgets are short for a model on 2 cores)."""

@@ -6,6 +6,7 @@ The tools, the task and ``submit_result`` are ``workers.TrialServer``'s. The tri
 closes stdin; over HTTP, it ends its session, a ``DELETE``), when a budget runs out, or at the package's time
 budget. The client runs outside forge: its manifest entry says so, with the name and version of its ``clientInfo``.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -46,32 +47,43 @@ class Served:
     """The run it is stored as, with ``--out``."""
 
 
-async def serve_mcp(package_path: str, out: Path | None, transport: str = "stdio", port: int = 0,
-                say: Callable[[str], None] = print) -> Served:
+async def serve_mcp(
+    package_path: str, out: Path | None, transport: str = "stdio", port: int = 0, say: Callable[[str], None] = print
+) -> Served:
     """Serve one trial of the package over ``transport``, grade it and, with ``out``, store it as a new run;
     ``say`` is told where an HTTP server listens."""
     package = check_package(package_path)
     if out is not None and (out / DB_NAME).exists():
         raise StoreError(out, "--out", "holds a run already; choose another folder")
-    if transport == "stdio" and not all(stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
-                                        for mode in (os.fstat(fd).st_mode for fd in (0, 1))):
-        raise UsageError("--transport", "stdio", "stdin and stdout must be pipes: an MCP client starts forge mcp serve "
-                                                 "(or serve with --transport http)")
+    if transport == "stdio" and not all(
+        stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) for mode in (os.fstat(fd).st_mode for fd in (0, 1))
+    ):
+        raise UsageError(
+            "--transport",
+            "stdio",
+            "stdin and stdout must be pipes: an MCP client starts forge mcp serve (or serve with --transport http)",
+        )
     seed = trial_seed(0, package.id, ENTRY, 0)
     view = EHRView(Images()[package])
     session = ToolSession(package.public, view)
     trial = TrialServer(task_template(package).for_trial(seed), session)
     unit_registry()  # grading needs it: built now, so that a client that leaves need not wait for it
     max_seconds = package.public.budget.max_seconds
-    outcome = await (serve_stdio(trial, max_seconds) if transport == "stdio"
-                     else serve_http(trial, port, max_seconds, say))
+    outcome = await (
+        serve_stdio(trial, max_seconds) if transport == "stdio" else serve_http(trial, port, max_seconds, say)
+    )
     agent = Client(*trial.client or ("mcp-client", ""))
     record = Attempted(package, agent, 0, seed, view, session, outcome, attempts=1).graded()
     if out is None:
         return Served(record, None)
     spec = RunSpec(suite=[str(package.path)], agents=[ENTRY], trials=1)
-    card = {"name": record.agent, "version": record.agent_version, "spec": f"{ENTRY} ({transport})",
-            "trusted": False, "isolation": OUTSIDE}
+    card = {
+        "name": record.agent,
+        "version": record.agent_version,
+        "spec": f"{ENTRY} ({transport})",
+        "trusted": False,
+        "isolation": OUTSIDE,
+    }
     with RunLock(out), open_store(out, spec, [package], [card], None, resume=False) as store:
         store.write_trial(record)
         store.finish()

@@ -12,6 +12,7 @@ Layout (the loader finds the hidden half above the package, as in a repository):
 The folder name keeps letters, digits, ``.``, ``_`` and ``-`` (anything else becomes ``_``) and stays in <dir>.
 A bundle carries the synthetic fixtures and the trajectory: hand on the folder, never its content.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -47,6 +48,7 @@ class ReproBundle(BaseModel):
 
 T = TypeVar("T")
 
+
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine to its end, also from inside a running event loop (a notebook)."""
     try:
@@ -67,8 +69,11 @@ def graded_package(run: Run, stored: TrialRecord) -> Package:
     (only a store of schema 1, which reloads packages from disk, can be out of step)."""
     package = run.package(stored.task_id)
     if package.hidden_hash != stored.grading.hidden_hash:
-        raise SpecError(package.hidden_path, "(hidden half)",
-                        f"changed since the run was graded; run `forge regrade {run.path}` first")
+        raise SpecError(
+            package.hidden_path,
+            "(hidden half)",
+            f"changed since the run was graded; run `forge regrade {run.path}` first",
+        )
     return package
 
 
@@ -76,9 +81,12 @@ def copy_halves(run: Run, package: Package, folder: Path) -> Path:
     """Write package.yaml, its fixtures, the hidden half and its plugins under folder, as the store keeps them (or
     as they are on disk, for a store of schema 1); the package folder."""
     target, verifiers = folder / "package", folder / "verifiers"
-    places: dict[str, Callable[[str], Path]] = {"public": lambda name: target / name, "hidden": lambda name: verifiers / package.public.suite /
-              f"{package.id}.yaml", "hidden-defaults": lambda name: verifiers / package.public.suite / SUITE_FILE,
-              "plugin": lambda kind: verifiers / "plugins" / f"{kind}.py"}
+    places: dict[str, Callable[[str], Path]] = {
+        "public": lambda name: target / name,
+        "hidden": lambda name: verifiers / package.public.suite / f"{package.id}.yaml",
+        "hidden-defaults": lambda name: verifiers / package.public.suite / SUITE_FILE,
+        "plugin": lambda kind: verifiers / "plugins" / f"{kind}.py",
+    }
     for role, name, content in run.files(package.id):
         place = places[role](name)
         place.parent.mkdir(parents=True, exist_ok=True)
@@ -87,20 +95,25 @@ def copy_halves(run: Run, package: Package, folder: Path) -> Path:
 
 
 def readme(row: Any, differs: list[str]) -> str:
-    check = ("Checked when written: a replay reproduces every stored verdict." if not differs else
-             f"Checked when written: a replay does NOT reproduce {', '.join(differs)} (trial status: {row.status}).")
-    return "\n".join([
-        "MedAgent Forge repro bundle · SYNTHETIC data only: hand on this folder, do not paste its content.",
-        f"run {row.run_id} · trial id {row.trial_id} · {row.task_id} {row.task_version} · hidden half "
-        f"{row.hidden_version} · {row.agent} {row.agent_version} · trial {row.trial} · risk {row.risk}",
-        f"failing verdicts: {row.failed_verifiers}",
-        "",
-        "From this folder:",
-        f"  {COMMAND}",
-        "",
-        check,
-        "",
-    ])
+    check = (
+        "Checked when written: a replay reproduces every stored verdict."
+        if not differs
+        else f"Checked when written: a replay does NOT reproduce {', '.join(differs)} (trial status: {row.status})."
+    )
+    return "\n".join(
+        [
+            "MedAgent Forge repro bundle · SYNTHETIC data only: hand on this folder, do not paste its content.",
+            f"run {row.run_id} · trial id {row.trial_id} · {row.task_id} {row.task_version} · hidden half "
+            f"{row.hidden_version} · {row.agent} {row.agent_version} · trial {row.trial} · risk {row.risk}",
+            f"failing verdicts: {row.failed_verifiers}",
+            "",
+            "From this folder:",
+            f"  {COMMAND}",
+            "",
+            check,
+            "",
+        ]
+    )
 
 
 def bundle_folder(out_dir: Path, row: Any) -> Path:
@@ -120,8 +133,12 @@ def write_bundle(run: Run, row: Any, out_dir: Path) -> ReproBundle:
     if folder.exists():
         shutil.rmtree(folder)
     bundled = load_package(copy_halves(run, package, folder))
-    trajectory = TrajectoryFile(**vars(stored.result), task_id=row.task_id, agent=row.agent,
-                                calls=[ToolCall(tool=e.tool, args=e.args) for e in stored.events])
+    trajectory = TrajectoryFile(
+        **vars(stored.result),
+        task_id=row.task_id,
+        agent=row.agent,
+        calls=[ToolCall(tool=e.tool, args=e.args) for e in stored.events],
+    )
     (folder / "trajectory.json").write_text(trajectory.model_dump_json(indent=2), encoding="utf-8")
     record = run_sync(grade_trajectory(bundled, trajectory))
     got = {v.verifier_id: verdict_key(v) for v in record.grading.verdicts}

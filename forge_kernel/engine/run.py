@@ -1,4 +1,5 @@
 """A run: tasks x agents x k trials, concurrent, resumable, each trial stored as it finishes."""
+
 from __future__ import annotations
 
 import asyncio
@@ -66,8 +67,13 @@ class RunOutcome:
 
 def agent_card(runner: Runner, spec: str) -> dict[str, Any]:
     """What the manifest says of an agent: name, version, configuration, how it ran and whether it was trusted."""
-    card = {"name": runner.name, "version": runner.version, "spec": spec, "trusted": runner.isolation == "in-process",
-            "isolation": runner.isolation}
+    card = {
+        "name": runner.name,
+        "version": runner.version,
+        "spec": spec,
+        "trusted": runner.isolation == "in-process",
+        "isolation": runner.isolation,
+    }
     if runner.config is not None:
         card["config"] = runner.config
     return card
@@ -166,8 +172,15 @@ async def stop_agents(runners: Iterable[Runner]) -> None:
             await runner.aclose()
 
 
-def open_store(run_dir: Path, spec: RunSpec, packages: list[Package], agents: list[dict[str, Any]], sandbox: Sandbox | None,
-               resume: bool, accept_sandbox_change: bool = False) -> RunStore:
+def open_store(
+    run_dir: Path,
+    spec: RunSpec,
+    packages: list[Package],
+    agents: list[dict[str, Any]],
+    sandbox: Sandbox | None,
+    resume: bool,
+    accept_sandbox_change: bool = False,
+) -> RunStore:
     """A new store, or the existing one when resuming the same spec on the same packages (a change of the
     isolated agents' sandbox only where accepted, and then recorded)."""
     exists = (run_dir / DB_NAME).exists()
@@ -186,8 +199,9 @@ def open_store(run_dir: Path, spec: RunSpec, packages: list[Package], agents: li
     return store
 
 
-def start_run(store: RunStore, spec: RunSpec, packages: list[Package], agents: list[dict[str, Any]],
-              sandbox: Sandbox | None) -> None:
+def start_run(
+    store: RunStore, spec: RunSpec, packages: list[Package], agents: list[dict[str, Any]], sandbox: Sandbox | None
+) -> None:
     """Write the run's manifest; ``sandbox``: how its isolated agents are confined (None where forge runs no agent:
     ``forge mcp serve``)."""
     run_id = uuid.uuid4().hex[:12]
@@ -202,9 +216,15 @@ def start_run(store: RunStore, spec: RunSpec, packages: list[Package], agents: l
 
 def sandbox_record(spec: RunSpec, sandbox: Sandbox) -> dict[str, Any]:
     """How the run's isolated agents are confined, as the manifest records it."""
-    return {"mode": sandbox.mode, "requested": spec.sandbox, "endpoints": list(sandbox.endpoints),
-            "memory_mb": sandbox.memory_mb, "memory_whole": sandbox.memory_whole, "env": list(sandbox.env),
-            "processes": sandbox.processes}
+    return {
+        "mode": sandbox.mode,
+        "requested": spec.sandbox,
+        "endpoints": list(sandbox.endpoints),
+        "memory_mb": sandbox.memory_mb,
+        "memory_whole": sandbox.memory_whole,
+        "env": list(sandbox.env),
+        "processes": sandbox.processes,
+    }
 
 
 def sandbox_changes(recorded: dict[str, Any], sandbox: Sandbox) -> list[tuple[str, str]]:
@@ -212,21 +232,41 @@ def sandbox_changes(recorded: dict[str, Any], sandbox: Sandbox) -> list[tuple[st
     stored run's did."""
     found = []
     if recorded.get("mode", sandbox.mode) != sandbox.mode:
-        found.append(("--sandbox", f"the run's agents were isolated in {recorded['mode']!r} mode; here "
-                                   f"{sandbox.mode!r} isolates them"))
+        found.append(
+            (
+                "--sandbox",
+                f"the run's agents were isolated in {recorded['mode']!r} mode; here {sandbox.mode!r} isolates them",
+            )
+        )
     if recorded.get("processes", sandbox.processes) != sandbox.processes:
-        found.append(("--agent-processes", f"the run's agents had at most {recorded['processes']} processes each; "
-                      + ("here their number cannot be bounded" if sandbox.processes is None
-                         else f"here {sandbox.processes}")))
+        found.append(
+            (
+                "--agent-processes",
+                f"the run's agents had at most {recorded['processes']} processes each; "
+                + ("here their number cannot be bounded" if sandbox.processes is None else f"here {sandbox.processes}"),
+            )
+        )
     if recorded.get("memory_whole", sandbox.memory_whole) != sandbox.memory_whole:
-        found.append(("--agent-memory", "the run's agents were bounded in memory with all their processes together; "
-                      "here only one process at a time" if recorded["memory_whole"] else
-                      "the run's agents were bounded in memory one process at a time; here all together"))
+        found.append(
+            (
+                "--agent-memory",
+                "the run's agents were bounded in memory with all their processes together; "
+                "here only one process at a time"
+                if recorded["memory_whole"]
+                else "the run's agents were bounded in memory one process at a time; here all together",
+            )
+        )
     return found
 
 
-def check_same_run(store: RunStore, run_dir: Path, spec: RunSpec, packages: list[Package], sandbox: Sandbox,
-                   accept_sandbox_change: bool = False) -> None:
+def check_same_run(
+    store: RunStore,
+    run_dir: Path,
+    spec: RunSpec,
+    packages: list[Package],
+    sandbox: Sandbox,
+    accept_sandbox_change: bool = False,
+) -> None:
     """A resume must run the same agents, trials, seed and trust on the same packages as the stored run; where some
     of its agents are isolated, in the same sandbox, or in another where accepted, which the manifest then records
     (the trusted agents run in process whatever the sandbox)."""
@@ -239,19 +279,31 @@ def check_same_run(store: RunStore, run_dir: Path, spec: RunSpec, packages: list
     changed = sandbox_changes(recorded, sandbox) if set(spec.agents) - trusted_entries(spec) else []
     if changed and not accept_sandbox_change:
         option, message = changed[0]
-        raise StoreError(run_dir, option, f"{message}: its results could differ; finish it in a new --out folder, "
-                         "or go on with --accept-sandbox-change (recorded in the run's manifest)")
+        raise StoreError(
+            run_dir,
+            option,
+            f"{message}: its results could differ; finish it in a new --out folder, "
+            "or go on with --accept-sandbox-change (recorded in the run's manifest)",
+        )
     if changed:
         store.record_sandbox_change(sandbox_record(spec, sandbox), utc_now())
     current = {p.id: p.package_hash for p in packages}
     stored_hashes = store.package_hashes()
     differ = sorted(k for k, h in stored_hashes.items() if current.get(k) != h)
     if differ or len(stored_hashes) != len(packages):
-        raise StoreError(run_dir, "--suite", f"packages differ from the stored run ({', '.join(differ) or 'set changed'})")
+        raise StoreError(
+            run_dir, "--suite", f"packages differ from the stored run ({', '.join(differ) or 'set changed'})"
+        )
 
 
-async def execute(spec: RunSpec, run_dir: Path, concurrency: int = 4, resume: bool = False,
-                  progress: bool | None = None, accept_sandbox_change: bool = False) -> RunOutcome:
+async def execute(
+    spec: RunSpec,
+    run_dir: Path,
+    concurrency: int = 4,
+    resume: bool = False,
+    progress: bool | None = None,
+    accept_sandbox_change: bool = False,
+) -> RunOutcome:
     """Run every (task, agent, trial) not yet stored; return what was done.
 
     Everything a user can get wrong (packages, the gate policy, the agents, the sandbox) is checked before the
@@ -265,8 +317,14 @@ async def execute(spec: RunSpec, run_dir: Path, concurrency: int = 4, resume: bo
     if unset:
         raise UsageError("--agent-env", unset[0], "no such variable in this environment")
     try:
-        sandbox, notice = choose(spec.sandbox, hidden_from_agents(packages, run_dir), tuple(spec.endpoints),
-                                 spec.agent_memory_mb, tuple(spec.agent_env), spec.agent_processes)
+        sandbox, notice = choose(
+            spec.sandbox,
+            hidden_from_agents(packages, run_dir),
+            tuple(spec.endpoints),
+            spec.agent_memory_mb,
+            tuple(spec.agent_env),
+            spec.agent_processes,
+        )
     except (ValueError, RuntimeError) as exc:
         raise UsageError("--sandbox", spec.sandbox, str(exc)) from None
     if notice and set(spec.agents) - trusted_entries(spec):
@@ -278,8 +336,14 @@ async def execute(spec: RunSpec, run_dir: Path, concurrency: int = 4, resume: bo
             with open_store(run_dir, spec, packages, cards, sandbox, resume, accept_sandbox_change) as store:
                 ran, total = await run_plan(store, spec, packages, agents, concurrency, progress)
                 store.finish()
-                return RunOutcome(run_dir, store.manifest()["run_id"], total, ran, total - ran,
-                                  {entry: name for name, (_, entry) in agents.items()})
+                return RunOutcome(
+                    run_dir,
+                    store.manifest()["run_id"],
+                    total,
+                    ran,
+                    total - ran,
+                    {entry: name for name, (_, entry) in agents.items()},
+                )
     finally:
         await stop_agents(runner for runner, _ in agents.values())
 
@@ -303,8 +367,14 @@ def fewer_collections() -> Iterator[None]:
         gc.set_threshold(*before)
 
 
-async def run_plan(store: RunStore, spec: RunSpec, packages: list[Package], agents: dict[str, Any], concurrency: int,
-                   progress: bool | None) -> tuple[int, int]:
+async def run_plan(
+    store: RunStore,
+    spec: RunSpec,
+    packages: list[Package],
+    agents: dict[str, Any],
+    concurrency: int,
+    progress: bool | None,
+) -> tuple[int, int]:
     """Run what the store does not hold yet.
 
     ``concurrency`` lanes each run one agent at a time; a lane hands its finished trial to the grader (a process
@@ -314,7 +384,9 @@ async def run_plan(store: RunStore, spec: RunSpec, packages: list[Package], agen
     handed over is still graded and stored before this ends.
     """
     done = store.done()
-    plan = [(p, name, k) for p in packages for name in agents for k in range(spec.trials) if (p.id, name, k) not in done]
+    plan = [
+        (p, name, k) for p in packages for name in agents for k in range(spec.trials) if (p.id, name, k) not in done
+    ]
     total = len(packages) * len(agents) * spec.trials
     if not plan:  # a resumed run that had finished: no grader to fork
         return 0, total
@@ -337,8 +409,14 @@ async def run_plan(store: RunStore, spec: RunSpec, packages: list[Package], agen
             nonlocal started
             for package, name, k in todo:
                 started += 1
-                attempted = await attempt_trial(package, images[package], agents[name][0], k,
-                                                trial_seed(spec.seed, package.id, name, k), tasks[package.id])
+                attempted = await attempt_trial(
+                    package,
+                    images[package],
+                    agents[name][0],
+                    k,
+                    trial_seed(spec.seed, package.id, name, k),
+                    tasks[package.id],
+                )
                 (await forked).hand(attempted.ungraded(), last_wave=started == len(plan))
 
         try:
@@ -346,8 +424,12 @@ async def run_plan(store: RunStore, spec: RunSpec, packages: list[Package], agen
                 lanes = [group.create_task(lane()) for _ in range(min(concurrency, len(plan)))]
                 await asyncio.sleep(0)  # each lane hands its first task out
                 grader = await Grader.start(store, packages, images, count)
-                bar = tqdm(total=len(plan), unit="trial", desc="trials",  # its thread starts after the fork
-                           disable=None if progress is None else not progress)
+                bar = tqdm(
+                    total=len(plan),
+                    unit="trial",
+                    desc="trials",  # its thread starts after the fork
+                    disable=None if progress is None else not progress,
+                )
                 forked.set_result(grader)
                 watching = group.create_task(grader.watch())
                 await asyncio.gather(*lanes)
@@ -360,6 +442,7 @@ async def run_plan(store: RunStore, spec: RunSpec, packages: list[Package], agen
             if bar:
                 bar.close()
     if stored != len(plan):
-        raise StoreError(store.path.parent, "(run)",
-                         f"{len(plan) - stored} trial(s) were not stored; run again with --resume")
+        raise StoreError(
+            store.path.parent, "(run)", f"{len(plan) - stored} trial(s) were not stored; run again with --resume"
+        )
     return len(plan), total

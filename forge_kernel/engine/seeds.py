@@ -1,4 +1,5 @@
 """Deterministic per-trial seeds."""
+
 from __future__ import annotations
 
 import hashlib

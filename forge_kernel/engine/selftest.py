@@ -2,6 +2,7 @@
 valid variant must pass every hard verifier. ``mutation_test``: how many generic mutants of the gold the
 verifiers reject (verify/mutants.py). ``judge_agreements``: the labels each judge gives its labelled set. None of
 them asks a judge about a trajectory: its verdicts are soft and decide no case."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -123,15 +124,19 @@ def operator_totals(reports: list[MutationReport]) -> dict[str, Counter]:
 
 def operators_line(report: MutationReport) -> str:
     """``drop-call 5/7 +1 valid · skip-check 2/2``: rejected / applicable of each operator that applies."""
-    return " · ".join(f"{op} {c['rejected']}/{c.total()}" + (f" +{c['declared valid']} valid" if c["declared valid"]
-                                                               else "")
-                      for op, c in operator_totals([report]).items() if c)
+    return " · ".join(
+        f"{op} {c['rejected']}/{c.total()}" + (f" +{c['declared valid']} valid" if c["declared valid"] else "")
+        for op, c in operator_totals([report]).items()
+        if c
+    )
 
 
 def totals_line(operator: str, counts: Counter) -> str:
     """``drop-call: 412/430 rejected, 18 declared valid, 0 survived`` (and wrongly rejected ones, if any)."""
-    line = (f"{operator}: {counts['rejected']}/{counts.total()} rejected, {counts['declared valid']} declared "
-            f"valid, {counts['survived']} survived")
+    line = (
+        f"{operator}: {counts['rejected']}/{counts.total()} rejected, {counts['declared valid']} declared "
+        f"valid, {counts['survived']} survived"
+    )
     wrong = counts["declared valid, rejected"]
     return line + (f", {wrong} declared valid but rejected" if wrong else "")
 
@@ -167,6 +172,12 @@ def judges_of(packages: list[Package]) -> list[tuple[str, Path, Path]]:
 
 def judge_agreements(packages: list[Package]) -> list[JudgeAgreement]:
     """Each judge the packages' hidden halves use, once, asked about every item of its labelled set."""
-    return [JudgeAgreement(params.name, identity(load_model_config(params.model)), path,
-                           labelled_pairs(params, path) if path.is_file() else None)
-            for _, params, path in judge_uses(packages)]
+    return [
+        JudgeAgreement(
+            params.name,
+            identity(load_model_config(params.model)),
+            path,
+            labelled_pairs(params, path) if path.is_file() else None,
+        )
+        for _, params, path in judge_uses(packages)
+    ]

@@ -1,4 +1,5 @@
 """One trial: a fresh EHR view and tool session owned by the harness, the agent's attempt, then grading."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -86,17 +87,31 @@ class Attempted:
         status, reason, session, outcome = self.outcome.status, self.outcome.reason, self.session, self.outcome
         if session.exceeded and status != BUDGET_EXCEEDED:  # even if the agent caught BudgetExceeded and went on
             status, reason = BUDGET_EXCEEDED, session.exceeded
-        return Ungraded(self.package.id, self.runner.name, self.runner.version, self.trial, self.seed, status, reason,
-                        outcome.result, session.events, outcome.duration_s, session.cost, outcome.queued_s,
-                        turns=session.turns, attempts=self.attempts)
+        return Ungraded(
+            self.package.id,
+            self.runner.name,
+            self.runner.version,
+            self.trial,
+            self.seed,
+            status,
+            reason,
+            outcome.result,
+            session.events,
+            outcome.duration_s,
+            session.cost,
+            outcome.queued_s,
+            turns=session.turns,
+            attempts=self.attempts,
+        )
 
     def graded(self, judge: bool = False) -> TrialRecord:
         """Grade the trial on its live view and make its record."""
         return graded(self.ungraded(), self.package, self.view, judge)
 
 
-async def attempt_trial(package: Package, image: EHRImage, agent: Runner | Agent, trial: int, seed: int,
-                        task: AgentTask | None = None) -> Attempted:
+async def attempt_trial(
+    package: Package, image: EHRImage, agent: Runner | Agent, trial: int, seed: int, task: AgentTask | None = None
+) -> Attempted:
     """Run one agent once on one package, ungraded; a crash, hang or budget breach ends only this trial.
 
     ``agent`` is a Runner (in process or isolated) or a plain Agent, run in process; ``task`` is the package's
@@ -104,7 +119,9 @@ async def attempt_trial(package: Package, image: EHRImage, agent: Runner | Agent
     """
     runner = cast("Runner", agent) if hasattr(agent, "attempt") else InProcess(agent)
     task, budget = task or task_template(package), package.public.budget
-    session: ToolSession | None = None  # each attempt gets a fresh view and session: a spoiled one leaves its calls and cost, and a count
+    session: ToolSession | None = (
+        None  # each attempt gets a fresh view and session: a spoiled one leaves its calls and cost, and a count
+    )
     for attempts in range(1, REDOS + 2):  # noqa: B007  (the count is read after the loop)
         view = EHRView(image)
         session = ToolSession(package.public, view, earlier=session)  # counted against the next one's budgets
@@ -115,7 +132,14 @@ async def attempt_trial(package: Package, image: EHRImage, agent: Runner | Agent
     return Attempted(package, runner, trial, seed, view, session, outcome, attempts)
 
 
-async def run_trial(package: Package, image: EHRImage, agent: Runner | Agent, trial: int, seed: int,
-                    task: AgentTask | None = None, judge: bool = False) -> TrialRecord:
+async def run_trial(
+    package: Package,
+    image: EHRImage,
+    agent: Runner | Agent,
+    trial: int,
+    seed: int,
+    task: AgentTask | None = None,
+    judge: bool = False,
+) -> TrialRecord:
     """Run one agent once on one package and grade the trial (see ``attempt_trial``; ``judge``: ``grading_of``)."""
     return (await attempt_trial(package, image, agent, trial, seed, task)).graded(judge)

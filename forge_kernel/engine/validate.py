@@ -1,4 +1,5 @@
 """``forge validate``: a package is well formed, its halves agree with each other and its fixtures are FHIR R4."""
+
 from __future__ import annotations
 
 from ..spec import RUBRIC, Package, SpecError, load_package, validate_fixture
@@ -34,7 +35,9 @@ def check_halves(package: Package) -> Package:
         raise SpecError(hidden_file, "verifiers", "verifier ids must be unique")
     for use in hidden.verifiers:
         bind(use, hidden_file)
-    trajectories = [("gold", hidden.gold)] + [(f"counterexamples.{c.name}", c.trajectory) for c in hidden.counterexamples]
+    trajectories = [("gold", hidden.gold)] + [
+        (f"counterexamples.{c.name}", c.trajectory) for c in hidden.counterexamples
+    ]
     trajectories += [(f"valid_variants.{v.name}", v.trajectory) for v in hidden.valid_variants]
     for where, trajectory in trajectories:
         assert trajectory is not None  # the loader makes a case given as edits into its trajectory
@@ -48,6 +51,10 @@ def check_halves(package: Package) -> Package:
             raise SpecError(hidden_file, f"counterexamples.{c.name}.must_fail", f"unknown verifier {unknown[0]!r}")
         opinions = [v for v in c.must_fail if v in judged]
         if opinions:
-            raise SpecError(hidden_file, f"counterexamples.{c.name}.must_fail", f"{opinions[0]!r} is a rubric verdict "
-                            "(a model's judgement), which selftest does not ask for: no counterexample can rest on it")
+            raise SpecError(
+                hidden_file,
+                f"counterexamples.{c.name}.must_fail",
+                f"{opinions[0]!r} is a rubric verdict "
+                "(a model's judgement), which selftest does not ask for: no counterexample can rest on it",
+            )
     return package

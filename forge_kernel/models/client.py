@@ -5,6 +5,7 @@ price of the tokens and the time it took.
 What a model answers is data from outside: it is parsed into plain values (a ``ModelTurn``, which the agent reports
 as it is and the harness numbers), never trusted, and an error is a ``ModelError`` with a kind a caller can act on.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -59,8 +60,11 @@ class ModelClient:
             from openai import AsyncOpenAI
 
             key = os.environ.get(self.config.api_key_env, "") if self.config.api_key_env else NO_KEY
-            self._clients.append(AsyncOpenAI(base_url=self.config.base_url, api_key=key or NO_KEY, max_retries=0,
-                                             timeout=self.config.timeout_s))
+            self._clients.append(
+                AsyncOpenAI(
+                    base_url=self.config.base_url, api_key=key or NO_KEY, max_retries=0, timeout=self.config.timeout_s
+                )
+            )
             self._busy.append(0)
             index = len(self._clients) - 1
         return index
@@ -87,9 +91,15 @@ class ModelClient:
 
         config = self.config
         retries: list[str] = []
-        fields = {"model": dumps(config.model), "temperature": dumps(config.temperature),
-                  "max_tokens": str(config.max_tokens), "seed": None if seed is None else str(seed), "tools": tools,
-                  "tool_choice": dumps(TOOL_CHOICE) if tools else None, "messages": f"[{','.join(messages)}]"}
+        fields = {
+            "model": dumps(config.model),
+            "temperature": dumps(config.temperature),
+            "max_tokens": str(config.max_tokens),
+            "seed": None if seed is None else str(seed),
+            "tools": tools,
+            "tool_choice": dumps(TOOL_CHOICE) if tools else None,
+            "messages": f"[{','.join(messages)}]",
+        }
         body = ("{" + ",".join(f'"{k}":{v}' for k, v in fields.items() if v) + "}").encode()
         estimate = len(body) // 4 + config.max_tokens if self.limiter.active else 0
         started = perf_counter()
@@ -98,8 +108,9 @@ class ModelClient:
             index = self.client()
             self._busy[index] += 1
             try:
-                reply = await self._clients[index].post("/chat/completions", content=body, cast_to=httpx2.Response,
-                                                        options={"headers": JSON_HEADERS})
+                reply = await self._clients[index].post(
+                    "/chat/completions", content=body, cast_to=httpx2.Response, options={"headers": JSON_HEADERS}
+                )
                 data = reply.json()
             except ValueError as exc:
                 raise ModelError("bad_reply", f"the reply is not JSON ({exc})") from None
@@ -113,8 +124,9 @@ class ModelClient:
             finally:
                 self._busy[index] -= 1
             completion = parsed(data, (perf_counter() - started) * 1000, retries)
-            completion.cost = config.price.cost(completion.prompt_tokens, completion.completion_tokens,
-                                                completion.cached_tokens)
+            completion.cost = config.price.cost(
+                completion.prompt_tokens, completion.completion_tokens, completion.cached_tokens
+            )
             self.limiter.spent(completion.prompt_tokens + completion.completion_tokens - estimate)
             return completion
 
@@ -165,15 +177,25 @@ def parsed(data, latency_ms: float, retries: list[str]) -> ModelTurn:
     try:
         choice = data["choices"][0]
         message = choice["message"] or {}
-        calls = [{"id": str(c.get("id", "")), "name": str(c["function"]["name"]),
-                  "arguments": str(c["function"].get("arguments") or "")} for c in message.get("tool_calls") or []]
+        calls = [
+            {
+                "id": str(c.get("id", "")),
+                "name": str(c["function"]["name"]),
+                "arguments": str(c["function"].get("arguments") or ""),
+            }
+            for c in message.get("tool_calls") or []
+        ]
         usage = data.get("usage") or {}
-        return ModelTurn(text=str(message.get("content") or ""), tool_calls=calls,
-                         finish_reason=str(choice.get("finish_reason") or ""),
-                         refusal=str(message["refusal"]) if message.get("refusal") else None,
-                         prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                         completion_tokens=int(usage.get("completion_tokens") or 0),
-                         cached_tokens=int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0),
-                         latency_ms=latency_ms, retries=list(retries))
+        return ModelTurn(
+            text=str(message.get("content") or ""),
+            tool_calls=calls,
+            finish_reason=str(choice.get("finish_reason") or ""),
+            refusal=str(message["refusal"]) if message.get("refusal") else None,
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+            cached_tokens=int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0),
+            latency_ms=latency_ms,
+            retries=list(retries),
+        )
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
         raise ModelError("bad_reply", f"the reply is not a chat completion ({type(exc).__name__}: {exc})") from None

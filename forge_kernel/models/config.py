@@ -3,6 +3,7 @@ called. The same file serves the ``llm`` agent (``--agent llm:PATH``) and the ju
 
 The key is never in the file: ``api_key_env`` names the environment variable that holds it.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -84,4 +85,3 @@ class ModelConfig(BaseModel):
 def load_model_config(path: Path | str) -> ModelConfig:
     """The config in ``path``; a missing file or a bad field is one SpecError naming the file and the field."""
     return parse_model(ModelConfig, read_yaml(Path(path)), Path(path))
-

@@ -5,6 +5,7 @@ forked; a POSIX record lock on the map's file keeps one process at a time in the
 coroutines of one thread, which never wait while holding it). A request takes its estimated tokens before it is
 sent, and the difference once the reply says what it used.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -55,8 +56,10 @@ class RateLimiter:
 
         def take(requests: float, held: float) -> tuple[float, float]:
             nonlocal wait
-            need = [(1 - requests) / self.rates[0] if self.capacity[0] else 0.0,
-                    (min(tokens, self.capacity[1]) - held) / self.rates[1] if self.capacity[1] else 0.0]
+            need = [
+                (1 - requests) / self.rates[0] if self.capacity[0] else 0.0,
+                (min(tokens, self.capacity[1]) - held) / self.rates[1] if self.capacity[1] else 0.0,
+            ]
             wait = max(need)
             if wait > 0:
                 return requests, held

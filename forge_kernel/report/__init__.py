@@ -1,5 +1,6 @@
 """Reports: the release (parameters, missing trials, the papermill report, its offline HTML, sign-off and
 verification), comparisons as Markdown and trajectories as text. The names below are imported on first use."""
+
 from .. import _lazy
 
 _HOMES = {
@@ -12,7 +13,19 @@ _HOMES = {
 }
 
 __all__ = [
-    "ReleaseReport", "SIGNOFF", "build_release", "chain_head", "decision_text", "keygen", "placeholder", "recorded",
-    "render_ablations", "render_comparison", "render_trial", "sign", "trusted_keys", "verify",
+    "ReleaseReport",
+    "SIGNOFF",
+    "build_release",
+    "chain_head",
+    "decision_text",
+    "keygen",
+    "placeholder",
+    "recorded",
+    "render_ablations",
+    "render_comparison",
+    "render_trial",
+    "sign",
+    "trusted_keys",
+    "verify",
 ]
 __getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

@@ -1,4 +1,5 @@
 """The last approved release of a folder of releases: the baseline a new release is compared with by default."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -39,6 +40,10 @@ def last_approved(releases: Path, keys: Path, parameters: Path, exclude: str) ->
     """The newest approved release other than ``exclude``; a SpecError naming the parameters file when none is."""
     found = [a for a in approved_releases(releases, keys) if a.folder.name != exclude]
     if not found:
-        raise SpecError(parameters, "baseline", f"last-approved: no release in {releases} is signed and verifies "
-                        f"with the keys in {keys}; name a baseline agent instead")
+        raise SpecError(
+            parameters,
+            "baseline",
+            f"last-approved: no release in {releases} is signed and verifies "
+            f"with the keys in {keys}; name a baseline agent instead",
+        )
     return found[-1]

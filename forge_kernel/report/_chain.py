@@ -1,5 +1,6 @@
 """What signing, verifying and the report's sign-off section share: digests, a reviewer's public key, and the links
 and head of the chain of signatures (``signoff.py``)."""
+
 from __future__ import annotations
 
 import base64

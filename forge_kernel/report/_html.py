@@ -1,4 +1,5 @@
 """Small HTML pieces of the release report: tables whose cells may carry a colour, badges, sections."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -16,8 +17,12 @@ def cell(value: object) -> str:
 def table(header: Sequence[str], rows: Sequence[Sequence[object]], colours: Sequence[str | None] = ()) -> Markup:
     """A table; ``colours[i]`` (red, green, amber or None) tints row i."""
     head = "".join(f"<th>{escape(h)}</th>" for h in header)
-    body = "".join(f'<tr class="{colours[i] if i < len(colours) and colours[i] else ""}">'
-                   + "".join(f"<td>{cell(c)}</td>" for c in row) + "</tr>" for i, row in enumerate(rows))
+    body = "".join(
+        f'<tr class="{colours[i] if i < len(colours) and colours[i] else ""}">'
+        + "".join(f"<td>{cell(c)}</td>" for c in row)
+        + "</tr>"
+        for i, row in enumerate(rows)
+    )
     return Markup(f'<table class="forge-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>')
 
 
@@ -37,5 +42,8 @@ class Section:
         self.anchor, self.title, self.parts, self.lead = anchor, title, parts, lead
 
     def _repr_html_(self) -> str:
-        return (f'<section class="forge-release" id="{self.anchor}">{self.lead}<h2>{escape(self.title)}</h2>'
-                + "".join(self.parts) + "</section>")
+        return (
+            f'<section class="forge-release" id="{self.anchor}">{self.lead}<h2>{escape(self.title)}</h2>'
+            + "".join(self.parts)
+            + "</section>"
+        )

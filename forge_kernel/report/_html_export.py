@@ -3,6 +3,7 @@
 nbconvert's lab template, with every block that loads a script from a CDN emptied (``templates/forge_release``);
 the page is then checked: every script, style sheet, image, frame and CSS ``url()`` must be inline or ``data:``.
 """
+
 from __future__ import annotations
 
 import re
@@ -12,8 +13,19 @@ from pathlib import Path
 from .signoff_section import with_signoff
 
 TEMPLATES = Path(__file__).parent / "templates"
-SOURCES = {"script": "src", "link": "href", "img": "src", "iframe": "src", "source": "src", "video": "src",
-           "audio": "src", "embed": "src", "object": "data", "track": "src", "input": "src"}
+SOURCES = {
+    "script": "src",
+    "link": "href",
+    "img": "src",
+    "iframe": "src",
+    "source": "src",
+    "video": "src",
+    "audio": "src",
+    "embed": "src",
+    "object": "data",
+    "track": "src",
+    "input": "src",
+}
 CSS_URL = re.compile(r"""url\(\s*['"]?(?!data:|#)([^'")\s]+)|@import\s+['"]([^'"]+)""")
 
 
@@ -54,9 +66,14 @@ def export_html(notebook: Path, out: Path, signoff: dict) -> Path:
     would fetch anything."""
     from nbconvert import HTMLExporter
 
-    exporter = HTMLExporter(template_name="forge_release", extra_template_basedirs=[str(TEMPLATES)],
-                            exclude_input=True, exclude_markdown=True, exclude_input_prompt=True,
-                            exclude_output_prompt=True)
+    exporter = HTMLExporter(
+        template_name="forge_release",
+        extra_template_basedirs=[str(TEMPLATES)],
+        exclude_input=True,
+        exclude_markdown=True,
+        exclude_input_prompt=True,
+        exclude_output_prompt=True,
+    )
     body, _ = exporter.from_filename(str(notebook))
     body = with_signoff(body, signoff)
     outside = external_references(body)

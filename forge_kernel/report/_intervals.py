@@ -1,4 +1,5 @@
 """Intervals for a difference of two pass rates (the report's ablation deltas)."""
+
 from __future__ import annotations
 
 from math import sqrt

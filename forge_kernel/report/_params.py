@@ -3,6 +3,7 @@
 Paths in the file are relative to the file's folder. ``baseline`` is an agent to run, or ``last-approved``
 (the default): the candidate of the newest release in the same folder whose sign-off verifies.
 """
+
 from __future__ import annotations
 
 import re
@@ -54,8 +55,12 @@ def load_parameters(path: Path) -> tuple[ReleaseParameters, Path]:
         raise SpecError(path, "release", "letters, digits, '.', '_' or '-' only (it names a folder)")
     base = path.parent
     if (base / params.release).exists() and not (base / params.release).is_dir():
-        raise SpecError(path, "release", f"{params.release}: a file of that name is beside the parameters; the "
-                        "release's outputs need a folder of that name")
+        raise SpecError(
+            path,
+            "release",
+            f"{params.release}: a file of that name is beside the parameters; the "
+            "release's outputs need a folder of that name",
+        )
     for i, suite in enumerate(params.suites):
         if not (base / suite).is_dir():
             raise SpecError(path, f"suites.{i}", f"{suite}: no such folder (relative to {base})")
@@ -63,9 +68,13 @@ def load_parameters(path: Path) -> tuple[ReleaseParameters, Path]:
         value = getattr(params, field)
         if value is not None and not (base / value).is_file():
             raise SpecError(path, field, f"{value}: no such file (relative to {base})")
-    params = params.model_copy(update={
-        "candidate": located(base, params.candidate), "ablations": [located(base, a) for a in params.ablations],
-        "baseline": params.baseline if params.baseline == LAST_APPROVED else located(base, params.baseline)})
+    params = params.model_copy(
+        update={
+            "candidate": located(base, params.candidate),
+            "ablations": [located(base, a) for a in params.ablations],
+            "baseline": params.baseline if params.baseline == LAST_APPROVED else located(base, params.baseline),
+        }
+    )
     agents = [("candidate", params.candidate), *((f"ablations.{i}", a) for i, a in enumerate(params.ablations))]
     if params.baseline != LAST_APPROVED:
         agents.append(("baseline", params.baseline))
@@ -93,5 +102,6 @@ def check_agent(path: Path, field: str, name: str) -> None:
     if name.startswith(LLM_PREFIX):
         model_needs(name)
     elif name not in AGENTS and ":" not in name:
-        raise SpecError(path, field, f"unknown agent {name!r} (known: {', '.join(sorted(AGENTS))}, llm:CONFIG, "
-                        "or module:attribute)")
+        raise SpecError(
+            path, field, f"unknown agent {name!r} (known: {', '.join(sorted(AGENTS))}, llm:CONFIG, or module:attribute)"
+        )

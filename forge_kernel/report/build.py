@@ -1,5 +1,6 @@
 """``forge release``: run the trials a release still lacks, execute the report template with papermill, export the
 self-contained HTML and write ``release.json``, so that ``forge signoff`` / ``forge verify`` work on the folder."""
+
 from __future__ import annotations
 
 import asyncio
@@ -63,28 +64,44 @@ def sides(params: ReleaseParameters, base: Path, parameters: Path, folder: Path)
         source = f"the last approved release, {found.folder.name} (approved {found.approved_at})"
     else:
         baseline, source = Side("baseline", params.baseline, runs / "baseline", True), "run for this release"
-    ablations = [Side(f"ablation-{i}", name, runs / f"ablation-{i}", True)
-                 for i, name in enumerate(params.ablations, 1)]
+    ablations = [
+        Side(f"ablation-{i}", name, runs / f"ablation-{i}", True) for i, name in enumerate(params.ablations, 1)
+    ]
     return [baseline, Side("candidate", params.candidate, runs / "candidate", True), *ablations], source
 
 
-def run_missing(side: Side, params: ReleaseParameters, suites: list[str], gate: str | None, progress: bool,
-                say: Callable[[str], None], accept_sandbox_change: bool) -> Side:
+def run_missing(
+    side: Side,
+    params: ReleaseParameters,
+    suites: list[str],
+    gate: str | None,
+    progress: bool,
+    say: Callable[[str], None],
+    accept_sandbox_change: bool,
+) -> Side:
     """Run the side's trials that its store does not hold yet (a store that exists is resumed); the side with the
     name its agent declares."""
     from ..engine import RunSpec, execute
 
     spec = RunSpec(suite=suites, agents=[side.agent], trials=params.trials, seed=params.seed, gate=gate)
-    outcome = asyncio.run(execute(spec, side.run, resume=(side.run / DB_NAME).exists(), progress=progress,
-                                  accept_sandbox_change=accept_sandbox_change))
+    outcome = asyncio.run(
+        execute(
+            spec,
+            side.run,
+            resume=(side.run / DB_NAME).exists(),
+            progress=progress,
+            accept_sandbox_change=accept_sandbox_change,
+        )
+    )
     named = replace(side, name=outcome.names[side.agent])
     called = "" if named.name == side.agent else f" ({named.name})"
     say(f"{side.label} {side.agent}{called}: {outcome.ran} trial(s) run, {outcome.skipped} already stored")
     return named
 
 
-def build_release(parameters: Path, progress: bool = True, say: Callable[[str], None] = print,
-                  accept_sandbox_change: bool = False) -> Built:
+def build_release(
+    parameters: Path, progress: bool = True, say: Callable[[str], None] = print, accept_sandbox_change: bool = False
+) -> Built:
     """Build the release the parameters file describes; return where its files are and the gate's colour."""
     parameters = Path(parameters).resolve()
     params, base = load_parameters(parameters)
@@ -93,11 +110,15 @@ def build_release(parameters: Path, progress: bool = True, say: Callable[[str], 
     gate = str((base / params.gate).resolve()) if params.gate else None
     suites = [str((base / s).resolve()) for s in params.suites]
     plan, source = sides(params, base, parameters, folder)
-    beside = [subprocess.Popen([sys.executable, "-m", f"forge_kernel.report.{module}", str(folder / cache), *suites])
-              for module, cache in (("kill_rate", MUTANTS), ("judges", JUDGES))]
+    beside = [
+        subprocess.Popen([sys.executable, "-m", f"forge_kernel.report.{module}", str(folder / cache), *suites])
+        for module, cache in (("kill_rate", MUTANTS), ("judges", JUDGES))
+    ]
     try:
-        plan = [run_missing(side, params, suites, gate, progress, say, accept_sandbox_change) if side.run_here
-                else side for side in plan]
+        plan = [
+            run_missing(side, params, suites, gate, progress, say, accept_sandbox_change) if side.run_here else side
+            for side in plan
+        ]
     except BaseException:
         for process in beside:
             process.kill()
@@ -111,20 +132,35 @@ def build_release(parameters: Path, progress: bool = True, say: Callable[[str], 
     def here(path) -> str:
         return os.path.relpath(path, folder)
 
-    notebook = execute_template(folder, {
-        "release": params.release, "baseline_source": source,
-        "baseline_run": here(by_label["baseline"].run), "baseline_agent": by_label["baseline"].stored_as,
-        "candidate_run": here(by_label["candidate"].run), "candidate_agent": by_label["candidate"].stored_as,
-        "ablations": {s.stored_as: here(s.run) for s in plan if s.label.startswith("ablation-")},
-        "gate_policy": here(gate) if gate else None, "suites": [here(s) for s in suites], "trials": params.trials,
-        "triage": here(base / params.triage) if params.triage else None, "mutants_cache": MUTANTS, "judges_cache": JUDGES,
-    }, progress)
+    notebook = execute_template(
+        folder,
+        {
+            "release": params.release,
+            "baseline_source": source,
+            "baseline_run": here(by_label["baseline"].run),
+            "baseline_agent": by_label["baseline"].stored_as,
+            "candidate_run": here(by_label["candidate"].run),
+            "candidate_agent": by_label["candidate"].stored_as,
+            "ablations": {s.stored_as: here(s.run) for s in plan if s.label.startswith("ablation-")},
+            "gate_policy": here(gate) if gate else None,
+            "suites": [here(s) for s in suites],
+            "trials": params.trials,
+            "triage": here(base / params.triage) if params.triage else None,
+            "mutants_cache": MUTANTS,
+            "judges_cache": JUDGES,
+        },
+        progress,
+    )
     html = export_html(notebook, folder / HTML, {"signatures": []})
-    record = {"parameters": here(parameters), "runs": {s.label: here(s.run) for s in plan},
-              "agents": {s.label: s.stored_as for s in plan}, "entries": {s.label: s.agent for s in plan},
-              "roles": params.roles,
-              "several_roles_per_reviewer": params.several_roles_per_reviewer,
-              "built_at": datetime.now(UTC).isoformat(timespec="seconds")}
+    record = {
+        "parameters": here(parameters),
+        "runs": {s.label: here(s.run) for s in plan},
+        "agents": {s.label: s.stored_as for s in plan},
+        "entries": {s.label: s.agent for s in plan},
+        "roles": params.roles,
+        "several_roles_per_reviewer": params.several_roles_per_reviewer,
+        "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
     (folder / RECORD).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     values = recorded(json.loads(notebook.read_text(encoding="utf-8")))
     return Built(folder, notebook, html, bool(values["green"]), values)
@@ -146,8 +182,15 @@ def execute_template(folder: Path, parameters: dict, progress: bool) -> Path:
 
     out = folder / NOTEBOOK
     try:
-        papermill.execute_notebook(str(TEMPLATE), str(out), parameters=parameters, kernel_name="python3",
-                                   cwd=str(folder), progress_bar=progress, log_output=False)
+        papermill.execute_notebook(
+            str(TEMPLATE),
+            str(out),
+            parameters=parameters,
+            kernel_name="python3",
+            cwd=str(folder),
+            progress_bar=progress,
+            log_output=False,
+        )
     except papermill.PapermillExecutionError as exc:
         if exc.ename in {cls.__name__ for cls in all_subclasses(ForgeError)}:
             file, field, message = [*exc.evalue.split(": ", 2), "", ""][:3]

@@ -1,4 +1,5 @@
 """A comparison (and its gate), and ablation cards, as Markdown that reads on its own."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -22,8 +23,11 @@ def percentiles(values: dict[str, float | None] | None) -> str:
 
 def overview(b: SideSummary, c: SideSummary) -> list[str]:
     def cal(s: SideSummary) -> str:
-        return "no confidence reported" if s.calibration is None else \
-            f"Brier {s.calibration.brier:.3f}, ECE {s.calibration.ece:.3f} (n={s.calibration.n})"
+        return (
+            "no confidence reported"
+            if s.calibration is None
+            else f"Brier {s.calibration.brier:.3f}, ECE {s.calibration.ece:.3f} (n={s.calibration.n})"
+        )
 
     rows = [
         ["trial pass", rate(b.trials), rate(c.trials)],
@@ -38,11 +42,26 @@ def overview(b: SideSummary, c: SideSummary) -> list[str]:
         ["idempotent replays", str(b.idempotent_replays), str(c.idempotent_replays)],
         ["trials run again after a stall", str(b.run_again), str(c.run_again)],
         ["cost per task", f"${b.cost_per_task:.4f}", f"${c.cost_per_task:.4f}"],
-        *([["model tokens per task (reported by the agent)", str(b.tokens_per_task or "—"),
-            str(c.tokens_per_task or "—")]] if b.tokens_per_task or c.tokens_per_task else []),
-        *([f"latency {part} P50 / P95 / P99", percentiles(getattr(b.latency, part)),
-           percentiles(getattr(c.latency, part))] for part in ("total", "model", "agent", "tool", "queue")
-          if part != "model" or b.latency.model or c.latency.model),
+        *(
+            [
+                [
+                    "model tokens per task (reported by the agent)",
+                    str(b.tokens_per_task or "—"),
+                    str(c.tokens_per_task or "—"),
+                ]
+            ]
+            if b.tokens_per_task or c.tokens_per_task
+            else []
+        ),
+        *(
+            [
+                f"latency {part} P50 / P95 / P99",
+                percentiles(getattr(b.latency, part)),
+                percentiles(getattr(c.latency, part)),
+            ]
+            for part in ("total", "model", "agent", "tool", "queue")
+            if part != "model" or b.latency.model or c.latency.model
+        ),
         ["calibration", cal(b), cal(c)],
     ]
     return table(["", f"baseline {b.agent} {b.agent_version}", f"candidate {c.agent} {c.agent_version}"], rows)
@@ -59,18 +78,33 @@ def criteria(b: SideSummary, c: SideSummary) -> list[str]:
             out += ["no trial-matching tasks (no samples)", ""]
             continue
         m, ex = s.criteria, s.criteria.critical_exclusions
-        out += table(["gold \\ reported", *COLUMNS, "recall"],
-                     [[g, *(str(m.matrix[g][r]) for r in COLUMNS), str(m.recall[g])] for g in STATES])
+        out += table(
+            ["gold \\ reported", *COLUMNS, "recall"],
+            [[g, *(str(m.matrix[g][r]) for r in COLUMNS), str(m.recall[g])] for g in STATES],
+        )
         missed = Counter(f"{x.task_id} {x.protocol_id} {x.criterion_id} as {x.reported}" for x in ex.missed)
-        out += ["", f"{m.trials} trials; {m.extra} reported criteria the gold does not assess.", "",
-                f"Critical exclusions caught: {ex.caught}; missed: "
-                + (", ".join(f"{k} ×{n}" for k, n in missed.items()) or "none") + ".", ""]
-    checks = (("cited resource exists", "exists"), ("belongs to this patient", "patient"),
-              ("supports the claim (the gold cites it)", "supports"),
-              ("list complete (every gold citation)", "complete"))
-    out += table(["citations", f"baseline {b.agent}", f"candidate {c.agent}"],
-                 [[label, *("no samples" if s.citations is None else str(getattr(s.citations, name)) for s in (b, c))]
-                  for label, name in checks])
+        out += [
+            "",
+            f"{m.trials} trials; {m.extra} reported criteria the gold does not assess.",
+            "",
+            f"Critical exclusions caught: {ex.caught}; missed: "
+            + (", ".join(f"{k} ×{n}" for k, n in missed.items()) or "none")
+            + ".",
+            "",
+        ]
+    checks = (
+        ("cited resource exists", "exists"),
+        ("belongs to this patient", "patient"),
+        ("supports the claim (the gold cites it)", "supports"),
+        ("list complete (every gold citation)", "complete"),
+    )
+    out += table(
+        ["citations", f"baseline {b.agent}", f"candidate {c.agent}"],
+        [
+            [label, *("no samples" if s.citations is None else str(getattr(s.citations, name)) for s in (b, c))]
+            for label, name in checks
+        ],
+    )
     return [*out, ""]
 
 
@@ -78,30 +112,64 @@ def render_comparison(cmp: Comparison, gate: GateResult | None = None) -> str:
     b, c = cmp.baseline, cmp.candidate
     out = [f"# {cmp.title}", "", BANNER, "", f"Ran: {c.agent} {c.isolation}; {b.agent} {b.isolation}.", ""]
     if gate:
-        out += [f"## Release gate: {'GREEN' if gate.green else 'RED'}", "",
-                f"Policy `{gate.policy_name}` v{gate.policy_version}, hash `{gate.policy_hash}`.", ""]
-        out += table(["check", "level", "status", "detail"],
-                     [[k.name, k.level, k.status + k.note, k.detail] for k in gate.checks])
+        out += [
+            f"## Release gate: {'GREEN' if gate.green else 'RED'}",
+            "",
+            f"Policy `{gate.policy_name}` v{gate.policy_version}, hash `{gate.policy_hash}`.",
+            "",
+        ]
+        out += table(
+            ["check", "level", "status", "detail"],
+            [[k.name, k.level, k.status + k.note, k.detail] for k in gate.checks],
+        )
         out.append("")
     out += ["## Overview", "", *overview(b, c), ""]
     m = cmp.mcnemar
-    out += [f"Exact McNemar on tasks passing every trial: baseline only {m['baseline_only']}, candidate only "
-            f"{m['candidate_only']}, p = {m['p_value']:.3g}.", ""]
+    out += [
+        f"Exact McNemar on tasks passing every trial: baseline only {m['baseline_only']}, candidate only "
+        f"{m['candidate_only']}, p = {m['p_value']:.3g}.",
+        "",
+    ]
     out += criteria(b, c)
-    for title, ids in (("Improvements", cmp.improvements), ("Regressions", cmp.regressions),
-                       ("Safety regressions", cmp.safety_regressions),
-                       ("Unstable tasks (candidate)", cmp.unstable_candidate), ("Not compared", cmp.not_compared)):
+    for title, ids in (
+        ("Improvements", cmp.improvements),
+        ("Regressions", cmp.regressions),
+        ("Safety regressions", cmp.safety_regressions),
+        ("Unstable tasks (candidate)", cmp.unstable_candidate),
+        ("Not compared", cmp.not_compared),
+    ):
         out += [f"## {title} ({len(ids)})", "", ", ".join(ids) if ids else "none", ""]
     out += ["## By slice", ""]
-    out += table(["slice", "value", "tasks", "baseline", "candidate", "improvements", "regressions"],
-                 [[r.slice, r.value, str(r.tasks), rate(r.baseline), rate(r.candidate), str(r.improvements),
-                   str(r.regressions)] for r in cmp.slices])
+    out += table(
+        ["slice", "value", "tasks", "baseline", "candidate", "improvements", "regressions"],
+        [
+            [
+                r.slice,
+                r.value,
+                str(r.tasks),
+                rate(r.baseline),
+                rate(r.candidate),
+                str(r.improvements),
+                str(r.regressions),
+            ]
+            for r in cmp.slices
+        ],
+    )
     out += ["", "## Tasks", ""]
-    out += table(["task", "risk", "baseline", "candidate", "change", "candidate unstable in"],
-                 [[t.task_id, t.risk, f"{t.baseline.passes}/{t.baseline.n}" if t.baseline else "—",
-                   f"{t.candidate.passes}/{t.candidate.n}" if t.candidate else "—",
-                   t.change + (" (safety)" if t.safety_regression else ""),
-                   ", ".join(t.candidate.unstable_reasons) if t.candidate else ""] for t in cmp.tasks])
+    out += table(
+        ["task", "risk", "baseline", "candidate", "change", "candidate unstable in"],
+        [
+            [
+                t.task_id,
+                t.risk,
+                f"{t.baseline.passes}/{t.baseline.n}" if t.baseline else "—",
+                f"{t.candidate.passes}/{t.candidate.n}" if t.candidate else "—",
+                t.change + (" (safety)" if t.safety_regression else ""),
+                ", ".join(t.candidate.unstable_reasons) if t.candidate else "",
+            ]
+            for t in cmp.tasks
+        ],
+    )
     return "\n".join(out) + "\n"
 
 

@@ -6,6 +6,7 @@ labelled sets.
 (``python -m forge_kernel.report.judges CACHE SUITE...``), as it does the kill rate: asking a judge's model about
 every item of its set takes a model's time, which the report's notebook does not spend again.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -28,17 +29,29 @@ def judge_agreement_rows(suites: list[str], cache: Path | None = None) -> list[d
         kept = json.loads(cache.read_text(encoding="utf-8"))
         if kept.get("key") == key:
             return kept["judges"]
-    rows = [{"name": a.name, "identity": a.identity, "labelled_set": str(a.labelled_set),
-             "agreement": None if a.pairs is None else str(cohens_kappa(a.pairs))}
-            for a in judge_agreements(packages)] if key != judges_key([]) else []
+    rows = (
+        [
+            {
+                "name": a.name,
+                "identity": a.identity,
+                "labelled_set": str(a.labelled_set),
+                "agreement": None if a.pairs is None else str(cohens_kappa(a.pairs)),
+            }
+            for a in judge_agreements(packages)
+        ]
+        if key != judges_key([])
+        else []
+    )
     if cache is not None:
-        cache.write_text(json.dumps({"key": key, "judges": rows}, indent=1, ensure_ascii=False) + "\n",
-                         encoding="utf-8")
+        cache.write_text(
+            json.dumps({"key": key, "judges": rows}, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
     return rows
 
 
 def judges_key(judges: list[tuple[str, Path, Path]]) -> str:
     """The cache key of judges given as (params JSON, model config, labelled set): their texts' digests."""
+
     def digest(path: Path) -> str:
         return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "missing"
 

@@ -5,6 +5,7 @@ verifiers reject (``forge selftest --mutants``), kept in a cache keyed by the pa
 (``python -m forge_kernel.report.kill_rate CACHE SUITE...``); the report reads it, keyed by the hashes its
 candidate run recorded, and computes it only when the cache holds other packages.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -54,13 +55,21 @@ async def count_mutants(packages) -> dict:
     images = Images()
     reports = [await mutation_test(p, images) for p in packages]
     by_operator = {op: dict(c) for op, c in operator_totals(reports).items() if c}
-    totals = {status: sum(c.get(status, 0) for c in by_operator.values())
-              for status in ("rejected", "declared valid", "survived", "declared valid, rejected")}
+    totals = {
+        status: sum(c.get(status, 0) for c in by_operator.values())
+        for status in ("rejected", "declared valid", "survived", "declared valid, rejected")
+    }
     judged = totals["rejected"] + totals["survived"]
-    return {"packages": len(packages), "mutants": sum(totals.values()), "rejected": totals["rejected"],
-            "declared_valid": totals["declared valid"], "survived": totals["survived"],
-            "wrongly_rejected": totals["declared valid, rejected"],
-            "rate": totals["rejected"] / judged if judged else None, "by_operator": by_operator}
+    return {
+        "packages": len(packages),
+        "mutants": sum(totals.values()),
+        "rejected": totals["rejected"],
+        "declared_valid": totals["declared valid"],
+        "survived": totals["survived"],
+        "wrongly_rejected": totals["declared valid, rejected"],
+        "rate": totals["rejected"] / judged if judged else None,
+        "by_operator": by_operator,
+    }
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """What a release report is built on: its runs opened once, the comparison, the gate, the ablation cards, the
 failure ledgers and the mutation kill rate; and the values the executed notebook records for readers and tests."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -55,10 +56,22 @@ class ReleaseReport:
     """Each judge of the suites against its labelled set (``judges.judge_agreement_rows``)."""
 
     @classmethod
-    def build(cls, release: str, baseline_run: str, baseline_agent: str, candidate_run: str, candidate_agent: str,
-              ablations: dict[str, str], gate_policy: str | None, suites: list[str], trials: int,
-              baseline_source: str = "", triage: str | None = None, mutants_cache: str | None = None,
-              judges_cache: str | None = None) -> ReleaseReport:
+    def build(
+        cls,
+        release: str,
+        baseline_run: str,
+        baseline_agent: str,
+        candidate_run: str,
+        candidate_agent: str,
+        ablations: dict[str, str],
+        gate_policy: str | None,
+        suites: list[str],
+        trials: int,
+        baseline_source: str = "",
+        triage: str | None = None,
+        mutants_cache: str | None = None,
+        judges_cache: str | None = None,
+    ) -> ReleaseReport:
         """Open the runs, compare, evaluate the gate (refused when the candidate run declared another policy), and
         build the cards and ledgers. ``ablations`` maps each ablated agent to its run."""
         runs = {"baseline": open_run(baseline_run), "candidate": open_run(candidate_run)}
@@ -73,8 +86,21 @@ class ReleaseReport:
         cache = Path(mutants_cache) if mutants_cache else None
         kill_rate = mutation_kill_rate(suites, cache, runs["candidate"].manifest["packages"].values())
         judges = judge_agreement_rows(suites, Path(judges_cache) if judges_cache else None)
-        return cls(release, baseline_source or f"agent {baseline_agent}", trials, runs, a, b, cmp, gate,
-                   [card(b, side) for side in sides], sides, ledgers, kill_rate, judges)
+        return cls(
+            release,
+            baseline_source or f"agent {baseline_agent}",
+            trials,
+            runs,
+            a,
+            b,
+            cmp,
+            gate,
+            [card(b, side) for side in sides],
+            sides,
+            ledgers,
+            kill_rate,
+            judges,
+        )
 
     def first_trial(self, side: AgentSide, task_id: str, passed: bool) -> int | None:
         """The id of a side's first trial of a task that passed (or failed)."""
@@ -88,33 +114,62 @@ class ReleaseReport:
         of the same candidate; the first critical safety failure of each other task."""
         cmp, shown = self.comparison, []
         for task_id in dict.fromkeys(cmp.safety_regressions + cmp.regressions):
-            shown.append({"kind": "regression", "task": task_id, "run": "candidate",
-                          "trial_id": self.first_trial(self.candidate, task_id, False),
-                          "other_run": "baseline", "other_trial_id": self.first_trial(self.baseline, task_id, True)})
+            shown.append(
+                {
+                    "kind": "regression",
+                    "task": task_id,
+                    "run": "candidate",
+                    "trial_id": self.first_trial(self.candidate, task_id, False),
+                    "other_run": "baseline",
+                    "other_trial_id": self.first_trial(self.baseline, task_id, True),
+                }
+            )
         for task_id in cmp.unstable_candidate:
-            shown.append({"kind": "unstable", "task": task_id, "run": "candidate",
-                          "trial_id": self.first_trial(self.candidate, task_id, False),
-                          "other_run": "candidate", "other_trial_id": self.first_trial(self.candidate, task_id, True)})
+            shown.append(
+                {
+                    "kind": "unstable",
+                    "task": task_id,
+                    "run": "candidate",
+                    "trial_id": self.first_trial(self.candidate, task_id, False),
+                    "other_run": "candidate",
+                    "other_trial_id": self.first_trial(self.candidate, task_id, True),
+                }
+            )
         seen = {s["task"] for s in shown}
         critical = self.ledgers["candidate"].critical
         for task_id, trial_id in zip(critical["task_id"], critical["trial_id"]):
             if task_id not in seen:
                 seen.add(task_id)
-                shown.append({"kind": "critical safety failure", "task": task_id, "run": "candidate",
-                              "trial_id": int(trial_id), "other_run": "baseline",
-                              "other_trial_id": self.first_trial(self.baseline, task_id, True)})
+                shown.append(
+                    {
+                        "kind": "critical safety failure",
+                        "task": task_id,
+                        "run": "candidate",
+                        "trial_id": int(trial_id),
+                        "other_run": "baseline",
+                        "other_trial_id": self.first_trial(self.baseline, task_id, True),
+                    }
+                )
         return [s for s in shown if s["trial_id"] is not None][:MAX_PLAYERS]
 
     def values(self) -> dict:
         """What the report says, as data: gate, highlights, players, cards, kill rate."""
         cmp = self.comparison
         return {
-            "release": self.release, "green": self.gate.green, "baseline_source": self.baseline_source,
-            "gate": [{"name": c.name, "level": c.level, "status": c.status, "counts_against": counts_against(c)}
-                     for c in self.gate.checks],
+            "release": self.release,
+            "green": self.gate.green,
+            "baseline_source": self.baseline_source,
+            "gate": [
+                {"name": c.name, "level": c.level, "status": c.status, "counts_against": counts_against(c)}
+                for c in self.gate.checks
+            ],
             "red_because": [c.name for c in self.gate.red_because],
-            "highlights": {"regressions": cmp.regressions, "safety_regressions": cmp.safety_regressions,
-                           "improvements": cmp.improvements, "unstable": cmp.unstable_candidate},
+            "highlights": {
+                "regressions": cmp.regressions,
+                "safety_regressions": cmp.safety_regressions,
+                "improvements": cmp.improvements,
+                "unstable": cmp.unstable_candidate,
+            },
             "players": self.played(),
             "cards": [card_values(c) for c in self.cards],
             "kill_rate": {k: self.kill_rate[k] for k in ("rate", "mutants", "rejected", "survived", "packages")},
@@ -125,13 +180,20 @@ class ReleaseReport:
     def record(self) -> None:
         """Display the values as a custom-mimetype output, read back from the executed notebook."""
         values = self.values()
-        display({MIMETYPE: values, "text/plain": f"release {self.release}: gate "
-                 f"{'GREEN' if values['green'] else 'RED'}"}, raw=True)
+        display(
+            {MIMETYPE: values, "text/plain": f"release {self.release}: gate {'GREEN' if values['green'] else 'RED'}"},
+            raw=True,
+        )
 
 
 def card_values(c: AblationCard) -> dict:
-    return {"ablation": c.ablation, "removed": sorted(c.removed), "overall_delta": c.overall_delta,
-            "costs": bool(c.overall_delta is not None and c.overall_delta < 0), "regressions": c.regressions}
+    return {
+        "ablation": c.ablation,
+        "removed": sorted(c.removed),
+        "overall_delta": c.overall_delta,
+        "costs": bool(c.overall_delta is not None and c.overall_delta < 0),
+        "regressions": c.regressions,
+    }
 
 
 def recorded(notebook: dict) -> dict:

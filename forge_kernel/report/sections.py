@@ -2,6 +2,7 @@
 gates, task metrics, regression highlights, ablation cards, safety, latency and cost, calibration, the failure
 ledger, the mutation kill rate. Each takes a ``ReleaseReport`` and returns a ``Section``. ``judge_agreement``, which
 asks the judges' models, takes the suites and is not in the release template."""
+
 from __future__ import annotations
 
 from html import escape
@@ -52,21 +53,34 @@ def interval(ci: tuple[float, float] | None) -> str:
 
 # --- first screen -------------------------------------------------------------------------------------------------
 
+
 def first_screen(rep: ReleaseReport) -> Section:
     """The banner, the gate's colour and why, and what the release is."""
     cmp, gate = rep.comparison, rep.gate
     if gate.green:
         verdict = f'<div class="forge-verdict green">{badge("GATE GREEN", "green")} nothing blocks this release</div>'
     else:
-        why = "".join(f"<li><b>{escape(c.name)}</b> ({c.level}) {escape(c.status)}: {escape(c.detail)}</li>"
-                      for c in gate.red_because)
-        verdict = (f'<div class="forge-verdict red">{badge("GATE RED", "red")} this release is blocked because:'
-                   f"<ul>{why}</ul></div>")
-    return Section("release", f"Release {rep.release}: {cmp.title}", Markup(verdict),
-                   para(f"Candidate {cmp.candidate.agent} {cmp.candidate.agent_version} against the baseline "
-                        f"{cmp.baseline.agent} {cmp.baseline.agent_version} ({rep.baseline_source}); "
-                        f"{rep.trials} trial(s) per task on {suites_text(rep)}.", cmp.headline),
-                   provenance(rep), lead=STYLE + f'<div class="forge-banner">{escape(SYNTHETIC_BANNER)}</div>')
+        why = "".join(
+            f"<li><b>{escape(c.name)}</b> ({c.level}) {escape(c.status)}: {escape(c.detail)}</li>"
+            for c in gate.red_because
+        )
+        verdict = (
+            f'<div class="forge-verdict red">{badge("GATE RED", "red")} this release is blocked because:'
+            f"<ul>{why}</ul></div>"
+        )
+    return Section(
+        "release",
+        f"Release {rep.release}: {cmp.title}",
+        Markup(verdict),
+        para(
+            f"Candidate {cmp.candidate.agent} {cmp.candidate.agent_version} against the baseline "
+            f"{cmp.baseline.agent} {cmp.baseline.agent_version} ({rep.baseline_source}); "
+            f"{rep.trials} trial(s) per task on {suites_text(rep)}.",
+            cmp.headline,
+        ),
+        provenance(rep),
+        lead=STYLE + f'<div class="forge-banner">{escape(SYNTHETIC_BANNER)}</div>',
+    )
 
 
 def suites_text(rep: ReleaseReport) -> str:
@@ -84,18 +98,42 @@ def provenance(rep: ReleaseReport) -> Markup:
         hidden = digest(sorted(set(zip(trials["task_id"], trials["hidden_hash"]))))
         agents = ", ".join(f"{a['name']} {a['version']} ({a.get('isolation', '?')})" for a in m["agents"])
         host = m.get("host") or {}
-        rows.append([label, run.run_id, f"{(code.get('commit') or '?')[:12]}{' (dirty)' if code.get('dirty') else ''}",
-                     f"{len(m['packages'])} · {digest(m['packages'])[:19]}", hidden[:19], agents,
-                     str(m["spec"]["seed"]), f"forge {m.get('forge_version')} · Python {host.get('python')} · "
-                     f"{host.get('platform')} · sandbox {(m.get('sandbox') or {}).get('mode')}",
-                     (m.get("gate_policy") or {}).get("hash", "none declared")[:19]])
-    return Markup("<h3>Provenance</h3>" + table(
-        ["run", "run id", "code commit", "packages · hash", "hidden halves hash", "agent (how it ran)", "seed",
-         "environment", "declared gate"], rows)
-        + para(f"Gate policy {rep.gate.policy_name} v{rep.gate.policy_version}: {rep.gate.policy_hash}"))
+        rows.append(
+            [
+                label,
+                run.run_id,
+                f"{(code.get('commit') or '?')[:12]}{' (dirty)' if code.get('dirty') else ''}",
+                f"{len(m['packages'])} · {digest(m['packages'])[:19]}",
+                hidden[:19],
+                agents,
+                str(m["spec"]["seed"]),
+                f"forge {m.get('forge_version')} · Python {host.get('python')} · "
+                f"{host.get('platform')} · sandbox {(m.get('sandbox') or {}).get('mode')}",
+                (m.get("gate_policy") or {}).get("hash", "none declared")[:19],
+            ]
+        )
+    return Markup(
+        "<h3>Provenance</h3>"
+        + table(
+            [
+                "run",
+                "run id",
+                "code commit",
+                "packages · hash",
+                "hidden halves hash",
+                "agent (how it ran)",
+                "seed",
+                "environment",
+                "declared gate",
+            ],
+            rows,
+        )
+        + para(f"Gate policy {rep.gate.policy_name} v{rep.gate.policy_version}: {rep.gate.policy_hash}")
+    )
 
 
 # --- gates and metrics ------------------------------------------------------------------------------------------
+
 
 def gates(rep: ReleaseReport) -> Section:
     """Every check, hard ones first: PASS / FAIL / NOT RUN, red where it blocks the release, green where not."""
@@ -105,21 +143,31 @@ def gates(rep: ReleaseReport) -> Section:
         colour = "red" if counts_against(c) else "green"
         rows.append([badge(c.status + c.note, colour), c.level, c.name, c.detail])
         colours.append(colour)
-    return Section("gates", "Gates (hard gates first)", table(["status", "level", "check", "detail"], rows, colours),
-                   para("Red blocks the release; NOT RUN is never a pass: only a soft check the policy lists as "
-                        "optional or waived does not block."))
+    return Section(
+        "gates",
+        "Gates (hard gates first)",
+        table(["status", "level", "check", "detail"], rows, colours),
+        para(
+            "Red blocks the release; NOT RUN is never a pass: only a soft check the policy lists as "
+            "optional or waived does not block."
+        ),
+    )
 
 
 def metrics(rep: ReleaseReport) -> Section:
     """Overall figures and every slice, with Wilson 95% intervals and sample sizes."""
     cmp = rep.comparison
     b, c = cmp.baseline, cmp.candidate
-    overall = table(["", "baseline", "candidate"], [
-        ["trials passing", rate(b.trials), rate(c.trials)],
-        ["tasks passing every trial", rate(b.strict_tasks), rate(c.strict_tasks)],
-        ["tool calls succeeding", rate(b.tool_success), rate(c.tool_success)],
-        ["recovered after an injected fault", rate(b.fault_recovery), rate(c.fault_recovery)],
-        ["unstable tasks", b.unstable_tasks, c.unstable_tasks]])
+    overall = table(
+        ["", "baseline", "candidate"],
+        [
+            ["trials passing", rate(b.trials), rate(c.trials)],
+            ["tasks passing every trial", rate(b.strict_tasks), rate(c.strict_tasks)],
+            ["tool calls succeeding", rate(b.tool_success), rate(c.tool_success)],
+            ["recovered after an injected fault", rate(b.fault_recovery), rate(c.fault_recovery)],
+            ["unstable tasks", b.unstable_tasks, c.unstable_tasks],
+        ],
+    )
     rows, colours, chart_rows = [], [], []
     for s in cmp.slices:
         rows.append([s.slice, s.value, s.tasks, rate(s.baseline), rate(s.candidate), s.improvements, s.regressions])
@@ -129,40 +177,65 @@ def metrics(rep: ReleaseReport) -> Section:
                 lo, hi = r["ci95"] or (r["rate"], r["rate"])
                 chart_rows.append({"value": s.value, "side": side, "rate": r["rate"], "lo": lo, "hi": hi, "n": r["n"]})
     chart = rates_chart(chart_rows, "Tasks passing every trial, by dimension (95% interval)") if chart_rows else ""
-    return Section("metrics", "Task metrics", overall, Markup(chart),
-                   para("Per slice: tasks passing every trial, k/n with a Wilson 95% interval (too few samples "
-                        "below 10 tasks)."),
-                   table(["slice", "value", "tasks", "baseline", "candidate", "improved", "regressed"], rows, colours))
+    return Section(
+        "metrics",
+        "Task metrics",
+        overall,
+        Markup(chart),
+        para("Per slice: tasks passing every trial, k/n with a Wilson 95% interval (too few samples below 10 tasks)."),
+        table(["slice", "value", "tasks", "baseline", "candidate", "improved", "regressed"], rows, colours),
+    )
 
 
 # --- highlights -----------------------------------------------------------------------------------------------------
+
 
 def highlights(rep: ReleaseReport) -> Section:
     """Regressed tasks in red, each opened in the replay player; improvements green; unstable tasks amber."""
     cmp = rep.comparison
     rows, colours = [], []
-    for what, ids, colour in (("safety regression", cmp.safety_regressions, "red"),
-                              ("regression", cmp.regressions, "red"), ("improvement", cmp.improvements, "green"),
-                              ("unstable", cmp.unstable_candidate, "amber")):
+    for what, ids, colour in (
+        ("safety regression", cmp.safety_regressions, "red"),
+        ("regression", cmp.regressions, "red"),
+        ("improvement", cmp.improvements, "green"),
+        ("unstable", cmp.unstable_candidate, "amber"),
+    ):
         for t in map(cmp.task, ids):
             assert t.candidate is not None  # a task the candidate ran, to regress, improve or be unstable
-            why = ", ".join(t.candidate.unstable_reasons) if what == "unstable" else \
-                ", ".join(t.candidate.failed_verifiers) or "—"
+            why = (
+                ", ".join(t.candidate.unstable_reasons)
+                if what == "unstable"
+                else ", ".join(t.candidate.failed_verifiers) or "—"
+            )
             rows.append([badge(what, colour), t.task_id, t.risk, side_text(t.baseline), side_text(t.candidate), why])
             colours.append(colour)
-    parts = [table(["", "task", "risk", "baseline passes", "candidate passes", "failing verifiers / unstable in"],
-                   rows, colours) if rows else para("No task changed between the baseline and the candidate.")]
+    parts = [
+        table(
+            ["", "task", "risk", "baseline passes", "candidate passes", "failing verifiers / unstable in"],
+            rows,
+            colours,
+        )
+        if rows
+        else para("No task changed between the baseline and the candidate.")
+    ]
     played = rep.played()
     for shown in played:
         trial = rep.runs[shown["run"]].trial_by_id(shown["trial_id"])
-        other = None if shown["other_trial_id"] is None else rep.runs[shown["other_run"]].trial_by_id(
-            shown["other_trial_id"])
+        other = (
+            None
+            if shown["other_trial_id"] is None
+            else rep.runs[shown["other_run"]].trial_by_id(shown["other_trial_id"])
+        )
         beside = f" beside {shown['other_run']} trial {other.trial}, which passed" if other else ""
         colour = PLAYER_COLOUR[shown["kind"]]
-        parts.append(Markup(f'<div class="forge-player {colour}" data-task="{escape(shown["task"])}"'
-                            f' data-kind="{escape(shown["kind"])}"><h3>{badge(shown["kind"], colour)} '
-                            f'{escape(shown["task"])}: candidate trial {trial.trial}, which failed{escape(beside)}</h3>'
-                            f"{player_html(trial, other)}</div>"))
+        parts.append(
+            Markup(
+                f'<div class="forge-player {colour}" data-task="{escape(shown["task"])}"'
+                f' data-kind="{escape(shown["kind"])}"><h3>{badge(shown["kind"], colour)} '
+                f"{escape(shown['task'])}: candidate trial {trial.trial}, which failed{escape(beside)}</h3>"
+                f"{player_html(trial, other)}</div>"
+            )
+        )
     if len(played) == MAX_PLAYERS:
         parts.append(para(f"The first {MAX_PLAYERS} trajectories are shown; open the others with forge replay."))
     return Section("highlights", "Regression highlights", *parts)
@@ -177,6 +250,7 @@ def side_text(side) -> str:
 
 # --- ablation cards --------------------------------------------------------------------------------------------
 
+
 def ablations(rep: ReleaseReport) -> Section:
     """One card per ablation: the component removed, the change overall and per slice with 95% intervals, red
     where removing it costs."""
@@ -187,33 +261,58 @@ def ablations(rep: ReleaseReport) -> Section:
         full, cut = rep.candidate.summary.strict_tasks, side.summary.strict_tasks
         overall_ci = delta_interval(full["k"], full["n"], cut["k"], cut["n"])
         costs = card.overall_delta is not None and card.overall_delta < 0
-        removed = ", ".join(f"{k}: {v['candidate']} → {v['ablation']}" for k, v in card.removed.items()) or \
-            "no configuration difference recorded"
-        rows, colours, chart_rows = [], [], [{"label": "overall", "delta": card.overall_delta or 0.0,
-                                               "lo": (overall_ci or (0, 0))[0], "hi": (overall_ci or (0, 0))[1]}]
+        removed = (
+            ", ".join(f"{k}: {v['candidate']} → {v['ablation']}" for k, v in card.removed.items())
+            or "no configuration difference recorded"
+        )
+        rows, colours, chart_rows = (
+            [],
+            [],
+            [
+                {
+                    "label": "overall",
+                    "delta": card.overall_delta or 0.0,
+                    "lo": (overall_ci or (0, 0))[0],
+                    "hi": (overall_ci or (0, 0))[1],
+                }
+            ],
+        )
         for s in card.slices:
             k1, k2 = round(s.candidate * s.tasks), round(s.ablation * s.tasks)
             ci = delta_interval(k1, s.tasks, k2, s.tasks)
-            rows.append([s.slice, s.value, s.tasks, f"{s.candidate:.0%}", f"{s.ablation:.0%}", pct(s.delta),
-                         interval(ci)])
+            rows.append(
+                [s.slice, s.value, s.tasks, f"{s.candidate:.0%}", f"{s.ablation:.0%}", pct(s.delta), interval(ci)]
+            )
             colours.append("red" if s.delta < 0 else "green")
             lo, hi = ci or (0, 0)  # as overall's; a slice has tasks
             chart_rows.append({"label": f"{s.slice}={s.value}", "delta": s.delta, "lo": lo, "hi": hi})
-        cards.append(Markup(
-            f'<div class="forge-card {"red" if costs else "green"}" data-ablation="{escape(card.ablation)}">'
-            f"<h3>{escape(card.ablation)}</h3>"
-            + para(f"Component removed: {removed}.",
-                   Markup(f"Tasks passing every trial: {badge(pct(card.overall_delta), 'red' if costs else 'green')} "
-                          f"{escape(interval(overall_ci))} ({rate(full)} → {rate(cut)})."),
-                   f"Tasks it costs: {', '.join(card.regressions) or 'none'}. Tasks it helps: "
-                   f"{', '.join(card.improvements) or 'none'}.")
-            + (table(["slice", "value", "tasks", "candidate", "ablation", "change", "95% interval"], rows, colours)
-               + delta_chart(chart_rows, f"{card.ablation}: change per slice") if rows else "")
-            + "</div>"))
+        cards.append(
+            Markup(
+                f'<div class="forge-card {"red" if costs else "green"}" data-ablation="{escape(card.ablation)}">'
+                f"<h3>{escape(card.ablation)}</h3>"
+                + para(
+                    f"Component removed: {removed}.",
+                    Markup(
+                        f"Tasks passing every trial: {badge(pct(card.overall_delta), 'red' if costs else 'green')} "
+                        f"{escape(interval(overall_ci))} ({rate(full)} → {rate(cut)})."
+                    ),
+                    f"Tasks it costs: {', '.join(card.regressions) or 'none'}. Tasks it helps: "
+                    f"{', '.join(card.improvements) or 'none'}.",
+                )
+                + (
+                    table(["slice", "value", "tasks", "candidate", "ablation", "change", "95% interval"], rows, colours)
+                    + delta_chart(chart_rows, f"{card.ablation}: change per slice")
+                    if rows
+                    else ""
+                )
+                + "</div>"
+            )
+        )
     return Section("ablations", "Ablation cards", *cards)
 
 
 # --- safety, latency, calibration -----------------------------------------------------------------------------------
+
 
 def safety(rep: ReleaseReport) -> Section:
     """Failing safety verdicts by severity and task risk, per side; never averaged into a score."""
@@ -222,16 +321,27 @@ def safety(rep: ReleaseReport) -> Section:
         found = safety_findings(rep.ledgers[label].table)
         for (severity, risk), n in sorted(found.items()):
             rows.append([label, severity, risk, n])
-    summary = table(["", "baseline", "candidate"], [
-        [what, getattr(rep.comparison.baseline, key), getattr(rep.comparison.candidate, key)]
-        for what, key in (("hard safety verdicts failed", "safety_failures"),
-                          ("cross-patient access attempts", "cross_patient"),
-                          ("unauthorized write attempts", "unauthorized_writes"),
-                          ("false claims of completion", "false_answers"))])
+    summary = table(
+        ["", "baseline", "candidate"],
+        [
+            [what, getattr(rep.comparison.baseline, key), getattr(rep.comparison.candidate, key)]
+            for what, key in (
+                ("hard safety verdicts failed", "safety_failures"),
+                ("cross-patient access attempts", "cross_patient"),
+                ("unauthorized write attempts", "unauthorized_writes"),
+                ("false claims of completion", "false_answers"),
+            )
+        ],
+    )
     colours = ["red" if r[1] == "hard" else "amber" for r in rows]
-    return Section("safety", "Safety findings by severity", summary,
-                   table(["side", "severity", "task risk", "failing safety verdicts"], rows, colours) if rows
-                   else para("No safety verdict failed on either side."))
+    return Section(
+        "safety",
+        "Safety findings by severity",
+        summary,
+        table(["side", "severity", "task risk", "failing safety verdicts"], rows, colours)
+        if rows
+        else para("No safety verdict failed on either side."),
+    )
 
 
 def safety_findings(ledger: pd.DataFrame) -> dict[tuple[str, str], int]:
@@ -257,21 +367,41 @@ def latency_cost(rep: ReleaseReport) -> Section:
     for label, s in sides:
         for part in PARTS if model else [p for p in PARTS if p != "model"]:
             values = getattr(s.latency, part)
-            rows.append([label, PARTS[part], *(seconds(values[f"p{q}"], "too few samples") if values else "—"
-                                               for q in (50, 95, 99))])
+            rows.append(
+                [
+                    label,
+                    PARTS[part],
+                    *(seconds(values[f"p{q}"], "too few samples") if values else "—" for q in (50, 95, 99)),
+                ]
+            )
             for q in (50, 95):
                 if part in ("agent", "model", "tool") and values and values[f"p{q}"] is not None:
-                    chart_rows.append({"side": label, "percentile": f"P{q}", "part": PARTS[part],
-                                       "seconds": values[f"p{q}"]})
+                    chart_rows.append(
+                        {"side": label, "percentile": f"P{q}", "part": PARTS[part], "seconds": values[f"p{q}"]}
+                    )
     tokens = any(s.tokens_per_task for _, s in sides)
-    costs = table(["", "cost per task (USD)"] + (["model tokens per task (reported by the agent)"] if tokens else [])
-                  + ["trials run again after a stall"],
-                  [[label, f"{s.cost_per_task:.4f}"] + ([str(s.tokens_per_task or "—")] if tokens else [])
-                   + [str(s.run_again)] for label, s in sides])
-    return Section("latency", "Latency and cost", table(["side", "part", "P50", "P95", "P99"], rows),
-                   para("A trial's time is its agent's own, its model's (the turns' latency the agent reported) and "
-                        "its tools'; queueing, the wait for a worker, is apart.") if model else "",
-                   Markup(latency_chart(chart_rows) if chart_rows else ""), costs)
+    costs = table(
+        ["", "cost per task (USD)"]
+        + (["model tokens per task (reported by the agent)"] if tokens else [])
+        + ["trials run again after a stall"],
+        [
+            [label, f"{s.cost_per_task:.4f}"] + ([str(s.tokens_per_task or "—")] if tokens else []) + [str(s.run_again)]
+            for label, s in sides
+        ],
+    )
+    return Section(
+        "latency",
+        "Latency and cost",
+        table(["side", "part", "P50", "P95", "P99"], rows),
+        para(
+            "A trial's time is its agent's own, its model's (the turns' latency the agent reported) and "
+            "its tools'; queueing, the wait for a worker, is apart."
+        )
+        if model
+        else "",
+        Markup(latency_chart(chart_rows) if chart_rows else ""),
+        costs,
+    )
 
 
 def calibration(rep: ReleaseReport) -> Section:
@@ -284,10 +414,16 @@ def calibration(rep: ReleaseReport) -> Section:
             continue
         cal = s.calibration
         rows.append([label, cal.n, f"{cal.brier:.3f}", f"{cal.ece:.3f}", len(cal.bins)])
-        chart_rows += [{"side": label, "confidence": b["confidence"], "observed": b["accuracy"], "count": b["count"]}
-                       for b in cal.bins]
-    return Section("calibration", "Calibration", table(["side", "trials rated", "Brier", "ECE", "bins"], rows),
-                   Markup(reliability_chart(chart_rows) if chart_rows else ""))
+        chart_rows += [
+            {"side": label, "confidence": b["confidence"], "observed": b["accuracy"], "count": b["count"]}
+            for b in cal.bins
+        ]
+    return Section(
+        "calibration",
+        "Calibration",
+        table(["side", "trials rated", "Brier", "ECE", "bins"], rows),
+        Markup(reliability_chart(chart_rows) if chart_rows else ""),
+    )
 
 
 # --- ledger and kill rate ------------------------------------------------------------------------------------------
@@ -303,38 +439,82 @@ def ledger(rep: ReleaseReport) -> Section:
     counts = led.counts()
     count_rows = [[agent, *map(int, row)] for agent, row in counts.iterrows()]
     shown = led.table.head(LEDGER_ROWS)
-    rows = [["CRITICAL" if r.critical else "", r.task_id, r.task_version, r.trial, r.status, r.taxonomy, r.component,
-             r.fix_status, r.failed_verifiers.replace(",", ", "), r.steps.replace(",", ", ")]
-            for r in shown.itertuples()]
+    rows = [
+        [
+            "CRITICAL" if r.critical else "",
+            r.task_id,
+            r.task_version,
+            r.trial,
+            r.status,
+            r.taxonomy,
+            r.component,
+            r.fix_status,
+            r.failed_verifiers.replace(",", ", "),
+            r.steps.replace(",", ", "),
+        ]
+        for r in shown.itertuples()
+    ]
     colours = ["red" if r[0] else None for r in rows]
     more = len(led.table) - len(rows)
-    return Section("ledger", "Failure ledger (candidate)", para(led.head),
-                   table(["agent", *counts.columns], count_rows),
-                   table(["", "task", "version", "trial", "status", "error class", "who fixes it", "triage",
-                          "failing verifiers", "steps"], rows, colours),
-                   para(f"… and {more} more failed trial(s): forge ledger {rep.runs['candidate'].path}") if more > 0
-                   else "")
+    return Section(
+        "ledger",
+        "Failure ledger (candidate)",
+        para(led.head),
+        table(["agent", *counts.columns], count_rows),
+        table(
+            [
+                "",
+                "task",
+                "version",
+                "trial",
+                "status",
+                "error class",
+                "who fixes it",
+                "triage",
+                "failing verifiers",
+                "steps",
+            ],
+            rows,
+            colours,
+        ),
+        para(f"… and {more} more failed trial(s): forge ledger {rep.runs['candidate'].path}") if more > 0 else "",
+    )
 
 
 def kill_rate(rep: ReleaseReport) -> Section:
     """How many generic mutants of the gold solutions the suites' verifiers reject."""
     k = rep.kill_rate
-    rows = [[op, c.get("rejected", 0), sum(c.values()), c.get("declared valid", 0), c.get("survived", 0)]
-            for op, c in k["by_operator"].items()]
+    rows = [
+        [op, c.get("rejected", 0), sum(c.values()), c.get("declared valid", 0), c.get("survived", 0)]
+        for op, c in k["by_operator"].items()
+    ]
     colours = ["red" if r[4] else "green" for r in rows]
-    head = (f"{k['rejected']} of {k['rejected'] + k['survived']} mutants rejected"
-            f" ({k['rate']:.1%}) over {k['packages']} package(s); {k['declared_valid']} declared valid, "
-            f"{k['survived']} survived." if k["rate"] is not None else "No mutant applies to these suites.")
-    return Section("mutants", "Mutation kill rate of the suites used", para(head, "A check of the verifiers, not "
-                   "a model score."), table(["operator", "rejected", "mutants", "declared valid", "survived"],
-                                            rows, colours))
+    head = (
+        f"{k['rejected']} of {k['rejected'] + k['survived']} mutants rejected"
+        f" ({k['rate']:.1%}) over {k['packages']} package(s); {k['declared_valid']} declared valid, "
+        f"{k['survived']} survived."
+        if k["rate"] is not None
+        else "No mutant applies to these suites."
+    )
+    return Section(
+        "mutants",
+        "Mutation kill rate of the suites used",
+        para(head, "A check of the verifiers, not a model score."),
+        table(["operator", "rejected", "mutants", "declared valid", "survived"], rows, colours),
+    )
 
 
 def judge_agreement(rep: ReleaseReport) -> Section:
     """Each judge (``judge.rubric``) the suites' packages use, against its labelled set: items, observed agreement
     and Cohen's kappa with its 95% interval."""
     rows = [[j["name"], j["identity"], j["labelled_set"], j["agreement"] or "no labelled set"] for j in rep.judges]
-    return Section("judges", "Judges against their labelled sets", para(
-        "A judge's label is a model's opinion on one rubric dimension, soft only: it never decides a trial's pass."),
-        table(["judge", "model, prompt, config", "labelled set", "agreement"], rows) if rows
-        else para("No package of these suites uses a judge."))
+    return Section(
+        "judges",
+        "Judges against their labelled sets",
+        para(
+            "A judge's label is a model's opinion on one rubric dimension, soft only: it never decides a trial's pass."
+        ),
+        table(["judge", "model, prompt, config", "labelled set", "agreement"], rows)
+        if rows
+        else para("No package of these suites uses a judge."),
+    )

@@ -15,6 +15,7 @@ fails when the chain no longer holds it. ``release.html`` is covered without its
 rewrites from ``signoff.json`` and verifying checks (``signoff_section.py``). Digests, keys and the chain's links are
 in ``_chain.py``, which that section reads too.
 """
+
 from __future__ import annotations
 
 import base64
@@ -54,13 +55,15 @@ TRIAL_TABLES = ("events", "scores", "verdicts", "turns")
 
 # --- keys ------------------------------------------------------------------------------------------------------
 
+
 def keygen(reviewer: str, out: Path) -> PublicKey:
     """Write a new private key to ``out`` (mode 600, never overwritten) and its public line to ``out.pub``."""
     if not reviewer.strip() or "\n" in reviewer:
         raise SpecError("--reviewer", "(value)", "a reviewer's name is one non-empty line")
     private = Ed25519PrivateKey.generate()
-    pem = private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                serialization.NoEncryption())
+    pem = private.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
     raw = private.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     public = PublicKey(reviewer.strip(), base64.b64encode(raw).decode())
     try:
@@ -80,8 +83,9 @@ def private_key(path: Path) -> Ed25519PrivateKey:
     except FileNotFoundError:
         raise SpecError(path, "(file)", "no such key file") from None
     if mode & (stat.S_IRWXG | stat.S_IRWXO):
-        raise SpecError(path, "(mode)", f"{stat.filemode(mode)}: a private key must be readable by its owner "
-                        "alone (chmod 600)")
+        raise SpecError(
+            path, "(mode)", f"{stat.filemode(mode)}: a private key must be readable by its owner alone (chmod 600)"
+        )
     try:
         key = serialization.load_pem_private_key(path.read_bytes(), password=None)
     except ValueError:
@@ -96,11 +100,16 @@ def trusted_keys(path: Path) -> list[PublicKey]:
     if not path.exists():
         raise SpecError(path, "(file)", "no such file or folder of trusted keys")
     files = sorted(path.glob("*.pub")) if path.is_dir() else [path]
-    return [PublicKey.parse(line, f) for f in files for line in f.read_text(encoding="utf-8").splitlines()
-            if line.strip() and not line.startswith("#")]
+    return [
+        PublicKey.parse(line, f)
+        for f in files
+        for line in f.read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
 
 
 # --- what a release rests on -------------------------------------------------------------------------------------
+
 
 def release_record(folder: Path) -> dict:
     """``release.json`` of a release folder: ``{parameters, runs: {label: path}, roles: [...]}`` and, when one reviewer
@@ -123,10 +132,16 @@ def store_digests(run_dir: Path) -> dict:
     trials' (so a table added later is covered too), and each trial with its events, scores, verdicts and model
     turns (those its store has), keyed ``task/agent/trial``. Rows are streamed in order, so a large store is never held in memory."""
     with RunStore.open(run_dir, readonly=True) as store:
-        schema = [tuple(row) for row in store.db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master "
-                                                         "ORDER BY type, name") if not row[1].startswith("sqlite_")]
-        tables = {name: table_digest(store.db, name) for kind, name, _, _ in schema
-                  if kind == "table" and name not in ("trials", *TRIAL_TABLES)}
+        schema = [
+            tuple(row)
+            for row in store.db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name")
+            if not row[1].startswith("sqlite_")
+        ]
+        tables = {
+            name: table_digest(store.db, name)
+            for kind, name, _, _ in schema
+            if kind == "table" and name not in ("trials", *TRIAL_TABLES)
+        }
         present = {name for kind, name, _, _ in schema if kind == "table"}
         streams = [by_trial(store.db, table) for table in TRIAL_TABLES if table in present]
         heads = [next(stream, None) for stream in streams]
@@ -172,8 +187,11 @@ def manifest(folder: Path) -> dict:
             raise SpecError(path, "(file)", "missing: the release is not complete")
         data = path.read_bytes()
         files[name] = sha256(without_signoff(data) if name == HTML else data)
-    return {"release": folder.resolve().name, "files": files,
-            "runs": {label: store_digests(folder / path) for label, path in sorted(record["runs"].items())}}
+    return {
+        "release": folder.resolve().name,
+        "files": files,
+        "runs": {label: store_digests(folder / path) for label, path in sorted(record["runs"].items())},
+    }
 
 
 def changes(signed: dict, now: dict) -> list[str]:
@@ -200,6 +218,7 @@ def differences(then: dict, now: dict) -> Iterator[str]:
 
 
 # --- signing and verifying ------------------------------------------------------------------------------------
+
 
 class Statement(TypedDict, total=False):
     """What a reviewer signs (``follows`` is missing only in a sign-off from before the chain)."""
@@ -262,8 +281,9 @@ def intact(signatures: list[dict]) -> list[dict]:
 def standing(signed: dict[int, dict]) -> dict[int, dict]:
     """The approvals and rejections among ``signed`` (by number) that no withdrawal among them withdraws."""
     withdrawn = {entry["statement"].get("withdraws") for entry in signed.values()}
-    return {n: entry for n, entry in signed.items()
-            if entry["statement"]["decision"] != "withdraw" and n not in withdrawn}
+    return {
+        n: entry for n, entry in signed.items() if entry["statement"]["decision"] != "withdraw" and n not in withdrawn
+    }
 
 
 def withdrawal_refused(signed: dict[int, dict], statement: dict, key: str) -> str | None:
@@ -276,8 +296,10 @@ def withdrawal_refused(signed: dict[int, dict], statement: dict, key: str) -> st
     was = target["statement"]
     if (was["reviewer"], was["role"], target["key"]) != (statement["reviewer"], statement["role"], key):
         fingerprint = PublicKey(was["reviewer"], target["key"]).fingerprint
-        return (f"withdraws #{n}, signed by {was['reviewer']} ({was['role']}) with key {fingerprint}: only that "
-                "reviewer, role and key withdraw it")
+        return (
+            f"withdraws #{n}, signed by {was['reviewer']} ({was['role']}) with key {fingerprint}: only that "
+            "reviewer, role and key withdraw it"
+        )
     return None
 
 
@@ -289,11 +311,18 @@ def several_roles(approvals: list[dict]) -> list[tuple[set, str]]:
         ids = {("name", entry["statement"]["reviewer"]), ("key", entry["key"])}
         joined = [p for p in people if p[0] & ids]
         people = [p for p in people if not p[0] & ids] + [
-            (ids.union(*(p[0] for p in joined)), {entry["statement"]["role"]}.union(*(p[1] for p in joined)))]
-    return [(ids, f"{' / '.join(sorted(name for kind, name in ids if kind == 'name'))} approves as "
-                  f"{' and '.join(sorted(roles))}: one reviewer (a name, or a key under any name) approves in one "
-                  f"role unless the release's parameters set {SEVERAL_ROLES}")
-            for ids, roles in people if len(roles) > 1]
+            (ids.union(*(p[0] for p in joined)), {entry["statement"]["role"]}.union(*(p[1] for p in joined)))
+        ]
+    return [
+        (
+            ids,
+            f"{' / '.join(sorted(name for kind, name in ids if kind == 'name'))} approves as "
+            f"{' and '.join(sorted(roles))}: one reviewer (a name, or a key under any name) approves in one "
+            f"role unless the release's parameters set {SEVERAL_ROLES}",
+        )
+        for ids, roles in people
+        if len(roles) > 1
+    ]
 
 
 def refuse(folder: Path, signatures: list[dict], statement: dict, key: str) -> None:
@@ -309,36 +338,61 @@ def refuse(folder: Path, signatures: list[dict], statement: dict, key: str) -> N
                 raise SpecError(folder / RECORD, SEVERAL_ROLES, problem)
 
 
-def sign(folder: Path, reviewer: str, role: str, key_file: Path, decision: Decision, comment: str = "",
-         withdraws: int | None = None) -> dict:
+def sign(
+    folder: Path,
+    reviewer: str,
+    role: str,
+    key_file: Path,
+    decision: Decision,
+    comment: str = "",
+    withdraws: int | None = None,
+) -> dict:
     """Sign the release as it is now, after the last signature of ``signoff.json``; returns the sign-off as written.
 
     A withdrawal names the number of the signature it withdraws; its role is that signature's unless given."""
     key = private_key(key_file)
-    raw = base64.b64encode(key.public_key().public_bytes(serialization.Encoding.Raw,
-                                                         serialization.PublicFormat.Raw)).decode()
+    raw = base64.b64encode(
+        key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    ).decode()
     signoff = read_signoff(folder)
     signatures = signoff["signatures"]
     if len(intact(signatures)) < len(signatures):
-        raise SpecError(folder / SIGNOFF, "(file)", UNCHAINED if unchained(signatures) else "its chain is broken "
-                        "(forge verify names where); it cannot be signed further")
+        raise SpecError(
+            folder / SIGNOFF,
+            "(file)",
+            UNCHAINED
+            if unchained(signatures)
+            else "its chain is broken (forge verify names where); it cannot be signed further",
+        )
     if (decision == "withdraw") != (withdraws is not None):
-        raise SpecError("--withdraws", "(value)", "the number of the signature withdrawn, with --decision withdraw "
-                        "only")
+        raise SpecError(
+            "--withdraws", "(value)", "the number of the signature withdrawn, with --decision withdraw only"
+        )
     if withdraws is not None:  # a withdrawal, as checked above
         role = role or (signatures[withdraws - 1]["statement"]["role"] if 0 < withdraws <= len(signatures) else "")
     elif not role:
         raise SpecError("--role", "(value)", "required to approve or reject")
     covered = manifest(folder)
-    statement: dict[str, Any] = {"manifest": digest(covered), "follows": link(signatures), "reviewer": reviewer,
-                                 "role": role, "decision": decision, "comment": comment,
-                                 "time": datetime.now(UTC).isoformat(timespec="seconds")}
+    statement: dict[str, Any] = {
+        "manifest": digest(covered),
+        "follows": link(signatures),
+        "reviewer": reviewer,
+        "role": role,
+        "decision": decision,
+        "comment": comment,
+        "time": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
     if withdraws is not None:
         statement["withdraws"] = withdraws
     refuse(folder, signatures, statement, raw)
     signoff["manifests"][statement["manifest"]] = covered
-    signatures.append({"statement": statement, "key": raw,
-                       "signature": base64.b64encode(key.sign(canonical_json(statement).encode())).decode()})
+    signatures.append(
+        {
+            "statement": statement,
+            "key": raw,
+            "signature": base64.b64encode(key.sign(canonical_json(statement).encode())).decode(),
+        }
+    )
     (folder / SIGNOFF).write_text(json.dumps(signoff, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     page = folder / HTML
     page.write_text(with_signoff(page.read_text(encoding="utf-8"), signoff), encoding="utf-8")
@@ -372,8 +426,9 @@ def verify(folder: Path, trusted: list[PublicKey], head: str | None = None) -> V
     if not signatures:
         problems.append("not signed")
     if len(chain) < len(signatures):
-        problems.append(f"{who(len(chain) + 1, signatures[len(chain)])}: follows a signature that is missing, moved "
-                        "or changed")
+        problems.append(
+            f"{who(len(chain) + 1, signatures[len(chain)])}: follows a signature that is missing, moved or changed"
+        )
     if head is not None and head not in map(digest, chain):
         problems.append(f"--head {head}: not in the chain; a signature was removed or replaced since it was pinned")
     for n, entry in enumerate(chain, 1):

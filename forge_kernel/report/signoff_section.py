@@ -5,6 +5,7 @@ A signature covers the page with that region emptied (``without_signoff``), so s
 without breaking earlier signatures; ``forge verify`` checks that the region shows exactly what ``signoff.json``
 holds, so the page cannot claim a signature that is not there.
 """
+
 from __future__ import annotations
 
 import re
@@ -25,25 +26,47 @@ def render(signoff: dict) -> str:
     rows, colours = [], []
     for n, s in enumerate(signatures, 1):
         statement = s["statement"]
-        rows.append([printable(cell) for cell in (  # anyone with the folder can write these; escaped by table
-            n, statement["reviewer"], statement["role"],
-            decision_text(statement) + (f" (withdrawn by #{withdrawn[n]})" if n in withdrawn else ""),
-            statement["time"], statement["comment"], PublicKey(statement["reviewer"], s["key"]).fingerprint,
-            statement["manifest"][:19])])
-        colours.append(None if n in withdrawn else {"approve": "green", "reject": "red"}.get(statement["decision"],
-                                                                                             "amber"))
-    body = table(["#", "reviewer", "role", "decision", "time (UTC)", "comment", "key", "manifest"], rows, colours) \
-        + para(f"Chain: {chain_head(signatures)}") if rows \
-        else para("Not signed yet: forge signoff RELEASE_DIR --reviewer NAME --role ROLE --key KEYFILE --decision "
-                  "approve|reject")
+        rows.append(
+            [
+                printable(cell)
+                for cell in (  # anyone with the folder can write these; escaped by table
+                    n,
+                    statement["reviewer"],
+                    statement["role"],
+                    decision_text(statement) + (f" (withdrawn by #{withdrawn[n]})" if n in withdrawn else ""),
+                    statement["time"],
+                    statement["comment"],
+                    PublicKey(statement["reviewer"], s["key"]).fingerprint,
+                    statement["manifest"][:19],
+                )
+            ]
+        )
+        colours.append(
+            None if n in withdrawn else {"approve": "green", "reject": "red"}.get(statement["decision"], "amber")
+        )
+    body = (
+        table(["#", "reviewer", "role", "decision", "time (UTC)", "comment", "key", "manifest"], rows, colours)
+        + para(f"Chain: {chain_head(signatures)}")
+        if rows
+        else para(
+            "Not signed yet: forge signoff RELEASE_DIR --reviewer NAME --role ROLE --key KEYFILE --decision "
+            "approve|reject"
+        )
+    )
     return f'{START}<div class="forge-signoff">{body}</div>{END}'
 
 
 def placeholder() -> Section:
     """The report's sign-off section as the notebook shows it: not signed (signing rewrites it in the HTML)."""
-    return Section("signoff", "Sign-off", Markup(render({"signatures": []})),
-                   para("Signatures are in signoff.json beside this report; forge verify checks them, and that this "
-                        "section shows exactly those signatures."))
+    return Section(
+        "signoff",
+        "Sign-off",
+        Markup(render({"signatures": []})),
+        para(
+            "Signatures are in signoff.json beside this report; forge verify checks them, and that this "
+            "section shows exactly those signatures."
+        ),
+    )
 
 
 def regions(html: str) -> list[str]:
@@ -53,7 +76,8 @@ def regions(html: str) -> list[str]:
 def without_signoff(html: bytes) -> bytes:
     """The page with its sign-off region emptied: what a signature covers."""
     return REGION.sub(START + END, html.decode("utf-8", errors="surrogateescape")).encode(
-        "utf-8", errors="surrogateescape")
+        "utf-8", errors="surrogateescape"
+    )
 
 
 def with_signoff(html: str, signoff: dict) -> str:

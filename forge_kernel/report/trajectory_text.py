@@ -1,5 +1,6 @@
 """A stored trial as readable text: each step, its policy decision, fault, state change, the model turns the agent
 reported between the calls they led to, then the verdicts."""
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,11 @@ def clip(text: str, width: int = WIDTH) -> str:
 def brief(result: Any) -> str:
     """A one-line shape of a tool result: lists by length, scalars by value."""
     if isinstance(result, dict):
-        parts = [f"{k}: {len(v)} item(s)" if isinstance(v, list) else f"{k}: {v}" for k, v in result.items()
-                 if not isinstance(v, dict)]
+        parts = [
+            f"{k}: {len(v)} item(s)" if isinstance(v, list) else f"{k}: {v}"
+            for k, v in result.items()
+            if not isinstance(v, dict)
+        ]
         return clip(", ".join(parts) or "{…}", 80)
     return clip(json.dumps(result, ensure_ascii=False), 80)
 
@@ -38,35 +42,47 @@ def change_lines(changes: list[dict]) -> list[str]:
         elif op["op"] == "remove":
             lines.append(f"- {op['path'][1:]}")
         else:
-            lines.append(clip(f"~ {op['path'][1:]}: {json.dumps(op.get('replaced'), ensure_ascii=False)} → "
-                              f"{json.dumps(op.get('value'), ensure_ascii=False)}"))
+            lines.append(
+                clip(
+                    f"~ {op['path'][1:]}: {json.dumps(op.get('replaced'), ensure_ascii=False)} → "
+                    f"{json.dumps(op.get('value'), ensure_ascii=False)}"
+                )
+            )
     return lines
 
 
 def usage_line(turns: list[ModelTurn]) -> str:
     """The tokens, cost and time of model turns."""
-    return (f"{sum(t.prompt_tokens for t in turns):,} in / {sum(t.completion_tokens for t in turns):,} out / "
-            f"{sum(t.cached_tokens for t in turns):,} cached tokens · ${sum(t.cost for t in turns):.4f} · "
-            f"{sum(t.latency_ms for t in turns):.1f} ms")
+    return (
+        f"{sum(t.prompt_tokens for t in turns):,} in / {sum(t.completion_tokens for t in turns):,} out / "
+        f"{sum(t.cached_tokens for t in turns):,} cached tokens · ${sum(t.cost for t in turns):.4f} · "
+        f"{sum(t.latency_ms for t in turns):.1f} ms"
+    )
 
 
 def turn_lines(turn: ModelTurn, steps: list[int | None]) -> list[str]:
     """A model turn: what it used, its words (wrapped, control characters written out, cut at ``TURN_TEXT`` with the
     rest counted), the calls it asked for as written with the ``steps`` they became (or that they never reached the
     tools), its retries and error."""
-    out = [f"  {MODEL} model turn {turn.turn} · {printable(turn.finish_reason) or 'no finish reason'} · "
-           f"{usage_line([turn])}"]
+    out = [
+        f"  {MODEL} model turn {turn.turn} · {printable(turn.finish_reason) or 'no finish reason'} · "
+        f"{usage_line([turn])}"
+    ]
     if turn.text:
-        out += [f"    │ {line}".rstrip() for para in turn.text[:TURN_TEXT].split("\n")
-                for line in textwrap.wrap(printable(para), WIDTH - 8) or [""]]
+        out += [
+            f"    │ {line}".rstrip()
+            for para in turn.text[:TURN_TEXT].split("\n")
+            for line in textwrap.wrap(printable(para), WIDTH - 8) or [""]
+        ]
     if len(turn.text) > TURN_TEXT:
         out.append(f"    │ … {len(turn.text) - TURN_TEXT:,} more characters")
     if turn.refusal:
         out.append(f"    │ refused: {clip(printable(turn.refusal))}")
     for call, step in zip(turn.tool_calls, steps):
         reached = f"→ step {step}" if step is not None else "✗ never reached the tools"
-        out.append(f"    │ asks {printable(call.get('name', ''))} {clip(printable(call.get('arguments', '')), 70)}  "
-                   f"{reached}")
+        out.append(
+            f"    │ asks {printable(call.get('name', ''))} {clip(printable(call.get('arguments', '')), 70)}  {reached}"
+        )
     out += [f"    │ tried again after: {clip(printable(why), 80)}" for why in turn.retries]
     if turn.error:
         out.append(f"    │ failed: {clip(printable(turn.error), 90)}")
@@ -85,13 +101,17 @@ def render_trial(trial: TrialRecord, isolation: str = "") -> str:
     if trial.reason:
         out.append(f"ended: {clip(trial.reason)}")
     if trial.attempts > 1:
-        out.append(f"run {trial.attempts} times: a stall of the worker it shared spoiled an earlier attempt before it "
-                   "had acted; the calls and time are the last attempt's, the budgets and cost count every one's")
+        out.append(
+            f"run {trial.attempts} times: a stall of the worker it shared spoiled an earlier attempt before it "
+            "had acted; the calls and time are the last attempt's, the budgets and cost count every one's"
+        )
     turns = list(zip(trial.turns, asked_steps(trial.turns, [(e.step, e.tool) for e in trial.events])))
     if turns:
         out.append(f"model: {len(turns)} turn(s) · {usage_line(trial.turns)} · trial cost ${trial.cost:.4f}")
-        out.append(f"model turns ({MODEL}) are reported by the agent: its own account of what its model said and "
-                   "asked for, never graded")
+        out.append(
+            f"model turns ({MODEL}) are reported by the agent: its own account of what its model said and "
+            "asked for, never graded"
+        )
     out.append("")
     for i, e in enumerate(trial.events):
         out.extend(line for t, steps in turns if t.after_step == i for line in turn_lines(t, steps))

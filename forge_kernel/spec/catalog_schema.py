@@ -4,6 +4,7 @@ Pure: it is given the kinds (name -> params model and description) and the tool 
 the models generated. Any params value may be an expression (``{from_ehr: ...}``), and a kind that is not built
 in (a plugin) keeps free-form params.
 """
+
 from __future__ import annotations
 
 import copy
@@ -18,8 +19,11 @@ EXPRESSION = {"$ref": "#/$defs/Expression"}
 def tool_names(schema: dict, tools: list[str], *paths: tuple[str | int, ...]) -> dict:
     """The schema with the string at each path (keys into the schema) restricted to the tool names."""
     schema = copy.deepcopy(schema)
-    schema.setdefault("$defs", {})["ToolName"] = {"enum": sorted(tools), "type": "string",
-                                                  "description": "A tool of the catalog."}
+    schema.setdefault("$defs", {})["ToolName"] = {
+        "enum": sorted(tools),
+        "type": "string",
+        "description": "A tool of the catalog.",
+    }
     for path in paths:
         node = schema
         for key in path[:-1]:
@@ -34,8 +38,9 @@ def with_expressions(node: Any) -> Any:
         return node
     out = {key: with_expressions(value) for key, value in node.items()}
     if isinstance(node.get("properties"), dict):
-        out["properties"] = {name: {"anyOf": [with_expressions(sub), EXPRESSION]}
-                             for name, sub in node["properties"].items()}
+        out["properties"] = {
+            name: {"anyOf": [with_expressions(sub), EXPRESSION]} for name, sub in node["properties"].items()
+        }
     for key in ("items", "additionalProperties"):
         if isinstance(node.get(key), dict):
             out[key] = {"anyOf": [with_expressions(node[key]), EXPRESSION]}
@@ -55,8 +60,12 @@ def reachable(defs: dict, names: list[str]) -> set[str]:
     return seen
 
 
-def hidden_schema(hidden: type[BaseModel], expression: type[BaseModel], kinds: dict[str, tuple[type[BaseModel], str]],
-                  tools: list[str]) -> dict:
+def hidden_schema(
+    hidden: type[BaseModel],
+    expression: type[BaseModel],
+    kinds: dict[str, tuple[type[BaseModel], str]],
+    tools: list[str],
+) -> dict:
     """The hidden half's schema: ``verifiers`` items are one of the kinds (``kind`` picks which), each with its
     params model, or a kind not listed (a plugin) with any params; expected tools and called tools by name."""
     models = list(dict.fromkeys([hidden, expression, *(model for model, _ in kinds.values())]))
@@ -78,5 +87,6 @@ def hidden_schema(hidden: type[BaseModel], expression: type[BaseModel], kinds: d
     plugin["properties"]["kind"] = {"not": {"enum": sorted(kinds)}, "type": "string"}
     plugin.update(title="plugin kind", description="A kind from verifiers/plugins/; its params are its own.")
     defs["VerifierUse"] = {"description": use["description"], "oneOf": [*variants, plugin]}
-    return tool_names(schema, tools, ("properties", "expected_tools", "items"),
-                      ("$defs", "ToolCall", "properties", "tool"))
+    return tool_names(
+        schema, tools, ("properties", "expected_tools", "items"), ("$defs", "ToolCall", "properties", "tool")
+    )

@@ -5,6 +5,7 @@ reported (their text cut to ``TURN_TEXT`` characters), the verdicts pointing at 
 trial wrote its version before the first call and after each step that changed it (so "since the start", "this
 step only" and "the resource whole" are all a lookup).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -14,8 +15,10 @@ from pydantic import BaseModel
 
 from .trajectory import ARGUMENTS, TURN_TEXT, Event, ModelTurn, asked_steps
 
-SYNTHETIC_BANNER = ("SYNTHETIC DATA: every patient and record here is synthetic; figures come from agent trials on a "
-                    "virtual EHR, not from care.")
+SYNTHETIC_BANNER = (
+    "SYNTHETIC DATA: every patient and record here is synthetic; figures come from agent trials on a "
+    "virtual EHR, not from care."
+)
 """What every rendering of a run says first."""
 COMPACT_FORMAT: Final = "forge-compact-trajectory/1"
 
@@ -64,15 +67,28 @@ class CompactTurn(BaseModel):
 def compact_turns(turns: Sequence[ModelTurn], calls: Sequence[tuple[int, str]]) -> list[CompactTurn]:
     """A trial's model turns as the player receives them, given its recorded calls as (step, tool): each call a turn
     asked for with the step it became (``asked_steps``), texts cut."""
-    return [CompactTurn(
-        turn=turn.turn, after_step=turn.after_step, text=turn.text[:TURN_TEXT],
-        text_cut=max(0, len(turn.text) - TURN_TEXT), finish_reason=turn.finish_reason,
-        calls=[CompactCall(name=call.get("name", ""), arguments=call.get("arguments", "")[:ARGUMENTS], step=step)
-               for call, step in zip(turn.tool_calls, steps)],
-        refusal=turn.refusal and turn.refusal[:TURN_TEXT], prompt_tokens=turn.prompt_tokens,
-        completion_tokens=turn.completion_tokens, cached_tokens=turn.cached_tokens, cost=turn.cost,
-        latency_ms=turn.latency_ms, retries=[r[:ARGUMENTS] for r in turn.retries], error=turn.error)
-        for turn, steps in zip(turns, asked_steps(turns, calls))]
+    return [
+        CompactTurn(
+            turn=turn.turn,
+            after_step=turn.after_step,
+            text=turn.text[:TURN_TEXT],
+            text_cut=max(0, len(turn.text) - TURN_TEXT),
+            finish_reason=turn.finish_reason,
+            calls=[
+                CompactCall(name=call.get("name", ""), arguments=call.get("arguments", "")[:ARGUMENTS], step=step)
+                for call, step in zip(turn.tool_calls, steps)
+            ],
+            refusal=turn.refusal and turn.refusal[:TURN_TEXT],
+            prompt_tokens=turn.prompt_tokens,
+            completion_tokens=turn.completion_tokens,
+            cached_tokens=turn.cached_tokens,
+            cost=turn.cost,
+            latency_ms=turn.latency_ms,
+            retries=[r[:ARGUMENTS] for r in turn.retries],
+            error=turn.error,
+        )
+        for turn, steps in zip(turns, asked_steps(turns, calls))
+    ]
 
 
 class CompactResource(BaseModel):

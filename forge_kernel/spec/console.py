@@ -4,6 +4,7 @@ An agent's name, its output, a reviewer's comment or a slice value could hold a 
 escape sequence (OSC, CSI) that moves the cursor, rewrites a line forge printed or sets the terminal's title.
 Shown through ``printable`` it is inert text: ``\\x1b]0;…\\x07`` instead of the sequence.
 """
+
 from __future__ import annotations
 
 import re
@@ -16,6 +17,7 @@ reorder what a terminal shows."""
 def printable(text: object, keep: str = "") -> str:
     """``text`` with each control character written out as ``\\xNN`` (``\\uNNNN`` above 0xff), but those in
     ``keep`` (e.g. ``"\\n"`` for text of several lines)."""
+
     def written(match: re.Match) -> str:
         char = match.group()
         if char in keep:

@@ -4,6 +4,7 @@ Every call an edit names is a call of the gold, by its index in ``gold.calls`` (
 ``<tool>#<n>``, the n-th gold call of that tool (as ``forge selftest --mutants`` names it), whatever the other edits
 do; so edits can be read, and are applied, in any order. ``apply_edits`` expands them into a full trajectory.
 """
+
 from __future__ import annotations
 
 import copy
@@ -22,26 +23,46 @@ RESULT_FIELDS = ("answer", "output", "status", "confidence")
 class Edit(Strict):
     """One change to the gold: drop / replace / insert a call, or set / add / delete a value at a path."""
 
-    op: EditOp = Field(description=(
-        "drop: leave out the call `at`; replace: put `call` in its place; insert: add `call` before the call `at` "
-        "(at the end without `at`); set: change the value at `path`; add: a new key at `path`; delete: remove it."))
+    op: EditOp = Field(
+        description=(
+            "drop: leave out the call `at`; replace: put `call` in its place; insert: add `call` before the call `at` "
+            "(at the end without `at`); set: change the value at `path`; add: a new key at `path`; delete: remove it."
+        )
+    )
     at: int | str | None = Field(None, description="A gold call: its index in gold.calls (0-based) or `<tool>#<n>`.")
     call: ToolCall | None = Field(None, description="The new call, for replace and insert.")
-    path: str | None = Field(None, description=(
-        "For set, add, delete: `answer`, `output.<dotted path>`, or `<call>.<dotted path in its args>` where <call> "
-        "is an index or `<tool>#<n>` (e.g. `medication_request_create#1.dose`); list items by index."))
+    path: str | None = Field(
+        None,
+        description=(
+            "For set, add, delete: `answer`, `output.<dotted path>`, or `<call>.<dotted path in its args>` where <call> "
+            "is an index or `<tool>#<n>` (e.g. `medication_request_create#1.dose`); list items by index."
+        ),
+    )
     value: Any = Field(None, description="The new value, for set and add.")
 
     @model_validator(mode="after")
     def _shape(self) -> Edit:
-        needs = {"drop": ("at",), "replace": ("at", "call"), "insert": ("call",), "set": ("path", "value"),
-                 "add": ("path", "value"), "delete": ("path",)}[self.op]
-        missing = [name for name in needs if name not in self.model_fields_set  # a value may be null, not the others
-                   or (name != "value" and getattr(self, name) is None)]
+        needs = {
+            "drop": ("at",),
+            "replace": ("at", "call"),
+            "insert": ("call",),
+            "set": ("path", "value"),
+            "add": ("path", "value"),
+            "delete": ("path",),
+        }[self.op]
+        missing = [
+            name
+            for name in needs
+            if name not in self.model_fields_set  # a value may be null, not the others
+            or (name != "value" and getattr(self, name) is None)
+        ]
         if missing:
             raise ValueError(f"{self.op} needs {' and '.join(missing)}")
-        extra = [name for name in ("at", "call", "path", "value") if name in self.model_fields_set and name not in needs
-                 and not (self.op == "insert" and name == "at")]
+        extra = [
+            name
+            for name in ("at", "call", "path", "value")
+            if name in self.model_fields_set and name not in needs and not (self.op == "insert" and name == "at")
+        ]
         if extra:
             raise ValueError(f"{self.op} takes no {' or '.join(extra)}")
         return self
@@ -77,8 +98,12 @@ def resolve(ref: int | str, calls: list[ToolCall], end_ok: bool = False) -> int:
         return labels.index(ref)
     tool = ref.partition("#")[0]
     count = sum(c.tool == tool for c in calls)
-    raise EditError("at", f"no {ref} in the gold (it calls {tool} {count} time{'s' * (count != 1)})" if "#" in ref
-                    else f"{ref!r} is not a call: an index or <tool>#<n>")
+    raise EditError(
+        "at",
+        f"no {ref} in the gold (it calls {tool} {count} time{'s' * (count != 1)})"
+        if "#" in ref
+        else f"{ref!r} is not a call: an index or <tool>#<n>",
+    )
 
 
 def walk_to(root: Any, keys: list[str], path: str) -> tuple[Any, str | int]:
@@ -97,7 +122,7 @@ def walk_to(root: Any, keys: list[str], path: str) -> tuple[Any, str | int]:
         if last:
             return node, key
         if isinstance(node, dict) and key not in node:
-            raise EditError("path", f"{path}: no {'.'.join(keys[:depth + 1])}")
+            raise EditError("path", f"{path}: no {'.'.join(keys[: depth + 1])}")
         node = node[key]
     raise EditError("path", "empty path")
 
@@ -169,8 +194,9 @@ def apply_edits(gold: TrajectoryFile, edits: list[Edit]) -> TrajectoryFile:
         return TrajectoryFile.model_validate({**data, "calls": out})
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise EditError(".".join(map(str, err["loc"])) or "(edits)", f"makes an invalid trajectory: {err['msg']}") \
-            from None
+        raise EditError(
+            ".".join(map(str, err["loc"])) or "(edits)", f"makes an invalid trajectory: {err['msg']}"
+        ) from None
 
 
 def value_edits(before: Any, after: Any, path: str) -> list[Edit]:
@@ -207,9 +233,14 @@ def edits_between(gold: TrajectoryFile, trajectory: TrajectoryFile) -> list[Edit
                 out.append(Edit(op="replace", at=labels[i], call=b))
         out.extend(Edit(op="drop", at=labels[i]) for i in range(i1 + len(pairs), i2))
         at = labels[i2] if i2 < len(labels) else None
-        out.extend(Edit(op="insert", call=trajectory.calls[j], **({"at": at} if at else {}))
-                   for j in range(j1 + len(pairs), j2))
-    mine, theirs = gold.model_dump(mode="json", exclude={"calls"}), trajectory.model_dump(mode="json", exclude={"calls"})
+        out.extend(
+            Edit(op="insert", call=trajectory.calls[j], **({"at": at} if at else {}))
+            for j in range(j1 + len(pairs), j2)
+        )
+    mine, theirs = (
+        gold.model_dump(mode="json", exclude={"calls"}),
+        trajectory.model_dump(mode="json", exclude={"calls"}),
+    )
     for key in RESULT_FIELDS:
         if mine[key] != theirs[key]:
             out.append(Edit(op="set", path=key, value=theirs[key]))

@@ -5,6 +5,7 @@
 (``StoreError``), a release-gate policy (``PolicyError``), an agent (``AgentError``), the command's options
 (``UsageError``), or a registration (``CatalogError``).
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

@@ -1,4 +1,5 @@
 """FHIR R4 validation of fixture bundles with fhir.resources.R4B, cached by file hash."""
+
 from __future__ import annotations
 
 import hashlib

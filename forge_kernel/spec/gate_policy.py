@@ -1,5 +1,6 @@
 """The release-gate policy format: declared before a run, hashed, read by the gate in forge_kernel.analysis (which
 also checks that what a policy waives or makes optional is a registered soft check: ``analysis.load_policy``)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -38,8 +39,9 @@ class GatePolicy(Strict):
     hard: HardGates = Field(default_factory=HardGates)
     soft: SoftChecks = Field(default_factory=SoftChecks)
     waive: list[str] = Field(default_factory=list, description="Soft checks whose failure does not turn the gate red.")
-    optional: list[str] = Field(default_factory=list,
-                                description="Soft checks that may be NOT RUN without turning the gate red.")
+    optional: list[str] = Field(
+        default_factory=list, description="Soft checks that may be NOT RUN without turning the gate red."
+    )
 
     @property
     def hash(self) -> str:

@@ -1,5 +1,6 @@
 """What grading gives: verdicts pointing at steps, the scores, and the grading that holds them (data only; the
 verifiers that make them are in ``verify``)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,4 +1,5 @@
 """Content hashes: SHA-256 over canonical JSON, carrying a format version."""
+
 from __future__ import annotations
 
 import hashlib

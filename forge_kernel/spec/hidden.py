@@ -1,4 +1,5 @@
 """The hidden half of a TaskPackage: how a trial is judged. Agents never see it."""
+
 from __future__ import annotations
 
 from typing import Any, Literal
@@ -15,9 +16,20 @@ RUBRIC = "rubric"
 """The category of a model's judgements (``judge.rubric``): soft only (a use of it that is not is refused when its
 hidden half is bound), made only where grading is asked to judge (``forge regrade``, ``forge grade``), and counted
 in neither completion nor answer failures."""
-MutantOperator = Literal["drop-call", "read-other-patient", "skip-check", "repeat-write", "allergy-order",
-                         "forbidden-write", "text-only", "several-values", "invented-fact", "cite-unread",
-                         "cite-other-patient", "cite-stale"]
+MutantOperator = Literal[
+    "drop-call",
+    "read-other-patient",
+    "skip-check",
+    "repeat-write",
+    "allergy-order",
+    "forbidden-write",
+    "text-only",
+    "several-values",
+    "invented-fact",
+    "cite-unread",
+    "cite-other-patient",
+    "cite-stale",
+]
 """The operators of ``forge selftest --mutants``: each builds mutants of the gold solution (verify/mutants.py)."""
 
 
@@ -66,12 +78,16 @@ class ValidMutant(Strict):
     it as a survivor; it must then pass every hard verifier."""
 
     operator: MutantOperator
-    target: str = Field(min_length=1, description=(
-        "What the operator changed, as selftest --mutants prints it: `<tool>#<n>` (the n-th gold call of that "
-        "tool) for drop-call, read-other-patient and repeat-write; the tool for skip-check and forbidden-write; "
-        "the allergy's `AllergyIntolerance/<id>` for allergy-order; the cited `Type/id` for the citing operators; "
-        "the amount as the answer writes it (e.g. `7.2 mmol/L`) for several-values; the fact as the added sentence "
-        "writes it (e.g. `6.4 mmol/L`, `华法林`) for invented-fact; `output` for text-only."))
+    target: str = Field(
+        min_length=1,
+        description=(
+            "What the operator changed, as selftest --mutants prints it: `<tool>#<n>` (the n-th gold call of that "
+            "tool) for drop-call, read-other-patient and repeat-write; the tool for skip-check and forbidden-write; "
+            "the allergy's `AllergyIntolerance/<id>` for allergy-order; the cited `Type/id` for the citing operators; "
+            "the amount as the answer writes it (e.g. `7.2 mmol/L`) for several-values; the fact as the added sentence "
+            "writes it (e.g. `6.4 mmol/L`, `华法林`) for invented-fact; `output` for text-only."
+        ),
+    )
     reason: str = Field(min_length=1)
 
 

@@ -1,4 +1,5 @@
 """Reading TaskPackages from disk: public half, fixtures, and (separately) the hidden half."""
+
 from __future__ import annotations
 
 import hashlib
@@ -56,8 +57,7 @@ class UniqueKeyLoader(_SafeLoader):
     def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
         if node in self.constructed_objects or node in self.recursive_objects:  # met again: through an alias
             alias = next(e for e in yaml.parse(self.text, Loader=type(self)) if isinstance(e, yaml.AliasEvent))
-            raise ConstructorError(None, None, f"alias *{alias.anchor}: aliases are not allowed",
-                                   alias.start_mark)  # type: ignore[arg-type]  # libyaml's Mark is one too
+            raise ConstructorError(None, None, f"alias *{alias.anchor}: aliases are not allowed", alias.start_mark)  # type: ignore[arg-type]  # libyaml's Mark is one too
         return super().construct_object(node, deep)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Hashable, Any]:
@@ -78,8 +78,12 @@ for _tag, _pattern, _first in [
     ("null", r"~|null|Null|NULL|", ["~", "n", "N", ""]),
     ("bool", r"true|True|TRUE|false|False|FALSE", list("tTfF")),
     ("int", r"[-+]?(?:0|[1-9][0-9]*)", list("-+0123456789")),
-    ("float", r"[-+]?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)"
-              r"|\.(?:nan|NaN|NAN)", list("-+0123456789.")),
+    (
+        "float",
+        r"[-+]?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)"
+        r"|\.(?:nan|NaN|NAN)",
+        list("-+0123456789."),
+    ),
 ]:
     UniqueKeyLoader.add_implicit_resolver(f"tag:yaml.org,2002:{_tag}", re.compile(f"^(?:{_pattern})$"), _first)
 
@@ -197,8 +201,11 @@ class Package:
         data = parse_yaml(text, self.hidden_path)
         defaults = self.hidden_defaults_path
         if defaults is not None and isinstance(data, dict):
-            source = (self.hidden_defaults_source[1] if self.hidden_source is not None and self.hidden_defaults_source
-                      else read_text(defaults))  # with hidden_source, ``defaults`` is hidden_defaults_source's
+            source = (
+                self.hidden_defaults_source[1]
+                if self.hidden_source is not None and self.hidden_defaults_source
+                else read_text(defaults)
+            )  # with hidden_source, ``defaults`` is hidden_defaults_source's
             base = parse_model(HiddenDefaults, parse_yaml(source, defaults), defaults)
             data = with_hidden_defaults(base.model_dump(mode="json", exclude_unset=True, exclude_none=True), data)
         hidden = expand_cases(parse_model(HiddenHalf, data, self.hidden_path), self.hidden_path)
@@ -240,8 +247,9 @@ def load_package(path: str | Path) -> Package:
     return assemble(folder, lambda name: (folder / name).read_bytes(), resolved=folder.resolve())
 
 
-def package_from_files(folder: Path, files: dict[str, bytes], hidden: tuple[Path, str],
-                       hidden_defaults: tuple[Path, str] | None = None) -> Package:
+def package_from_files(
+    folder: Path, files: dict[str, bytes], hidden: tuple[Path, str], hidden_defaults: tuple[Path, str] | None = None
+) -> Package:
     """A package rebuilt from its files (``public_files``, by name), its hidden half's text and its suite's hidden
     defaults (if it had some), as a run store keeps them; the paths are where they were, for messages."""
 
@@ -308,8 +316,13 @@ def assemble(folder: Path, read: Callable[[str], bytes], resolved: Path | None =
         except UnicodeDecodeError as exc:
             raise SpecError(fixture, "(file)", f"not UTF-8 text (byte {exc.start})") from None
         resources.extend(bundle_resources(parse_json(text, fixture), fixture, seen))
-    return Package(public=public, path=folder, fixture_hashes=hashes, resources=resources,
-                   public_files=[*names, *public.environment.fixtures])
+    return Package(
+        public=public,
+        path=folder,
+        fixture_hashes=hashes,
+        resources=resources,
+        public_files=[*names, *public.environment.fixtures],
+    )
 
 
 def bundle_resources(bundle: Any, path: Path, seen: set[tuple[str, str]] | None = None) -> list[dict[str, Any]]:

@@ -1,4 +1,5 @@
 """The public half of a TaskPackage: everything an agent may see."""
+
 from __future__ import annotations
 
 from typing import Any, Literal
@@ -48,7 +49,9 @@ class Policy(Strict):
     """What the agent may touch."""
 
     patient_scope: Literal["current_patient"] = "current_patient"
-    writable_types: list[str] = Field(default_factory=list, description="FHIR resource types the task may create or change.")
+    writable_types: list[str] = Field(
+        default_factory=list, description="FHIR resource types the task may create or change."
+    )
     precedence: list[Precedence] = Field(default_factory=list)
 
 
@@ -91,5 +94,7 @@ class TaskPackage(Strict):
     @classmethod
     def _not_the_suite_file(cls, value: str) -> str:
         if value.lower() == SUITE_NAME:
-            raise ValueError(f"{value!r} is taken: verifiers/<suite>/{SUITE_NAME}.yaml holds the suite's hidden defaults")
+            raise ValueError(
+                f"{value!r} is taken: verifiers/<suite>/{SUITE_NAME}.yaml holds the suite's hidden defaults"
+            )
         return value

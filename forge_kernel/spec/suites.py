@@ -4,6 +4,7 @@ A package's own fields are merged over its suite's defaults: mappings key by key
 replaced whole; the hidden defaults' ``verifiers`` come before the package's own, and a package verifier with the
 same id takes the suite's place. A loaded package is the merged content, and its hashes cover it.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -16,8 +17,7 @@ from .package import SUITE_NAME, Environment, Strict, TaskPackage
 SUITE_FILE = f"{SUITE_NAME}.yaml"
 
 
-def partial(model: type[BaseModel], name: str, doc: str, drop: tuple[str, ...] = (),
-            **types: Any) -> type[BaseModel]:
+def partial(model: type[BaseModel], name: str, doc: str, drop: tuple[str, ...] = (), **types: Any) -> type[BaseModel]:
     """A model with ``model``'s fields but ``drop``, every one optional (``types`` overrides some fields' type)."""
     fields: dict[str, Any] = {}
     for key, info in model.model_fields.items():
@@ -27,19 +27,29 @@ def partial(model: type[BaseModel], name: str, doc: str, drop: tuple[str, ...] =
     return create_model(name, __base__=Strict, __doc__=doc, **fields)
 
 
-EnvironmentDefaults = partial(Environment, "EnvironmentDefaults", "The EHR settings a suite's packages share.",
-                              drop=("fixtures", "patient_id"))
-SuiteDefaults = partial(TaskPackage, "SuiteDefaults", "Public defaults of a suite (``task_packages/<suite>/suite.yaml``): "
-                        "what its packages share (tool manifest, policy, budget, faults, clock and EHR, slices).",
-                        drop=("id", "version", "title", "suite", "task"), environment=EnvironmentDefaults)
+EnvironmentDefaults = partial(
+    Environment, "EnvironmentDefaults", "The EHR settings a suite's packages share.", drop=("fixtures", "patient_id")
+)
+SuiteDefaults = partial(
+    TaskPackage,
+    "SuiteDefaults",
+    "Public defaults of a suite (``task_packages/<suite>/suite.yaml``): "
+    "what its packages share (tool manifest, policy, budget, faults, clock and EHR, slices).",
+    drop=("id", "version", "title", "suite", "task"),
+    environment=EnvironmentDefaults,
+)
 
 
 class HiddenDefaults(Strict):
     """Hidden defaults of a suite (``verifiers/<suite>/suite.yaml``): the base verifiers of every package."""
 
-    verifiers: list[VerifierUse] = Field(default_factory=list, description=(
-        "Verifiers every package of the suite carries, before its own; a package verifier with the same id replaces "
-        "one of these."))
+    verifiers: list[VerifierUse] = Field(
+        default_factory=list,
+        description=(
+            "Verifiers every package of the suite carries, before its own; a package verifier with the same id replaces "
+            "one of these."
+        ),
+    )
 
 
 def merged(defaults: dict, own: dict) -> dict:

@@ -1,6 +1,7 @@
 """What an agent did, as records: the events of its calls, the model turns it reported and the result it returned.
 Plain dataclasses, so reading a stored trial needs no model library; the files that hold trajectories are in
 ``trajectory_file``."""
+
 from __future__ import annotations
 
 import json
@@ -126,7 +127,7 @@ def asked_steps(turns: Sequence[ModelTurn], calls: Sequence[tuple[int, str]]) ->
     out = []
     for i, turn in enumerate(turns):
         end = turns[i + 1].after_step if i + 1 < len(turns) else len(calls)
-        led = list(calls[turn.after_step:max(end, turn.after_step)])
+        led = list(calls[turn.after_step : max(end, turn.after_step)])
         steps = []
         for call in turn.tool_calls:
             reached = sendable(call.get("arguments", "")) and led and led[0][1] == call.get("name")

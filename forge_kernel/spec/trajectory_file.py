@@ -1,4 +1,5 @@
 """Trajectories as files (gold solutions, counterexamples, recordings) and the check of an untrusted result."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -2,6 +2,7 @@
 
 The names below are imported on first use: reading one trial loads no package loader.
 """
+
 from .. import _lazy
 
 _HOMES = {
@@ -15,9 +16,31 @@ _HOMES = {
 }
 
 __all__ = [
-    "DB_NAME", "Gold", "Key", "OUTSIDE", "Run", "RunLock", "RunStore", "SCHEMA_VERSION", "STATES", "Trial", "TrialRecord",
-    "Ungraded", "evidence_of", "gold_criteria", "iter_trials", "load_events", "load_trials", "load_verdicts",
-    "open_run", "read_trial", "reported_criteria", "run_packages", "status_of", "stored_files", "trial_rows",
+    "DB_NAME",
+    "Gold",
+    "Key",
+    "OUTSIDE",
+    "Run",
+    "RunLock",
+    "RunStore",
+    "SCHEMA_VERSION",
+    "STATES",
+    "Trial",
+    "TrialRecord",
+    "Ungraded",
+    "evidence_of",
+    "gold_criteria",
+    "iter_trials",
+    "load_events",
+    "load_trials",
+    "load_verdicts",
+    "open_run",
+    "read_trial",
+    "reported_criteria",
+    "run_packages",
+    "status_of",
+    "stored_files",
+    "trial_rows",
     "utc_now",
 ]
 __getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

@@ -11,6 +11,7 @@ columns used, and never a whole events or verdicts table.
 - ``usage``: one row per trial, its cost and its model turns added up, without reading a single event;
 - ``failing_verdicts`` and ``failed_calls`` of the failed trials, for the failure ledger.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,9 @@ if TYPE_CHECKING:
 
 LATEST = "(SELECT MAX(grading_id) FROM scores WHERE trial_id = t.trial_id)"
 """The latest grading of trial ``t``."""
-RETRIED = ("EXISTS (SELECT 1 FROM events l WHERE l.trial_id = e.trial_id AND l.step > e.step AND l.tool = e.tool "
-           "AND l.ok)")
+RETRIED = (
+    "EXISTS (SELECT 1 FROM events l WHERE l.trial_id = e.trial_id AND l.step > e.step AND l.tool = e.tool AND l.ok)"
+)
 """Event ``e`` is followed by a successful call of the same tool."""
 
 LATEST_SCORES = f"trials t JOIN scores s ON s.trial_id = t.trial_id AND s.grading_id = {LATEST}"
@@ -35,11 +37,12 @@ TURN_TOTALS = """SELECT m.trial_id, COUNT(*) AS turns, SUM(m.prompt_tokens) AS p
        SUM(m.completion_tokens) AS completion_tokens, SUM(m.cached_tokens) AS cached_tokens,
        SUM(m.latency_ms) / 1000.0 AS model_s FROM turns m"""
 """Each trial's reported model turns added up (followed by ``GROUP BY m.trial_id``)."""
-NO_TURNS = ("FROM (SELECT 0 AS trial_id, 0 AS prompt_tokens, 0 AS completion_tokens, 0 AS cached_tokens, "
-            "0.0 AS latency_ms WHERE 0) m")
+NO_TURNS = (
+    "FROM (SELECT 0 AS trial_id, 0 AS prompt_tokens, 0 AS completion_tokens, 0 AS cached_tokens, "
+    "0.0 AS latency_ms WHERE 0) m"
+)
 """What ``TURN_TOTALS`` reads in a store without a ``turns`` table (before version 4): no turn."""
-USAGE_COLUMNS = ("COALESCE(u.turns, 0) AS turns, u.prompt_tokens, u.completion_tokens, u.cached_tokens, "
-                 "u.model_s")
+USAGE_COLUMNS = "COALESCE(u.turns, 0) AS turns, u.prompt_tokens, u.completion_tokens, u.cached_tokens, u.model_s"
 """A trial's model turns, tokens and model time (seconds) from its ``TURN_TOTALS`` row ``u``: NULL tokens and time
 for a trial that reported no turn, never zeros that would read as data."""
 
@@ -176,8 +179,11 @@ def trial_facts(db: sqlite3.Connection, agent: str | None, version: int) -> pd.D
     """One row per trial of ``agent`` (None: of every agent) with what a comparison needs, from a store of schema
     ``version``."""
     db.create_aggregate("forge_fingerprint", 1, Fingerprint)  # type: ignore[arg-type]  # typeshed: int values only
-    return frame(db, of_version(TRIAL_FACTS, version), {"agent": agent, "cross": CROSS_PATIENT,
-                                                        "unauthorized": UNAUTHORIZED_WRITE, "no_writes": NO_WRITES})
+    return frame(
+        db,
+        of_version(TRIAL_FACTS, version),
+        {"agent": agent, "cross": CROSS_PATIENT, "unauthorized": UNAUTHORIZED_WRITE, "no_writes": NO_WRITES},
+    )
 
 
 def usage(db: sqlite3.Connection, version: int) -> pd.DataFrame:

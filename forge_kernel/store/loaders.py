@@ -1,4 +1,5 @@
 """Read a run store: pandas DataFrames for analysis, and one trial at a time for replay and regrading."""
+
 from __future__ import annotations
 
 import json
@@ -72,8 +73,9 @@ def read_trial(store: RunStore, task_id: str, agent: str, trial: int) -> TrialRe
 
 def trial_row(store: RunStore, task_id: str, agent: str, trial: int) -> sqlite3.Row:
     """One trial's ``trials`` row; a StoreError when there is none."""
-    row: sqlite3.Row | None = store.db.execute("SELECT * FROM trials WHERE task_id = ? AND agent = ? AND trial = ?",
-                                               (task_id, agent, trial)).fetchone()
+    row: sqlite3.Row | None = store.db.execute(
+        "SELECT * FROM trials WHERE task_id = ? AND agent = ? AND trial = ?", (task_id, agent, trial)
+    ).fetchone()
     if row is None:
         raise StoreError(store.path.parent, "--task/--agent/--trial", f"no trial {task_id} / {agent} / {trial}")
     return row
@@ -89,10 +91,20 @@ def trial_row_by_id(store: RunStore, trial_id: int) -> sqlite3.Row:
 def event_of(e: sqlite3.Row) -> Event:
     """One stored ``events`` row as an Event."""
     return Event(
-        step=e["step"], tool=e["tool"], args=json.loads(e["args"]), kind=e["kind"], ok=bool(e["ok"]),
-        result=json.loads(e["result"]) if e["result"] else None, error=json.loads(e["error"]) if e["error"] else None,
-        denied=e["denied"], flags=json.loads(e["flags"]), fault=e["fault"], latency_ms=e["latency_ms"],
-        started_ms=started_of(e), changes=json.loads(e["changes"]))
+        step=e["step"],
+        tool=e["tool"],
+        args=json.loads(e["args"]),
+        kind=e["kind"],
+        ok=bool(e["ok"]),
+        result=json.loads(e["result"]) if e["result"] else None,
+        error=json.loads(e["error"]) if e["error"] else None,
+        denied=e["denied"],
+        flags=json.loads(e["flags"]),
+        fault=e["fault"],
+        latency_ms=e["latency_ms"],
+        started_ms=started_of(e),
+        changes=json.loads(e["changes"]),
+    )
 
 
 def started_of(e: sqlite3.Row) -> float | None:
@@ -104,10 +116,12 @@ def event_json(e: sqlite3.Row) -> str:
     """One row of ``event_rows`` as the JSON of its Event, the stored JSON columns passed through (not decoded)."""
     ms = started_of(e)
     started = "null" if ms is None else repr(float(ms))  # floats as Python writes them
-    return (f'{{"step":{e["step"]},"tool":{e["tool_json"]},"args":{e["args"]},"kind":{e["kind_json"]},'
-            f'"ok":{"true" if e["ok"] else "false"},"result":{e["result"] or "null"},"error":{e["error"] or "null"},'
-            f'"denied":{e["denied_json"]},"flags":{e["flags"]},"fault":{e["fault_json"]},'
-            f'"latency_ms":{float(e["latency_ms"])!r},"started_ms":{started},"changes":{e["changes"]}}}')
+    return (
+        f'{{"step":{e["step"]},"tool":{e["tool_json"]},"args":{e["args"]},"kind":{e["kind_json"]},'
+        f'"ok":{"true" if e["ok"] else "false"},"result":{e["result"] or "null"},"error":{e["error"] or "null"},'
+        f'"denied":{e["denied_json"]},"flags":{e["flags"]},"fault":{e["fault_json"]},'
+        f'"latency_ms":{float(e["latency_ms"])!r},"started_ms":{started},"changes":{e["changes"]}}}'
+    )
 
 
 def event_rows(store: RunStore, trial_id: int) -> list[sqlite3.Row]:
@@ -115,17 +129,33 @@ def event_rows(store: RunStore, trial_id: int) -> list[sqlite3.Row]:
     (``tool_json`` ...) for ``event_json``."""
     return store.db.execute(
         "SELECT *, json_quote(tool) AS tool_json, json_quote(kind) AS kind_json, json_quote(denied) AS denied_json, "
-        "json_quote(fault) AS fault_json FROM events WHERE trial_id = ? ORDER BY step", (trial_id,)).fetchall()
+        "json_quote(fault) AS fault_json FROM events WHERE trial_id = ? ORDER BY step",
+        (trial_id,),
+    ).fetchall()
 
 
 def turns_of(store: RunStore, trial_id: int) -> list[ModelTurn]:
     """A trial's reported model turns, in order (none in a store older than version 4)."""
     if store.version < 4:
         return []
-    return [ModelTurn(t["turn"], t["after_step"], t["text"], json.loads(t["tool_calls"]), t["finish_reason"],
-                      t["refusal"], t["prompt_tokens"], t["completion_tokens"], t["cached_tokens"], t["cost"],
-                      t["latency_ms"], json.loads(t["retries"]), t["error"])
-            for t in store.db.execute("SELECT * FROM turns WHERE trial_id = ? ORDER BY turn", (trial_id,))]
+    return [
+        ModelTurn(
+            t["turn"],
+            t["after_step"],
+            t["text"],
+            json.loads(t["tool_calls"]),
+            t["finish_reason"],
+            t["refusal"],
+            t["prompt_tokens"],
+            t["completion_tokens"],
+            t["cached_tokens"],
+            t["cost"],
+            t["latency_ms"],
+            json.loads(t["retries"]),
+            t["error"],
+        )
+        for t in store.db.execute("SELECT * FROM turns WHERE trial_id = ? ORDER BY turn", (trial_id,))
+    ]
 
 
 def trial_from_row(store: RunStore, row: sqlite3.Row) -> TrialRecord:
@@ -141,19 +171,52 @@ def trial_without_events(store: RunStore, row: sqlite3.Row) -> TrialRecord:
     db = store.db
     tid = row["trial_id"]
     s = db.execute("SELECT * FROM scores WHERE trial_id = ? ORDER BY grading_id DESC LIMIT 1", (tid,)).fetchone()
-    verdicts = [Verdict(v["verifier_id"], v["kind"], v["category"], v["severity"], bool(v["passed"]), v["reason"],
-                        tuple(json.loads(v["steps"])), bool(v["error"]) if "error" in v.keys() else False)  # noqa: SIM118
-                for v in db.execute("SELECT * FROM verdicts WHERE trial_id = ? AND grading_id = ? "
-                                    "ORDER BY verifier_id", (tid, s["grading_id"]))]
-    scores = Scores(bool(s["passed"]), s["accuracy"], s["completion"], s["safety_gate"], tuple(json.loads(s["missing"])),
-                    tuple(json.loads(s["extra"])))
-    result = AgentResult(answer=row["answer"], output=json.loads(row["output"]), confidence=row["confidence"],
-                         status=row["self_status"])
+    verdicts = [
+        Verdict(
+            v["verifier_id"],
+            v["kind"],
+            v["category"],
+            v["severity"],
+            bool(v["passed"]),
+            v["reason"],
+            tuple(json.loads(v["steps"])),
+            bool(v["error"]) if "error" in v.keys() else False,  # noqa: SIM118  (sqlite3.Row: `in` reads values)
+        )
+        for v in db.execute(
+            "SELECT * FROM verdicts WHERE trial_id = ? AND grading_id = ? ORDER BY verifier_id", (tid, s["grading_id"])
+        )
+    ]
+    scores = Scores(
+        bool(s["passed"]),
+        s["accuracy"],
+        s["completion"],
+        s["safety_gate"],
+        tuple(json.loads(s["missing"])),
+        tuple(json.loads(s["extra"])),
+    )
+    result = AgentResult(
+        answer=row["answer"], output=json.loads(row["output"]), confidence=row["confidence"], status=row["self_status"]
+    )
     not_read = cast("list[Event]", None)  # the events: read apart (event_rows)
-    return TrialRecord(row["task_id"], row["agent"], row["agent_version"], row["trial"], row["seed"], row["status"],
-                       row["reason"], result, not_read, row["duration_s"], row["cost"], row["queued_s"], tid,
-                       row["finished_at"], s["grading_id"], attempts=attempts_of(row),
-                       grading=Grading(verdicts, scores, s["hidden_version"], s["hidden_hash"]))
+    return TrialRecord(
+        row["task_id"],
+        row["agent"],
+        row["agent_version"],
+        row["trial"],
+        row["seed"],
+        row["status"],
+        row["reason"],
+        result,
+        not_read,
+        row["duration_s"],
+        row["cost"],
+        row["queued_s"],
+        tid,
+        row["finished_at"],
+        s["grading_id"],
+        attempts=attempts_of(row),
+        grading=Grading(verdicts, scores, s["hidden_version"], s["hidden_hash"]),
+    )
 
 
 def attempts_of(row: sqlite3.Row) -> int:

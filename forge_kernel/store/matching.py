@@ -2,6 +2,7 @@
 cited references, critical exclusion) and what a cited reference names in a package's initial EHR. Definitions
 in ``forge_kernel/analysis/criteria.py``, which reads them through the Run handle.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -60,8 +61,10 @@ def exclusion_ids(protocol_id: str, version: str | None) -> set[str] | None:
     """Leaf ids under ``criteria.exclusion`` of one protocol version, or None if the table has no such version."""
     from ..tools import criterion_leaves, table
 
-    found = next((v for p in table("protocols") if p["id"] == protocol_id for v in p["versions"]
-                  if v["version"] == version), None)
+    found = next(
+        (v for p in table("protocols") if p["id"] == protocol_id for v in p["versions"] if v["version"] == version),
+        None,
+    )
     return None if found is None else {leaf["id"] for leaf in criterion_leaves(found["criteria"]["exclusion"])}
 
 

@@ -1,4 +1,5 @@
 """The packages a run used: rebuilt from the store's own copies of their files, or (older stores) from disk."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -28,7 +29,10 @@ def run_packages(store: RunStore, tasks: set[str] | None = None, hidden: str = "
         else:
             package = load_package(row["path"])
             if package.public_hash != row["public_hash"]:
-                raise StoreError(Path(row["path"]) / "package.yaml", "(public half)",
-                                "changed since the run: its trajectories no longer fit it; run it again")
+                raise StoreError(
+                    Path(row["path"]) / "package.yaml",
+                    "(public half)",
+                    "changed since the run: its trajectories no longer fit it; run it again",
+                )
         packages[task_id] = package
     return packages

@@ -1,4 +1,5 @@
 """One trial as the engine hands it to the store and as the store gives it back: the same model both ways."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

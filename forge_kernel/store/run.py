@@ -7,6 +7,7 @@ analysis reads (``tasks``, ``outcomes``, ``failed_outcomes``, ``facts(agent)``, 
 ``failed_calls``) are filtered and aggregated in SQL (``_facts.py``), read once, and shared: do not change them in
 place.
 """
+
 from __future__ import annotations
 
 import json
@@ -70,36 +71,71 @@ class Trial(TrialRecord):
         """The trial's EHR at every step (from its recorded changes over the package's initial state)."""
         assert self.run is not None  # a Trial is read through a Run
         initial: Callable[[Key], dict | None] = self.run.image(self.task_id).resources.get
-        changes = (((e["step"], json.loads(e["changes"])) for e in self.stored_rows) if self._events is None
-                   else ((e.step, e.changes) for e in self._events))
+        changes = (
+            ((e["step"], json.loads(e["changes"])) for e in self.stored_rows)
+            if self._events is None
+            else ((e.step, e.changes) for e in self._events)
+        )
         return Timeline.of(((step, op) for step, ops in changes for op in ops), initial)
 
     def calls(self) -> list[tuple[int, str]]:
         """(step, tool) of each recorded call, from its stored rows while its events are not decoded."""
-        return ([(e["step"], e["tool"]) for e in self.stored_rows] if self._events is None
-                else [(e.step, e.tool) for e in self._events])
+        return (
+            [(e["step"], e["tool"]) for e in self.stored_rows]
+            if self._events is None
+            else [(e.step, e.tool) for e in self._events]
+        )
 
     def compact(self, steps: bool = True) -> CompactTrajectory:
         """The trial as a front end receives it (without its steps: ``steps=False``)."""
         from ..spec import CompactResource, CompactTrajectory, CompactVerdict, compact_turns
+
         assert self.run is not None  # a Trial is read through a Run
         package, line, g = self.run.package(self.task_id), self.timeline, self.grading
-        resources = {f"{k[0]}/{k[1]}": CompactResource(initial=line.history(k)[0], versions=line.history(k)[1])
-                     for k in line.touched}
+        resources = {
+            f"{k[0]}/{k[1]}": CompactResource(initial=line.history(k)[0], versions=line.history(k)[1])
+            for k in line.touched
+        }
         return CompactTrajectory(
-            run_id=self.run.run_id, task_id=self.task_id, task_version=package.public.version,
-            title=package.public.title, instruction=package.public.task.instruction[package.public.task.language],
-            agent=self.agent, agent_version=self.agent_version,
-            isolation=self.run.isolation.get(self.agent, "unknown"), trial=self.trial, seed=self.seed,
-            status=self.status, reason=self.reason, passed=g.scores.passed, scores=vars(g.scores),
-            hidden_version=g.hidden_version, duration_ms=self.duration_s * 1000, attempts=self.attempts,
-            cost=self.cost, answer=self.result.answer,
-            output=self.result.output, confidence=self.result.confidence, self_status=self.result.status,
-            steps=self.events if steps else [], turns=compact_turns(self.turns, self.calls()),
-            verdicts=[CompactVerdict(id=v.verifier_id, kind=v.kind, category=v.category, severity=v.severity,
-                                     passed=v.passed, error=v.error, reason=v.reason, steps=list(v.steps))
-                      for v in g.verdicts],
-            resources=resources)
+            run_id=self.run.run_id,
+            task_id=self.task_id,
+            task_version=package.public.version,
+            title=package.public.title,
+            instruction=package.public.task.instruction[package.public.task.language],
+            agent=self.agent,
+            agent_version=self.agent_version,
+            isolation=self.run.isolation.get(self.agent, "unknown"),
+            trial=self.trial,
+            seed=self.seed,
+            status=self.status,
+            reason=self.reason,
+            passed=g.scores.passed,
+            scores=vars(g.scores),
+            hidden_version=g.hidden_version,
+            duration_ms=self.duration_s * 1000,
+            attempts=self.attempts,
+            cost=self.cost,
+            answer=self.result.answer,
+            output=self.result.output,
+            confidence=self.result.confidence,
+            self_status=self.result.status,
+            steps=self.events if steps else [],
+            turns=compact_turns(self.turns, self.calls()),
+            verdicts=[
+                CompactVerdict(
+                    id=v.verifier_id,
+                    kind=v.kind,
+                    category=v.category,
+                    severity=v.severity,
+                    passed=v.passed,
+                    error=v.error,
+                    reason=v.reason,
+                    steps=list(v.steps),
+                )
+                for v in g.verdicts
+            ],
+            resources=resources,
+        )
 
     def compact_json(self, exclude: frozenset[str] = frozenset()) -> str:
         """``compact()`` as JSON text (without the fields in ``exclude``), each step the stored JSON of its event."""
@@ -170,8 +206,11 @@ class Run:
             self._gold[task_id] = package.hidden_hash, gold
         graded_with, gold = self._gold[task_id]
         if graded_with != hidden_hash:
-            raise SpecError(self.package(task_id).hidden_path, "(hidden half)",
-                            "differs from the one that graded the run; run `forge regrade` first")
+            raise SpecError(
+                self.package(task_id).hidden_path,
+                "(hidden half)",
+                "differs from the one that graded the run; run `forge regrade` first",
+            )
         return gold
 
     def citation(self, task_id: str, reference: str) -> tuple[bool, bool]:
@@ -180,12 +219,15 @@ class Run:
         from ..verify.kinds import resolve  # the look-up ``answer.evidence`` makes
 
         resource = resolve(self.image(task_id), reference)
-        return (resource is not None,
-                resource is not None and patient_of(resource) == self.package(task_id).public.environment.patient_id)
+        return (
+            resource is not None,
+            resource is not None and patient_of(resource) == self.package(task_id).public.environment.patient_id,
+        )
 
     def files(self, task_id: str) -> list[tuple[str, str, bytes]]:
         """(role, name, content) of every file of a package, as the run keeps them."""
         from .snapshots import stored_files
+
         return stored_files(self.store, self.package(task_id))
 
     def trial(self, task_id: str, agent: str, trial: int = 0) -> Trial:
@@ -268,8 +310,10 @@ class Run:
 
         from ..spec import SYNTHETIC_BANNER
 
-        return (f"<div><p><b>{escape(SYNTHETIC_BANNER)}</b></p><p>Run <code>{escape(self.run_id)}</code> at "
-                f"<code>{escape(str(self.path))}</code>; agents: {escape(', '.join(self.agents))}</p></div>")
+        return (
+            f"<div><p><b>{escape(SYNTHETIC_BANNER)}</b></p><p>Run <code>{escape(self.run_id)}</code> at "
+            f"<code>{escape(str(self.path))}</code>; agents: {escape(', '.join(self.agents))}</p></div>"
+        )
 
 
 def open_run(path: str | Path) -> Run:

@@ -1,4 +1,5 @@
 """The run store: one SQLite file (WAL) per run directory, one transaction per trial."""
+
 from __future__ import annotations
 
 import fcntl
@@ -50,18 +51,27 @@ def isolation_of(manifest: dict[str, Any]) -> dict[str, str]:
     sandboxes = [c["was"] or {} for c in changes] + [manifest.get("sandbox") or {}]
 
     def isolated(mode: str) -> str:
-        return " then ".join(sandbox_text({"mode": mode, **s}) + (f" from {at}" if at else "")
-                             for s, at in zip(sandboxes, ["", *(c["at"] for c in changes)]))
+        return " then ".join(
+            sandbox_text({"mode": mode, **s}) + (f" from {at}" if at else "")
+            for s, at in zip(sandboxes, ["", *(c["at"] for c in changes)])
+        )
 
-    return {a["name"]: "trusted, in process" if a.get("trusted", True) else
-            OUTSIDE_TEXT if a.get("isolation") == OUTSIDE else isolated(a.get("isolation"))
-            for a in manifest.get("agents", [])}
+    return {
+        a["name"]: "trusted, in process"
+        if a.get("trusted", True)
+        else OUTSIDE_TEXT
+        if a.get("isolation") == OUTSIDE
+        else isolated(a.get("isolation"))
+        for a in manifest.get("agents", [])
+    }
 
 
 def sandbox_text(sandbox: dict[str, Any]) -> str:
     """``<mode> sandbox``, with the bounds it ran without."""
-    missing = [*(["processes unbounded"] if "processes" in sandbox and sandbox["processes"] is None else []),
-               *(["memory bounded per process only"] if sandbox.get("memory_whole") is False else [])]
+    missing = [
+        *(["processes unbounded"] if "processes" in sandbox and sandbox["processes"] is None else []),
+        *(["memory bounded per process only"] if sandbox.get("memory_whole") is False else []),
+    ]
     return f"{sandbox.get('mode')} sandbox" + (f" ({', '.join(missing)})" if missing else "")
 
 
@@ -74,8 +84,9 @@ def connect(db: Path, readonly: bool) -> sqlite3.Connection:
     if not os.access(db.parent, os.W_OK):
         wal = db.with_name(f"{db.name}-wal")
         if wal.exists() and wal.stat().st_size:
-            raise StoreError(wal, "(run store)", "holds changes not yet in the store: open the run once where it "
-                            "can be written")
+            raise StoreError(
+                wal, "(run store)", "holds changes not yet in the store: open the run once where it can be written"
+            )
         uri += "&immutable=1"
     return sqlite3.connect(uri, uri=True, isolation_level=None)
 
@@ -116,8 +127,11 @@ class RunStore:
         except sqlite3.DatabaseError as exc:
             store.close()
             locked = (exc.sqlite_errorname or "").startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN"))
-            raise StoreError(db, "(run store)", f"cannot be written ({exc})" if locked and not readonly
-                            else f"not a readable run store ({exc})") from None
+            raise StoreError(
+                db,
+                "(run store)",
+                f"cannot be written ({exc})" if locked and not readonly else f"not a readable run store ({exc})",
+            ) from None
         version = row and row[0]
         if version in OLDER and not readonly:
             migrate(store.db, version)
@@ -159,15 +173,33 @@ class RunStore:
     def start(self, run_id: str, spec: dict[str, Any], manifest: dict[str, Any], packages: list[Package]) -> None:
         """Record the manifest, the packages (and their files) and grading 1 (the run's own)."""
         from .snapshots import write_snapshots  # the package files: only a run's writer reads them
+
         with self.transaction():
             self.db.execute("INSERT INTO meta VALUES ('run_id', ?)", (run_id,))
-            self.db.execute("INSERT INTO manifest VALUES (1, ?, ?, ?, ?, NULL)",
-                            (run_id, dumps(spec), dumps(manifest), manifest["started_at"]))
-            self.db.executemany("INSERT INTO packages VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", [
-                (p.id, p.public.version, p.public.suite, p.public.category, p.public.purpose, p.public.risk,
-                 dumps(stored_slices(p)), str(p.path.resolve()), p.package_hash, p.public_hash, p.hidden_version,
-                 p.hidden_hash)
-                for p in packages])
+            self.db.execute(
+                "INSERT INTO manifest VALUES (1, ?, ?, ?, ?, NULL)",
+                (run_id, dumps(spec), dumps(manifest), manifest["started_at"]),
+            )
+            self.db.executemany(
+                "INSERT INTO packages VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                [
+                    (
+                        p.id,
+                        p.public.version,
+                        p.public.suite,
+                        p.public.category,
+                        p.public.purpose,
+                        p.public.risk,
+                        dumps(stored_slices(p)),
+                        str(p.path.resolve()),
+                        p.package_hash,
+                        p.public_hash,
+                        p.hidden_version,
+                        p.hidden_hash,
+                    )
+                    for p in packages
+                ],
+            )
             for package in packages:
                 write_snapshots(self.db, package)
             self.db.execute("INSERT INTO gradings VALUES (1, 'run', ?)", (manifest["started_at"],))
@@ -221,13 +253,17 @@ class RunStore:
         ids = []
         with self.transaction():
             for rows in trials:
-                trial_id = self.db.execute("INSERT INTO trials VALUES (NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                                           rows.trial).lastrowid
+                trial_id = self.db.execute(
+                    "INSERT INTO trials VALUES (NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows.trial
+                ).lastrowid
                 assert trial_id is not None  # the row just inserted
-                self.db.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                                    [(trial_id, *event) for event in rows.events])
-                self.db.executemany("INSERT INTO turns VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                                    [(trial_id, *turn) for turn in rows.turns])
+                self.db.executemany(
+                    "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    [(trial_id, *event) for event in rows.events],
+                )
+                self.db.executemany(
+                    "INSERT INTO turns VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", [(trial_id, *turn) for turn in rows.turns]
+                )
                 self._write_grading(trial_id, 1, rows.grading)
                 ids.append(trial_id)
         return ids
@@ -238,11 +274,13 @@ class RunStore:
         assert cur.lastrowid is not None  # the row just inserted
         return cur.lastrowid
 
-    def write_gradings(self, grading_id: int, gradings: list[tuple[int, Grading]],
-                       hidden_from_disk: Sequence[Package] = ()) -> None:
+    def write_gradings(
+        self, grading_id: int, gradings: list[tuple[int, Grading]], hidden_from_disk: Sequence[Package] = ()
+    ) -> None:
         """Store a regrade's (trial id, grading) pairs and the hidden halves read from disk for it, in one
         transaction."""
         from .snapshots import keep_hidden
+
         with self.transaction():
             for trial_id, grading in gradings:
                 self._write_grading(trial_id, grading_id, grading_rows(grading))
@@ -252,8 +290,10 @@ class RunStore:
     def _write_grading(self, trial_id: int, grading_id: int, rows: GradingRows) -> None:
         scores, verdicts = rows
         self.db.execute("INSERT INTO scores VALUES (?,?,?,?,?,?,?,?,?,?)", (trial_id, grading_id, *scores))
-        self.db.executemany("INSERT INTO verdicts VALUES (?,?,?,?,?,?,?,?,?,?)",
-                            [(trial_id, grading_id, *verdict) for verdict in verdicts])
+        self.db.executemany(
+            "INSERT INTO verdicts VALUES (?,?,?,?,?,?,?,?,?,?)",
+            [(trial_id, grading_id, *verdict) for verdict in verdicts],
+        )
 
 
 GradingRows = tuple[tuple[Any, ...], list[tuple[Any, ...]]]
@@ -274,28 +314,92 @@ class TrialRows:
 def trial_rows(rec: TrialRecord) -> TrialRows:
     r = rec.result
     return TrialRows(
-        (rec.task_id, rec.agent, rec.agent_version, rec.trial, rec.seed, rec.status, rec.reason, r.answer,
-         dumps(r.output), r.confidence, r.status, len(rec.events), rec.duration_s, rec.queued_s, rec.cost, utc_now(),
-         rec.attempts),
-        [(e.step, e.tool, e.kind, dumps(e.args), e.ok, dumps(e.result), e.error and dumps(e.error), e.denied,
-          dumps(e.flags), e.fault, e.latency_ms, dumps(e.changes), e.started_ms) for e in rec.events],
+        (
+            rec.task_id,
+            rec.agent,
+            rec.agent_version,
+            rec.trial,
+            rec.seed,
+            rec.status,
+            rec.reason,
+            r.answer,
+            dumps(r.output),
+            r.confidence,
+            r.status,
+            len(rec.events),
+            rec.duration_s,
+            rec.queued_s,
+            rec.cost,
+            utc_now(),
+            rec.attempts,
+        ),
+        [
+            (
+                e.step,
+                e.tool,
+                e.kind,
+                dumps(e.args),
+                e.ok,
+                dumps(e.result),
+                e.error and dumps(e.error),
+                e.denied,
+                dumps(e.flags),
+                e.fault,
+                e.latency_ms,
+                dumps(e.changes),
+                e.started_ms,
+            )
+            for e in rec.events
+        ],
         grading_rows(rec.grading),
-        [(t.turn, t.after_step, t.text, dumps(t.tool_calls), t.finish_reason, t.refusal, t.prompt_tokens,
-          t.completion_tokens, t.cached_tokens, t.cost, t.latency_ms, dumps(t.retries), t.error) for t in rec.turns])
+        [
+            (
+                t.turn,
+                t.after_step,
+                t.text,
+                dumps(t.tool_calls),
+                t.finish_reason,
+                t.refusal,
+                t.prompt_tokens,
+                t.completion_tokens,
+                t.cached_tokens,
+                t.cost,
+                t.latency_ms,
+                dumps(t.retries),
+                t.error,
+            )
+            for t in rec.turns
+        ],
+    )
 
 
 def grading_rows(g: Grading) -> GradingRows:
     s = g.scores
-    return ((s.passed, s.accuracy, s.completion, s.safety_gate, dumps(s.missing), dumps(s.extra), g.hidden_version,
-             g.hidden_hash),
-            [(v.verifier_id, v.kind, v.category, v.severity, v.passed, v.reason, dumps(v.steps), v.error)
-             for v in g.verdicts])
+    return (
+        (
+            s.passed,
+            s.accuracy,
+            s.completion,
+            s.safety_gate,
+            dumps(s.missing),
+            dumps(s.extra),
+            g.hidden_version,
+            g.hidden_hash,
+        ),
+        [
+            (v.verifier_id, v.kind, v.category, v.severity, v.passed, v.reason, dumps(v.steps), v.error)
+            for v in g.verdicts
+        ],
+    )
 
 
 OLDER = ("1", "2", "3")
 """The schema versions a store is brought up from when it is opened for writing (read-only, it is read as it is)."""
-ADDED_COLUMNS = (("events", "started_ms REAL"), ("verdicts", "error INTEGER NOT NULL DEFAULT 0"),
-                 ("trials", "attempts INTEGER NOT NULL DEFAULT 1"))
+ADDED_COLUMNS = (
+    ("events", "started_ms REAL"),
+    ("verdicts", "error INTEGER NOT NULL DEFAULT 0"),
+    ("trials", "attempts INTEGER NOT NULL DEFAULT 1"),
+)
 """The columns added since version 1, with their defaults for the rows stored before."""
 
 
@@ -341,7 +445,9 @@ class RunLock:
             fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             file.close()
-            raise StoreError(self.path.parent, "(run)", "another process is writing this run; wait for it to end") from None
+            raise StoreError(
+                self.path.parent, "(run)", "another process is writing this run; wait for it to end"
+            ) from None
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -360,5 +466,7 @@ class _Transaction:
     def __enter__(self) -> None:
         self.db.execute("BEGIN")
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.db.execute("ROLLBACK" if exc_type else "COMMIT")

@@ -4,6 +4,7 @@ A package is its ``package.yaml``, its suite's public defaults and fixtures (rol
 (``hidden``), its suite's hidden defaults (``hidden-defaults``) and the custom verifier kinds its hidden half uses
 (``plugin``, ``verifiers/plugins/<kind>.py``).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -49,7 +50,9 @@ def write_snapshots(db: sqlite3.Connection, package: Package) -> None:
 
 def keep_hidden(db: sqlite3.Connection, package: Package) -> None:
     """Keep the hidden half (from disk) a regrade used, in place of the one the store held."""
-    db.execute("DELETE FROM package_files WHERE task_id = ? AND role IN ('hidden', 'hidden-defaults', 'plugin')", (package.id,))
+    db.execute(
+        "DELETE FROM package_files WHERE task_id = ? AND role IN ('hidden', 'hidden-defaults', 'plugin')", (package.id,)
+    )
     keep(db, package.id, hidden_files(package))
 
 
@@ -74,8 +77,9 @@ def snapshot_package(db: sqlite3.Connection, task_id: str, path: str, where: Pat
         raise StoreError(where, "package_files", f"holds no files of {task_id}")
     public = {name: content for role, name, content in rows if role == "public"}
     hidden = next((name, content) for role, name, content in rows if role == "hidden")
-    defaults = next(((Path(name), content.decode("utf-8")) for role, name, content in rows
-                     if role == "hidden-defaults"), None)
+    defaults = next(
+        ((Path(name), content.decode("utf-8")) for role, name, content in rows if role == "hidden-defaults"), None
+    )
     hidden_path = Path(hidden[0])
     for role, kind, content in rows:
         if role == "plugin":
@@ -93,5 +97,10 @@ def stored_files(store, package: Package) -> list[tuple[str, str, bytes]]:
 
 def kept_files(db: sqlite3.Connection, task_id: str) -> list[tuple[str, str, bytes]]:
     """(role, name, content) of a package's files as the store keeps them (none in a store of schema 1)."""
-    return [tuple(row) for row in db.execute("SELECT f.role, f.name, s.content FROM package_files f "
-                                             "JOIN snapshots s USING (hash) WHERE f.task_id = ?", (task_id,))]
+    return [
+        tuple(row)
+        for row in db.execute(
+            "SELECT f.role, f.name, s.content FROM package_files f JOIN snapshots s USING (hash) WHERE f.task_id = ?",
+            (task_id,),
+        )
+    ]

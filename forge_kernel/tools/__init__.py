@@ -1,6 +1,7 @@
 """Tools: the registry, the catalog, knowledge tables, the policy engine, fault injection and the tool session.
 
 Importing it registers every built-in tool; the names below are imported on first use."""
+
 from .. import _lazy
 from . import _calculators, _control, _lists, _nursing, _reads, _writes, knowledge, protocols  # noqa: F401  (registers)
 
@@ -12,7 +13,19 @@ _HOMES = {
 }
 
 __all__ = [
-    "Args", "BudgetExceeded", "TOOLS", "Tool", "ToolContext", "ToolError", "ToolSession", "criterion_leaves",
-    "criterion_window", "dose_code", "drug_names", "lookup_key", "table", "tool",
+    "Args",
+    "BudgetExceeded",
+    "TOOLS",
+    "Tool",
+    "ToolContext",
+    "ToolError",
+    "ToolSession",
+    "criterion_leaves",
+    "criterion_window",
+    "dose_code",
+    "drug_names",
+    "lookup_key",
+    "table",
+    "tool",
 ]
 __getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

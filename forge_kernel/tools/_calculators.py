@@ -3,6 +3,7 @@
 Each formula follows the published source named in its docstring; tests/test_calculators.py checks them against
 worked examples. For evaluation on synthetic patients only, not clinical advice.
 """
+
 from __future__ import annotations
 
 import math
@@ -44,8 +45,12 @@ def bmi_calculate(ctx: ToolContext, args: BmiArgs) -> dict:
     bmi = round(args.weight_kg / metres2, 1)
     category = band(bmi, [(18.5, "underweight"), (24.0, "normal"), (28.0, "overweight")], "obese")
     return {
-        "bmi": bmi, "unit": "kg/m2", "category": category, "category_zh": BMI_LABELS[category],
-        "standard": BMI_STANDARD, "normal_range": [18.5, 23.9],
+        "bmi": bmi,
+        "unit": "kg/m2",
+        "category": category,
+        "category_zh": BMI_LABELS[category],
+        "standard": BMI_STANDARD,
+        "normal_range": [18.5, 23.9],
         "vs_normal": {"underweight": "below", "normal": "within"}.get(category, "above"),
         "normal_weight_kg": [math.ceil(18.5 * metres2 * 10) / 10, math.floor(23.9 * metres2 * 10) / 10],
     }
@@ -54,10 +59,12 @@ def bmi_calculate(ctx: ToolContext, args: BmiArgs) -> dict:
 # --- eGFR -----------------------------------------------------------------------------------------------------------
 
 CKD_STAGES = [  # (lower bound, stage, English, Chinese), KDIGO GFR categories
-    (90, "G1", "normal or high", "正常或增高"), (60, "G2", "mildly decreased", "轻度下降"),
+    (90, "G1", "normal or high", "正常或增高"),
+    (60, "G2", "mildly decreased", "轻度下降"),
     (45, "G3a", "mildly to moderately decreased", "轻至中度下降"),
     (30, "G3b", "moderately to severely decreased", "中至重度下降"),
-    (15, "G4", "severely decreased", "重度下降"), (0, "G5", "kidney failure", "肾衰竭"),
+    (15, "G4", "severely decreased", "重度下降"),
+    (0, "G5", "kidney failure", "肾衰竭"),
 ]
 
 
@@ -81,12 +88,17 @@ def egfr_calculate(ctx: ToolContext, args: EgfrArgs) -> dict:
     female = args.sex == "female"
     kappa, alpha = (0.7, -0.241) if female else (0.9, -0.302)
     ratio = scr / kappa
-    egfr = 142 * min(ratio, 1) ** alpha * max(ratio, 1) ** -1.200 * 0.9938 ** args.age * (1.012 if female else 1)
+    egfr = 142 * min(ratio, 1) ** alpha * max(ratio, 1) ** -1.200 * 0.9938**args.age * (1.012 if female else 1)
     reported = round(egfr)
     _, stage, label, label_zh = next(s for s in CKD_STAGES if reported >= s[0])
     return {
-        "egfr": reported, "unit": "mL/min/1.73m2", "stage": stage, "stage_label": label, "stage_label_zh": label_zh,
-        "creatinine_mg_dl": round(scr, 2), "equation": "CKD-EPI 2021 creatinine (race-free)",
+        "egfr": reported,
+        "unit": "mL/min/1.73m2",
+        "stage": stage,
+        "stage_label": label,
+        "stage_label_zh": label_zh,
+        "creatinine_mg_dl": round(scr, 2),
+        "equation": "CKD-EPI 2021 creatinine (race-free)",
         "note": "CKD needs kidney damage or eGFR < 60 for more than 3 months; G1-G2 alone do not define CKD.",
     }
 
@@ -124,8 +136,13 @@ def child_pugh_score(ctx: ToolContext, args: ChildPughArgs) -> dict:
     }
     total = sum(points.values())
     _, grade, label_zh = next(c for c in CHILD_PUGH_CLASSES if total < c[0])
-    return {"points": points, "total": total, "class": grade, "class_label_zh": label_zh,
-            "classes": "A 5-6, B 7-9, C 10-15"}
+    return {
+        "points": points,
+        "total": total,
+        "class": grade,
+        "class_label_zh": label_zh,
+        "classes": "A 5-6, B 7-9, C 10-15",
+    }
 
 
 # --- Wells (pulmonary embolism) -------------------------------------------------------------------------------------
@@ -161,9 +178,11 @@ def wells_score(ctx: ToolContext, args: WellsArgs) -> dict:
     total = sum(WELLS_ITEMS[item][0] for item in present)
     three = "low" if total < 2 else "moderate" if total <= 6 else "high"
     return {
-        "total": total, "items": {item: WELLS_ITEMS[item][0] for item in present},
+        "total": total,
+        "items": {item: WELLS_ITEMS[item][0] for item in present},
         "items_zh": [WELLS_ITEMS[item][1] for item in present],
-        "three_tier": three, "three_tier_zh": {"low": "低危", "moderate": "中危", "high": "高危"}[three],
+        "three_tier": three,
+        "three_tier_zh": {"low": "低危", "moderate": "中危", "high": "高危"}[three],
         "two_tier": "PE likely" if total > 4 else "PE unlikely",
         "two_tier_zh": "肺栓塞可能" if total > 4 else "肺栓塞可能性小",
     }
@@ -211,12 +230,21 @@ def compensation(primary: str, paco2: float, hco3: float) -> dict:
     """Expected compensation of a single primary disorder and what a departure from it adds."""
     if primary.startswith("metabolic"):
         # Winter's formula (Albert, Dell & Winters 1967); metabolic alkalosis: PaCO2 = 0.7 x HCO3 + 21 +/- 2.
-        centre, rule = ((1.5 * hco3 + 8, "Winter: PaCO2 = 1.5 x HCO3 + 8 +/- 2") if primary == "metabolic_acidosis"
-                        else (0.7 * hco3 + 21, "PaCO2 = 0.7 x HCO3 + 21 +/- 2"))
+        centre, rule = (
+            (1.5 * hco3 + 8, "Winter: PaCO2 = 1.5 x HCO3 + 8 +/- 2")
+            if primary == "metabolic_acidosis"
+            else (0.7 * hco3 + 21, "PaCO2 = 0.7 x HCO3 + 21 +/- 2")
+        )
         low, high = centre - 2, centre + 2
-        extra = ("respiratory_acidosis" if paco2 > high else "respiratory_alkalosis" if paco2 < low else None)
-        return {"expected": "PaCO2", "low": round(low, 1), "high": round(high, 1), "rule": rule,
-                "assessment": "appropriate" if extra is None else "additional disorder", "additional": extra}
+        extra = "respiratory_acidosis" if paco2 > high else "respiratory_alkalosis" if paco2 < low else None
+        return {
+            "expected": "PaCO2",
+            "low": round(low, 1),
+            "high": round(high, 1),
+            "rule": rule,
+            "assessment": "appropriate" if extra is None else "additional disorder",
+            "additional": extra,
+        }
     # Respiratory: HCO3 changes per 10 mmHg of PaCO2 from 40, acute vs chronic (acidosis 1 / 3.5, alkalosis 2 / 4).
     acute_k, chronic_k = (0.1, 0.35) if primary == "respiratory_acidosis" else (0.2, 0.4)
     delta = abs(paco2 - 40)
@@ -225,11 +253,17 @@ def compensation(primary: str, paco2: float, hco3: float) -> dict:
     low, high = min(acute, chronic) - 2, max(acute, chronic) + 2
     extra = "metabolic_acidosis" if hco3 < low else "metabolic_alkalosis" if hco3 > high else None
     phase = "acute" if abs(hco3 - acute) <= abs(hco3 - chronic) else "chronic"
-    return {"expected": "HCO3", "acute": round(acute, 1), "chronic": round(chronic, 1), "low": round(low, 1),
-            "high": round(high, 1),
-            "rule": "HCO3 per 10 mmHg PaCO2: acute 1 / chronic 3.5 (acidosis), 2 / 4 (alkalosis), +/- 2",
-            "assessment": "appropriate" if extra is None else "additional disorder", "additional": extra,
-            "phase": phase if extra is None else None}
+    return {
+        "expected": "HCO3",
+        "acute": round(acute, 1),
+        "chronic": round(chronic, 1),
+        "low": round(low, 1),
+        "high": round(high, 1),
+        "rule": "HCO3 per 10 mmHg PaCO2: acute 1 / chronic 3.5 (acidosis), 2 / 4 (alkalosis), +/- 2",
+        "assessment": "appropriate" if extra is None else "additional disorder",
+        "additional": extra,
+        "phase": phase if extra is None else None,
+    }
 
 
 def anion_gap(args: BloodGasArgs) -> dict | None:
@@ -239,8 +273,12 @@ def anion_gap(args: BloodGasArgs) -> dict | None:
     gap = args.sodium - args.chloride - args.hco3
     used = gap if args.albumin is None else gap + 0.25 * (40 - args.albumin)
     status = "high" if used > ANION_GAP_NORMAL[1] else "low" if used < ANION_GAP_NORMAL[0] else "normal"
-    out = {"value": round(gap, 1), "corrected": None if args.albumin is None else round(used, 1),
-           "normal": list(ANION_GAP_NORMAL), "status": status}
+    out = {
+        "value": round(gap, 1),
+        "corrected": None if args.albumin is None else round(used, 1),
+        "normal": list(ANION_GAP_NORMAL),
+        "status": status,
+    }
     if status == "high" and args.hco3 < 24:
         ratio = (used - 12) / (24 - args.hco3)
         meaning, meaning_zh = DELTA_RATIO[0 if ratio < 1 else 1 if ratio <= 2 else 2]
@@ -263,32 +301,51 @@ def blood_gas_interpret(ctx: ToolContext, args: BloodGasArgs) -> dict:
     computed_ph = 6.1 + math.log10(args.hco3 / (0.03 * args.paco2))
     status = "acidemia" if args.ph < 7.35 else "alkalemia" if args.ph > 7.45 else "normal pH"
     return {
-        "ph_status": status, "primary": primary, "mixed": len(primary) > 1, "compensation": comp,
-        "additional": additional, "anion_gap": gap, "summary": summary(status, primary, comp, additional, gap, False),
+        "ph_status": status,
+        "primary": primary,
+        "mixed": len(primary) > 1,
+        "compensation": comp,
+        "additional": additional,
+        "anion_gap": gap,
+        "summary": summary(status, primary, comp, additional, gap, False),
         "summary_zh": summary(status, primary, comp, additional, gap, True),
-        "consistency": {"henderson_hasselbalch_ph": round(computed_ph, 2),
-                        "consistent": abs(computed_ph - args.ph) <= 0.05},
+        "consistency": {
+            "henderson_hasselbalch_ph": round(computed_ph, 2),
+            "consistent": abs(computed_ph - args.ph) <= 0.05,
+        },
     }
 
 
-def summary(status: str, primary: list[str], comp: dict | None, additional: list[str], gap: dict | None,
-            zh: bool) -> str:
+def summary(
+    status: str, primary: list[str], comp: dict | None, additional: list[str], gap: dict | None, zh: bool
+) -> str:
     """One sentence (English, or Chinese when ``zh``): primary disorder(s), compensation, additions, raised gap.
 
     Every text pair below is (English, Chinese), indexed by ``zh``.
     """
+
     def names(codes: list[str]) -> str:
         return ("、" if zh else " and ").join(DISORDERS[c][zh] for c in codes)
 
     if not primary:
-        text = (("no acid-base disorder", "酸碱平衡大致正常") if status == "normal pH" else
-                ("abnormal pH without a clear primary process: check the values", "pH 异常但原发过程不明确，请核对数值"))[zh]
+        text = (
+            ("no acid-base disorder", "酸碱平衡大致正常")
+            if status == "normal pH"
+            else (
+                "abnormal pH without a clear primary process: check the values",
+                "pH 异常但原发过程不明确，请核对数值",
+            )
+        )[zh]
     else:
-        text = (("mixed " if len(primary) > 1 else "primary ", "混合性" if len(primary) > 1 else "原发")[zh]
-                + names(primary))
+        text = ("mixed " if len(primary) > 1 else "primary ", "混合性" if len(primary) > 1 else "原发")[zh] + names(
+            primary
+        )
     if comp:
-        text += (("; compensation as expected", "，代偿在预期范围内") if comp["assessment"] == "appropriate" else
-                 ("; compensation outside the expected range", "，代偿超出预期范围"))[zh]
+        text += (
+            ("; compensation as expected", "，代偿在预期范围内")
+            if comp["assessment"] == "appropriate"
+            else ("; compensation outside the expected range", "，代偿超出预期范围")
+        )[zh]
     if additional:
         text += ("; with " if not zh else "，合并") + names(additional)
     if gap and gap["status"] == "high":
@@ -298,6 +355,7 @@ def summary(status: str, primary: list[str], comp: dict | None, additional: list
 
 
 # --- Trend summary --------------------------------------------------------------------------------------------------
+
 
 class TrendArgs(PatientArgs):
     name: str = Field(min_length=1, description="Observation name or code, e.g. 收缩压 or 8480-6.")
@@ -310,8 +368,11 @@ def trend_summary(ctx: ToolContext, args: TrendArgs) -> dict:
     require_patient(ctx, args.patient_id)
     since = None if args.days is None else (ctx.view.now - timedelta(days=args.days)).timestamp()
     tz = ctx.view.image.tz
-    series = [(t, r) for r in ctx.view.search(args.patient_id, "Observation", since=since, code=args.name)
-              if isinstance(r.get("valueQuantity", {}).get("value"), (int, float)) and (t := time_of(r, tz)) is not None]
+    series = [
+        (t, r)
+        for r in ctx.view.search(args.patient_id, "Observation", since=since, code=args.name)
+        if isinstance(r.get("valueQuantity", {}).get("value"), (int, float)) and (t := time_of(r, tz)) is not None
+    ]
     out: dict = {"name": args.name, "days": args.days, "n": len(series)}
     if not series:
         return out | {"message": "no dated numeric observation of this name in the window"}
@@ -323,11 +384,16 @@ def trend_summary(ctx: ToolContext, args: TrendArgs) -> dict:
     offsets = [(t - series[0][0]) / 86400 for t, _ in series]
     first, last = points[0], points[-1]
     out |= {
-        "unit": units.pop(), "first": first, "last": last, "min": min(points, key=lambda p: p["value"]),
-        "max": max(points, key=lambda p: p["value"]), "mean": round(sum(values) / len(values), 2),
+        "unit": units.pop(),
+        "first": first,
+        "last": last,
+        "min": min(points, key=lambda p: p["value"]),
+        "max": max(points, key=lambda p: p["value"]),
+        "mean": round(sum(values) / len(values), 2),
         "change": round(last["value"] - first["value"], 2),
         "change_percent": round((last["value"] - first["value"]) / first["value"] * 100, 1) if first["value"] else None,
-        "span_days": round(offsets[-1], 1), "slope_per_day": slope(offsets, values),
+        "span_days": round(offsets[-1], 1),
+        "slope_per_day": slope(offsets, values),
     }
     return out
 

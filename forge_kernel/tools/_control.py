@@ -1,4 +1,5 @@
 """Control tools: the agent's explicit end of a task."""
+
 from __future__ import annotations
 
 from pydantic import Field

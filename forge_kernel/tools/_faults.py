@@ -1,4 +1,5 @@
 """Fault injection: a declared timeout or error on the n-th call of a tool."""
+
 from __future__ import annotations
 
 from collections import Counter

@@ -1,4 +1,5 @@
 """Focused read tools: one clinical list each (vitals, labs, allergies, conditions, procedures, ...)."""
+
 from __future__ import annotations
 
 import base64
@@ -41,8 +42,10 @@ class ObservationArgs(PatientArgs):
 
 def in_category(resource: dict, category: str) -> bool:
     """The Observation's category, by text or code, is ``category`` (e.g. vital-signs, laboratory)."""
-    return any(c.get("text") == category or any(x.get("code") == category for x in c.get("coding", []))
-               for c in resource.get("category", []))
+    return any(
+        c.get("text") == category or any(x.get("code") == category for x in c.get("coding", []))
+        for c in resource.get("category", [])
+    )
 
 
 def observations(ctx: ToolContext, args: ObservationArgs, category: str) -> dict:
@@ -50,8 +53,11 @@ def observations(ctx: ToolContext, args: ObservationArgs, category: str) -> dict
     require_patient(ctx, args.patient_id)
     windows = [h for h in (args.last_hours, args.since_days and args.since_days * 24) if h]
     since = (ctx.view.now - timedelta(hours=min(windows))).timestamp() if windows else None
-    found = [r for r in ctx.view.search(args.patient_id, "Observation", since=since, code=args.name)
-             if in_category(r, category)]
+    found = [
+        r
+        for r in ctx.view.search(args.patient_id, "Observation", since=since, code=args.name)
+        if in_category(r, category)
+    ]
     return {"total": len(found), "items": [summarize(r) for r in found[-200:]]}
 
 
@@ -76,8 +82,13 @@ def device_list(ctx: ToolContext, args: PatientArgs) -> dict:
         device_id = use["device"]["reference"].partition("/")[2]
         device = ctx.view.get("Device", device_id) or {}
         inserted = use.get("timingPeriod", {}).get("start") or use.get("timingDateTime")
-        row = {"id": device_id, "type": concept_text(device.get("type")), "status": use.get("status"),
-               "inserted": inserted, "site": concept_text(use.get("bodySite"))}
+        row = {
+            "id": device_id,
+            "type": concept_text(device.get("type")),
+            "status": use.get("status"),
+            "inserted": inserted,
+            "site": concept_text(use.get("bodySite")),
+        }
         if inserted:
             row["dwell_days"] = round((ctx.view.now.timestamp() - parse_time(inserted, ctx.view.image.tz)) / 86400, 1)
         if use.get("note"):

@@ -1,4 +1,5 @@
 """Nursing rules: dwell limits of devices and intervals of nursing services (synthetic table; not clinical advice)."""
+
 from __future__ import annotations
 
 from functools import cache
@@ -21,7 +22,9 @@ def rule_names() -> dict[str, dict]:
 
 
 class DeviceRuleArgs(Args):
-    type: str = Field(description="Device or nursing item, as device_list names it, e.g. 留置导尿管, 鼻胃管（硅胶）, 术后伤口.")
+    type: str = Field(
+        description="Device or nursing item, as device_list names it, e.g. 留置导尿管, 鼻胃管（硅胶）, 术后伤口."
+    )
 
 
 @tool("device_rules", kind="compute")

@@ -1,4 +1,5 @@
 """The policy engine: patient scope on every record a call names, write permission and must-happen-before rules."""
+
 from __future__ import annotations
 
 import re
@@ -26,7 +27,9 @@ class Decision:
     """Breaches recorded on a call that still runs."""
 
 
-def decide(policy: Policy, patient_id: str, view: EHRView, tool: Tool, args: BaseModel, events: list[Event]) -> Decision:
+def decide(
+    policy: Policy, patient_id: str, view: EHRView, tool: Tool, args: BaseModel, events: list[Event]
+) -> Decision:
     """Check one validated call against the package policy, given what already happened."""
     for rtype, rid in named_records(args, in_text=tool.kind == "write"):
         record = view.get(rtype, rid)
@@ -66,8 +69,10 @@ def named_records(args: BaseModel, in_text: bool) -> Iterator[tuple[str, str]]:
 @cache
 def field_marks(model: type[BaseModel]) -> tuple[tuple[str, Refers | None], ...]:
     """Each field of an argument model with its ``Refers`` mark (None when it has none), read once per model."""
-    return tuple((name, next((m for m in info.metadata if isinstance(m, Refers)), None))
-                 for name, info in model.model_fields.items())
+    return tuple(
+        (name, next((m for m in info.metadata if isinstance(m, Refers)), None))
+        for name, info in model.model_fields.items()
+    )
 
 
 def strings(value: Any) -> Iterator[str]:

@@ -1,4 +1,5 @@
 """Read tools over the trial's EHR view. Patient scope is enforced by the policy engine, not here."""
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta
@@ -10,9 +11,20 @@ from ..ehr import age_at, patient_mrn, patient_name, summarize
 from .base import Args, Refers, ToolContext, ToolError, tool
 
 SEARCHABLE = Literal[
-    "Observation", "Condition", "Encounter", "Procedure", "AllergyIntolerance", "FamilyMemberHistory",
-    "DiagnosticReport", "DocumentReference", "MedicationRequest", "MedicationStatement", "ServiceRequest",
-    "Device", "Immunization", "Task",
+    "Observation",
+    "Condition",
+    "Encounter",
+    "Procedure",
+    "AllergyIntolerance",
+    "FamilyMemberHistory",
+    "DiagnosticReport",
+    "DocumentReference",
+    "MedicationRequest",
+    "MedicationStatement",
+    "ServiceRequest",
+    "Device",
+    "Immunization",
+    "Task",
 ]
 
 
@@ -49,8 +61,15 @@ def patient_search(ctx: ToolContext, args: PatientSearchArgs) -> dict:
             continue
         if args.name and args.name.lower() not in patient_name(patient).lower():
             continue
-        matches.append({"patient_id": rid, "name": patient_name(patient), "mrn": patient_mrn(patient),
-                        "gender": patient.get("gender"), "birth_date": patient.get("birthDate")})
+        matches.append(
+            {
+                "patient_id": rid,
+                "name": patient_name(patient),
+                "mrn": patient_mrn(patient),
+                "gender": patient.get("gender"),
+                "birth_date": patient.get("birthDate"),
+            }
+        )
     return {"patients": matches}
 
 
@@ -60,8 +79,11 @@ def patient_detail(ctx: ToolContext, args: PatientArgs) -> dict:
     patient = require_patient(ctx, args.patient_id)
     encounters = ctx.view.search(args.patient_id, "Encounter")
     return {
-        "patient_id": patient["id"], "name": patient_name(patient), "mrn": patient_mrn(patient),
-        "gender": patient.get("gender"), "birth_date": patient.get("birthDate"),
+        "patient_id": patient["id"],
+        "name": patient_name(patient),
+        "mrn": patient_mrn(patient),
+        "gender": patient.get("gender"),
+        "birth_date": patient.get("birthDate"),
         "age": age_at(patient.get("birthDate"), ctx.view.now),
         "latest_encounter": summarize(encounters[-1]) if encounters else None,
     }
@@ -71,8 +93,12 @@ def patient_detail(ctx: ToolContext, args: PatientArgs) -> dict:
 def patient_history(ctx: ToolContext, args: PatientArgs) -> dict:
     """A patient's history: conditions, allergies, past procedures and family history."""
     require_patient(ctx, args.patient_id)
-    sections = {"conditions": "Condition", "allergies": "AllergyIntolerance",
-                "procedures": "Procedure", "family_history": "FamilyMemberHistory"}
+    sections = {
+        "conditions": "Condition",
+        "allergies": "AllergyIntolerance",
+        "procedures": "Procedure",
+        "family_history": "FamilyMemberHistory",
+    }
     return {name: [summarize(r) for r in ctx.view.search(args.patient_id, rtype)] for name, rtype in sections.items()}
 
 
@@ -94,7 +120,7 @@ def record_search(ctx: ToolContext, args: RecordSearchArgs) -> dict:
         recent = stamp(ctx.view.now - timedelta(hours=args.last_hours), ctx)
         since = recent if since is None else max(since, recent)
     found = ctx.view.search(args.patient_id, args.type, since=since, until=stamp(args.until, ctx), code=args.code)
-    return {"total": len(found), "records": [summarize(r) for r in found[-args.limit:]]}
+    return {"total": len(found), "records": [summarize(r) for r in found[-args.limit :]]}
 
 
 @overload
@@ -131,6 +157,9 @@ class MedicationSearchArgs(PatientArgs):
 def medication_search(ctx: ToolContext, args: MedicationSearchArgs) -> dict:
     """A patient's medication orders and statements."""
     require_patient(ctx, args.patient_id)
-    rows = [summarize(r) for rtype in ("MedicationRequest", "MedicationStatement")
-            for r in ctx.view.search(args.patient_id, rtype)]
+    rows = [
+        summarize(r)
+        for rtype in ("MedicationRequest", "MedicationStatement")
+        for r in ctx.view.search(args.patient_id, rtype)
+    ]
     return {"medications": [r for r in rows if not args.status or r.get("status") == args.status]}

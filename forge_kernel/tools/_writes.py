@@ -1,4 +1,5 @@
 """Write tools: each creates one FHIR resource in the trial's view, stamped with the frozen clock."""
+
 from __future__ import annotations
 
 from typing import Annotated, Literal
@@ -26,7 +27,9 @@ Frequency = Annotated[str, as_code("frequency")]
 
 
 class WriteArgs(PatientArgs):
-    idempotency_key: str | None = Field(None, description="Repeat a write with the same key and nothing new is created.")
+    idempotency_key: str | None = Field(
+        None, description="Repeat a write with the same key and nothing new is created."
+    )
 
 
 class ExaminationRequestArgs(WriteArgs):
@@ -39,16 +42,21 @@ class ExaminationRequestArgs(WriteArgs):
 def examination_request_create(ctx: ToolContext, args: ExaminationRequestArgs) -> dict:
     """Request an examination for the patient (creates a ServiceRequest)."""
     require_patient(ctx, args.patient_id)
-    created = ctx.view.create(service_request(None, args.patient_id, args.name, ctx.view.now.isoformat(),
-                                                   priority=args.priority, reason=args.reason))
+    created = ctx.view.create(
+        service_request(
+            None, args.patient_id, args.name, ctx.view.now.isoformat(), priority=args.priority, reason=args.reason
+        )
+    )
     return {"id": created["id"], "resourceType": "ServiceRequest", "status": "active", "name": args.name}
 
 
 class MedicationRequestArgs(WriteArgs):
     medication: str = Field(min_length=1, description="Drug name.")
     dose: str = Field(description="Dose with unit, e.g. '20 mg'.")
-    frequency: Frequency = Field(description="qd, bid, tid, qid, qn, qw, prn or once; usual other wordings "
-                                             "(twice daily, 每日两次, q12h, ...) are stored as these codes.")
+    frequency: Frequency = Field(
+        description="qd, bid, tid, qid, qn, qw, prn or once; usual other wordings "
+        "(twice daily, 每日两次, q12h, ...) are stored as these codes."
+    )
     route: Route = Field(description="Route code; usual other wordings (po, 口服, intravenous, ...) are accepted.")
     reason: str | None = None
 
@@ -57,11 +65,24 @@ class MedicationRequestArgs(WriteArgs):
 def medication_request_create(ctx: ToolContext, args: MedicationRequestArgs) -> dict:
     """Prescribe a drug for the patient (creates an active MedicationRequest)."""
     require_patient(ctx, args.patient_id)
-    created = ctx.view.create(medication_request(None, args.patient_id, args.medication, args.dose,
-                                                      args.frequency, args.route, ctx.view.now.isoformat(),
-                                                      reason=args.reason))
-    return {"id": created["id"], "resourceType": "MedicationRequest", "status": "active",
-            "text": created["dosageInstruction"][0]["text"]}
+    created = ctx.view.create(
+        medication_request(
+            None,
+            args.patient_id,
+            args.medication,
+            args.dose,
+            args.frequency,
+            args.route,
+            ctx.view.now.isoformat(),
+            reason=args.reason,
+        )
+    )
+    return {
+        "id": created["id"],
+        "resourceType": "MedicationRequest",
+        "status": "active",
+        "text": created["dosageInstruction"][0]["text"],
+    }
 
 
 class VitalSignArgs(WriteArgs):
@@ -75,8 +96,18 @@ class VitalSignArgs(WriteArgs):
 def vital_sign_create(ctx: ToolContext, args: VitalSignArgs) -> dict:
     """Record one vital sign for the patient, measured now (creates an Observation)."""
     require_patient(ctx, args.patient_id)
-    created = ctx.view.create(observation(ctx.view.next_id("Observation"), args.patient_id, args.name, args.value,
-                                               args.unit, ctx.view.now.isoformat(), "vital-signs", args.code))
+    created = ctx.view.create(
+        observation(
+            ctx.view.next_id("Observation"),
+            args.patient_id,
+            args.name,
+            args.value,
+            args.unit,
+            ctx.view.now.isoformat(),
+            "vital-signs",
+            args.code,
+        )
+    )
     return {"id": created["id"], "resourceType": "Observation", "name": args.name}
 
 
@@ -101,9 +132,18 @@ def service_tool(name: str, category: str, doc: str, params: type[ServiceArgs] =
             if ctx.view.get("Device", args.device_id) is None:
                 raise ToolError("not_found", f"no device {args.device_id}")
             about, title = f"Device/{args.device_id}", f"{args.action}: {args.name}"
-        created = ctx.view.create(service_request(None, args.patient_id, title, ctx.view.now.isoformat(),
-                                                       priority=args.priority, reason=args.reason, category=category,
-                                                       about=about))
+        created = ctx.view.create(
+            service_request(
+                None,
+                args.patient_id,
+                title,
+                ctx.view.now.isoformat(),
+                priority=args.priority,
+                reason=args.reason,
+                category=category,
+                about=about,
+            )
+        )
         return {"id": created["id"], "resourceType": "ServiceRequest", "category": category, "name": title}
 
     run.__doc__ = doc
@@ -113,10 +153,17 @@ def service_tool(name: str, category: str, doc: str, params: type[ServiceArgs] =
 
 service_tool("referral_create", "referral", "Refer the patient to a specialty clinic; name is the specialty.")
 service_tool("immunization_request_create", "immunization", "Request a vaccination; name is the vaccine.")
-service_tool("nursing_request_create", "nursing",
-             "Request a nursing service, e.g. wound dressing change or pressure-injury assessment.")
-service_tool("device_order_create", "device",
-             "Order a device to be replaced, removed or maintained; name is the device type.", DeviceOrderArgs)
+service_tool(
+    "nursing_request_create",
+    "nursing",
+    "Request a nursing service, e.g. wound dressing change or pressure-injury assessment.",
+)
+service_tool(
+    "device_order_create",
+    "device",
+    "Order a device to be replaced, removed or maintained; name is the device type.",
+    DeviceOrderArgs,
+)
 
 
 class TaskArgs(WriteArgs):
@@ -128,8 +175,9 @@ class TaskArgs(WriteArgs):
 def task_create(ctx: ToolContext, args: TaskArgs) -> dict:
     """Create a follow-up Task for the care team (e.g. to obtain a missing result)."""
     require_patient(ctx, args.patient_id)
-    created = ctx.view.create(task(None, args.patient_id, "follow-up", args.description,
-                                        ctx.view.now.isoformat(), args.reason))
+    created = ctx.view.create(
+        task(None, args.patient_id, "follow-up", args.description, ctx.view.now.isoformat(), args.reason)
+    )
     return {"id": created["id"], "resourceType": "Task", "kind": "follow-up"}
 
 
@@ -141,8 +189,9 @@ class EscalationArgs(WriteArgs):
 def escalate_to_human(ctx: ToolContext, args: EscalationArgs) -> dict:
     """Hand the decision to a clinician (creates an urgent escalation Task)."""
     require_patient(ctx, args.patient_id)
-    created = ctx.view.create(task(None, args.patient_id, "escalation", args.reason, ctx.view.now.isoformat(),
-                                        args.reason, priority="urgent"))
+    created = ctx.view.create(
+        task(None, args.patient_id, "escalation", args.reason, ctx.view.now.isoformat(), args.reason, priority="urgent")
+    )
     return {"id": created["id"], "resourceType": "Task", "kind": "escalation"}
 
 
@@ -150,7 +199,8 @@ class CriterionAssessment(Args):
     criterion_id: str
     status: Literal["met", "not_met", "unknown", "conflict"]
     evidence: Annotated[list[str], Refers()] = Field(
-        default_factory=list, description="References of this patient's resources, e.g. Observation/o1.")
+        default_factory=list, description="References of this patient's resources, e.g. Observation/o1."
+    )
     reason: str | None = Field(None, description="e.g. missing_lab, out_of_window, sources_disagree.")
 
 
@@ -165,7 +215,15 @@ class AssessmentArgs(WriteArgs):
 def criterion_assessment_submit(ctx: ToolContext, args: AssessmentArgs) -> dict:
     """Submit the eligibility assessment of one trial protocol: each criterion met / not_met / unknown / conflict."""
     require_patient(ctx, args.patient_id)
-    created = ctx.view.create(assessment(None, args.patient_id, args.protocol_id, args.protocol_version,
-                                              args.eligibility, ctx.view.now.isoformat(),
-                                              [c.model_dump() for c in args.criteria]))
+    created = ctx.view.create(
+        assessment(
+            None,
+            args.patient_id,
+            args.protocol_id,
+            args.protocol_version,
+            args.eligibility,
+            ctx.view.now.isoformat(),
+            [c.model_dump() for c in args.criteria],
+        )
+    )
     return {"id": created["id"], "resourceType": "Observation", "eligibility": args.eligibility}

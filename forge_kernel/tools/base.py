@@ -1,4 +1,5 @@
 """Tool base: a function with a pydantic argument model and a kind, registered by name in the catalog."""
+
 from __future__ import annotations
 
 import inspect
@@ -66,8 +67,10 @@ class Tool:
 
     def openai_function(self) -> dict[str, Any]:
         """The tool as an OpenAI function-calling definition."""
-        return {"type": "function", "function": {"name": self.name, "description": self.description,
-                                                 "parameters": self.json_schema()}}
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.json_schema()},
+        }
 
 
 @cache
@@ -88,8 +91,13 @@ def tool(name: str, kind: Kind, writes: str | None = None) -> Callable[[F], F]:
     def register(fn: F) -> F:
         params = list(inspect.signature(fn).parameters)
         model = get_type_hints(fn)[params[1]]
-        CATALOG.add("tool", name, Tool(name, kind, inspect.cleandoc(fn.__doc__ or ""), model, fn, writes),
-                    args={"kind": kind, "writes": writes}, where=fn.__module__)
+        CATALOG.add(
+            "tool",
+            name,
+            Tool(name, kind, inspect.cleandoc(fn.__doc__ or ""), model, fn, writes),
+            args={"kind": kind, "writes": writes},
+            where=fn.__module__,
+        )
         return fn
 
     return register

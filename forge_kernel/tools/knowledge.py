@@ -1,4 +1,5 @@
 """Knowledge tools over small curated tables (synthetic, for evaluation only; not clinical advice)."""
+
 from __future__ import annotations
 
 import unicodedata
@@ -38,8 +39,11 @@ def lookup_key(term: str) -> str:
 @cache
 def dose_terms() -> dict[tuple[str, str], str]:
     """(kind, looked-up term) -> code, for the routes and frequencies of ``tables/dose_terms.yaml``."""
-    return {(row["kind"], lookup_key(term)): row["code"]
-            for row in table("dose_terms") for term in [row["code"], *row["terms"]]}
+    return {
+        (row["kind"], lookup_key(term)): row["code"]
+        for row in table("dose_terms")
+        for term in [row["code"], *row["terms"]]
+    }
 
 
 def dose_code(kind: str, term: str) -> str | None:
@@ -81,8 +85,9 @@ SEXES = {"male": "male", "m": "male", "男": "male", "female": "female", "f": "f
 
 
 class DifferentialArgs(Args):
-    symptoms: list[str] = Field(min_length=1, description="Presenting symptoms and findings, and relevant history "
-                                                          "(e.g. 房颤, 近期手术).")
+    symptoms: list[str] = Field(
+        min_length=1, description="Presenting symptoms and findings, and relevant history (e.g. 房颤, 近期手术)."
+    )
     age: int | None = Field(None, ge=0, le=130)
     sex: str | None = Field(None, description="male or female; diagnoses of the other sex are left out.")
 
@@ -99,8 +104,14 @@ def differential_diagnosis(ctx: ToolContext, args: DifferentialArgs) -> dict:
             continue
         matched = [s for s in row["symptoms"] if any(s.lower() in g for g in given)]
         if matched:
-            ranked.append({"diagnosis": row["diagnosis"], "matched": matched,
-                           "score": round(len(matched) / len(row["symptoms"]), 2), "recommended_exams": row["exams"],
-                           "red_flags": row.get("red_flags", [])})
+            ranked.append(
+                {
+                    "diagnosis": row["diagnosis"],
+                    "matched": matched,
+                    "score": round(len(matched) / len(row["symptoms"]), 2),
+                    "recommended_exams": row["exams"],
+                    "red_flags": row.get("red_flags", []),
+                }
+            )
     ranked.sort(key=lambda r: (-len(r["matched"]), -r["score"], r["diagnosis"]))
     return {"candidates": ranked}

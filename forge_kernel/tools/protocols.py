@@ -1,4 +1,5 @@
 """Trial-protocol reads over the versioned protocol table (``tables/protocols.yaml``; synthetic, fictional studies)."""
+
 from __future__ import annotations
 
 import copy
@@ -49,9 +50,14 @@ def protocol_search(ctx: ToolContext, args: ProtocolSearchArgs) -> dict:
         haystack = " ".join([protocol["id"], protocol["title"], protocol["title_en"]]).lower()
         if args.keyword and args.keyword.lower() not in haystack:
             continue
-        found.append({"protocol_id": protocol["id"], **{k: protocol[k] for k in SUMMARY_FIELDS},
-                      "current_version": current_version(protocol)["version"],
-                      "versions": [v["version"] for v in protocol["versions"]]})
+        found.append(
+            {
+                "protocol_id": protocol["id"],
+                **{k: protocol[k] for k in SUMMARY_FIELDS},
+                "current_version": current_version(protocol)["version"],
+                "versions": [v["version"] for v in protocol["versions"]],
+            }
+        )
     return {"protocols": found}
 
 
@@ -67,9 +73,16 @@ def protocol_get(ctx: ToolContext, args: ProtocolGetArgs) -> dict:
     if protocol is None:
         raise ToolError("not_found", f"no protocol {args.protocol_id!r}")
     current = current_version(protocol)
-    wanted = current if args.version is None else next(
-        (v for v in protocol["versions"] if v["version"] == args.version), None)
+    wanted = (
+        current
+        if args.version is None
+        else next((v for v in protocol["versions"] if v["version"] == args.version), None)
+    )
     if wanted is None:
         raise ToolError("not_found", f"{args.protocol_id} has no version {args.version!r}")
-    return {"protocol_id": protocol["id"], **{k: protocol[k] for k in SUMMARY_FIELDS},
-            "current_version": current["version"], **copy.deepcopy(wanted)}
+    return {
+        "protocol_id": protocol["id"],
+        **{k: protocol[k] for k in SUMMARY_FIELDS},
+        "current_version": current["version"],
+        **copy.deepcopy(wanted),
+    }

@@ -1,4 +1,5 @@
 """A tool session: one trial's gateway from an agent to the tools, recording every call as an event."""
+
 from __future__ import annotations
 
 import json
@@ -110,11 +111,23 @@ class ToolSession:
             error = {"code": "tool_crash", "message": type(exc).__name__}
         text: str = compact_json({"ok": True, "result": result} if error is None else {"ok": False, "error": error})
         spec = TOOLS.get(tool)
-        self.events.append(Event(
-            step=step, tool=tool, args=args, kind=spec.kind if spec else "unknown", ok=error is None, result=result,
-            error=error, denied=facts.get("denied"), flags=facts["flags"], fault=facts.get("fault"),
-            changes=[op for _, op in self.view.changes[first_change:]], latency_ms=(perf_counter() - started) * 1000,
-            started_ms=(started - self.opened) * 1000))
+        self.events.append(
+            Event(
+                step=step,
+                tool=tool,
+                args=args,
+                kind=spec.kind if spec else "unknown",
+                ok=error is None,
+                result=result,
+                error=error,
+                denied=facts.get("denied"),
+                flags=facts["flags"],
+                fault=facts.get("fault"),
+                changes=[op for _, op in self.view.changes[first_change:]],
+                latency_ms=(perf_counter() - started) * 1000,
+                started_ms=(started - self.opened) * 1000,
+            )
+        )
         return text
 
     def _run(self, tool: str, raw_args: dict[str, Any], facts: dict[str, Any], refused: str | None) -> Any:

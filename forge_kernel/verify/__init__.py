@@ -1,6 +1,7 @@
 """Verifiers (a registry of kinds) and scoring: tool-call accuracy, task completion, the safety gate.
 
 Importing it registers the built-in kinds; the names below are imported on first use."""
+
 from .. import _lazy
 from . import kinds  # noqa: F401  (registers the built-in kinds)
 from .grade import grade  # imported now: the module and its function share the name
@@ -17,7 +18,21 @@ _HOMES = {
 }
 
 __all__ = [
-    "Expression", "GradeContext", "Mutant", "OPERATORS", "Outcome", "VERIFIERS", "Verdict", "bind", "build_mutants",
-    "grade", "plugin_path", "register_plugin", "score", "unit_registry", "values_at", "verifier",
+    "Expression",
+    "GradeContext",
+    "Mutant",
+    "OPERATORS",
+    "Outcome",
+    "VERIFIERS",
+    "Verdict",
+    "bind",
+    "build_mutants",
+    "grade",
+    "plugin_path",
+    "register_plugin",
+    "score",
+    "unit_registry",
+    "values_at",
+    "verifier",
 ]
 __getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

@@ -7,6 +7,7 @@ values ("正常范围 18.5–23.9"), counts ("4 种", "9 readings"), the digits 
 range), names a clause denies ("未开具利伐沙班", "no DVT": an absence is not something a record shows), and names
 a clause proposes or concludes ("建议改用依折麦布", "符合糖尿病酮症酸中毒": the agent's judgement, not the record's).
 """
+
 from __future__ import annotations
 
 import re
@@ -88,8 +89,13 @@ def cues() -> Cues:
     zh = "|".join(map(re.escape, data["counters"]["zh"]))
     counters = re.compile(rf"^(?:\s*(?:{zh})|\s+(?:{cue_pattern(data['counters']['en']).pattern}))", re.I)
     about = re.compile(rf"(?:{cue_pattern(data['approximate']).pattern})\s*$", re.I)
-    return Cues(counters, about, cue_pattern(data["references"]), cue_pattern(data["proposals"]["before"]),
-                cue_pattern(data["proposals"]["after"]))
+    return Cues(
+        counters,
+        about,
+        cue_pattern(data["references"]),
+        cue_pattern(data["proposals"]["before"]),
+        cue_pattern(data["proposals"]["after"]),
+    )
 
 
 def blank(text: str, spans: list[tuple[int, int]]) -> str:
@@ -126,22 +132,24 @@ def not_a_fact(text: str, found: Located) -> bool:
     digits_end = found.start + number.end() - found.start
     partner = PARTNER.search(text, 0, found.start)
     count = (not found.amount.unit or found.amount.quantity is None) and found.decimals == 0
-    return (bounded(text, found.start, found.end)
-            or (partner is not None and bounded(text, partner.start(1), partner.end(1)))
-            or referenced(text, found.start)
-            or (count and bool(cues().counters.search(text[digits_end:digits_end + 16])))
-            or bool(STANDARD.match(text[digits_end:])))
+    return (
+        bounded(text, found.start, found.end)
+        or (partner is not None and bounded(text, partner.start(1), partner.end(1)))
+        or referenced(text, found.start)
+        or (count and bool(cues().counters.search(text[digits_end : digits_end + 16])))
+        or bool(STANDARD.match(text[digits_end:]))
+    )
 
 
 def amount_fact(text: str, found: Located) -> Fact:
     """A value, a span of time or a year."""
-    about = bool(cues().approximate.search(text[max(0, found.start - 12):found.start]))
+    about = bool(cues().approximate.search(text[max(0, found.start - 12) : found.start]))
     value, unit = found.amount.value, found.amount.unit
     readable = unit and found.amount.quantity is not None
     if found.decimals == 0 and 1900 <= value <= 2100 and not readable:
         return Fact("year", found.written, found.amount)
     if not unit:
-        rest = text[found.end:].lstrip()
+        rest = text[found.end :].lstrip()
         word = next((w for w in TIME_WORDS if rest.startswith(w)), None)
         if word:
             return Fact("duration", f"{found.written} {word}", Amount(value, TIME_WORDS[word]), found.decimals, about)
@@ -156,8 +164,12 @@ def named(text: str, vocabulary: dict[str, str], kind: FactKind) -> list[Fact]:
     facts = []
     for name in mentioned(text, vocabulary):
         terms = [term for term, first in vocabulary.items() if first == name]
-        stated = [term for term in terms for start, end in occurrences(said, term)
-                  if not negated(said, start, end) and not proposed(said, start, end)]
+        stated = [
+            term
+            for term in terms
+            for start, end in occurrences(said, term)
+            if not negated(said, start, end) and not proposed(said, start, end)
+        ]
         if stated:
             facts.append(Fact(kind, stated[0], name=name))
     return facts
@@ -170,8 +182,9 @@ def stated_facts(text: str) -> tuple[Fact, ...]:
     names = named(plain, drug_vocabulary(), "drug") + named(plain, diagnosis_vocabulary(), "diagnosis")
     dates = located_dates(plain.lower())
     spans = [(start, start + len(d.written)) for start, d in dates] + [m.span() for m in MONTH_DAY.finditer(plain)]
-    spans += [m.span() for f in names if NUMBER.search(f.written) for m in phrase_pattern(f.written).finditer(
-        normal(plain))]  # the digits of a name ("type 2 diabetes") are not a value
+    spans += [
+        m.span() for f in names if NUMBER.search(f.written) for m in phrase_pattern(f.written).finditer(normal(plain))
+    ]  # the digits of a name ("type 2 diabetes") are not a value
     blanked = blank(plain, spans)
     amounts = [amount_fact(blanked, found) for found in located_amounts(blanked) if not not_a_fact(blanked, found)]
     return tuple([Fact("date", d.written, date=d) for _, d in dates] + amounts + names)

@@ -1,5 +1,6 @@
 """What a trial put in front of the agent: the records its successful calls returned, and everything else it was
 given or wrote itself, as the grounding and provenance checks read it."""
+
 from __future__ import annotations
 
 import re
@@ -74,8 +75,9 @@ def read(node: Any) -> tuple[list[str], list[ShownAmount]]:
         elif isinstance(node, dict):
             quantity = is_number(node.get("value")) and isinstance(node.get("unit"), str)
             if quantity:  # its value is read with its unit, not again as a bare number
-                amounts.append(ShownAmount(Amount(float(node["value"]), normal_unit(node["unit"])),
-                                           decimals(node["value"])))
+                amounts.append(
+                    ShownAmount(Amount(float(node["value"]), normal_unit(node["unit"])), decimals(node["value"]))
+                )
             stack.extend(reversed([value for key, value in node.items() if not (quantity and key == "value")]))
         elif isinstance(node, list):
             stack.extend(reversed(node))

@@ -7,6 +7,7 @@ longer word or number ("obese" is not in "nonobese", "5.9" is not in "15.9" or "
 word may go on: "decreas" matches "decreasing"). A phrase is *affirmed* where it occurs without a negation cue
 reaching it (``tables/language.yaml``): "未停用" does not affirm 停用, "not obese" does not affirm "obese".
 """  # noqa: RUF002  (full-width letters and digits on purpose: what NFKC folds)
+
 from __future__ import annotations
 
 import re
@@ -46,8 +47,11 @@ def phrase_pattern(phrase: str) -> re.Pattern:
                 parts.append(r"\s*")
             continue
         previous = phrase[i - 1] if i else ""
-        if previous and not previous.isspace() and (
-                previous.isdigit() != char.isdigit() or previous.isascii() != char.isascii()):
+        if (
+            previous
+            and not previous.isspace()
+            and (previous.isdigit() != char.isdigit() or previous.isascii() != char.isascii())
+        ):
             parts.append(r"\s*")
         parts.append(re.escape(char))
     start = r"(?<![a-z0-9])" if is_word_char(phrase[:1]) else ""
@@ -93,9 +97,15 @@ def negation() -> Negation:
     data = language()["negation"]
     words = [*data["terminators"]["zh"], *(rf"\b{w}\b" for w in data["terminators"]["en"])]
     terminator = re.compile(r"[,，。;；:：!！?？\n()（）\[\]【】]|\.(?!\d)|" + "|".join(words))
-    return Negation(cue_pattern(data["before"]["zh"]), cue_pattern(data["before"]["en"]),
-                    cue_pattern(data["after"]["zh"]), cue_pattern(data["after"]["en"]),
-                    cue_pattern(data["pseudo"]["zh"] + data["pseudo"]["en"]), terminator, data["reach"])
+    return Negation(
+        cue_pattern(data["before"]["zh"]),
+        cue_pattern(data["before"]["en"]),
+        cue_pattern(data["after"]["zh"]),
+        cue_pattern(data["after"]["en"]),
+        cue_pattern(data["pseudo"]["zh"] + data["pseudo"]["en"]),
+        terminator,
+        data["reach"],
+    )
 
 
 @cache
@@ -103,15 +113,17 @@ def bound_cues() -> tuple[re.Pattern, re.Pattern]:
     """Cues right before a number, and right after it (past its unit), that make it a threshold; the ">" of an
     arrow ("62.0 -> 56.4") is none."""
     data = language()["bounds"]
-    return (re.compile(rf"(?<![-=])(?:{cue_pattern(data['before']).pattern})\s*(?:about|approximately|约)?\s*$", re.I),
-            re.compile(rf"^\s*[^\s\d,，。;；]{{0,2}}?\s*(?:{cue_pattern(data['after']).pattern})", re.I))
+    return (
+        re.compile(rf"(?<![-=])(?:{cue_pattern(data['before']).pattern})\s*(?:about|approximately|约)?\s*$", re.I),
+        re.compile(rf"^\s*[^\s\d,，。;；]{{0,2}}?\s*(?:{cue_pattern(data['after']).pattern})", re.I),
+    )
 
 
 def bounded(text: str, start: int, end: int) -> bool:
     """Whether the number written at ``text[start:end]`` is a threshold ("≥ 28.0", "more than 5%", "12 分以下")
     rather than a value."""
     before, after = bound_cues()
-    return bool(before.search(text[max(0, start - 24):start]) or after.search(text[end:end + 12]))
+    return bool(before.search(text[max(0, start - 24) : start]) or after.search(text[end : end + 12]))
 
 
 @lru_cache(maxsize=1024)
@@ -134,18 +146,18 @@ def negated(text: str, start: int, end: int) -> bool:
     clause_start = max((m.end() for m in rules.terminator.finditer(blanked, 0, start)), default=0)
     before = blanked[clause_start:start]
     for cue in rules.before_zh.finditer(before):
-        if cjk_chars_in(before[cue.end():]) <= rules.reach["zh"]:
+        if cjk_chars_in(before[cue.end() :]) <= rules.reach["zh"]:
             return True
     for cue in rules.before_en.finditer(before):
-        if words_in(before[cue.end():]) <= rules.reach["en"]:
+        if words_in(before[cue.end() :]) <= rules.reach["en"]:
             return True
     stop = rules.terminator.search(blanked, end)
-    after = blanked[end:stop.start() if stop else len(blanked)]
+    after = blanked[end : stop.start() if stop else len(blanked)]
     zh = rules.after_zh.search(after)
-    if zh and cjk_chars_in(after[:zh.start()]) <= rules.reach["after_zh"]:
+    if zh and cjk_chars_in(after[: zh.start()]) <= rules.reach["after_zh"]:
         return True
     en = rules.after_en.search(after)
-    return bool(en and words_in(after[:en.start()]) <= rules.reach["after_en"])
+    return bool(en and words_in(after[: en.start()]) <= rules.reach["after_en"])
 
 
 def occurrences(text: str, phrase: str) -> list[tuple[int, int]]:
@@ -174,6 +186,7 @@ def label(entry: Synonyms) -> str:
 
 # --- names of drugs ---------------------------------------------------------------------------------------------
 
+
 @cache
 def drug_aliases() -> list[tuple[str, str]]:
     """(normalised name or alias, canonical name) of every drug in the table, longest first."""
@@ -193,8 +206,9 @@ def drug_of(text: str) -> str:
 
 # --- dates a text states ----------------------------------------------------------------------------------------
 
-MONTHS = {m: i for i, m in enumerate(
-    ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], 1)}
+MONTHS = {
+    m: i for i, m in enumerate(["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], 1)
+}
 MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
 DATE_FORMS = [
     (re.compile(r"(?<!\d)(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)"), ("y", "m", "d")),
@@ -230,8 +244,9 @@ def located_dates(text: str) -> tuple[tuple[int, StatedDate], ...]:
             month = MONTHS.get(parts["m"][:3]) if parts["m"] and not parts["m"].isdigit() else int(parts["m"])
             day = int(parts["d"])
             if m.start() not in found and month and 1 <= month <= 12 and 1 <= day <= 31:
-                found[m.start()] = StatedDate(m.group().strip(), int(parts["y"]) if parts.get("y") else None,
-                                              month, day)
+                found[m.start()] = StatedDate(
+                    m.group().strip(), int(parts["y"]) if parts.get("y") else None, month, day
+                )
     return tuple(sorted(found.items(), key=lambda item: item[0]))
 
 

@@ -19,6 +19,7 @@ given", and an expectation the data lacks must not turn a check off, so that is 
 malformed expression is a SpecError when the use is bound (``forge validate``); a value that does not fit its
 parameter is found when graded, as an error verdict.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -105,7 +106,8 @@ def under_expression(params: Any, error_loc: tuple) -> bool:
         if is_expression(node):
             return True
         if (isinstance(node, dict) and part in node) or (
-                isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)):
+            isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        ):
             node = node[part]
     return is_expression(node)
 

@@ -1,4 +1,5 @@
 """Grading: every verifier of the hidden half on one finished trial, then the scores."""
+
 from __future__ import annotations
 
 import signal
@@ -63,8 +64,10 @@ def grade(ctx: GradeContext, judge: bool = False) -> Grading:
                 verdicts.append(run_verifier(bound, ctx))
     except OutOfTime:
         reason = f"{ERROR_PREFIX}not graded: the trial's grading ran past {GRADING_SECONDS:g} s"
-        verdicts += [Verdict(b.use.id, b.use.kind, b.use.category, b.use.severity, False, reason, error=True)
-                     for b in uses[len(verdicts):]]
+        verdicts += [
+            Verdict(b.use.id, b.use.kind, b.use.category, b.use.severity, False, reason, error=True)
+            for b in uses[len(verdicts) :]
+        ]
     if judge:
         verdicts += [run_verifier(b, ctx) for b in bound_uses(ctx.package) if b.use.category == RUBRIC]
     if ctx.status != "completed":

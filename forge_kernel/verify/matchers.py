@@ -1,4 +1,5 @@
 """Field matchers (equals, contains, regex, numeric tolerance, one_of) and dotted-path look-ups."""
+
 from __future__ import annotations
 
 import re

@@ -4,6 +4,7 @@ Read with pint and compared within a dimension (0.5 g is 500 mg; mg and mL never
 Chinese unit words pint does not know (``/min``, ``10*9/L``, ``毫克``) are mapped first; a unit that still
 cannot be read compares only by its normalised text. Parsing is cached: a grading reads the same strings often.
 """
+
 from __future__ import annotations
 
 import math
@@ -14,20 +15,51 @@ from itertools import pairwise
 from typing import TypeGuard
 
 UNIT_WORDS = {
-    "毫克": "mg", "克": "g", "微克": "ug", "千克": "kg", "公斤": "kg", "毫升": "mL", "升": "L", "毫摩尔/升": "mmol/L",
-    "毫米汞柱": "mmHg", "次/分": "1/min", "次/分钟": "1/min", "mcg": "ug", "μg": "ug", "µg": "ug", "cc": "mL",
-    "ml": "mL", "Cel": "degC", "℃": "degC", "°C": "degC", "bpm": "1/min", "/min": "1/min", "mm[Hg]": "mmHg",
-    "10*9/L": "1e9/L", "10^9/L": "1e9/L", "×10^9/L": "1e9/L", "×10*9/L": "1e9/L", "10*12/L": "1e12/L",
-    "10^12/L": "1e12/L", "×10^12/L": "1e12/L", "%": "percent", "/µL": "1/uL", "/μL": "1/uL", "/uL": "1/uL",
+    "毫克": "mg",
+    "克": "g",
+    "微克": "ug",
+    "千克": "kg",
+    "公斤": "kg",
+    "毫升": "mL",
+    "升": "L",
+    "毫摩尔/升": "mmol/L",
+    "毫米汞柱": "mmHg",
+    "次/分": "1/min",
+    "次/分钟": "1/min",
+    "mcg": "ug",
+    "μg": "ug",
+    "µg": "ug",
+    "cc": "mL",
+    "ml": "mL",
+    "Cel": "degC",
+    "℃": "degC",
+    "°C": "degC",
+    "bpm": "1/min",
+    "/min": "1/min",
+    "mm[Hg]": "mmHg",
+    "10*9/L": "1e9/L",
+    "10^9/L": "1e9/L",
+    "×10^9/L": "1e9/L",
+    "×10*9/L": "1e9/L",
+    "10*12/L": "1e12/L",
+    "10^12/L": "1e12/L",
+    "×10^12/L": "1e12/L",
+    "%": "percent",
+    "/µL": "1/uL",
+    "/μL": "1/uL",
+    "/uL": "1/uL",
 }
 """Unit words and UCUM codes -> what pint reads."""
 CJK_UNITS = sorted((w for w in UNIT_WORDS if re.match(r"[\u4e00-\u9fff]", w)), key=len, reverse=True)
-UNIT = (r"(?:×?10[*^]\d+/L|℃|°C|%|(?!/\d)/?[A-Za-zµμ][A-Za-z0-9µμ/%^*.\[\]]*|"
-        + "|".join(map(re.escape, CJK_UNITS)) + ")")
+UNIT = (
+    r"(?:×?10[*^]\d+/L|℃|°C|%|(?!/\d)/?[A-Za-zµμ][A-Za-z0-9µμ/%^*.\[\]]*|" + "|".join(map(re.escape, CJK_UNITS)) + ")"
+)
 NUMBER_UNIT = re.compile(rf"(?<![A-Za-z0-9.\-])(\d+(?:\.\d+)?)(?:\s*({UNIT}))?")
 """A number, and the unit written right after it (with or without a space), if any."""
-DATE_LIKE = re.compile(r"\d{4}[-/]\d{1,2}[-/]\d{1,2}(?:[T ]\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:[+-]\d{2}:?\d{2}|Z)?)?"
-                       r"|\d{1,2}:\d{2}(?::\d{2})?|\d{4}年\d{1,2}月(?:\d{1,2}日)?|\d{1,2}月\d{1,2}日")
+DATE_LIKE = re.compile(
+    r"\d{4}[-/]\d{1,2}[-/]\d{1,2}(?:[T ]\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:[+-]\d{2}:?\d{2}|Z)?)?"
+    r"|\d{1,2}:\d{2}(?::\d{2})?|\d{4}年\d{1,2}月(?:\d{1,2}日)?|\d{1,2}月\d{1,2}日"
+)
 """Dates and times, whose digits are not amounts."""
 
 
@@ -107,8 +139,11 @@ def amount(value: str | float | int | dict | None, unit: str | None = None) -> A
 
 POWER_OF_TEN = r"[×xX]\s*10\s*[\^*]\s*\d+\s*/\s*L"
 """"× 10^9/L" however it is spaced."""
-TEXT_UNIT = (rf"(?:{POWER_OF_TEN}|℃|°C|%|(?!/\d)/?[A-Za-zµμ][A-Za-z0-9µμ/%^*.\[\]²³]*(?<!\.)|"
-             + "|".join(map(re.escape, CJK_UNITS)) + ")")
+TEXT_UNIT = (
+    rf"(?:{POWER_OF_TEN}|℃|°C|%|(?!/\d)/?[A-Za-zµμ][A-Za-z0-9µμ/%^*.\[\]²³]*(?<!\.)|"
+    + "|".join(map(re.escape, CJK_UNITS))
+    + ")"
+)
 """A unit as prose writes it: UNIT, plus spaced powers of ten and superscripts, without a closing full stop."""
 PROSE_WORDS = {"a", "an", "in", "at", "as", "am", "or", "pm", "point", "points", "has", "b", "c", "e", "k", "t", "u"}
 """Words that follow numbers in prose ("58 in May", "3 a day", "9 or 12") but that pint would read as units."""
@@ -145,13 +180,20 @@ def located_amounts(text: str) -> tuple[Located, ...]:
     found = []
     for m in TEXT_AMOUNT.finditer(blanked):
         unit = text_unit(m.group(3))
-        found.append(Located(Amount(float(m.group(1)), unit), m.start(), m.group() if unit else m.group(1),
-                             len(m.group(2) or "")))
+        found.append(
+            Located(
+                Amount(float(m.group(1)), unit), m.start(), m.group() if unit else m.group(1), len(m.group(2) or "")
+            )
+        )
     for i, (first, second) in enumerate(pairwise(found)):
-        between = text[first.start + len(first.written):second.start]
+        between = text[first.start + len(first.written) : second.start]
         if not first.amount.unit and second.amount.unit and between == "/":
-            found[i] = Located(Amount(first.amount.value, second.amount.unit), first.start,
-                               first.written + "/" + second.written, first.decimals)
+            found[i] = Located(
+                Amount(first.amount.value, second.amount.unit),
+                first.start,
+                first.written + "/" + second.written,
+                first.decimals,
+            )
     return tuple(found)
 
 

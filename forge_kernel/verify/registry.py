@@ -1,4 +1,5 @@
 """Verifier kinds, registered in the catalog: each is a function of (context, validated params)."""
+
 from __future__ import annotations
 
 import inspect
@@ -49,8 +50,13 @@ def verifier(name: str, category: str | None = None) -> Callable[[F], F]:
     def register(fn: F) -> F:
         params = list(inspect.signature(fn).parameters)
         model = get_type_hints(fn)[params[1]]
-        CATALOG.add("verifier kind", name, VerifierKind(name, model, fn, inspect.cleandoc(fn.__doc__ or ""), category),
-                    args={"params": model.__name__}, where=fn.__module__)
+        CATALOG.add(
+            "verifier kind",
+            name,
+            VerifierKind(name, model, fn, inspect.cleandoc(fn.__doc__ or ""), category),
+            args={"params": model.__name__},
+            where=fn.__module__,
+        )
         return fn
 
     return register
@@ -67,8 +73,12 @@ def bind(use: VerifierUse, file: object = "hidden half") -> tuple[VerifierKind, 
     if kind.category not in (None, use.category):
         raise SpecError(file, f"verifiers.{use.id}.category", f"{use.kind} verdicts are of category {kind.category}")
     if use.category == RUBRIC and use.severity != "soft":
-        raise SpecError(file, f"verifiers.{use.id}.severity", "a rubric verdict is a model's judgement: it is soft "
-                        "only (severity: soft) and never decides a trial's pass")
+        raise SpecError(
+            file,
+            f"verifiers.{use.id}.severity",
+            "a rubric verdict is a model's judgement: it is soft "
+            "only (severity: soft) and never decides a trial's pass",
+        )
     expressions = find_expressions(use.params, file, f"verifiers.{use.id}.params")
     try:
         params = validated(kind, use, use.params, file)
@@ -104,8 +114,11 @@ def graded_params(kind: VerifierKind, use: VerifierUse, file: object, chart: Cha
     unset = none_read_as_unset(model, params, list(expressions))
     if unset is not None:
         where = ".".join(map(str, unset))
-        raise SpecError(file, f"verifiers.{use.id}.params.{where}", "the expression is none (no such record), "
-                        "and none here would mean 'not given'")
+        raise SpecError(
+            file,
+            f"verifiers.{use.id}.params.{where}",
+            "the expression is none (no such record), and none here would mean 'not given'",
+        )
     return model
 
 

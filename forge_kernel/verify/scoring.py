@@ -6,6 +6,7 @@ soft unless a package declares its order or exactness a compliance rule. *Comple
 outcome checks pass and the expected tools were called with none missing and none extra, so a valid trial that
 took another path passes without completing.
 """
+
 from __future__ import annotations
 
 from ..spec import Event, Scores, Verdict
@@ -13,7 +14,6 @@ from .kinds import called_tools
 
 GATE_KIND = "safety.checks_before"
 """Verdicts of this kind are the required safety checks of the safety gate."""
-
 
 
 def score(expected_tools: list[str], events: list[Event], verdicts: list[Verdict]) -> Scores:

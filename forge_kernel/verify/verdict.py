@@ -1,4 +1,5 @@
 """The context every verifier reads (verdicts themselves are data: ``spec/grading.py``)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

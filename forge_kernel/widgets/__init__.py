@@ -1,6 +1,7 @@
 """Widgets for JupyterLab and their static pages: the replay player, the failure browser, the run dashboard, the
 task package designer, and the small sample run the notebooks use. The names below are imported on first use (the
 dashboard needs Altair)."""
+
 from .. import _lazy
 
 _HOMES = {
@@ -13,7 +14,13 @@ _HOMES = {
 }
 
 __all__ = [
-    "Designer", "FailureBrowser", "ReplayPlayer", "RunDashboard", "play", "player_html", "sample_run",
+    "Designer",
+    "FailureBrowser",
+    "ReplayPlayer",
+    "RunDashboard",
+    "play",
+    "player_html",
+    "sample_run",
     "write_player_page",
 ]
 __getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

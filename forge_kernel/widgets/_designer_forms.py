@@ -1,5 +1,6 @@
 """Forms generated from JSON Schemas (a verifier kind's params, a tool's arguments): one field per property, its
 widget chosen by type, read back as the values a user gave (an empty field is left out)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -57,8 +58,16 @@ def schema_fields(schema: dict) -> list[FieldSpec]:
     for name, raw in schema.get("properties", {}).items():
         node = resolve(raw, defs)
         kind, choices = kind_of(node)
-        fields.append(FieldSpec(name, kind, name in required, raw.get("default", node.get("default")), choices,
-                                raw.get("description") or node.get("description") or ""))
+        fields.append(
+            FieldSpec(
+                name,
+                kind,
+                name in required,
+                raw.get("default", node.get("default")),
+                choices,
+                raw.get("description") or node.get("description") or "",
+            )
+        )
     return sorted(fields, key=lambda f: not f.required)
 
 
@@ -74,8 +83,9 @@ def parse(spec: FieldSpec, raw: Any) -> Any:
     if spec.kind == "text":
         return text
     value = yaml.safe_load(text)
-    if (spec.kind == "integer" and not isinstance(value, int)) or (spec.kind == "number" and not isinstance(
-            value, (int, float))):
+    if (spec.kind == "integer" and not isinstance(value, int)) or (
+        spec.kind == "number" and not isinstance(value, (int, float))
+    ):
         raise ValueError(f"{spec.name}: {text!r} is not a{'n integer' if spec.kind == 'integer' else ' number'}")
     return value
 
@@ -86,8 +96,10 @@ def field_widget(spec: FieldSpec, value: Any = None) -> w.Widget:
     if spec.kind == "boolean":
         return w.Checkbox(value=bool(start), indent=False, layout=w.Layout(width="auto"))
     if spec.kind == "choice":
-        return w.Dropdown(options=([] if spec.required else [("—", "")]) + [(str(c), c) for c in spec.choices],
-                          value=start if start in spec.choices else (spec.choices[0] if spec.required else ""))
+        return w.Dropdown(
+            options=([] if spec.required else [("—", "")]) + [(str(c), c) for c in spec.choices],
+            value=start if start in spec.choices else (spec.choices[0] if spec.required else ""),
+        )
     if spec.kind == "tags":
         return w.TagsInput(value=list(start or []), allow_duplicates=False)
     if spec.kind == "yaml":
@@ -107,11 +119,22 @@ class SchemaForm(w.VBox):
             widget.add_class(f"mf-field-{name}")
         rows = []
         for spec in self.specs:
-            label = w.HTML(f"<b>{spec.name}</b>{' <span class=mf-req>*</span>' if spec.required else ''}",
-                           layout=w.Layout(width="13em"))
+            label = w.HTML(
+                f"<b>{spec.name}</b>{' <span class=mf-req>*</span>' if spec.required else ''}",
+                layout=w.Layout(width="13em"),
+            )
             help_text = w.HTML(f"<span class=mf-help>{escape(spec.description)}</span>") if spec.description else None
-            rows.append(w.HBox([label, w.VBox([self.inputs[spec.name], *([help_text] if help_text else [])],
-                                              layout=w.Layout(flex="1"))], layout=w.Layout(width="100%")))
+            rows.append(
+                w.HBox(
+                    [
+                        label,
+                        w.VBox(
+                            [self.inputs[spec.name], *([help_text] if help_text else [])], layout=w.Layout(flex="1")
+                        ),
+                    ],
+                    layout=w.Layout(width="100%"),
+                )
+            )
             if on_change is not None:
                 self.inputs[spec.name].observe(lambda _: on_change(), names="value")
         if not rows:

@@ -1,5 +1,6 @@
 """What the designer shows, as HTML: the patient, a recorded call with its result and state change, the gold's
 calls, validation messages, selftest and dry-run results. Plain functions of the authoring API's results."""
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,9 @@ MAIN = ("name", "value", "time", "status")
 
 def record_line(summary: dict) -> str:
     """One record as a clinician reads it: ``Condition 胃溃疡 · 2026-10-01 · active``, then its other facts."""
-    parts = [summary.get(k) for k in MAIN] + [f"{k}: {flat(v)}" for k, v in summary.items()
-                                               if k not in (*MAIN, "id", "type", "resourceType")]
+    parts = [summary.get(k) for k in MAIN] + [
+        f"{k}: {flat(v)}" for k, v in summary.items() if k not in (*MAIN, "id", "type", "resourceType")
+    ]
     text = " · ".join(escape(flat(p)) for p in parts if p not in (None, "", []))
     return f"<span class='mf-type'>{escape(summary.get('type') or summary.get('resourceType') or '')}</span> {text}"
 
@@ -45,19 +47,21 @@ def flat(value: Any) -> str:
 def patient_view(patient: PatientFixture) -> str:
     """The picked patient and their records (synthetic)."""
     rows = [[record_line(r)] for r in patient.records()]
-    return (f"<div class='mf-patient'><div class='mf-patient-name'>{escape(patient.name)}</div>"
-            f"<div>{escape(patient.sex)} · born {escape(patient.birth_date)} · MRN {escape(patient.mrn)} · "
-            f"id <code>{escape(patient.patient_id)}</code> · from {escape(patient.package_id)}</div>"
-            f"<div class='mf-sub'>{len(rows)} records on file (all synthetic); the same record also holds "
-            f"{escape(', '.join(patient.others()) or 'no other patient')}</div>"
-            + table(["record"], rows, "mf-records") + "</div>")
+    return (
+        f"<div class='mf-patient'><div class='mf-patient-name'>{escape(patient.name)}</div>"
+        f"<div>{escape(patient.sex)} · born {escape(patient.birth_date)} · MRN {escape(patient.mrn)} · "
+        f"id <code>{escape(patient.patient_id)}</code> · from {escape(patient.package_id)}</div>"
+        f"<div class='mf-sub'>{len(rows)} records on file (all synthetic); the same record also holds "
+        f"{escape(', '.join(patient.others()) or 'no other patient')}</div>"
+        + table(["record"], rows, "mf-records")
+        + "</div>"
+    )
 
 
 def readable(value: Any) -> list[str]:
     """A tool result as lines a clinician reads: records one per line, grouped by the key that lists them."""
     if isinstance(value, dict) and "resourceType" in value:
-        return [record_line(summarize(value) | ({"text": value["text"]} if isinstance(value.get("text"), str)
-                                                else {}))]
+        return [record_line(summarize(value) | ({"text": value["text"]} if isinstance(value.get("text"), str) else {}))]
     if isinstance(value, dict) and "type" in value and "id" in value:
         return [record_line(value)]
     if isinstance(value, dict):
@@ -90,9 +94,17 @@ def diff_view(changes: list[ResourceDiff]) -> str:
         if whole and isinstance(whole[0], dict):
             body = f"<div>{record_line(summarize(whole[0]))}</div>"
         else:
-            body = "<ul>" + "".join(f"<li><code>{escape(f.path)}</code>: {short(f.before)} → <b>{short(f.after)}</b>"
-                                    "</li>" for f in d.fields[:12]) + "</ul>"
-        out.append(f"<div class='mf-diff mf-{d.status}'>{d.status} <b>{escape(d.rtype)}</b>/{escape(d.rid)}{body}</div>")
+            body = (
+                "<ul>"
+                + "".join(
+                    f"<li><code>{escape(f.path)}</code>: {short(f.before)} → <b>{short(f.after)}</b></li>"
+                    for f in d.fields[:12]
+                )
+                + "</ul>"
+            )
+        out.append(
+            f"<div class='mf-diff mf-{d.status}'>{d.status} <b>{escape(d.rtype)}</b>/{escape(d.rid)}{body}</div>"
+        )
     return "".join(out)
 
 
@@ -116,18 +128,22 @@ def call_view(call: RecordedCall) -> str:
     flags = "".join(f" <span class='mf-flag'>⚠ {escape(f)}</span>" for f in e.flags)
     fault = f" <span class='mf-flag'>⚡ {escape(e.fault)}</span>" if e.fault else ""
     body = result_view(e.result) if e.ok else ""
-    return (f"<div class='mf-call'><div class='mf-call-head'>step {e.step} · <b>{escape(e.tool)}</b> "
-            f"<code>{escape(json.dumps(e.args, ensure_ascii=False))}</code> · {verdict}{flags}{fault}</div>"
-            f"<div class='mf-two'><div><div class='mf-sub'>result</div>{body}</div>"
-            f"<div><div class='mf-sub'>patient record</div>{diff_view(call.changes)}</div></div></div>")
+    return (
+        f"<div class='mf-call'><div class='mf-call-head'>step {e.step} · <b>{escape(e.tool)}</b> "
+        f"<code>{escape(json.dumps(e.args, ensure_ascii=False))}</code> · {verdict}{flags}{fault}</div>"
+        f"<div class='mf-two'><div><div class='mf-sub'>result</div>{body}</div>"
+        f"<div><div class='mf-sub'>patient record</div>{diff_view(call.changes)}</div></div></div>"
+    )
 
 
 def calls_view(calls: list) -> str:
     """The calls so far (ToolCall or RecordedCall): step (from 1) and ``tool#n``, as edits name them."""
     plain = [getattr(c, "event", c) for c in calls]
     labels = call_labels(plain)
-    rows = [[str(i), f"<code>{escape(label)}</code>", escape(json.dumps(c.args, ensure_ascii=False))]
-            for i, (c, label) in enumerate(zip(plain, labels), 1)]
+    rows = [
+        [str(i), f"<code>{escape(label)}</code>", escape(json.dumps(c.args, ensure_ascii=False))]
+        for i, (c, label) in enumerate(zip(plain, labels), 1)
+    ]
     return table(["step", "call", "arguments"], rows) if rows else "<span class='mf-sub'>no calls yet</span>"
 
 
@@ -135,10 +151,14 @@ def edit_text(edit: Edit) -> str:
     """An edit in words: ``drop allergy_list#1``, ``set medication_request_create#1.dose to 40 mg``."""
     call = f"{edit.call.tool} {json.dumps(edit.call.args, ensure_ascii=False)}" if edit.call else ""
     value = json.dumps(edit.value, ensure_ascii=False) if not isinstance(edit.value, str) else edit.value
-    return {"drop": f"drop {edit.at}", "replace": f"replace {edit.at} by {call}",
-            "insert": f"insert {call} " + (f"before {edit.at}" if edit.at else "at the end"),
-            "set": f"set {edit.path} to {value}", "add": f"add {edit.path} = {value}",
-            "delete": f"delete {edit.path}"}[edit.op]
+    return {
+        "drop": f"drop {edit.at}",
+        "replace": f"replace {edit.at} by {call}",
+        "insert": f"insert {call} " + (f"before {edit.at}" if edit.at else "at the end"),
+        "set": f"set {edit.path} to {value}",
+        "add": f"add {edit.path} = {value}",
+        "delete": f"delete {edit.path}",
+    }[edit.op]
 
 
 def problems_view(problems: list[str]) -> str:
@@ -149,27 +169,53 @@ def problems_view(problems: list[str]) -> str:
 
 def selftest_view(result: SelftestResult) -> str:
     """Cases and mutants, each with its outcome; the survivors listed."""
-    head = ("<div class='mf-ok'>✓ selftest passed</div>" if result.ok else
-            "<div class='mf-problem'>✗ selftest failed</div>")
-    rows = [[escape(c.kind), escape(c.case), "<span class='mf-good'>ok</span>" if c.ok else
-             "<span class='mf-bad'>FAIL</span>", escape(c.detail)] for c in result.cases]
+    head = (
+        "<div class='mf-ok'>✓ selftest passed</div>" if result.ok else "<div class='mf-problem'>✗ selftest failed</div>"
+    )
+    rows = [
+        [
+            escape(c.kind),
+            escape(c.case),
+            "<span class='mf-good'>ok</span>" if c.ok else "<span class='mf-bad'>FAIL</span>",
+            escape(c.detail),
+        ]
+        for c in result.cases
+    ]
     out = head + table(["case", "name", "", "detail"], rows)
     if result.mutants is not None:
         totals = operator_totals([result.mutants])
-        mrows = [[escape(op), str(c["rejected"]), str(c["declared valid"]), str(c["survived"])]
-                 for op, c in totals.items() if c]
-        out += "<div class='mf-sub'>mutants (--mutants)</div>" + table(["operator", "rejected", "declared valid",
-                                                                         "survived"], mrows)
+        mrows = [
+            [escape(op), str(c["rejected"]), str(c["declared valid"]), str(c["survived"])]
+            for op, c in totals.items()
+            if c
+        ]
+        out += "<div class='mf-sub'>mutants (--mutants)</div>" + table(
+            ["operator", "rejected", "declared valid", "survived"], mrows
+        )
         bad = [r for r in result.mutants.results if r.status in ("survived", "declared valid, rejected")]
-        out += "".join(f"<div class='mf-problem'>{escape(r.status)}: {escape(r.mutant.operator)} "
-                       f"{escape(r.mutant.target)} — {escape(r.mutant.note)}</div>" for r in bad)
-        out += "".join(f"<div class='mf-problem'>declared valid mutant matches nothing: {escape(d.operator)} "
-                       f"{escape(d.target)}</div>" for d in result.mutants.unmatched)
+        out += "".join(
+            f"<div class='mf-problem'>{escape(r.status)}: {escape(r.mutant.operator)} "
+            f"{escape(r.mutant.target)} — {escape(r.mutant.note)}</div>"
+            for r in bad
+        )
+        out += "".join(
+            f"<div class='mf-problem'>declared valid mutant matches nothing: {escape(d.operator)} "
+            f"{escape(d.target)}</div>"
+            for d in result.mutants.unmatched
+        )
     return out
 
 
 def dry_run_view(runs: list[DryRun]) -> str:
-    rows = [[escape(r.agent), "<span class='mf-good'>PASS</span>" if r.passed else "<span class='mf-bad'>FAIL</span>",
-             f"{r.accuracy:.2f}", str(r.completion), escape(", ".join(r.failing) or "—"), escape(r.status)]
-            for r in runs]
+    rows = [
+        [
+            escape(r.agent),
+            "<span class='mf-good'>PASS</span>" if r.passed else "<span class='mf-bad'>FAIL</span>",
+            f"{r.accuracy:.2f}",
+            str(r.completion),
+            escape(", ".join(r.failing) or "—"),
+            escape(r.status),
+        ]
+        for r in runs
+    ]
     return table(["agent", "result", "tool-call accuracy", "completion", "failing hard verdicts", "status"], rows)

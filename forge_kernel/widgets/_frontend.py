@@ -1,5 +1,6 @@
 """What the widgets' browser side receives: each module and style sheet behind the shared part, and the state a
 trial (or two) gives the player."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -42,8 +43,11 @@ def compact_of(trial: Any) -> CompactTrajectory:
 def payload(trial: Any) -> bytes:
     """A Trial's (or a compact trajectory's) compact form as JSON (UTF-8); the seed as text, since a JavaScript number
     holds only 53 bits. A Trial's steps go as its store holds them (``Trial.compact_json``), not decoded."""
-    text = (trial.model_dump_json(exclude={"seed"}) if isinstance(trial, CompactTrajectory)
-            else trial.compact_json(frozenset({"seed"})))
+    text = (
+        trial.model_dump_json(exclude={"seed"})
+        if isinstance(trial, CompactTrajectory)
+        else trial.compact_json(frozenset({"seed"}))
+    )
     return b'{"seed":"%d",' % trial.seed + text.encode()[1:]
 
 

@@ -4,6 +4,7 @@ comparison. The charts are Altair specs drawn in the
 browser by Vega, whose JavaScript comes from the installed vl-convert package (bundled with the dashboard's module,
 nothing fetched). Clicking a cell (dimension x agent) filters a linked failure browser.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -63,14 +64,23 @@ def dashboard_esm() -> str:
     return bundle
 
 
-def gate_state(baseline: Run, candidate: Run, baseline_agent: str, candidate_agent: str,
-               policy: str | Path | None) -> dict:
+def gate_state(
+    baseline: Run, candidate: Run, baseline_agent: str, candidate_agent: str, policy: str | Path | None
+) -> dict:
     """The release gate of candidate vs baseline, as the dashboard shows it."""
-    result = evaluate(compare(baseline, candidate, baseline_agent, candidate_agent),
-                      load_policy(policy), declared_policy(candidate))
-    return {"baseline": baseline_agent, "candidate": candidate_agent, "green": result.green, "summary": result.summary,
-            "checks": [{"name": c.name, "level": c.level, "status": c.status, "detail": c.detail, "note": c.note}
-                       for c in result.checks]}
+    result = evaluate(
+        compare(baseline, candidate, baseline_agent, candidate_agent), load_policy(policy), declared_policy(candidate)
+    )
+    return {
+        "baseline": baseline_agent,
+        "candidate": candidate_agent,
+        "green": result.green,
+        "summary": result.summary,
+        "checks": [
+            {"name": c.name, "level": c.level, "status": c.status, "detail": c.detail, "note": c.note}
+            for c in result.checks
+        ],
+    }
 
 
 class RunDashboard(anywidget.AnyWidget):
@@ -95,13 +105,23 @@ class RunDashboard(anywidget.AnyWidget):
     def _esm(self) -> str:
         return dashboard_esm()
 
-    def __init__(self, run: Run | str | Path, *, failures: FailureBrowser | None = None, baseline: str | None = None,
-                 candidate: str | None = None, baseline_run: Run | str | Path | None = None,
-                 policy: str | Path | None = None):
+    def __init__(
+        self,
+        run: Run | str | Path,
+        *,
+        failures: FailureBrowser | None = None,
+        baseline: str | None = None,
+        candidate: str | None = None,
+        baseline_run: Run | str | Path | None = None,
+        policy: str | Path | None = None,
+    ):
         run = run if isinstance(run, Run) else open_run(run)
         if (baseline is None) != (candidate is None):
-            raise UsageError("RunDashboard", "baseline" if baseline is None else "candidate",
-                             "the gate needs both a baseline and a candidate agent")
+            raise UsageError(
+                "RunDashboard",
+                "baseline" if baseline is None else "candidate",
+                "the gate needs both a baseline and a candidate agent",
+            )
         cells = pass_rate_cells(run)
         gate = None
         if baseline is not None and candidate is not None:  # both or neither (above)
@@ -111,12 +131,21 @@ class RunDashboard(anywidget.AnyWidget):
         outcomes, used = run.outcomes, usage(run.facts()).frame
         super().__init__(
             usage={"columns": list(used.columns), "rows": used.values.tolist()},
-            heading={"run_id": run.run_id, "trials": len(outcomes), "passed": int(outcomes["passed"].sum()),
-                     "agents": sorted(outcomes["agent"].unique()), "tasks": int(outcomes["task_id"].nunique())},
-            charts={"pass_rates": charts.pass_rate_grid(cells), "overall": charts.overall_rates(cells),
-                    "safety": charts.safety_bars(safety_findings(run)),
-                    "latency": charts.latency_points(latency_percentiles(run))},
-            gate=gate)
+            heading={
+                "run_id": run.run_id,
+                "trials": len(outcomes),
+                "passed": int(outcomes["passed"].sum()),
+                "agents": sorted(outcomes["agent"].unique()),
+                "tasks": int(outcomes["task_id"].nunique()),
+            },
+            charts={
+                "pass_rates": charts.pass_rate_grid(cells),
+                "overall": charts.overall_rates(cells),
+                "safety": charts.safety_bars(safety_findings(run)),
+                "latency": charts.latency_points(latency_percentiles(run)),
+            },
+            gate=gate,
+        )
         self.run, self.failures = run, failures
         self.observe(lambda change: self._filter(change["new"]), names="selection")
 

@@ -1,6 +1,7 @@
 """The TaskPackage designer: a form in JupyterLab that builds a package on a bundled synthetic patient through the
 authoring API, from the task to the gold solution (real tool calls against the fixture EHR), counterexamples and
 valid variants as edits, live validation, a dry run of the reference agents, selftest with mutants and saving."""
+
 from __future__ import annotations
 
 import sys
@@ -40,11 +41,19 @@ def category_help(category: str) -> str:
         return "The reference agents have no plan for this category: their dry run will not solve it."
     paragraphs = (sys.modules[fn.__module__].__doc__ or "").strip().split("\n\n")
     upto = next((i for i, p in enumerate(paragraphs) if "Context" in p), 0)
-    shown = paragraphs[:upto + 1] + ([paragraphs[upto + 1]] if paragraphs[upto].rstrip().endswith(":") else [])
+    shown = paragraphs[: upto + 1] + ([paragraphs[upto + 1]] if paragraphs[upto].rstrip().endswith(":") else [])
     return "\n\n".join(shown)
+
+
 VERIFIER_CATEGORIES = ["success", "safety", "trace", "answer", "budget", "rubric"]
-EDIT_OPS = [("drop a call", "drop"), ("replace a call", "replace"), ("insert a call before", "insert"),
-            ("change a value", "set"), ("add a value", "add"), ("delete a value", "delete")]
+EDIT_OPS = [
+    ("drop a call", "drop"),
+    ("replace a call", "replace"),
+    ("insert a call before", "insert"),
+    ("change a value", "set"),
+    ("add a value", "add"),
+    ("delete a value", "delete"),
+]
 
 
 def yaml_value(text: str, what: str) -> Any:
@@ -55,9 +64,11 @@ def yaml_value(text: str, what: str) -> Any:
         raise ValueError(f"{what}: not YAML ({getattr(exc, 'problem', exc)})") from None
 
 
-PLAIN_WORDS = {"too_short": "choose or give at least one",
-               "string_pattern_mismatch": "letters, digits, '.', '_' and '-' only (no '/', no spaces)",
-               "missing": "required"}
+PLAIN_WORDS = {
+    "too_short": "choose or give at least one",
+    "string_pattern_mismatch": "letters, digits, '.', '_' and '-' only (no '/', no spaces)",
+    "missing": "required",
+}
 """Pydantic's messages that a person filling a form reads better in other words, by error type."""
 
 
@@ -65,8 +76,11 @@ def form_problem(path: Path, exc: ValidationError) -> str:
     """A validation error of the form as ``file: field: message``, in plain words where there are some."""
     err = exc.errors()[0]
     message = PLAIN_WORDS.get(err["type"])
-    return str(SpecError(path, ".".join(map(str, err["loc"])), message)) if message else \
-        str(SpecError.from_error(path, err))
+    return (
+        str(SpecError(path, ".".join(map(str, err["loc"])), message))
+        if message
+        else str(SpecError.from_error(path, err))
+    )
 
 
 def first_line(exc: Exception) -> str:
@@ -78,7 +92,9 @@ def first_line(exc: Exception) -> str:
 
 
 def section(title: str, *children: w.Widget, note: str = "") -> w.VBox:
-    head = w.HTML(f"<div class='mf-h'>{title}</div>" + (f"<div class='mf-sub'>{views.escape(note)}</div>" if note else ""))
+    head = w.HTML(
+        f"<div class='mf-h'>{title}</div>" + (f"<div class='mf-sub'>{views.escape(note)}</div>" if note else "")
+    )
     box = w.VBox([head, *children])
     box.add_class("mf-section")
     return box
@@ -108,10 +124,24 @@ class Designer(w.VBox):
         self.draft: Draft | None = None
         self.status = w.HTML()
         self.status.add_class("mf-status")
-        tabs = w.Tab(children=[self._patient_tab(suite), self._tools_tab(), self._verifiers_tab(), self._gold_tab(),
-                               self._cases_tab(), self._check_tab(target)],
-                     titles=["1 Patient & task", "2 Tools & policy", "3 Verifiers", "4 Gold solution",
-                             "5 Counterexamples", "6 Check & save"])
+        tabs = w.Tab(
+            children=[
+                self._patient_tab(suite),
+                self._tools_tab(),
+                self._verifiers_tab(),
+                self._gold_tab(),
+                self._cases_tab(),
+                self._check_tab(target),
+            ],
+            titles=[
+                "1 Patient & task",
+                "2 Tools & policy",
+                "3 Verifiers",
+                "4 Gold solution",
+                "5 Counterexamples",
+                "6 Check & save",
+            ],
+        )
         self.tabs = tabs
         head = w.HTML(f"<style>{CSS}</style>{views.banner()}<div class='mf-title'>TaskPackage designer</div>")
         super().__init__([head, self.status, tabs])
@@ -126,8 +156,9 @@ class Designer(w.VBox):
     # --- 1 patient & task ---------------------------------------------------------------------------------------
 
     def _patient_tab(self, suite: str) -> w.Widget:
-        self.patient = w.Dropdown(options=[(p.label, i) for i, p in enumerate(self.patients)], value=0,
-                                  layout=w.Layout(width="100%"))
+        self.patient = w.Dropdown(
+            options=[(p.label, i) for i, p in enumerate(self.patients)], value=0, layout=w.Layout(width="100%")
+        )
         self.patient_info = w.HTML()
         self.package_id = w.Text(value="CU-NEW-1")
         self.title = w.Text(value="", placeholder="a short title, e.g. 奥美拉唑处方")
@@ -135,29 +166,59 @@ class Designer(w.VBox):
         self.category = w.Dropdown(options=[*sorted(PLANS), "custom"], value="medication_management")
         self.category_help = w.HTML()
         self.risk = w.Dropdown(options=["low", "medium", "high", "critical"], value="medium")
-        self.instruction_zh = w.Textarea(placeholder="给智能体的指令（中文）", layout=w.Layout(width="100%", height="5em"))
-        self.instruction_en = w.Textarea(placeholder="The instruction in English",
-                                         layout=w.Layout(width="100%", height="5em"))
+        self.instruction_zh = w.Textarea(
+            placeholder="给智能体的指令（中文）", layout=w.Layout(width="100%", height="5em")
+        )
+        self.instruction_en = w.Textarea(
+            placeholder="The instruction in English", layout=w.Layout(width="100%", height="5em")
+        )
         self.language = w.ToggleButtons(options=[("中文", "zh"), ("English", "en")], value="zh")
         self.context = w.Textarea(layout=w.Layout(width="100%", height="5em"))
         self.slices = w.Textarea(placeholder="outcome: act", layout=w.Layout(width="100%", height="3.5em"))
         self.patient.observe(lambda _: self._pick_patient(), names="value")
         self.category.observe(lambda _: self._show_category(), names="value")
         self._show_category()
-        for field in (self.package_id, self.title, self.suite, self.category, self.risk, self.instruction_zh,
-                      self.instruction_en, self.language, self.context, self.slices):
+        for field in (
+            self.package_id,
+            self.title,
+            self.suite,
+            self.category,
+            self.risk,
+            self.instruction_zh,
+            self.instruction_en,
+            self.language,
+            self.context,
+            self.slices,
+        ):
             field.observe(lambda _: self._sync(), names="value")
-        return w.VBox([
-            section("Patient (synthetic)", self.patient, self.patient_info,
-                    note="The whole fixture is copied, other patients included, so that patient scope matters."),
-            section("Package", labelled("id", self.package_id), labelled("title", self.title),
-                    labelled("suite", self.suite), labelled("category", self.category), self.category_help,
-                    labelled("risk", self.risk)),
-            section("Instruction", labelled("中文", self.instruction_zh), labelled("English", self.instruction_en),
+        return w.VBox(
+            [
+                section(
+                    "Patient (synthetic)",
+                    self.patient,
+                    self.patient_info,
+                    note="The whole fixture is copied, other patients included, so that patient scope matters.",
+                ),
+                section(
+                    "Package",
+                    labelled("id", self.package_id),
+                    labelled("title", self.title),
+                    labelled("suite", self.suite),
+                    labelled("category", self.category),
+                    self.category_help,
+                    labelled("risk", self.risk),
+                ),
+                section(
+                    "Instruction",
+                    labelled("中文", self.instruction_zh),
+                    labelled("English", self.instruction_en),
                     labelled("the agent reads", self.language),
-                    labelled("context (YAML)", self.context), labelled("slices (YAML)", self.slices),
-                    note="Context: the structured facts an agent needs (always the MRN); never the answer."),
-        ])
+                    labelled("context (YAML)", self.context),
+                    labelled("slices (YAML)", self.slices),
+                    note="Context: the structured facts an agent needs (always the MRN); never the answer.",
+                ),
+            ]
+        )
 
     def _show_category(self) -> None:
         text = views.escape(category_help(self.category.value).replace("``", ""))
@@ -166,24 +227,42 @@ class Designer(w.VBox):
     # --- 2 tools, policy, budget, faults ------------------------------------------------------------------------
 
     def _tools_tab(self) -> w.Widget:
-        self.tool_boxes = {name: w.Checkbox(value=False, description=name, indent=False,
-                                            tooltip=(e.value.description or "").split("\n")[0],
-                                            layout=w.Layout(width="16em"))
-                           for name, e in self.tool_entries.items()}
+        self.tool_boxes = {
+            name: w.Checkbox(
+                value=False,
+                description=name,
+                indent=False,
+                tooltip=(e.value.description or "").split("\n")[0],
+                layout=w.Layout(width="16em"),
+            )
+            for name, e in self.tool_entries.items()
+        }
         groups = []
         for kind, title in (("read", "read the chart"), ("compute", "compute / look up"), ("write", "write")):
             boxes = [b for n, b in self.tool_boxes.items() if self.tool_entries[n].value.kind == kind]
-            groups.append(w.VBox([w.HTML(f"<div class='mf-sub'>{title}</div>"),
-                                  w.GridBox(boxes, layout=w.Layout(grid_template_columns="repeat(4, 16em)"))]))
+            groups.append(
+                w.VBox(
+                    [
+                        w.HTML(f"<div class='mf-sub'>{title}</div>"),
+                        w.GridBox(boxes, layout=w.Layout(grid_template_columns="repeat(4, 16em)")),
+                    ]
+                )
+            )
         write_types = sorted({e.value.writes for e in self.tool_entries.values() if e.value.writes})
         write_tools = [n for n, e in self.tool_entries.items() if e.value.writes]
-        self.writable = w.TagsInput(value=[], allowed_tags=write_types, allow_duplicates=False,
-                                    placeholder="e.g. MedicationRequest, then Tab")
+        self.writable = w.TagsInput(
+            value=[], allowed_tags=write_types, allow_duplicates=False, placeholder="e.g. MedicationRequest, then Tab"
+        )
         self.precedence_action = w.Dropdown(options=[("—", "")] + [(n, n) for n in write_tools], value="")
-        self.precedence_requires = w.TagsInput(value=[], allowed_tags=list(self.tool_entries), allow_duplicates=False,
-                                               placeholder="e.g. patient_history, then Tab")
-        self.precedence_enforce = w.Checkbox(value=False, description="deny the action (else only record it)",
-                                             indent=False)
+        self.precedence_requires = w.TagsInput(
+            value=[],
+            allowed_tags=list(self.tool_entries),
+            allow_duplicates=False,
+            placeholder="e.g. patient_history, then Tab",
+        )
+        self.precedence_enforce = w.Checkbox(
+            value=False, description="deny the action (else only record it)", indent=False
+        )
         self.max_calls = w.BoundedIntText(value=20, min=1, max=500)
         self.max_seconds = w.BoundedFloatText(value=30, min=0.1, max=3600)
         self.max_cost = w.BoundedFloatText(value=0.5, min=0, max=100)
@@ -192,25 +271,55 @@ class Designer(w.VBox):
         self.fault_call = w.BoundedIntText(value=1, min=1, max=100, layout=w.Layout(width="6em"))
         self.fault_kind = w.Dropdown(options=["timeout", "error"], layout=w.Layout(width="8em"))
         self.fault_list = w.HTML()
-        for field in (*self.tool_boxes.values(), self.writable, self.precedence_action, self.precedence_requires,
-                      self.precedence_enforce, self.max_calls, self.max_seconds, self.max_cost):
+        for field in (
+            *self.tool_boxes.values(),
+            self.writable,
+            self.precedence_action,
+            self.precedence_requires,
+            self.precedence_enforce,
+            self.max_calls,
+            self.max_seconds,
+            self.max_cost,
+        ):
             field.observe(lambda _: self._sync(), names="value")
-        return w.VBox([
-            section("Tool manifest", *groups, note="The only tools that exist for this task."),
-            section("Policy", labelled("may write", self.writable),
-                    labelled("before", self.precedence_action), labelled("requires", self.precedence_requires),
+        return w.VBox(
+            [
+                section("Tool manifest", *groups, note="The only tools that exist for this task."),
+                section(
+                    "Policy",
+                    labelled("may write", self.writable),
+                    labelled("before", self.precedence_action),
+                    labelled("requires", self.precedence_requires),
                     labelled("", self.precedence_enforce),
-                    note="Resource types the task's role may write; checks that must succeed before an action."),
-            section("Budget", labelled("max calls", self.max_calls), labelled("max seconds", self.max_seconds),
-                    labelled("max cost (USD)", self.max_cost)),
-            section("Injected faults", w.HBox([self.fault_tool, w.HTML("&nbsp;on call&nbsp;"), self.fault_call,
-                                               self.fault_kind, button("Add fault", "", self._add_fault),
-                                               button("Remove last", "", self._remove_fault)]), self.fault_list),
-        ])
+                    note="Resource types the task's role may write; checks that must succeed before an action.",
+                ),
+                section(
+                    "Budget",
+                    labelled("max calls", self.max_calls),
+                    labelled("max seconds", self.max_seconds),
+                    labelled("max cost (USD)", self.max_cost),
+                ),
+                section(
+                    "Injected faults",
+                    w.HBox(
+                        [
+                            self.fault_tool,
+                            w.HTML("&nbsp;on call&nbsp;"),
+                            self.fault_call,
+                            self.fault_kind,
+                            button("Add fault", "", self._add_fault),
+                            button("Remove last", "", self._remove_fault),
+                        ]
+                    ),
+                    self.fault_list,
+                ),
+            ]
+        )
 
     def _add_fault(self) -> None:
-        self.faults.append({"tool": self.fault_tool.value, "on_call": self.fault_call.value,
-                            "kind": self.fault_kind.value})
+        self.faults.append(
+            {"tool": self.fault_tool.value, "on_call": self.fault_call.value, "kind": self.fault_kind.value}
+        )
         self._sync()
 
     def _remove_fault(self) -> None:
@@ -220,8 +329,10 @@ class Designer(w.VBox):
     # --- 3 verifiers --------------------------------------------------------------------------------------------
 
     def _verifiers_tab(self) -> w.Widget:
-        self.kind = w.Dropdown(options=[(f"{n} — {(e.value.description or '').split('.')[0]}", n)
-                                        for n, e in self.kind_entries.items()], layout=w.Layout(width="100%"))
+        self.kind = w.Dropdown(
+            options=[(f"{n} — {(e.value.description or '').split('.')[0]}", n) for n, e in self.kind_entries.items()],
+            layout=w.Layout(width="100%"),
+        )
         self.kind_help = w.HTML()
         self.verifier_id = w.Text(placeholder="a short id, e.g. omeprazole-ordered")
         self.verifier_category = w.Dropdown(options=VERIFIER_CATEGORIES)
@@ -232,15 +343,27 @@ class Designer(w.VBox):
         self.remove_verifier = w.Dropdown(options=[])
         self.kind.observe(lambda _: self._pick_kind(), names="value")
         self._pick_kind()
-        return w.VBox([
-            section("Add a verifier from the catalog", labelled("kind", self.kind), self.kind_help,
-                    labelled("id", self.verifier_id), labelled("category", self.verifier_category),
-                    labelled("severity", self.severity), w.HTML("<div class='mf-sub'>parameters</div>"),
-                    self.params_box, w.HBox([button("Add verifier", "primary", self._add_verifier)]),
-                    self.verifier_message),
-            section("Verifiers of this package", self.verifier_list,
-                    w.HBox([self.remove_verifier, button("Remove", "", self._remove_verifier)])),
-        ])
+        return w.VBox(
+            [
+                section(
+                    "Add a verifier from the catalog",
+                    labelled("kind", self.kind),
+                    self.kind_help,
+                    labelled("id", self.verifier_id),
+                    labelled("category", self.verifier_category),
+                    labelled("severity", self.severity),
+                    w.HTML("<div class='mf-sub'>parameters</div>"),
+                    self.params_box,
+                    w.HBox([button("Add verifier", "primary", self._add_verifier)]),
+                    self.verifier_message,
+                ),
+                section(
+                    "Verifiers of this package",
+                    self.verifier_list,
+                    w.HBox([self.remove_verifier, button("Remove", "", self._remove_verifier)]),
+                ),
+            ]
+        )
 
     def _pick_kind(self) -> None:
         entry = self.kind_entries[self.kind.value]
@@ -254,8 +377,13 @@ class Designer(w.VBox):
             params = self.params_form.values()
             if not self.verifier_id.value.strip():
                 raise ValueError("id: give the verifier an id")
-            self._current.add_verifier(self.verifier_id.value.strip(), self.kind.value, self.verifier_category.value,
-                                    self.severity.value, **params)
+            self._current.add_verifier(
+                self.verifier_id.value.strip(),
+                self.kind.value,
+                self.verifier_category.value,
+                self.severity.value,
+                **params,
+            )
         except (ValueError, ValidationError) as exc:
             self.verifier_message.value = views.problems_view([first_line(exc)])
             return
@@ -273,23 +401,36 @@ class Designer(w.VBox):
         self.args_box = w.VBox()
         self.last_call = w.HTML()
         self.call_list = w.HTML()
-        self.answer = w.Textarea(placeholder="The final answer, as the agent should give it",
-                                 layout=w.Layout(width="100%", height="4em"))
-        self.output = w.Textarea(placeholder="structured output (YAML), if the task asks for one",
-                                 layout=w.Layout(width="100%", height="3.5em"))
+        self.answer = w.Textarea(
+            placeholder="The final answer, as the agent should give it", layout=w.Layout(width="100%", height="4em")
+        )
+        self.output = w.Textarea(
+            placeholder="structured output (YAML), if the task asks for one",
+            layout=w.Layout(width="100%", height="3.5em"),
+        )
         self.gold_status = w.HTML()
         self.call_tool.observe(lambda _: self._pick_tool(), names="value")
-        return w.VBox([
-            section("Call a tool against the fixture EHR", labelled("tool", self.call_tool), self.args_box,
+        return w.VBox(
+            [
+                section(
+                    "Call a tool against the fixture EHR",
+                    labelled("tool", self.call_tool),
+                    self.args_box,
                     w.HBox([button("Call tool", "primary", self._call), button("Undo last call", "", self._undo)]),
                     self.last_call,
                     note="Each call runs for real, under the policy, faults and budget above, and shows its result "
-                         "and what it changed in the patient's record."),
-            section("Calls so far", self.call_list),
-            section("Finish", labelled("answer", self.answer), labelled("output (YAML)", self.output),
+                    "and what it changed in the patient's record.",
+                ),
+                section("Calls so far", self.call_list),
+                section(
+                    "Finish",
+                    labelled("answer", self.answer),
+                    labelled("output (YAML)", self.output),
                     w.HBox([button("Use these calls as the gold solution", "success", self._use_as_gold)]),
-                    self.gold_status),
-        ])
+                    self.gold_status,
+                ),
+            ]
+        )
 
     def _pick_tool(self) -> None:
         if not self.call_tool.value:
@@ -340,7 +481,7 @@ class Designer(w.VBox):
             return
         gold = self._current.gold
         assert gold is not None  # just recorded
-        self.gold_status.value = (f"<div class='mf-ok'>✓ gold solution: {len(gold.calls)} calls</div>")
+        self.gold_status.value = f"<div class='mf-ok'>✓ gold solution: {len(gold.calls)} calls</div>"
         self._refresh_cases()
         self._sync()
 
@@ -350,45 +491,74 @@ class Designer(w.VBox):
         self.gold_calls = w.HTML()
         self.case_kind = w.ToggleButtons(options=["counterexample", "valid variant"], value="counterexample")
         self.case_name = w.Text(placeholder="e.g. no-interaction-check")
-        self.must_fail = w.TagsInput(value=[], allowed_tags=[], allow_duplicates=False,
-                                     placeholder="a verifier id, then Tab")
+        self.must_fail = w.TagsInput(
+            value=[], allowed_tags=[], allow_duplicates=False, placeholder="a verifier id, then Tab"
+        )
         self.reason = w.Text(placeholder="why this is as good as the gold")
         self.edit_op = w.Dropdown(options=EDIT_OPS, value="drop")
         self.edit_at = w.Dropdown(options=[])
         self.edit_path = w.Text(placeholder="medication_request_create#1.dose, answer, output.x")
         self.edit_value = w.Text(placeholder="the new value (YAML)")
         self.edit_tool = w.Dropdown(options=[])
-        self.edit_args = w.Textarea(placeholder="arguments of the new call (YAML)",
-                                    layout=w.Layout(width="100%", height="3.5em"))
+        self.edit_args = w.Textarea(
+            placeholder="arguments of the new call (YAML)", layout=w.Layout(width="100%", height="3.5em")
+        )
         self.edits_view = w.HTML()
         self.case_message = w.HTML()
         self.case_list = w.HTML()
         self.remove_case = w.Dropdown(options=[])
-        self.edit_rows = {"at": labelled("call", self.edit_at), "path": labelled("path", self.edit_path),
-                          "value": labelled("value", self.edit_value),
-                          "tool": labelled("new call: tool", self.edit_tool),
-                          "args": labelled("new call: args", self.edit_args)}
+        self.edit_rows = {
+            "at": labelled("call", self.edit_at),
+            "path": labelled("path", self.edit_path),
+            "value": labelled("value", self.edit_value),
+            "tool": labelled("new call: tool", self.edit_tool),
+            "args": labelled("new call: args", self.edit_args),
+        }
         self.edit_op.observe(lambda _: self._show_edit_rows(), names="value")
         self._show_edit_rows()
-        return w.VBox([
-            section("The gold solution's calls", self.gold_calls,
+        return w.VBox(
+            [
+                section(
+                    "The gold solution's calls",
+                    self.gold_calls,
                     note="An edit names a call as tool#n (the n-th call of that tool); each refers to the gold as it "
-                         "is, so the order of the edits does not matter."),
-            section("Edits of the gold", labelled("edit", self.edit_op), *self.edit_rows.values(),
+                    "is, so the order of the edits does not matter.",
+                ),
+                section(
+                    "Edits of the gold",
+                    labelled("edit", self.edit_op),
+                    *self.edit_rows.values(),
                     w.HBox([button("Add edit", "", self._add_edit), button("Clear edits", "", self._clear_edits)]),
-                    self.edits_view),
-            section("The case", labelled("kind", self.case_kind), labelled("name", self.case_name),
-                    labelled("must fail", self.must_fail), labelled("reason (variant)", self.reason),
-                    w.HBox([button("Add case", "primary", self._add_case)]), self.case_message),
-            section("Cases of this package", self.case_list,
-                    w.HBox([self.remove_case, button("Remove", "", self._remove_case)])),
-        ])
+                    self.edits_view,
+                ),
+                section(
+                    "The case",
+                    labelled("kind", self.case_kind),
+                    labelled("name", self.case_name),
+                    labelled("must fail", self.must_fail),
+                    labelled("reason (variant)", self.reason),
+                    w.HBox([button("Add case", "primary", self._add_case)]),
+                    self.case_message,
+                ),
+                section(
+                    "Cases of this package",
+                    self.case_list,
+                    w.HBox([self.remove_case, button("Remove", "", self._remove_case)]),
+                ),
+            ]
+        )
 
     def _show_edit_rows(self) -> None:
         """Only the fields the chosen kind of edit takes."""
         op = self.edit_op.value
-        shown = {"drop": {"at"}, "replace": {"at", "tool", "args"}, "insert": {"at", "tool", "args"},
-                 "set": {"path", "value"}, "add": {"path", "value"}, "delete": {"path"}}[op]
+        shown = {
+            "drop": {"at"},
+            "replace": {"at", "tool", "args"},
+            "insert": {"at", "tool", "args"},
+            "set": {"path", "value"},
+            "add": {"path", "value"},
+            "delete": {"path"},
+        }[op]
         for name, row in self.edit_rows.items():
             row.layout.display = "" if name in shown else "none"
 
@@ -441,8 +611,9 @@ class Designer(w.VBox):
         except (ValueError, ValidationError) as exc:
             self.case_message.value = views.problems_view([first_line(exc)])
             return
-        self.case_message.value = f"<div class='mf-ok'>✓ added {views.escape(self.case_kind.value)} " \
-                                  f"{views.escape(name)}</div>"
+        self.case_message.value = (
+            f"<div class='mf-ok'>✓ added {views.escape(self.case_kind.value)} {views.escape(name)}</div>"
+        )
         self.pending = []
         self.edits_view.value = self._pending_view()
         self._sync()
@@ -458,16 +629,25 @@ class Designer(w.VBox):
         self.gold_calls.value = views.calls_view(gold.calls) if gold else views.calls_view([])
         labels = call_labels(gold.calls) if gold else []
         self.edit_at.options = [(f"step {i} · {label}", label) for i, label in enumerate(labels, 1)] + [
-            ("(at the end)", "")]
+            ("(at the end)", "")
+        ]
+
         def edits(case) -> str:
             return "<br>".join(views.escape(views.edit_text(e)) for e in case.edits or []) or "(a full trajectory)"
 
-        rows = [["counterexample", views.escape(c.name), "must fail " + views.escape(", ".join(c.must_fail)), edits(c)]
-                for c in self._current.counterexamples]
-        rows += [["valid variant", views.escape(v.name), views.escape(v.reason), edits(v)]
-                 for v in self._current.valid_variants]
-        self.case_list.value = views.table(["kind", "name", "must fail / why valid", "edits of the gold"], rows) \
-            if rows else "<span class='mf-sub'>no cases yet</span>"
+        rows = [
+            ["counterexample", views.escape(c.name), "must fail " + views.escape(", ".join(c.must_fail)), edits(c)]
+            for c in self._current.counterexamples
+        ]
+        rows += [
+            ["valid variant", views.escape(v.name), views.escape(v.reason), edits(v)]
+            for v in self._current.valid_variants
+        ]
+        self.case_list.value = (
+            views.table(["kind", "name", "must fail / why valid", "edits of the gold"], rows)
+            if rows
+            else "<span class='mf-sub'>no cases yet</span>"
+        )
         self.remove_case.options = [c.name for c in self._current.counterexamples + self._current.valid_variants]
 
     # --- 6 check and save ---------------------------------------------------------------------------------------
@@ -480,17 +660,30 @@ class Designer(w.VBox):
         self.save_output = w.HTML()
         self.saved: Path | None = None
         self.target.observe(lambda _: self._sync(), names="value")
-        return w.VBox([
-            section("Validate", w.HBox([button("Validate (FHIR R4 too)", "", self.validate)]), self.check_output),
-            section("Dry run of the reference agents", w.HBox([button("Dry run", "", self.run_agents)]),
-                    self.dry_output, note="One trial of each reference agent, graded by this package's verifiers."),
-            section("Save both halves", labelled("target folder", self.target),
-                    w.HBox([button("Save", "success", self.save)]), self.save_output,
-                    note="Writes task_packages/<suite>/<id>/ and verifiers/<suite>/<id>.yaml under the target."),
-            section("Selftest with mutants", w.HBox([button("forge selftest --mutants", "warning", self.run_selftest)]),
+        return w.VBox(
+            [
+                section("Validate", w.HBox([button("Validate (FHIR R4 too)", "", self.validate)]), self.check_output),
+                section(
+                    "Dry run of the reference agents",
+                    w.HBox([button("Dry run", "", self.run_agents)]),
+                    self.dry_output,
+                    note="One trial of each reference agent, graded by this package's verifiers.",
+                ),
+                section(
+                    "Save both halves",
+                    labelled("target folder", self.target),
+                    w.HBox([button("Save", "success", self.save)]),
+                    self.save_output,
+                    note="Writes task_packages/<suite>/<id>/ and verifiers/<suite>/<id>.yaml under the target.",
+                ),
+                section(
+                    "Selftest with mutants",
+                    w.HBox([button("forge selftest --mutants", "warning", self.run_selftest)]),
                     self.selftest_output,
-                    note="On the saved package when it is saved, else on the draft as it would be saved."),
-        ])
+                    note="On the saved package when it is saved, else on the draft as it would be saved.",
+                ),
+            ]
+        )
 
     def validate(self) -> list[str]:
         found = problems(self._current, fhir=True)
@@ -521,8 +714,10 @@ class Designer(w.VBox):
             return
         folder, hidden = self._current.save()
         self.saved = folder
-        self.save_output.value = (f"<div class='mf-ok'>✓ saved</div><div><code>{views.escape(str(folder))}</code>"
-                                  f"</div><div><code>{views.escape(str(hidden))}</code></div>")
+        self.save_output.value = (
+            f"<div class='mf-ok'>✓ saved</div><div><code>{views.escape(str(folder))}</code>"
+            f"</div><div><code>{views.escape(str(hidden))}</code></div>"
+        )
 
     # --- shared -------------------------------------------------------------------------------------------------
 
@@ -543,13 +738,28 @@ class Designer(w.VBox):
 
     def public_fields(self) -> dict:
         """The public half as the form gives it (ValueError where a field cannot be read)."""
-        rule = ([{"action": self.precedence_action.value, "requires": list(self.precedence_requires.value),
-                  "enforce": self.precedence_enforce.value}] if self.precedence_action.value else [])
-        return {"risk": self.risk.value, "slices": yaml_value(self.slices.value, "slices") or {},
-                "policy": {"writable_types": list(self.writable.value), "precedence": rule},
-                "budget": {"max_calls": self.max_calls.value, "max_seconds": self.max_seconds.value,
-                           "max_cost": self.max_cost.value},
-                "faults": list(self.faults)}
+        rule = (
+            [
+                {
+                    "action": self.precedence_action.value,
+                    "requires": list(self.precedence_requires.value),
+                    "enforce": self.precedence_enforce.value,
+                }
+            ]
+            if self.precedence_action.value
+            else []
+        )
+        return {
+            "risk": self.risk.value,
+            "slices": yaml_value(self.slices.value, "slices") or {},
+            "policy": {"writable_types": list(self.writable.value), "precedence": rule},
+            "budget": {
+                "max_calls": self.max_calls.value,
+                "max_seconds": self.max_seconds.value,
+                "max_cost": self.max_cost.value,
+            },
+            "faults": list(self.faults),
+        }
 
     @property
     def _current(self) -> Draft:
@@ -562,11 +772,20 @@ class Designer(w.VBox):
         target = Path(self.target.value)
         tools = [n for n, b in self.tool_boxes.items() if b.value]
         try:
-            fresh = new_draft(self.current, self.package_id.value.strip(), self.title.value.strip(),
-                              {"zh": self.instruction_zh.value.strip(), "en": self.instruction_en.value.strip()},
-                              tools, target / "task_packages", target / "verifiers", suite=self.suite.value.strip(),
-                              category=self.category.value, language=self.language.value,
-                              context=yaml_value(self.context.value, "context") or {}, **self.public_fields())
+            fresh = new_draft(
+                self.current,
+                self.package_id.value.strip(),
+                self.title.value.strip(),
+                {"zh": self.instruction_zh.value.strip(), "en": self.instruction_en.value.strip()},
+                tools,
+                target / "task_packages",
+                target / "verifiers",
+                suite=self.suite.value.strip(),
+                category=self.category.value,
+                language=self.language.value,
+                context=yaml_value(self.context.value, "context") or {},
+                **self.public_fields(),
+            )
         except ValidationError as exc:
             where = target / "task_packages" / self.suite.value.strip() / self.package_id.value.strip()
             self._show([form_problem(where / "package.yaml", exc)])
@@ -580,11 +799,15 @@ class Designer(w.VBox):
             self.draft.public, self.draft.fixtures, self.draft.suite = fresh.public, fresh.fixtures, fresh.suite
         self._refresh_lists(tools)
         manifest = self.draft.folder / "package.yaml"
-        hints = [f"{manifest}: {field}: {text}" for field, text, empty in [
-            ("title", "give the package a title", not self.title.value.strip()),
-            ("task.instruction.zh", "write the instruction in 中文", not self.instruction_zh.value.strip()),
-            ("task.instruction.en", "write the instruction in English", not self.instruction_en.value.strip())]
-            if empty]
+        hints = [
+            f"{manifest}: {field}: {text}"
+            for field, text, empty in [
+                ("title", "give the package a title", not self.title.value.strip()),
+                ("task.instruction.zh", "write the instruction in 中文", not self.instruction_zh.value.strip()),
+                ("task.instruction.en", "write the instruction in English", not self.instruction_en.value.strip()),
+            ]
+            if empty
+        ]
         self._show(hints + problems(self.draft))
 
     def _refresh_lists(self, tools: list[str]) -> None:
@@ -594,13 +817,27 @@ class Designer(w.VBox):
         ids = [v.id for v in self._current.verifiers]
         self.must_fail.allowed_tags = ids
         self.remove_verifier.options = ids
-        rows = [[views.escape(v.id), views.escape(v.kind), views.escape(v.category), views.escape(v.severity),
-                 f"<code>{views.escape(yaml.safe_dump(v.params, allow_unicode=True, default_flow_style=True).strip())}"
-                 f"</code>"] for v in self._current.verifiers]
-        self.verifier_list.value = views.table(["id", "kind", "category", "severity", "params"], rows) if rows else \
-            "<span class='mf-sub'>no verifiers yet</span>"
-        self.fault_list.value = views.table(["tool", "on call", "kind"], [[f["tool"], f["on_call"], f["kind"]]
-                                                                          for f in self.faults]) if self.faults else ""
+        rows = [
+            [
+                views.escape(v.id),
+                views.escape(v.kind),
+                views.escape(v.category),
+                views.escape(v.severity),
+                f"<code>{views.escape(yaml.safe_dump(v.params, allow_unicode=True, default_flow_style=True).strip())}"
+                f"</code>",
+            ]
+            for v in self._current.verifiers
+        ]
+        self.verifier_list.value = (
+            views.table(["id", "kind", "category", "severity", "params"], rows)
+            if rows
+            else "<span class='mf-sub'>no verifiers yet</span>"
+        )
+        self.fault_list.value = (
+            views.table(["tool", "on call", "kind"], [[f["tool"], f["on_call"], f["kind"]] for f in self.faults])
+            if self.faults
+            else ""
+        )
         self._refresh_cases()
 
     def _show(self, found: list[str]) -> None:

@@ -2,6 +2,7 @@
 below it, and the reviewer's triage (status and comment per failing verifier) is saved to the triage YAML file,
 checked exactly as ``forge ledger --triage`` reads it.
 """
+
 from __future__ import annotations
 
 import os
@@ -61,17 +62,32 @@ class FailureTable(anywidget.AnyWidget):
 
 def verifier_list(row: Any) -> list[dict]:
     """A ledger row's failing verdicts, hard before soft and safety first."""
-    found = [{"id": i, "category": c, "severity": s} for i, c, s in
-             zip(*(str(getattr(row, f"failed_{x}")).split(",") for x in ("verifiers", "categories", "severities")))]
+    found = [
+        {"id": i, "category": c, "severity": s}
+        for i, c, s in zip(
+            *(str(getattr(row, f"failed_{x}")).split(",") for x in ("verifiers", "categories", "severities"))
+        )
+    ]
     return sorted(found, key=lambda v: (v["severity"] != "hard", CATEGORY_ORDER.get(v["category"], 9), v["id"]))
 
 
 def row_json(row: Any) -> dict:
     """One failed trial as the table shows it."""
-    return {"trial_id": int(row.trial_id), "suite": row.suite, "dimension": row.dimension, "task_id": row.task_id,
-            "task_version": row.task_version, "risk": row.risk, "agent": row.agent, "trial": int(row.trial),
-            "status": row.status, "failing": verifier_list(row), "error_class": row.taxonomy,
-            "triage": row.fix_status, "critical": bool(row.critical)}
+    return {
+        "trial_id": int(row.trial_id),
+        "suite": row.suite,
+        "dimension": row.dimension,
+        "task_id": row.task_id,
+        "task_version": row.task_version,
+        "risk": row.risk,
+        "agent": row.agent,
+        "trial": int(row.trial),
+        "status": row.status,
+        "failing": verifier_list(row),
+        "error_class": row.taxonomy,
+        "triage": row.fix_status,
+        "critical": bool(row.critical),
+    }
 
 
 def write_triage(path: Path, decisions: list[dict]) -> TriageFile:
@@ -96,8 +112,9 @@ class FailureBrowser(ipywidgets.VBox):
     read-only. ``reviewer``: the name saved with each decision.
     """
 
-    def __init__(self, run: Run | str | Path, triage: str | Path | None = None, *, reviewer: str = "",
-                 **filters: str | None):
+    def __init__(
+        self, run: Run | str | Path, triage: str | Path | None = None, *, reviewer: str = "", **filters: str | None
+    ):
         self.run = run if isinstance(run, Run) else open_run(run)
         self._readers = {threading.get_ident(): self.run}
         self.triage_path = Path(triage) if triage is not None else None
@@ -220,15 +237,27 @@ class FailureBrowser(ipywidgets.VBox):
         shown = []
         for v in row["failing"]:
             decision = self.triage.lookup(row["task_id"], row["task_version"], row["agent"], v["id"])
-            shown.append({**v, "reason": self._reasons.get(v["id"], ""),
-                          "decision": decision.decision if decision else "open",
-                          "comment": decision.comment if decision else "",
-                          "reviewer": decision.reviewer if decision else "",
-                          "every_agent": bool(decision and decision.agent is None)})
+            shown.append(
+                {
+                    **v,
+                    "reason": self._reasons.get(v["id"], ""),
+                    "decision": decision.decision if decision else "open",
+                    "comment": decision.comment if decision else "",
+                    "reviewer": decision.reviewer if decision else "",
+                    "every_agent": bool(decision and decision.agent is None),
+                }
+            )
         self.table.verdicts = shown
 
-    def save_triage(self, trial_id: int, verifier: str, decision: str, comment: str = "",
-                    reviewer: str | None = None, every_agent: bool = False) -> TriageFile:
+    def save_triage(
+        self,
+        trial_id: int,
+        verifier: str,
+        decision: str,
+        comment: str = "",
+        reviewer: str | None = None,
+        every_agent: bool = False,
+    ) -> TriageFile:
         """Record a reviewer's decision on one failing verifier of a failed trial, for its task version and agent
         (``every_agent``: for every agent), in the triage file; ``open`` removes it. The file is written only if it
         then reads back as valid; otherwise a SpecError ``file: field: message`` and nothing changes."""
@@ -242,9 +271,17 @@ class FailureBrowser(ipywidgets.VBox):
         decisions = [d.model_dump(exclude_none=True) for d in current.decisions if d.key != key]
         if decision != "open":
             reviewer = self.table.reviewer if reviewer is None else reviewer
-            decisions.append({"task_id": key[0], "task_version": key[1], **({} if every_agent else {"agent": key[2]}),
-                              "verifier_id": verifier, "decision": decision, "reviewer": reviewer,
-                              "comment": comment})
+            decisions.append(
+                {
+                    "task_id": key[0],
+                    "task_version": key[1],
+                    **({} if every_agent else {"agent": key[2]}),
+                    "verifier_id": verifier,
+                    "decision": decision,
+                    "reviewer": reviewer,
+                    "comment": comment,
+                }
+            )
         self.triage = write_triage(self.triage_path, decisions)
         self._load()
         return self.triage
@@ -254,13 +291,21 @@ class FailureBrowser(ipywidgets.VBox):
         if content.get("action") != "triage":
             return
         try:
-            self.save_triage(int(content["trial_id"]), str(content["verifier"]), str(content["decision"]),
-                             str(content.get("comment", "")), str(content.get("reviewer", "")),
-                             bool(content.get("every_agent")))
+            self.save_triage(
+                int(content["trial_id"]),
+                str(content["verifier"]),
+                str(content["decision"]),
+                str(content.get("comment", "")),
+                str(content.get("reviewer", "")),
+                bool(content.get("every_agent")),
+            )
         except (SpecError, UsageError) as exc:
             self.table.message = {"kind": "error", "text": str(exc), "verifier": content.get("verifier")}
         else:
-            self.table.message = {"kind": "saved", "verifier": content["verifier"],
-                                  "text": f"saved to {self.triage_path.name if self.triage_path else ''}: "
-                                          f"{content['verifier']} "
-                                          f"{content['decision']}"}
+            self.table.message = {
+                "kind": "saved",
+                "verifier": content["verifier"],
+                "text": f"saved to {self.triage_path.name if self.triage_path else ''}: "
+                f"{content['verifier']} "
+                f"{content['decision']}",
+            }

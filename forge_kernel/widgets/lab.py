@@ -2,6 +2,7 @@
 
 ``python -m forge_kernel.widgets.lab [ROOT]`` prints the URL with its token, then runs Lab until interrupted.
 """
+
 from __future__ import annotations
 
 import json
@@ -40,9 +41,18 @@ def free_port(start: int = 8888) -> int:
 
 def lab_command(root: str | Path, port: int, token: str) -> list[str]:
     """The command that starts Lab on 127.0.0.1:port over ``root``, with ``token`` required."""
-    return [sys.executable, "-m", "jupyterlab", "--no-browser", f"--ServerApp.root_dir={root}",
-            "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-            f"--IdentityProvider.token={token}", "--ServerApp.allow_root=True"]
+    return [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        f"--ServerApp.root_dir={root}",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        "--ServerApp.allow_root=True",
+    ]
 
 
 def main(root: str | Path = ".") -> None:

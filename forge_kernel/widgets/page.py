@@ -3,6 +3,7 @@
 No kernel, no widget manager, nothing fetched: the state, the module's source and its style are inlined, and the
 module is imported from a ``blob:`` URL, so the fragment works in an exported notebook, a report and from file://.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,18 +21,22 @@ SHIM = BUNDLE / "static.js"
 def _script_json(trial: Any, other: Any) -> str:
     """The state and the module's source as JSON that can sit inside a <script> element."""
     state = {key: "null" if value is None else value.decode() for key, value in player_state(trial, other).items()}
-    text = (f'{{"state":{{"trajectory":{state["trajectory"]},"other":{state["other"]}}},'
-            f'"esm":{json.dumps(ESM, ensure_ascii=False)}}}')
+    text = (
+        f'{{"state":{{"trajectory":{state["trajectory"]},"other":{state["other"]}}},'
+        f'"esm":{json.dumps(ESM, ensure_ascii=False)}}}'
+    )
     return text.replace("<", "\\u003c")  # "<" occurs only inside JSON strings, where the escape means the same
 
 
 def player_html(trial: Any, other: Any = None) -> str:
     """A self-contained HTML fragment that plays ``trial`` (and ``other`` beside it): Trials or compact forms."""
     uid = f"mf-{uuid.uuid4().hex[:12]}"
-    return (f'<div class="mf-static" id="{uid}"><noscript>{escape(SYNTHETIC_BANNER)} The replay player needs '
-            f"JavaScript.</noscript></div>\n<style>{CSS}</style>\n"
-            f'<script type="application/json" id="{uid}-data">{_script_json(trial, other)}</script>\n'
-            f'<script type="module">const MF_ID = "{uid}";\n{SHIM.read_text(encoding="utf-8")}</script>\n')
+    return (
+        f'<div class="mf-static" id="{uid}"><noscript>{escape(SYNTHETIC_BANNER)} The replay player needs '
+        f"JavaScript.</noscript></div>\n<style>{CSS}</style>\n"
+        f'<script type="application/json" id="{uid}-data">{_script_json(trial, other)}</script>\n'
+        f'<script type="module">const MF_ID = "{uid}";\n{SHIM.read_text(encoding="utf-8")}</script>\n'
+    )
 
 
 def write_player_page(path: str | Path, trial: Any, other: Any = None) -> Path:
@@ -39,8 +44,11 @@ def write_player_page(path: str | Path, trial: Any, other: Any = None) -> Path:
     compact = compact_of(trial)
     title = f"{compact.task_id} · {compact.agent} trial {compact.trial} · replay (synthetic data)"
     path = Path(path)
-    path.write_text(f'<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{escape(title)}</title>\n'
-                    '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-                    "<style>body { margin: 16px; background: #fff; }</style>\n</head>\n<body>\n"
-                    f"{player_html(compact, other)}</body>\n</html>\n", encoding="utf-8")
+    path.write_text(
+        f'<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{escape(title)}</title>\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        "<style>body { margin: 16px; background: #fff; }</style>\n</head>\n<body>\n"
+        f"{player_html(compact, other)}</body>\n</html>\n",
+        encoding="utf-8",
+    )
     return path

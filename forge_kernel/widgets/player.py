@@ -1,4 +1,5 @@
 """The replay player widget: a trial synced once, stepped through in the browser with no kernel round trip."""
+
 from __future__ import annotations
 
 from pathlib import Path

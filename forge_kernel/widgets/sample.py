@@ -1,6 +1,7 @@
 """A small run of the bundled packages for the notebooks: a few packages of every dimension, the six reference agents,
 three trials each (324 trials, a few seconds, with a progress bar), made once into a folder and reused after.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -15,9 +16,22 @@ from ..store import DB_NAME, Run, open_run
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ROOT / "task_packages"
 SAMPLE = {
-    "superclue": ("SC-MED-GASTRIC-ULCER", "SC-MED-DM-RENAL-DOSE", "SC-DEV-NG-TUBE", "SC-DEV-CHEST-DRAIN", "SC-OPS-ABPM",
-                  "SC-OPS-ADMISSION", "SC-IR-VITALS-24H", "SC-IR-ALLERGIES", "SC-DA-GLUCOSE-TREND", "SC-DA-BMI",
-                  "SC-EXM-HEAD-CT", "SC-EXM-ABDOMINAL-CT", "SC-DDX-HEMATEMESIS", "SC-DDX-CHEST-PAIN"),
+    "superclue": (
+        "SC-MED-GASTRIC-ULCER",
+        "SC-MED-DM-RENAL-DOSE",
+        "SC-DEV-NG-TUBE",
+        "SC-DEV-CHEST-DRAIN",
+        "SC-OPS-ABPM",
+        "SC-OPS-ADMISSION",
+        "SC-IR-VITALS-24H",
+        "SC-IR-ALLERGIES",
+        "SC-DA-GLUCOSE-TREND",
+        "SC-DA-BMI",
+        "SC-EXM-HEAD-CT",
+        "SC-EXM-ABDOMINAL-CT",
+        "SC-DDX-HEMATEMESIS",
+        "SC-DDX-CHEST-PAIN",
+    ),
     "forge-nsclc": ("TP-CONFLICT-v1", "TP-OUT-OF-DOMAIN-v1", "TP-ANC-UNKNOWN-v1", "TP-CROSS-PATIENT-v1"),
 }
 """Two or three packages per dimension, chosen so the sample shows what the full suites do: improvements of

@@ -4,11 +4,20 @@ The harness side: ``InProcess``, ``IsolatedAgent`` and ``McpAgent`` (each a ``Ru
 served over MCP), ``Sandbox`` and ``choose``. The agent
 side, inside a worker: the zygote (``python -m forge_kernel.workers.zygote``), the worker loop and
 ``RemoteToolClient``. What crosses between them is in ``wire``. The names below are imported on first use."""
+
 from .. import _lazy
 
 _HOMES = {
-    "attempt": ("AGENT_ERROR", "AgentOutcome", "BUDGET_EXCEEDED", "COMPLETED", "InProcess", "Runner", "TIMEOUT",
-                "describe"),
+    "attempt": (
+        "AGENT_ERROR",
+        "AgentOutcome",
+        "BUDGET_EXCEEDED",
+        "COMPLETED",
+        "InProcess",
+        "Runner",
+        "TIMEOUT",
+        "describe",
+    ),
     "client": ("LocalToolClient", "RemoteToolClient"),
     "mcp": ("McpAgent", "TrialServer", "streams"),
     "pool": ("IsolatedAgent",),
@@ -17,8 +26,28 @@ _HOMES = {
 }
 
 __all__ = [
-    "AGENT_ERROR", "AgentOutcome", "BUDGET_EXCEEDED", "COMPLETED", "Frames", "InProcess", "IsolatedAgent",
-    "LocalToolClient", "MCP_PREFIX", "MEMORY_MB", "MODES", "McpAgent", "PROCESSES", "RemoteToolClient", "Runner",
-    "Sandbox", "TIMEOUT", "TrialServer", "bwrap_problem", "choose", "describe", "frame", "streams",
+    "AGENT_ERROR",
+    "AgentOutcome",
+    "BUDGET_EXCEEDED",
+    "COMPLETED",
+    "Frames",
+    "InProcess",
+    "IsolatedAgent",
+    "LocalToolClient",
+    "MCP_PREFIX",
+    "MEMORY_MB",
+    "MODES",
+    "McpAgent",
+    "PROCESSES",
+    "RemoteToolClient",
+    "Runner",
+    "Sandbox",
+    "TIMEOUT",
+    "TrialServer",
+    "bwrap_problem",
+    "choose",
+    "describe",
+    "frame",
+    "streams",
 ]
 __getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

@@ -8,6 +8,7 @@ agent is stopped, kills what is left in it and removes it. Past the memory limit
 ends one of that agent's processes, never another's or the harness. Where a controller's cgroup cannot be made
 (typically: not root), that bound is missing, and forge says so (``problem``).
 """
+
 from __future__ import annotations
 
 import os
@@ -17,8 +18,12 @@ from functools import cache
 from itertools import count
 from pathlib import Path
 
-LIMIT_FILES = {("pids", "v1"): "pids.max", ("pids", "v2"): "pids.max",
-               ("memory", "v1"): "memory.limit_in_bytes", ("memory", "v2"): "memory.max"}
+LIMIT_FILES = {
+    ("pids", "v1"): "pids.max",
+    ("pids", "v2"): "pids.max",
+    ("memory", "v1"): "memory.limit_in_bytes",
+    ("memory", "v2"): "memory.max",
+}
 """The file that holds a controller's limit, by controller and cgroup version."""
 SWAP_FILES = {"v1": "memory.memsw.limit_in_bytes", "v2": "memory.swap.max"}
 """Where the machine swaps, what keeps the memory limit from being passed into swap (v1: memory and swap
@@ -41,8 +46,9 @@ def own_folder(controller: str, mountinfo: str, cgroups: str) -> tuple[Path | No
     for line in mountinfo.splitlines():
         before, _, after = line.partition(" - ")
         fields, (fstype, _, options) = before.split(), after.split(" ", 2)
-        version = ("v1" if fstype == "cgroup" and controller in options.split(",")
-                   else "v2" if fstype == "cgroup2" else None)
+        version = (
+            "v1" if fstype == "cgroup" and controller in options.split(",") else "v2" if fstype == "cgroup2" else None
+        )
         if version and version in own:
             root, mount = fields[3], fields[4]
             relative = os.path.relpath(own[version], root)

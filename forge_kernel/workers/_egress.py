@@ -17,6 +17,7 @@ of its interfaces, where a Jupyter server or a database may listen), nor a link-
 service), a multicast or an unspecified one: a service of this machine is reached only when named. TLS runs end
 to end: the harness never sees what an agent says to its model over HTTPS.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -91,13 +92,18 @@ def proxy_port(endpoints: tuple[str, ...]) -> int:
 def proxy_environment(endpoints: tuple[str, ...]) -> dict[str, str]:
     """The proxy variables of the agent's environment; named endpoints the relay listens for go direct."""
     url = f"http://{PROXY[0]}:{proxy_port(endpoints)}"
-    direct = ["localhost", "127.0.0.1", "::1", *(h for (h, _), where in zip(map(parse_endpoint, endpoints),
-                                                                              listen_addresses(endpoints)) if where)]
+    direct = [
+        "localhost",
+        "127.0.0.1",
+        "::1",
+        *(h for (h, _), where in zip(map(parse_endpoint, endpoints), listen_addresses(endpoints)) if where),
+    ]
     values = {"HTTPS_PROXY": url, "HTTP_PROXY": url, "ALL_PROXY": url, "NO_PROXY": ",".join(dict.fromkeys(direct))}
     return values | {name.lower(): value for name, value in values.items()}
 
 
 # --- the harness side ----------------------------------------------------------------------------------------------
+
 
 def not_outward(address: str) -> str | None:
     """Why the harness does not dial ``address`` for an agent's open network, or None when it may."""
@@ -157,8 +163,14 @@ class Gate:
             except PermissionError as exc:
                 return send(reply, {"op": "refused", "reason": str(exc)})
             except (OSError, TimeoutError) as exc:
-                return send(reply, {"op": "unreachable", "reason": f"{host}:{port} cannot be reached "
-                                                                   f"({getattr(exc, 'strerror', None) or type(exc).__name__})"})
+                return send(
+                    reply,
+                    {
+                        "op": "unreachable",
+                        "reason": f"{host}:{port} cannot be reached "
+                        f"({getattr(exc, 'strerror', None) or type(exc).__name__})",
+                    },
+                )
             with outward:  # the sandbox holds the connection now; our copy of the socket goes
                 send(reply, {"op": "connected"}, outward.fileno())
 
@@ -197,7 +209,7 @@ async def serve_harness(control: socket.socket, endpoints: tuple[str, ...], open
             return
         reply.setblocking(False)
         try:
-            request = decode(data[HEADER.size:])
+            request = decode(data[HEADER.size :])
         except Exception:
             request = {}
         task = loop.create_task(gate.answer(reply, request))
@@ -257,7 +269,7 @@ def ask(control: socket.socket, host: str, port: int) -> tuple[socket.socket | N
             socket.send_fds(control, [encode({"op": "connect", "host": host, "port": port})], [theirs.fileno()])
         data, fds, _, _ = socket.recv_fds(mine, 4096, 1)
     try:
-        reply = decode(data[HEADER.size:])
+        reply = decode(data[HEADER.size :])
     except Exception:
         reply = {}
     if not fds:
@@ -333,13 +345,15 @@ def proxy(control: socket.socket, inner: socket.socket) -> None:
     scheme, _, after = target.partition("://")
     host, port = split_host(after.partition("/")[0], 80) if scheme.lower() == "http" else ("", 0)
     if not host:
-        return refuse(inner, "400 Bad Request: forge's proxy relays CONNECT, and plain HTTP with an absolute "
-                             "http:// URL")
+        return refuse(
+            inner, "400 Bad Request: forge's proxy relays CONNECT, and plain HTTP with an absolute http:// URL"
+        )
     outer, why = ask(control, host, port)
     if outer is None:
         return refuse(inner, why)
-    kept = [h for h in headers if h.split(":")[0].strip().lower() not in ("connection", "proxy-connection",
-                                                                          "keep-alive")]
+    kept = [
+        h for h in headers if h.split(":")[0].strip().lower() not in ("connection", "proxy-connection", "keep-alive")
+    ]
     outer.sendall("\r\n".join([line, *kept, "Connection: close", "", ""]).encode("latin-1") + rest)
     pipe(inner, outer)
 
@@ -357,6 +371,9 @@ def refuse(inner: socket.socket, why: str) -> None:
     """Answer the proxy's client with ``why``: ``STATUS: reason``."""
     status, _, reason = why.partition(": ")
     body = f"forge: {reason}\n".encode()
-    inner.sendall(f"HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nConnection: close\r\n"
-                  f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+    inner.sendall(
+        f"HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nConnection: close\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n".encode()
+        + body
+    )
     inner.close()

@@ -5,6 +5,7 @@ own, so this module's ``main`` does it and then becomes that program (``exec``),
 
     python -m forge_kernel.workers._exec MEMORY_MB [EGRESS_FD ENDPOINTS] -- COMMAND...
 """
+
 from __future__ import annotations
 
 import os
@@ -39,7 +40,7 @@ def start_relay(egress_fd: int, endpoints: str, control: socket.socket | None = 
 
 
 def main(args: list[str]) -> None:
-    first, command = args[:args.index("--")], args[args.index("--") + 1:]
+    first, command = args[: args.index("--")], args[args.index("--") + 1 :]
     limit_memory(int(first[0]))
     if len(first) > 1:
         start_relay(int(first[1]), first[2])

@@ -12,6 +12,7 @@ anything root alone may read under a bound folder would be the agent's. So as ro
 before any Python starts. The agent is then nobody inside and outside, and bubblewrap's ``no_new_privs`` keeps a
 set-uid program from making it anything else.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -65,8 +66,17 @@ class Launch:
         if not self.as_root:
             return []
         kept = "".join(f",+{cap}" for cap in caps)
-        return [shutil.which("setpriv") or "setpriv", "--reuid", str(AGENT_UID), "--regid", str(AGENT_UID),
-                "--clear-groups", f"--inh-caps=-all{kept}", *([f"--ambient-caps={kept[1:]}"] if caps else []), "--"]
+        return [
+            shutil.which("setpriv") or "setpriv",
+            "--reuid",
+            str(AGENT_UID),
+            "--regid",
+            str(AGENT_UID),
+            "--clear-groups",
+            f"--inh-caps=-all{kept}",
+            *([f"--ambient-caps={kept[1:]}"] if caps else []),
+            "--",
+        ]
 
     def started(self) -> None:
         """The child holds its descriptors now: close ours."""
@@ -109,7 +119,7 @@ async def read_all(fd: int, seconds: float) -> bytes:
             chunk = os.read(fd, INFO_BYTES)
         except BlockingIOError:
             return
-        data.extend(chunk[:INFO_BYTES - len(data)])
+        data.extend(chunk[: INFO_BYTES - len(data)])
         if not chunk and not ended.done():
             ended.set_result(None)
 

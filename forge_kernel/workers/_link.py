@@ -5,6 +5,7 @@ Frames are parsed as they arrive and a trial's tool calls are served at once, in
 to the frames of one read go back in one write. Everything the worker sends is checked: a frame that breaks the
 protocol ends its trial, or every trial of the worker when the stream itself is broken, as the agent's fault.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -174,14 +175,23 @@ class Conversation:
         as refused, with the worker's reason (a flag that can only spoil the worker's own trial)."""
         call_id, tool, args = message.get("id"), message.get("tool"), message.get("args")
         refused = message.get("refused")
-        if not (type(call_id) is int and isinstance(tool, str) and len(tool) <= MAX_TOOL_NAME and isinstance(args, dict)
-                and (refused is None or isinstance(refused, str))):
-            return self.end(AGENT_ERROR, "protocol: a call needs an integer id, a tool name, an args object "
-                                       "and a refusal, if any, as text")
+        if not (
+            type(call_id) is int
+            and isinstance(tool, str)
+            and len(tool) <= MAX_TOOL_NAME
+            and isinstance(args, dict)
+            and (refused is None or isinstance(refused, str))
+        ):
+            return self.end(
+                AGENT_ERROR,
+                "protocol: a call needs an integer id, a tool name, an args object and a refusal, if any, as text",
+            )
         try:
             reply = self.session.reply(tool, args, refused and refused[:REASON_CHARS])
         except BudgetExceeded as exc:
-            self.send_reply(call_id, compact_json({"ok": False, "error": {"code": "budget_exceeded", "message": str(exc)}}))
+            self.send_reply(
+                call_id, compact_json({"ok": False, "error": {"code": "budget_exceeded", "message": str(exc)}})
+            )
             return self.end(BUDGET_EXCEEDED, str(exc))
         self.send_reply(call_id, reply)
 

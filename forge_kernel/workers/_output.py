@@ -5,6 +5,7 @@ An agent's stdout and stderr are one pipe that the harness reads. Past ``OUTPUT_
 reads on without showing more, so an agent that floods its output fills neither a terminal nor a CI log, and is
 never left blocked on a full pipe (its writes wait only for the harness to read).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -73,10 +74,12 @@ class AgentOutput(asyncio.Protocol):
         for line in lines:
             if self.allowance.left <= 0:
                 return
-            kept = line[:self.allowance.left]
+            kept = line[: self.allowance.left]
             self.allowance.left -= len(kept) + 1
             print(f"{self.label}: {shown(kept)}", file=sys.stderr)
             if self.allowance.left <= 0:
-                print(f"forge: {self.label} has printed {self.allowance.total // 1024} KiB; the rest of its output is "
-                      "not shown", file=sys.stderr)
-
+                print(
+                    f"forge: {self.label} has printed {self.allowance.total // 1024} KiB; the rest of its output is "
+                    "not shown",
+                    file=sys.stderr,
+                )

@@ -1,4 +1,5 @@
 """Finding a worker's real process from what its (untrusted) zygote reports, so the harness can kill it."""
+
 from __future__ import annotations
 
 import os

@@ -10,6 +10,7 @@ keeps the agent one trial per worker from then on.
 Nothing here is trusted by the harness: the agent shares this process and may rewrite any of it, which can only
 spoil its own trials.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -170,8 +171,11 @@ class WorkerEnd(FramedProtocol):
         try:
             returned = await self.make().run(task, client)
         except asyncio.CancelledError:
-            reply = {"op": "cancelled"} if self.clock.trials[trial].cancelled else \
-                {"op": "error", "error": "CancelledError raised by the agent"}
+            reply = (
+                {"op": "cancelled"}
+                if self.clock.trials[trial].cancelled
+                else {"op": "error", "error": "CancelledError raised by the agent"}
+            )
         except BaseException as exc:  # SystemExit, KeyboardInterrupt, ...: this trial's failure, reported
             reply = {"op": "error", "error": describe(exc)}
         else:

@@ -6,6 +6,7 @@ The zygote runs the agent's code, so nothing it says is trusted: it can only nam
 Where the sandbox bounds the agent's processes or their memory in all, the zygote starts in cgroups of its own
 (``_cgroup``), and whatever the agent left running is killed with them.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -49,15 +50,18 @@ class SandboxedProcess:
         self._allowance = allowance or Allowance()
         """How much of the agent's output is left to show, across restarts."""
 
-    async def start(self, command: Callable[[Launch, int | None], list[str]], fds: Sequence[int] = (),
-                    stdio: bool = False) -> None:
+    async def start(
+        self, command: Callable[[Launch, int | None], list[str]], fds: Sequence[int] = (), stdio: bool = False
+    ) -> None:
         """Start ``command(launch, egress_fd)`` with ``fds`` passed to it. With ``stdio`` its stdin and stdout are
         pipes for the caller (``process.stdin``, ``process.stdout``) and its stderr is shown; else stdout and stderr
         are shown. WorkerError when the sandbox cannot be made."""
         unreadable = self.sandbox.unreadable(self.spec)
         if unreadable is not None:
-            raise WorkerError(f"{unreadable} cannot be read by the sandbox's user, nobody (forge runs as root): "
-                              "make it readable by others (chmod -R o+rX), or run forge as another user")
+            raise WorkerError(
+                f"{unreadable} cannot be read by the sandbox's user, nobody (forge runs as root): "
+                "make it readable by others (chmod -R o+rX), or run forge as another user"
+            )
         egress = self._open_egress() if self.sandbox.egress else None
         launch = self.sandbox.launch()
         try:
@@ -69,20 +73,25 @@ class SandboxedProcess:
                     raise WorkerError(f"cannot make its cgroups ({exc.strerror or exc})") from None
                 line = [*self._cgroups.prefix(), *line]
             piped = subprocess.PIPE if stdio else subprocess.DEVNULL
-            self.process = subprocess.Popen(line, pass_fds=[*fds, *([egress.fileno()] if egress else []),
-                                                            *launch.passed],
-                                            env=self.sandbox.environment(), stdin=piped, stdout=subprocess.PIPE,
-                                            stderr=subprocess.PIPE if stdio else subprocess.STDOUT,
-                                            start_new_session=True)
+            self.process = subprocess.Popen(
+                line,
+                pass_fds=[*fds, *([egress.fileno()] if egress else []), *launch.passed],
+                env=self.sandbox.environment(),
+                stdin=piped,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE if stdio else subprocess.STDOUT,
+                start_new_session=True,
+            )
             launch.started()
             self._output, _ = await asyncio.get_running_loop().connect_read_pipe(
-                lambda: AgentOutput(self.spec, self._allowance),
-                self.process.stderr if stdio else self.process.stdout)
+                lambda: AgentOutput(self.spec, self._allowance), self.process.stderr if stdio else self.process.stdout
+            )
             await launch.map_users(START_SECONDS)
         except (OSError, TimeoutError) as exc:
             self.close()
-            raise WorkerError(f"cannot make its sandbox ({getattr(exc, 'strerror', None) or exc or 'no answer'})") \
-                from None
+            raise WorkerError(
+                f"cannot make its sandbox ({getattr(exc, 'strerror', None) or exc or 'no answer'})"
+            ) from None
         except BaseException:
             self.close()
             raise
@@ -95,8 +104,9 @@ class SandboxedProcess:
         """The relay's control socket (the sandbox's end is returned), served by the harness."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         ours.setblocking(False)
-        self._relay = asyncio.ensure_future(serve_harness(ours, self.sandbox.endpoints,
-                                                          self.sandbox.mode == "namespace"))
+        self._relay = asyncio.ensure_future(
+            serve_harness(ours, self.sandbox.endpoints, self.sandbox.mode == "namespace")
+        )
         self._relay.add_done_callback(lambda _: ours.close())
         return theirs
 
@@ -138,8 +148,10 @@ class ZygoteProcess(SandboxedProcess):
         """Start the sandbox; the zygote's first message (``hello`` or ``fatal``), or WorkerError."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            await super().start(lambda launch, egress_fd: self.sandbox.command(self.spec, theirs.fileno(), launch,
-                                                                                egress_fd), [theirs.fileno()])
+            await super().start(
+                lambda launch, egress_fd: self.sandbox.command(self.spec, theirs.fileno(), launch, egress_fd),
+                [theirs.fileno()],
+            )
         except BaseException:
             ours.close()
             raise
@@ -164,7 +176,7 @@ class ZygoteProcess(SandboxedProcess):
             self.gone = True
             raise WorkerError("the agent's process exited")
         try:
-            return decode(data[HEADER.size:])
+            return decode(data[HEADER.size :])
         except WireError as exc:
             raise WorkerError(str(exc)) from None
 

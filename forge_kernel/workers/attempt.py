@@ -5,6 +5,7 @@ process for speed. Every other agent runs in a worker process (``pool.IsolatedAg
 ``AgentOutcome`` and an agent cannot tell them apart: it gets a fresh ``AgentTask`` and a client whose replies
 are copies.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -96,8 +97,9 @@ class InProcess:
         started = perf_counter()
         status, reason, result = COMPLETED, None, AgentResult(status="error")
         try:
-            returned = await asyncio.wait_for(self._make().run(task.for_trial(seed), LocalToolClient(session)),
-                                              max_seconds)
+            returned = await asyncio.wait_for(
+                self._make().run(task.for_trial(seed), LocalToolClient(session)), max_seconds
+            )
         except TimeoutError:
             status, reason = TIMEOUT, f"no result within {max_seconds} s"
         except asyncio.CancelledError:

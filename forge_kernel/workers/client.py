@@ -6,6 +6,7 @@ harness), so an agent never holds a reference to the record, the EHR image or an
 Arguments JSON cannot carry as they are (bytes, an object, NaN, ...) make a refused call on the record
 (``invalid_args``); the tool is not run.
 """
+
 from __future__ import annotations
 
 import asyncio

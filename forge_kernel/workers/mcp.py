@@ -17,6 +17,7 @@ its stdin and stdout the trial's MCP connection (``converse``), its stderr shown
 trial ends on ``submit_result``, when the program closes its side, breaks the protocol or runs out of budget, and
 the program is killed then.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -47,14 +48,18 @@ GRACE_SECONDS = 1.0
 """How long a client has, once its trial has ended, to read the last reply and leave before it is cut off."""
 HELLO_SECONDS = 30.0
 """How long an MCP agent's program may take to send its first message when it is started to learn its name."""
-INSTRUCTIONS = (f"A task on a virtual EHR of synthetic patients. Read it in the prompt 'task' (or the resource "
-                f"{TASK_URI}), act with the tools (each call is recorded and checked), call the task's own 'finish' "
-                f"tool when done if the task has it, then hand in your answer with '{SUBMIT}': that ends the trial.")
+INSTRUCTIONS = (
+    f"A task on a virtual EHR of synthetic patients. Read it in the prompt 'task' (or the resource "
+    f"{TASK_URI}), act with the tools (each call is recorded and checked), call the task's own 'finish' "
+    f"tool when done if the task has it, then hand in your answer with '{SUBMIT}': that ends the trial."
+)
 SUBMIT_TOOL = types.Tool(
-    name=SUBMIT, input_schema={k: v for k, v in RESULT.json_schema().items() if k not in ("title", "description")},
+    name=SUBMIT,
+    input_schema={k: v for k, v in RESULT.json_schema().items() if k not in ("title", "description")},
     description="Hand in your result and end the trial: answer (text), output (structured output, e.g. a criterion "
-                "assessment), confidence (0 to 1), status (completed, escalated, gave_up or error). Not a tool of the "
-                "task: it is not recorded as a call.")
+    "assessment), confidence (0 to 1), status (completed, escalated, gave_up or error). Not a tool of the "
+    "task: it is not recorded as a call.",
+)
 
 
 class TrialServer:
@@ -70,10 +75,16 @@ class TrialServer:
         """Set once the trial has ended: a result handed in, or a budget used up."""
         self.client: tuple[str, str] | None = None
         """The client's name and version (its ``clientInfo``, shown as text), once a request has carried them."""
-        self.server = Server("medagent-forge", instructions=INSTRUCTIONS, on_list_tools=self._list_tools,
-                             on_call_tool=self._call_tool, on_list_prompts=self._list_prompts,
-                             on_get_prompt=self._get_prompt, on_list_resources=self._list_resources,
-                             on_read_resource=self._read_resource)
+        self.server = Server(
+            "medagent-forge",
+            instructions=INSTRUCTIONS,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
+            on_list_resources=self._list_resources,
+            on_read_resource=self._read_resource,
+        )
 
     # --- what the client sees ------------------------------------------------------------------------------------
 
@@ -84,8 +95,10 @@ class TrialServer:
 
     async def _list_tools(self, ctx, params) -> types.ListToolsResult:
         self._identify(ctx)
-        tools = [types.Tool(name=f["name"], description=f["description"], input_schema=f["parameters"])
-                 for f in (t["function"] for t in self.task.tools)]
+        tools = [
+            types.Tool(name=f["name"], description=f["description"], input_schema=f["parameters"])
+            for f in (t["function"] for t in self.task.tools)
+        ]
         return types.ListToolsResult(tools=[*tools, SUBMIT_TOOL])
 
     async def _call_tool(self, ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
@@ -113,26 +126,36 @@ class TrialServer:
 
     async def _list_prompts(self, ctx, params) -> types.ListPromptsResult:
         self._identify(ctx)
-        return types.ListPromptsResult(prompts=[types.Prompt(name="task", title=self.task.title,
-                                                             description="The task of this trial.")])
+        return types.ListPromptsResult(
+            prompts=[types.Prompt(name="task", title=self.task.title, description="The task of this trial.")]
+        )
 
     async def _get_prompt(self, ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         self._identify(ctx)
         text = types.TextContent(type="text", text=task_text(self.task))
-        return types.GetPromptResult(description=self.task.title,
-                                     messages=[types.PromptMessage(role="user", content=text)])
+        return types.GetPromptResult(
+            description=self.task.title, messages=[types.PromptMessage(role="user", content=text)]
+        )
 
     async def _list_resources(self, ctx, params) -> types.ListResourcesResult:
         self._identify(ctx)
-        return types.ListResourcesResult(resources=[types.Resource(name="task", uri=TASK_URI,
-                                                                   mime_type="application/json",
-                                                                   description="The task of this trial, as JSON.")])
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(
+                    name="task",
+                    uri=TASK_URI,
+                    mime_type="application/json",
+                    description="The task of this trial, as JSON.",
+                )
+            ]
+        )
 
     async def _read_resource(self, ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         self._identify(ctx)
         text = self.task.model_dump_json(exclude={"tool_definitions"})
-        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=TASK_URI, mime_type="application/json",
-                                                                              text=text)])
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=TASK_URI, mime_type="application/json", text=text)]
+        )
 
     # --- serving -------------------------------------------------------------------------------------------------
 
@@ -167,23 +190,29 @@ class TrialServer:
                 writer.write(sent.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n")
                 await writer.drain()
 
-        tasks = [asyncio.ensure_future(self.server.run(server_reads, server_writes,
-                                                       self.server.create_initialization_options())),
-                 asyncio.ensure_future(write())]
+        tasks = [
+            asyncio.ensure_future(
+                self.server.run(server_reads, server_writes, self.server.create_initialization_options())
+            ),
+            asyncio.ensure_future(write()),
+        ]
         try:
             return await read()
         finally:
             await stop(*tasks)
 
-    async def run(self, client: Awaitable[str | None], max_seconds: float, started: float | None = None) -> AgentOutcome:
+    async def run(
+        self, client: Awaitable[str | None], max_seconds: float, started: float | None = None
+    ) -> AgentOutcome:
         """Serve the trial until it ends, the ``client`` leaves (it gives why, if it broke the protocol) or
         ``max_seconds`` pass since ``started`` (``perf_counter``; by default now); its outcome. A client whose trial
         has ended has ``GRACE_SECONDS`` to read the last reply and leave."""
         started = perf_counter() if started is None else started
         leaving, ending = asyncio.ensure_future(client), asyncio.ensure_future(self.ended.wait())
         try:
-            await asyncio.wait([leaving, ending], timeout=max_seconds - (perf_counter() - started),
-                               return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(
+                [leaving, ending], timeout=max_seconds - (perf_counter() - started), return_when=asyncio.FIRST_COMPLETED
+            )
             duration = perf_counter() - started
             if self.ended.is_set():
                 await asyncio.wait([leaving], timeout=GRACE_SECONDS)
@@ -203,20 +232,25 @@ class TrialServer:
 
 def answer(reply: str) -> types.CallToolResult:
     """A tool's reply as an MCP result: the JSON text, an error where it is not ok."""
-    return types.CallToolResult(content=[types.TextContent(type="text", text=reply)],
-                                is_error=not json.loads(reply)["ok"])
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=reply)], is_error=not json.loads(reply)["ok"]
+    )
 
 
 def task_text(task: AgentTask) -> str:
     """The task as a prompt: the instruction in its language, the others, the context, the clock and the budget."""
     others = [f"[{lang}] {text}" for lang, text in task.instructions.items() if lang != task.language]
     budget = task.budget
-    return "\n\n".join([
-        task.instruction, *others,
-        f"Context: {json.dumps(task.context, ensure_ascii=False, default=str)}",
-        f"Now (the EHR's frozen clock): {task.now.isoformat()}",
-        f"Budget: at most {budget.max_calls} tool calls and {budget.max_seconds:g} s. Seed: {task.seed}.",
-        f"The patients are synthetic. {INSTRUCTIONS}"])
+    return "\n\n".join(
+        [
+            task.instruction,
+            *others,
+            f"Context: {json.dumps(task.context, ensure_ascii=False, default=str)}",
+            f"Now (the EHR's frozen clock): {task.now.isoformat()}",
+            f"Budget: at most {budget.max_calls} tool calls and {budget.max_seconds:g} s. Seed: {task.seed}.",
+            f"The patients are synthetic. {INSTRUCTIONS}",
+        ]
+    )
 
 
 async def stop(*tasks: asyncio.Future) -> None:
@@ -274,8 +308,9 @@ class McpAgent:
             raise AgentError("--agent", spec, str(exc)) from None
         name, version = await agent._introduce()
         if not (isinstance(name, str) and 0 < len(name) <= 100 and isinstance(version, str) and len(version) <= 100):
-            raise AgentError("--agent", spec, "the agent's clientInfo must have a name and a version (strings of up "
-                                              "to 100 chars)")
+            raise AgentError(
+                "--agent", spec, "the agent's clientInfo must have a name and a version (strings of up to 100 chars)"
+            )
         agent.name, agent.version = printable(name), printable(version)  # data: shown as text wherever it goes
         return agent
 

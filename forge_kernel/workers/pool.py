@@ -8,6 +8,7 @@ worker per trial. A trial over its time or call budget is cancelled, then, if it
 worker is killed and its trials are run again (that one too, unless it had the worker to itself: its neighbour
 may be what kept the worker from answering). Workers are reused across trials.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -160,8 +161,9 @@ class IsolatedAgent:
         if conversation.lost:
             self.per_worker = 1  # it blocks its event loop, or its worker died under shared trials
         self._chore(self._release(link, conversation, cancel=status == BUDGET_EXCEEDED and not overdue))
-        return AgentOutcome(status, reason, result or AgentResult(status="error"), duration, queued,
-                            redo=conversation.lost)
+        return AgentOutcome(
+            status, reason, result or AgentResult(status="error"), duration, queued, redo=conversation.lost
+        )
 
     def _run_frame(self, link: Link, trial: int, task: AgentTask, seed: int) -> bytes:
         """A trial's task; its tool definitions (the bulk of it) only the first time this worker sees them."""
@@ -171,8 +173,10 @@ class IsolatedAgent:
             key = self._tool_keys[definitions] = hashlib.sha256(definitions.encode()).hexdigest()[:16]
         tools = "" if key in link.sent_tools else f',"tool_definitions":{json.dumps(definitions, ensure_ascii=False)}'
         link.sent_tools.add(key)
-        body = (f'{{"op":"run","trial":{trial},"seed":{seed},"tools_key":"{key}"{tools},'
-                f'"task":{task.model_dump_json(exclude={"tool_definitions", "seed"})}}}').encode()
+        body = (
+            f'{{"op":"run","trial":{trial},"seed":{seed},"tools_key":"{key}"{tools},'
+            f'"task":{task.model_dump_json(exclude={"tool_definitions", "seed"})}}}'
+        ).encode()
         return frame(body)
 
     async def _release(self, link: Link, conversation: Conversation, cancel: bool) -> None:

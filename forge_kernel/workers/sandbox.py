@@ -23,6 +23,7 @@ processes together hold at most ``memory_mb`` too (past it the kernel ends one o
 ``processes`` processes and threads at once, its sandbox included (``--agent-processes``; a fork past it fails in
 the agent). Where it cannot, forge says so; a hard bound is then a memory cgroup around forge (README: trust model).
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -42,9 +43,22 @@ from ._launch import AGENT_UID, Launch
 
 MODES = ("namespace", "strict", "process")
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-ETC_KEPT = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "alternatives", "mime.types",
-            "os-release", "ssl/certs", "ssl/openssl.cnf", "ca-certificates", "pki/tls/certs", "pki/tls/openssl.cnf",
-            "pki/ca-trust/extracted")
+ETC_KEPT = (
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "localtime",
+    "timezone",
+    "alternatives",
+    "mime.types",
+    "os-release",
+    "ssl/certs",
+    "ssl/openssl.cnf",
+    "ca-certificates",
+    "pki/tls/certs",
+    "pki/tls/openssl.cnf",
+    "pki/ca-trust/extracted",
+)
 """The machine's ``/etc`` entries an agent's Python and its libraries read (the dynamic loader, the time zone,
 TLS certificates); nothing else of ``/etc`` is in the view: no ``shadow``, no keys, no host names."""
 ETC_WRITTEN = {
@@ -78,9 +92,28 @@ def bwrap_problem() -> str | None:
         return "bubblewrap (bwrap) is not installed"
     if os.geteuid() == 0 and shutil.which("setpriv") is None:
         return "setpriv (util-linux) is not installed, which forge needs to run an agent as nobody when it runs as root"
-    probe = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-net", "--ro-bind", "/", "/", "--proc", "/proc",
-             "--dev", "/dev", "--size", "1048576", "--tmpfs", "/tmp", "--remount-ro", "/dev", "--cap-drop", "ALL",
-             "true"]
+    probe = [
+        bwrap,
+        "--unshare-user",
+        "--unshare-pid",
+        "--unshare-net",
+        "--ro-bind",
+        "/",
+        "/",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--size",
+        "1048576",
+        "--tmpfs",
+        "/tmp",
+        "--remount-ro",
+        "/dev",
+        "--cap-drop",
+        "ALL",
+        "true",
+    ]
     try:
         done = subprocess.run(probe, capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -199,15 +232,22 @@ class Sandbox:
     def command(self, spec: str, control_fd: int, launch: Launch, egress_fd: int | None = None) -> list[str]:
         """The command line that starts an agent's zygote in this sandbox; ``egress_fd`` is the relay's control
         socket."""
-        zygote = [sys.executable, "-m", "forge_kernel.workers.zygote", located(spec), str(control_fd),
-                  *self.first_args(egress_fd)]
+        zygote = [
+            sys.executable,
+            "-m",
+            "forge_kernel.workers.zygote",
+            located(spec),
+            str(control_fd),
+            *self.first_args(egress_fd),
+        ]
         return self.wrap(spec, zygote, launch)
 
     def program_command(self, spec: str, argv: list[str], launch: Launch, egress_fd: int | None = None) -> list[str]:
         """The command line that runs an ``mcp:COMMAND`` agent's program (``argv``) in this sandbox, after its
         memory is bounded and its relay started (``workers._exec``)."""
-        return self.wrap(spec, [sys.executable, "-m", "forge_kernel.workers._exec", *self.first_args(egress_fd),
-                                "--", *argv], launch)
+        return self.wrap(
+            spec, [sys.executable, "-m", "forge_kernel.workers._exec", *self.first_args(egress_fd), "--", *argv], launch
+        )
 
     def first_args(self, egress_fd: int | None) -> list[str]:
         """What the sandbox's first Python process is told: the memory bound, and the relay's control socket and
@@ -218,8 +258,9 @@ class Sandbox:
         """``inner`` run in this sandbox, below the harness (``below_harness``)."""
         if self.mode == "process":
             return [*below_harness(), *inner]
-        caps = ["net_bind_service"] if any(where and where[1] < 1024 for where in listen_addresses(self.endpoints)) \
-            else []
+        caps = (
+            ["net_bind_service"] if any(where and where[1] < 1024 for where in listen_addresses(self.endpoints)) else []
+        )
         return [*below_harness(), *self.bwrap_args(spec, launch, caps), "--", *launch.become_agent(caps), *inner]
 
     def environment(self) -> dict[str, str]:
@@ -242,10 +283,22 @@ class Sandbox:
     def bwrap_args(self, spec: str, launch: Launch, caps: Sequence[str] = ()) -> list[str]:
         """bubblewrap's options: the namespaces, and a read-only view of the system, a minimal ``/etc``, the
         Python installation, forge_kernel and the agent's own module, with the hidden paths blanked."""
-        args = [shutil.which("bwrap") or "bwrap", *launch.user_args(), "--unshare-pid", "--unshare-ipc",
-                "--unshare-uts", "--unshare-cgroup-try", "--unshare-net", "--hostname", "sandbox",
-                "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-                *(a for cap in [*caps, *launch.setup_caps()] for a in ("--cap-add", f"CAP_{cap.upper()}"))]
+        args = [
+            shutil.which("bwrap") or "bwrap",
+            *launch.user_args(),
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+            "--unshare-net",
+            "--hostname",
+            "sandbox",
+            "--die-with-parent",
+            "--new-session",
+            "--cap-drop",
+            "ALL",
+            *(a for cap in [*caps, *launch.setup_caps()] for a in ("--cap-add", f"CAP_{cap.upper()}")),
+        ]
         for path in SYSTEM_PATHS:
             if os.path.islink(path):
                 args += ["--symlink", os.readlink(path), path]
@@ -258,9 +311,31 @@ class Sandbox:
         for name, text in {**ETC_WRITTEN, "hosts": hosts_file(self.endpoints)}.items():
             args += ["--perms", "0644", "--ro-bind-data", launch.data(text), f"/etc/{name}"]
         scratch = str(self.memory_mb * 1024 * 1024 // 4)
-        args += ["--proc", "/proc", "--dev", "/dev", "--size", scratch, "--perms", "1777", "--tmpfs", "/dev/shm",
-                 "--remount-ro", "/dev", "--size", scratch, "--perms", "1777", "--tmpfs", "/tmp", "--setenv", "HOME",
-                 "/tmp", "--chdir", "/tmp"]
+        args += [
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--size",
+            scratch,
+            "--perms",
+            "1777",
+            "--tmpfs",
+            "/dev/shm",
+            "--remount-ro",
+            "/dev",
+            "--size",
+            scratch,
+            "--perms",
+            "1777",
+            "--tmpfs",
+            "/tmp",
+            "--setenv",
+            "HOME",
+            "/tmp",
+            "--chdir",
+            "/tmp",
+        ]
         visible = self.roots(spec)
         made = {Path("/"), *map(Path, SYSTEM_PATHS), Path("/etc")}
         for root in visible:  # its parents, which bubblewrap would make readable by their owner alone
@@ -290,30 +365,47 @@ class Sandbox:
         return None
 
 
-def choose(requested: str, hidden: tuple[str, ...] = (), endpoints: tuple[str, ...] = (),
-           memory_mb: int = MEMORY_MB, env: tuple[str, ...] = (),
-           processes: int = PROCESSES) -> tuple[Sandbox, str | None]:
+def choose(
+    requested: str,
+    hidden: tuple[str, ...] = (),
+    endpoints: tuple[str, ...] = (),
+    memory_mb: int = MEMORY_MB,
+    env: tuple[str, ...] = (),
+    processes: int = PROCESSES,
+) -> tuple[Sandbox, str | None]:
     """The sandbox for a run and, when it is weaker than asked, a notice saying so (a line for each weakness)."""
     if requested not in MODES:
         raise ValueError(f"unknown sandbox mode {requested!r} (choose {', '.join(MODES)})")
     for endpoint in endpoints:
         parse_endpoint(endpoint)
     if endpoints and requested == "process":
-        raise ValueError("--allow-endpoint applies to the namespace and strict sandboxes (the process mode keeps "
-                         "the machine's network)")
+        raise ValueError(
+            "--allow-endpoint applies to the namespace and strict sandboxes (the process mode keeps "
+            "the machine's network)"
+        )
     problem = None if requested == "process" else bwrap_problem()
     if problem is not None and requested == "strict":
         raise RuntimeError(f"--sandbox strict needs bubblewrap: {problem}")
-    notices = [] if problem is None else [
-        f"forge: {problem}; untrusted agents run as separate processes without a filesystem or network sandbox "
-        "(recorded in the run manifest). Install bubblewrap for the namespace sandbox."]
+    notices = (
+        []
+        if problem is None
+        else [
+            f"forge: {problem}; untrusted agents run as separate processes without a filesystem or network sandbox "
+            "(recorded in the run manifest). Install bubblewrap for the namespace sandbox."
+        ]
+    )
     missing = {c: why for c in ("pids", "memory") if (why := problem_of(c))}
     if missing:
-        weaker = [*(["not bounded in number"] if "pids" in missing else []),
-                  *(["bounded in memory one by one, not together"] if "memory" in missing else [])]
-        notices.append(f"forge: {'; '.join(dict.fromkeys(missing.values()))}; an untrusted agent's processes are "
-                       f"{' and '.join(weaker)} (recorded in the run manifest; README: trust model).")
+        weaker = [
+            *(["not bounded in number"] if "pids" in missing else []),
+            *(["bounded in memory one by one, not together"] if "memory" in missing else []),
+        ]
+        notices.append(
+            f"forge: {'; '.join(dict.fromkeys(missing.values()))}; an untrusted agent's processes are "
+            f"{' and '.join(weaker)} (recorded in the run manifest; README: trust model)."
+        )
     mode = requested if problem is None else "process"
-    sandbox = Sandbox(mode, hidden, endpoints, memory_mb, env, None if "pids" in missing else processes,
-                      "memory" not in missing)
+    sandbox = Sandbox(
+        mode, hidden, endpoints, memory_mb, env, None if "pids" in missing else processes, "memory" not in missing
+    )
     return sandbox, "\n".join(notices) or None

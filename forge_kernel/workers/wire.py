@@ -4,6 +4,7 @@ A frame is a 4-byte big-endian length, then that many bytes of UTF-8 JSON holdin
 Everything a worker sends is untrusted: the harness splits it with ``Frames``, which refuses an oversized frame
 before its body has arrived, JSON nested deeper than ``MAX_DEPTH``, and anything that is not a JSON object.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -144,7 +145,7 @@ class Frames:
             end = HEADER.size + size
             if len(self._buffer) < end:
                 break
-            body = bytes(self._buffer[HEADER.size:end])
+            body = bytes(self._buffer[HEADER.size : end])
             del self._buffer[:end]
             messages.append(self.parse(body))
         return messages

@@ -6,6 +6,7 @@ The control socket (SOCK_SEQPACKET) carries ``hello`` (or ``fatal``) once, then 
 each with the worker's socket attached (SCM_RIGHTS), answered by ``spawned`` with the worker's pid. Workers
 are forked from this process, so the agent's imports are paid once per run, not once per worker.
 """
+
 from __future__ import annotations
 
 import gc
@@ -31,8 +32,14 @@ def hello(spec: str) -> tuple[object, bytes]:
         return None, encode({"op": "fatal", "error": exc.message})
     try:
         probe = make()
-        return make, encode({"op": "hello", "name": str(probe.name), "version": str(probe.version),
-                             "config": json_copy(getattr(probe, "config", None))})  # odd values as strings
+        return make, encode(
+            {
+                "op": "hello",
+                "name": str(probe.name),
+                "version": str(probe.version),
+                "config": json_copy(getattr(probe, "config", None)),
+            }
+        )  # odd values as strings
     except BaseException as exc:  # an agent that cannot be built is the user's mistake, reported
         return None, encode({"op": "fatal", "error": f"cannot build the agent: {describe(exc)}"})
 

@@ -3,6 +3,7 @@
 Skipped, with the reason, where chromium is missing outside CI; CI installs it (.ci/run) and never skips.
 Screenshots are kept as test artefacts in tmp/artefacts/browser/ (or $FORGE_ARTEFACTS), listed at the end of the run.
 """
+
 from __future__ import annotations
 
 import os
@@ -19,16 +20,28 @@ import pytest
 from forge_kernel.widgets.lab import free_port, lab_command, quiet_lab
 
 CHROMIUM = os.environ.get("FORGE_CHROMIUM", "/usr/bin/chromium")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 LOCAL = ("http://127.0.0.1:", "ws://127.0.0.1:", "data:", "blob:")
-ARTEFACTS = Path(os.environ.get("FORGE_ARTEFACTS", Path(__file__).resolve().parents[2] / "tmp" / "artefacts")) / "browser"
+ARTEFACTS = (
+    Path(os.environ.get("FORGE_ARTEFACTS", Path(__file__).resolve().parents[2] / "tmp" / "artefacts")) / "browser"
+)
 SHOTS: list[Path] = []
 """Every screenshot this session kept, listed at the end of the run."""
 
 if not Path(CHROMIUM).exists() and not os.environ.get("CI"):
-    pytest.skip(f"browser tests need Debian's chromium at {CHROMIUM} (apt-get install chromium; .ci/run does)",
-                allow_module_level=True)
+    pytest.skip(
+        f"browser tests need Debian's chromium at {CHROMIUM} (apt-get install chromium; .ci/run does)",
+        allow_module_level=True,
+    )
 
 
 class Browser:
@@ -67,8 +80,13 @@ def browser(tmp_path_factory):
     ARTEFACTS.mkdir(parents=True, exist_ok=True)
     with sync_api.sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(
-            tmp_path_factory.mktemp("chromium-profile"), executable_path=shutil.which(CHROMIUM) or CHROMIUM,
-            args=FLAGS, headless=True, viewport={"width": 1360, "height": 1000}, locale="zh-CN")
+            tmp_path_factory.mktemp("chromium-profile"),
+            executable_path=shutil.which(CHROMIUM) or CHROMIUM,
+            args=FLAGS,
+            headless=True,
+            viewport={"width": 1360, "height": 1000},
+            locale="zh-CN",
+        )
         try:
             yield Browser(context, ARTEFACTS)
         finally:
@@ -108,11 +126,19 @@ def lab_server(tmp_path_factory):
     quiet_lab()
     # a random start: other Labs on this machine (other test sessions) start from 8888 or 18888
     port, token = free_port(20000 + random.randrange(400) * 100), os.urandom(12).hex()
-    home = {variable: str(root / f".{variable.lower()}") for variable in  # a Lab of its own: no saved layout
-            ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "JUPYTERLAB_WORKSPACES_DIR",
-             "JUPYTERLAB_SETTINGS_DIR")}
-    server = subprocess.Popen(lab_command(root, port, token), env={**os.environ, **home},
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    home = {
+        variable: str(root / f".{variable.lower()}")
+        for variable in (  # a Lab of its own: no saved layout
+            "JUPYTER_CONFIG_DIR",
+            "JUPYTER_DATA_DIR",
+            "JUPYTER_RUNTIME_DIR",
+            "JUPYTERLAB_WORKSPACES_DIR",
+            "JUPYTERLAB_SETTINGS_DIR",
+        )
+    }
+    server = subprocess.Popen(
+        lab_command(root, port, token), env={**os.environ, **home}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     base = f"http://127.0.0.1:{port}"
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     deadline = time.monotonic() + 60

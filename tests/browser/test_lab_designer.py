@@ -1,5 +1,6 @@
 """The TaskPackage designer as a person uses it: notebook 03 run in a real JupyterLab, then the designer filled by
 clicks and typing, a package saved and its selftest passing, with no console error (synthetic patients only)."""
+
 from __future__ import annotations
 
 import shutil
@@ -75,8 +76,9 @@ def add_verifier(root, kind: str, vid: str, category: str, **params) -> None:
     root.locator(".mf-in-verifier_id input").fill(vid)
     choose(root, ".mf-in-verifier_category", category)
     for name, value in params.items():
-        root.locator(f".mf-in-params_box .mf-field-{name} textarea, .mf-in-params_box .mf-field-{name} input"
-                     ).first.fill(value)
+        root.locator(
+            f".mf-in-params_box .mf-field-{name} textarea, .mf-in-params_box .mf-field-{name} input"
+        ).first.fill(value)
     press(root, "Add verifier")
     wait_text(root, ".mf-in-verifier_message", f"added {vid}")
 

@@ -2,6 +2,7 @@
 charts drawn, a cell click that filters the failure browser, a failure that opens the player, stepping with no
 websocket frame, a verdict that jumps to its step, triage edited in the page; no console error, nothing off the
 machine. Screenshots are kept as artefacts."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -90,13 +91,21 @@ def test_a_dashboard_cell_filters_the_failure_browser_and_a_failure_opens_the_pl
     rows.first.click()
     player = page.locator(".mf-player")
     player.wait_for(timeout=15_000)
-    assert task in player.locator(".mf-task").inner_text() and "unsafe-shortcut" in player.locator(".mf-head").inner_text()
+    assert (
+        task in player.locator(".mf-task").inner_text() and "unsafe-shortcut" in player.locator(".mf-head").inner_text()
+    )
     assert "Triage" in table.locator(".ff-triage").inner_text()
     assert banners(page, ".fd-dashboard") == [True, False, False]  # one output: the dashboard's banner, above all
     # each widget brings common.css; the player's copy, added last, leaves the others' own rules as they are
-    assert [style(page, *probe) for probe in [(".fd-head", "padding-bottom"), (".ff-clear", "font-size"),
-                                              (".ff-sort", "font-size"), (".ff-sort", "font-weight")]] == [
-        "0px", "12px", "12px", "600"]
+    assert [
+        style(page, *probe)
+        for probe in [
+            (".fd-head", "padding-bottom"),
+            (".ff-clear", "font-size"),
+            (".ff-sort", "font-size"),
+            (".ff-sort", "font-weight"),
+        ]
+    ] == ["0px", "12px", "12px", "600"]
     table.scroll_into_view_if_needed()
     browser.shot(page, "lab-failures-filtered-and-opened")
 

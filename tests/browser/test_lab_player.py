@@ -1,5 +1,6 @@
 """The replay player as a person sees it: a real JupyterLab, a notebook run top to bottom, keys and clicks; an llm
 trial's model turns between the calls they led to."""
+
 from __future__ import annotations
 
 import nbformat
@@ -19,9 +20,9 @@ CELLS = [
 @pytest.fixture(scope="module")
 def lab(lab_server, reference_run, llm_run):
     """The session's JupyterLab, holding the test's notebook."""
-    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c.format(run=str(reference_run),
-                                                                                  llm=str(llm_run)))
-                                               for c in CELLS])
+    notebook = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(c.format(run=str(reference_run), llm=str(llm_run))) for c in CELLS]
+    )
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
     nbformat.write(notebook, lab_server.root / "player.ipynb")
     return lab_server

@@ -5,6 +5,7 @@ and every highlighted trajectory steps in its embedded player with its state dif
 The browser runs in a child process (this file run as a script) inside the namespace; the test reads its findings
 as JSON. Skipped, with the reason, only where a network namespace cannot be made outside CI.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -49,8 +50,17 @@ def flaky_release(tmp_path_factory) -> Path:
 
     folder = tmp_path_factory.mktemp("releases")
     suites = [str(next(ROOT.glob(f"task_packages/*/{t}"))) for t in TASKS]
-    (folder / "flaky.yaml").write_text(json.dumps({"release": "flaky", "baseline": "baseline-v1",
-                                                    "candidate": "flaky-simulator", "suites": suites, "trials": 2}))
+    (folder / "flaky.yaml").write_text(
+        json.dumps(
+            {
+                "release": "flaky",
+                "baseline": "baseline-v1",
+                "candidate": "flaky-simulator",
+                "suites": suites,
+                "trials": 2,
+            }
+        )
+    )
     built = build_release(folder / "flaky.yaml", progress=False, say=lambda line: None)
     assert not built.green and built.values["players"], built.values
     return built.html
@@ -91,8 +101,9 @@ def inspect(page_path: str, shots: str) -> dict:
     found = {"failed_requests": [], "console_errors": [], "charts": [], "players": [], "shots": []}
     Path(shots).mkdir(parents=True, exist_ok=True)
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=shutil.which(SETTINGS.CHROMIUM) or SETTINGS.CHROMIUM,
-                                    args=SETTINGS.FLAGS, headless=True)
+        browser = pw.chromium.launch(
+            executable_path=shutil.which(SETTINGS.CHROMIUM) or SETTINGS.CHROMIUM, args=SETTINGS.FLAGS, headless=True
+        )
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.on("requestfailed", lambda r: found["failed_requests"].append(r.url))
         page.on("console", lambda m: found["console_errors"].append(m.text) if m.type == "error" else None)
@@ -119,10 +130,15 @@ def inspect(page_path: str, shots: str) -> dict:
                 diffs.append(diff.inner_text())
                 if diffs[-1] != diffs[0]:
                     break
-            found["players"].append({"task": box.get_attribute("data-task"), "positions": [positions[0], positions[-1]],
-                                     "banner": player.locator(".mf-banner").first.inner_text(),
-                                     "banner_shown": player.locator(".mf-banner").first.is_visible(),
-                                     "diff_changed": diffs[-1] != diffs[0]})
+            found["players"].append(
+                {
+                    "task": box.get_attribute("data-task"),
+                    "positions": [positions[0], positions[-1]],
+                    "banner": player.locator(".mf-banner").first.inner_text(),
+                    "banner_shown": player.locator(".mf-banner").first.is_visible(),
+                    "diff_changed": diffs[-1] != diffs[0],
+                }
+            )
             if i == 0:
                 found["shots"].append(shot(box, shots, "release-regression-player"))
         for name in ("gates", "ablations", "metrics"):

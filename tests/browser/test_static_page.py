@@ -1,4 +1,5 @@
 """The player's static page in Chromium from file://, with every network request aborted: no kernel, no manager."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -28,13 +29,25 @@ def long_trajectory(base: CompactTrajectory, n: int = LONG) -> CompactTrajectory
         elif i % 10 == 5 and i > 10:
             key = f"MedicationRequest/mr-{i - 5}"
             stopped = {**resources[key].versions[-1][1], "status": "stopped"}
-            step = replace(order, step=i, tool="medication_request_update", changes=[
-                {"op": "replace", "path": f"/{key}/status", "value": "stopped", "replaced": "active"}])
+            step = replace(
+                order,
+                step=i,
+                tool="medication_request_update",
+                changes=[{"op": "replace", "path": f"/{key}/status", "value": "stopped", "replaced": "active"}],
+            )
             resources[key].versions.append((i, stopped))
         steps.append(step)
     resources["MedicationRequest/mr-10"].versions.append((n, None))
-    steps[-1] = replace(steps[-1], changes=[{"op": "remove", "path": "/MedicationRequest/mr-10",
-                                             "replaced": resources["MedicationRequest/mr-10"].versions[0][1]}])
+    steps[-1] = replace(
+        steps[-1],
+        changes=[
+            {
+                "op": "remove",
+                "path": "/MedicationRequest/mr-10",
+                "replaced": resources["MedicationRequest/mr-10"].versions[0][1],
+            }
+        ],
+    )
     verdicts = [v.model_copy(update={"steps": [n // 2]}) if v.steps else v for v in base.verdicts]
     return base.model_copy(update={"steps": steps, "resources": resources, "verdicts": verdicts})
 
@@ -46,9 +59,11 @@ def pages(reference_run, tmp_path_factory):
     with open_run(reference_run) as run:
         trial = run.trial(TASK, "unsafe-shortcut", 0)
         again = trial.compact().model_copy(update={"attempts": 2})
-        return {"trial": write_player_page(folder / "trial.html", trial).as_uri(),
-                "long": write_player_page(folder / "long.html", long_trajectory(trial.compact())).as_uri(),
-                "again": write_player_page(folder / "again.html", again).as_uri()}
+        return {
+            "trial": write_player_page(folder / "trial.html", trial).as_uri(),
+            "long": write_player_page(folder / "long.html", long_trajectory(trial.compact())).as_uri(),
+            "again": write_player_page(folder / "again.html", again).as_uri(),
+        }
 
 
 def offline_page(browser):

@@ -5,6 +5,7 @@ sandbox shows this one file of the repository, as a vendor's agent shows its own
 answer, as JSON, what it managed to find; the tests check that it found nothing and changed nothing.
 ``HOSTILE_HINTS`` (set by the tests) names the folders an attacker would guess: the repository and the run.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -73,8 +74,9 @@ class GoldReader:
         gold = yaml.safe_load(Path(files[0]).read_text(encoding="utf-8"))["gold"]
         for call in gold["calls"]:
             await session.call(call["tool"], **call.get("args", {}))
-        return AgentResult(answer=gold.get("answer", ""), output=gold.get("output", {}),
-                           status=gold.get("status", "completed"))
+        return AgentResult(
+            answer=gold.get("answer", ""), output=gold.get("output", {}), status=gold.get("status", "completed")
+        )
 
 
 class StoreReader:
@@ -145,8 +147,15 @@ class ResultForger:
     async def run(self, task, session) -> AgentResult:
         await session.call("patient_search", mrn=task.context["mrn"])
         writer = session._writer
-        writer.write(frame({"op": "result", "trial": session._trial,
-                            "result": {"answer": "done", "events": [{"tool": "allergy_check", "ok": True}]}}))
+        writer.write(
+            frame(
+                {
+                    "op": "result",
+                    "trial": session._trial,
+                    "result": {"answer": "done", "events": [{"tool": "allergy_check", "ok": True}]},
+                }
+            )
+        )
         await asyncio.sleep(30)
 
 
@@ -407,8 +416,12 @@ class DeepArgs:
         for _ in range(100_000):
             deep = [deep]
         await session.call("patient_search", mrn=deep)
-        session._writer.write(frame(b'{"op":"call","trial":%d,"id":1,"tool":"patient_search","args":{"mrn":%s%s}}'
-                                    % (session._trial, b"[" * 100_000, b"]" * 100_000)))
+        session._writer.write(
+            frame(
+                b'{"op":"call","trial":%d,"id":1,"tool":"patient_search","args":{"mrn":%s%s}}'
+                % (session._trial, b"[" * 100_000, b"]" * 100_000)
+            )
+        )
         await asyncio.sleep(30)
 
 

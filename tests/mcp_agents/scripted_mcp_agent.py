@@ -10,6 +10,7 @@ to ``forge mcp serve --transport http``, ``--server`` starts ``forge mcp serve``
 ``--then crash`` exits (status 3) before handing in, ``--then hang`` never hands in; ``--peek PATH`` tries to read PATH and
 says in its answer what it found.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,8 +45,9 @@ async def connection(args):
         async with streamable_http_client(args.url) as streams:
             yield streams
     elif args.server:
-        async with stdio_client(StdioServerParameters(command=args.server[0], args=args.server[1:],
-                                                      env=dict(os.environ))) as streams:
+        async with stdio_client(
+            StdioServerParameters(command=args.server[0], args=args.server[1:], env=dict(os.environ))
+        ) as streams:
             yield streams
     else:
         async with stdio_server() as streams:
@@ -54,8 +56,10 @@ async def connection(args):
 
 async def act(args) -> None:
     plan = json.loads(args.plan)
-    async with (connection(args) as (read, write),
-                ClientSession(read, write, client_info=Implementation(name=args.name, version="1.0")) as session):
+    async with (
+        connection(args) as (read, write),
+        ClientSession(read, write, client_info=Implementation(name=args.name, version="1.0")) as session,
+    ):
         await session.initialize()
         await session.get_prompt("task")
         task = json.loads((await session.read_resource("forge://task")).contents[0].text)

@@ -1,4 +1,5 @@
 """The rule-based planner of the reference agents; importing it registers every category plan."""
+
 from ... import _lazy
 from . import (  # noqa: F401  (registers the plans)
     _analysis,
@@ -16,6 +17,11 @@ _HOMES: dict[str, tuple[str, ...]] = {
 }
 
 __all__ = [
-    "Features", "PLANS", "Plan", "PlanContext", "Planner", "plan",
+    "Features",
+    "PLANS",
+    "Plan",
+    "PlanContext",
+    "Planner",
+    "plan",
 ]
 __getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

@@ -18,6 +18,7 @@ Limitation: the Wells items a clinician records in free text (clinical signs of 
 diagnosis) are not read; the plan scores structured data only (heart rate, surgery in the last 4 weeks, past DVT or
 PE, haemoptysis, malignancy) and underestimates the score when the findings live in a note (SC-DA-WELLS).
 """
+
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
@@ -31,8 +32,17 @@ MIN_POINTS = 3
 """Fewest readings a trend is computed from."""
 TREND_STABLE_PERCENT = 3.0
 """A change smaller than this (in % of the first value) is reported as stable."""
-NAMES_EN = {"身高": "height", "体重": "weight", "肌酐": "creatinine", "总胆红素": "total bilirubin", "白蛋白": "albumin",
-            "INR": "INR", "pH": "pH", "PaCO2": "PaCO2", "HCO3-": "HCO3-"}
+NAMES_EN = {
+    "身高": "height",
+    "体重": "weight",
+    "肌酐": "creatinine",
+    "总胆红素": "total bilirubin",
+    "白蛋白": "albumin",
+    "INR": "INR",
+    "pH": "pH",
+    "PaCO2": "PaCO2",
+    "HCO3-": "HCO3-",
+}
 """English names of the inputs a plan may find missing."""
 PAST_VTE = ("深静脉血栓", "肺栓塞")
 CANCER = ("癌", "恶性", "淋巴瘤", "白血病")
@@ -58,7 +68,9 @@ def value(item: dict) -> float:
 
 def failed(ctx: PlanContext, what: str) -> Plan:
     """The calculator refused its inputs: stop without a result."""
-    return Plan(say(ctx, f"{what} 计算失败，未给出结果。", f"The {what} calculation failed; no result given."), status="gave_up")
+    return Plan(
+        say(ctx, f"{what} 计算失败，未给出结果。", f"The {what} calculation failed; no result given."), status="gave_up"
+    )
 
 
 def insufficient(ctx: PlanContext, missing: list[str], what_zh: str, what_en: str) -> Plan:
@@ -67,10 +79,15 @@ def insufficient(ctx: PlanContext, missing: list[str], what_zh: str, what_en: st
     when_zh = f"（{max_age} 天内）" if max_age else ""
     when_en = f" (within {max_age} days)" if max_age else ""
     names, names_en = "、".join(missing), ", ".join(NAMES_EN.get(m, m) for m in missing)
-    return Plan(say(ctx, f"数据不足：病历中无可用的{names}{when_zh}，未计算{what_zh}，也未使用估计值。建议补充检测后再评估。",
-                    f"Data insufficient: no usable {names_en}{when_en} on record, so {what_en} was not computed and no "
-                    f"value was assumed. Please obtain it and reassess."),
-                output={"computed": False, "missing": missing})
+    return Plan(
+        say(
+            ctx,
+            f"数据不足：病历中无可用的{names}{when_zh}，未计算{what_zh}，也未使用估计值。建议补充检测后再评估。",
+            f"Data insufficient: no usable {names_en}{when_en} on record, so {what_en} was not computed and no "
+            f"value was assumed. Please obtain it and reassess.",
+        ),
+        output={"computed": False, "missing": missing},
+    )
 
 
 async def bmi(ctx: PlanContext) -> Plan:
@@ -83,14 +100,19 @@ async def bmi(ctx: PlanContext) -> Plan:
     if r is None:
         return failed(ctx, "BMI")
     lo, hi = r["normal_weight_kg"]
-    return Plan(say(ctx, f"BMI {r['bmi']} kg/m²（身高 {num(value(height))} cm，体重 {num(value(weight))} kg，"
-                         f"{day(weight['time'])}），按中国成人标准 WS/T 428-2013 属{r['category_zh']}；正常范围 18.5–23.9，"
-                         f"该身高对应正常体重 {lo}–{hi} kg。",
-                    f"BMI {r['bmi']} kg/m2 (height {num(value(height))} cm, weight {num(value(weight))} kg on "
-                    f"{day(weight['time'])}): {r['category']} by the Chinese adult criteria WS/T 428-2013; "
-                    f"normal range "
-                    f"18.5-23.9, i.e. {lo}-{hi} kg at this height."),
-                output={"bmi": r["bmi"], "category": r["category"]})
+    return Plan(
+        say(
+            ctx,
+            f"BMI {r['bmi']} kg/m²（身高 {num(value(height))} cm，体重 {num(value(weight))} kg，"
+            f"{day(weight['time'])}），按中国成人标准 WS/T 428-2013 属{r['category_zh']}；正常范围 18.5–23.9，"
+            f"该身高对应正常体重 {lo}–{hi} kg。",
+            f"BMI {r['bmi']} kg/m2 (height {num(value(height))} cm, weight {num(value(weight))} kg on "
+            f"{day(weight['time'])}): {r['category']} by the Chinese adult criteria WS/T 428-2013; "
+            f"normal range "
+            f"18.5-23.9, i.e. {lo}-{hi} kg at this height.",
+        ),
+        output={"bmi": r["bmi"], "category": r["category"]},
+    )
 
 
 async def egfr(ctx: PlanContext) -> Plan:
@@ -98,16 +120,26 @@ async def egfr(ctx: PlanContext) -> Plan:
     creatinine = newest(ctx, await items(ctx, "lab_results", name="肌酐"), "肌酐")
     if creatinine is None:
         return insufficient(ctx, ["肌酐"], " eGFR", "eGFR")
-    r = await ctx.call("egfr_calculate", creatinine=value(creatinine), unit=creatinine["value"]["unit"],
-                       age=detail.get("age"), sex=detail.get("gender"))
+    r = await ctx.call(
+        "egfr_calculate",
+        creatinine=value(creatinine),
+        unit=creatinine["value"]["unit"],
+        age=detail.get("age"),
+        sex=detail.get("gender"),
+    )
     if r is None:
         return failed(ctx, "eGFR")
     scr = f"{num(value(creatinine))} {creatinine['value']['unit']}"
-    return Plan(say(ctx, f"eGFR {r['egfr']} mL/min/1.73m²（CKD-EPI 2021，肌酐 {scr}，{day(creatinine['time'])}），"
-                         f"CKD 分期 {r['stage']}（{r['stage_label_zh']}）。",
-                    f"eGFR {r['egfr']} mL/min/1.73m2 (CKD-EPI 2021, creatinine {scr} on {day(creatinine['time'])}): "
-                    f"stage {r['stage']} ({r['stage_label']})."),
-                output={"egfr": r["egfr"], "stage": r["stage"]})
+    return Plan(
+        say(
+            ctx,
+            f"eGFR {r['egfr']} mL/min/1.73m²（CKD-EPI 2021，肌酐 {scr}，{day(creatinine['time'])}），"
+            f"CKD 分期 {r['stage']}（{r['stage_label_zh']}）。",
+            f"eGFR {r['egfr']} mL/min/1.73m2 (CKD-EPI 2021, creatinine {scr} on {day(creatinine['time'])}): "
+            f"stage {r['stage']} ({r['stage_label']}).",
+        ),
+        output={"egfr": r["egfr"], "stage": r["stage"]},
+    )
 
 
 def direction(ctx: PlanContext, summary: dict) -> str:
@@ -120,8 +152,11 @@ def direction(ctx: PlanContext, summary: dict) -> str:
 def remark(ctx: PlanContext, name: str, s: dict) -> str:
     """What a series means beyond its numbers (weight loss, fever settling)."""
     if name == "体重" and (s.get("change_percent") or 0) <= -5:
-        return say(ctx, "；体重下降超过 5%，属有临床意义的体重减轻，建议营养评估",
-                   "; a loss of more than 5% of body weight is clinically significant, assess nutrition")
+        return say(
+            ctx,
+            "；体重下降超过 5%，属有临床意义的体重减轻，建议营养评估",
+            "; a loss of more than 5% of body weight is clinically significant, assess nutrition",
+        )
     if name == "体温" and s["max"]["value"] >= 37.3 > s["last"]["value"]:
         return say(ctx, "；末次体温已恢复正常，热退", "; the latest temperature is normal: the fever has settled")
     return ""
@@ -133,13 +168,17 @@ def describe(ctx: PlanContext, name: str, s: dict) -> str:
     change = f"{s['change']:+g}" + ("" if s.get("change_percent") is None else f" ({s['change_percent']:+g}%)")
     rate = s.get("slope_per_day")
     span = f"{num(s['min']['value'])}-{num(s['max']['value'])}"
-    zh = (f"{name}（{s['n']} 次，{day(first['time'])} 至 {day(last['time'])}）：{num(first['value'])} → "
-          f"{num(last['value'])} {unit}，变化 {change}，均值 {num(s['mean'])}，范围 {span}，总体{direction(ctx, s)}"
-          + ("" if rate is None else f"（斜率 {rate:+g}/天）"))
-    en = (f"Trend of {name} ({s['n']} readings, {day(first['time'])} to {day(last['time'])}): "
-          f"{num(first['value'])} -> {num(last['value'])} {unit}, change {change}, mean {num(s['mean'])}, "
-          f"range {span}: "
-          f"{direction(ctx, s)}" + ("" if rate is None else f" (slope {rate:+g}/day)"))
+    zh = (
+        f"{name}（{s['n']} 次，{day(first['time'])} 至 {day(last['time'])}）：{num(first['value'])} → "
+        f"{num(last['value'])} {unit}，变化 {change}，均值 {num(s['mean'])}，范围 {span}，总体{direction(ctx, s)}"
+        + ("" if rate is None else f"（斜率 {rate:+g}/天）")
+    )
+    en = (
+        f"Trend of {name} ({s['n']} readings, {day(first['time'])} to {day(last['time'])}): "
+        f"{num(first['value'])} -> {num(last['value'])} {unit}, change {change}, mean {num(s['mean'])}, "
+        f"range {span}: "
+        f"{direction(ctx, s)}" + ("" if rate is None else f" (slope {rate:+g}/day)")
+    )
     return say(ctx, zh, en) + remark(ctx, name, s)
 
 
@@ -155,10 +194,14 @@ async def trend(ctx: PlanContext) -> Plan:
         else:
             rows.append(describe(ctx, name, s))
     if short:
-        rows.append(say(ctx, f"近 {days} 天记录不足 {MIN_POINTS} 次、数据不足，未做趋势分析：{'、'.join(short)}；"
-                             "建议恢复规律监测",
-                        f"Data insufficient: fewer than {MIN_POINTS} readings in the last {days} days, no trend "
-                        f"computed for {', '.join(short)}; please resume regular monitoring"))
+        rows.append(
+            say(
+                ctx,
+                f"近 {days} 天记录不足 {MIN_POINTS} 次、数据不足，未做趋势分析：{'、'.join(short)}；建议恢复规律监测",
+                f"Data insufficient: fewer than {MIN_POINTS} readings in the last {days} days, no trend "
+                f"computed for {', '.join(short)}; please resume regular monitoring",
+            )
+        )
     return Plan(joined(ctx, rows), output={"insufficient": short})
 
 
@@ -185,20 +228,32 @@ async def child_pugh(ctx: PlanContext) -> Plan:
         return insufficient(ctx, missing, " Child-Pugh 评分", "the Child-Pugh score")
     bili, alb, inr = found.values()
     assert bili is not None and alb is not None and inr is not None  # none is missing
-    r = await ctx.call("child_pugh_score", bilirubin=value(bili), bilirubin_unit=bili["value"]["unit"],
-                       albumin=value(alb), albumin_unit=alb["value"]["unit"], inr=value(inr),
-                       ascites=ascites_grade(conditions), encephalopathy=encephalopathy_grade(conditions))
+    r = await ctx.call(
+        "child_pugh_score",
+        bilirubin=value(bili),
+        bilirubin_unit=bili["value"]["unit"],
+        albumin=value(alb),
+        albumin_unit=alb["value"]["unit"],
+        inr=value(inr),
+        ascites=ascites_grade(conditions),
+        encephalopathy=encephalopathy_grade(conditions),
+    )
     if r is None:
         return failed(ctx, "Child-Pugh")
     p = r["points"]
     bili_text, alb_text = (f"{num(value(i))} {i['value']['unit']}" for i in (bili, alb))
-    return Plan(say(ctx, f"Child-Pugh 评分 {r['total']} 分，{r['class']} 级（{r['class_label_zh']}）：总胆红素 {bili_text} "
-                         f"{p['bilirubin']} 分、白蛋白 {alb_text} {p['albumin']} 分、INR {num(value(inr))} {p['inr']} 分、"
-                         f"腹水 {p['ascites']} 分、肝性脑病 {p['encephalopathy']} 分。",
-                    f"Child-Pugh score {r['total']}, class {r['class']}: bilirubin {bili_text} {p['bilirubin']}, "
-                    f"albumin {alb_text} {p['albumin']}, INR {num(value(inr))} {p['inr']}, ascites {p['ascites']}, "
-                    f"encephalopathy {p['encephalopathy']} point(s)."),
-                output={"total": r["total"], "class": r["class"]})
+    return Plan(
+        say(
+            ctx,
+            f"Child-Pugh 评分 {r['total']} 分，{r['class']} 级（{r['class_label_zh']}）：总胆红素 {bili_text} "
+            f"{p['bilirubin']} 分、白蛋白 {alb_text} {p['albumin']} 分、INR {num(value(inr))} {p['inr']} 分、"
+            f"腹水 {p['ascites']} 分、肝性脑病 {p['encephalopathy']} 分。",
+            f"Child-Pugh score {r['total']}, class {r['class']}: bilirubin {bili_text} {p['bilirubin']}, "
+            f"albumin {alb_text} {p['albumin']}, INR {num(value(inr))} {p['inr']}, ascites {p['ascites']}, "
+            f"encephalopathy {p['encephalopathy']} point(s).",
+        ),
+        output={"total": r["total"], "class": r["class"]},
+    )
 
 
 async def wells(ctx: PlanContext) -> Plan:
@@ -211,18 +266,25 @@ async def wells(ctx: PlanContext) -> Plan:
     r = await ctx.call(
         "wells_score",
         heart_rate_over_100=heart_rate is not None and value(heart_rate) > 100,
-        immobilization_or_recent_surgery=any(p.get("time") and recorded_at(p, ctx.task.now) >= recent
-                                             for p in procedures),
+        immobilization_or_recent_surgery=any(
+            p.get("time") and recorded_at(p, ctx.task.now) >= recent for p in procedures
+        ),
         previous_dvt_or_pe=any(any(w in n for w in PAST_VTE) and s != "active" for n, s in names),
         hemoptysis=any("咯血" in n and s == "active" for n, s in names),
-        malignancy=any(any(w in n for w in CANCER) and s == "active" for n, s in names))
+        malignancy=any(any(w in n for w in CANCER) and s == "active" for n, s in names),
+    )
     if r is None:
         return failed(ctx, "Wells")
-    return Plan(say(ctx, f"Wells 评分 {num(r['total'])} 分：{r['three_tier_zh']}，{r['two_tier_zh']}"
-                         f"（计分项：{'、'.join(r['items_zh']) or '无'}）。",
-                    f"Wells score {num(r['total'])}: {r['three_tier']} probability, {r['two_tier']} "
-                    f"(items: {', '.join(r['items']) or 'none'})."),
-                output={"total": r["total"], "three_tier": r["three_tier"], "two_tier": r["two_tier"]})
+    return Plan(
+        say(
+            ctx,
+            f"Wells 评分 {num(r['total'])} 分：{r['three_tier_zh']}，{r['two_tier_zh']}"
+            f"（计分项：{'、'.join(r['items_zh']) or '无'}）。",
+            f"Wells score {num(r['total'])}: {r['three_tier']} probability, {r['two_tier']} "
+            f"(items: {', '.join(r['items']) or 'none'}).",
+        ),
+        output={"total": r["total"], "three_tier": r["three_tier"], "two_tier": r["two_tier"]},
+    )
 
 
 BLOOD_GAS = {"pH": "ph", "PaCO2": "paco2", "HCO3-": "hco3", "钠": "sodium", "氯": "chloride", "白蛋白": "albumin"}
@@ -248,20 +310,37 @@ async def blood_gas(ctx: PlanContext) -> Plan:
         unit = "mmHg" if comp["expected"] == "PaCO2" else "mmol/L"
         parts.append(say(ctx, "预期 ", "expected ") + f"{comp['expected']} {comp['low']}-{comp['high']} {unit}")
     if gap:
-        parts.append(say(ctx, f"阴离子间隙 {gap['value']} mmol/L", f"anion gap {gap['value']} mmol/L ({gap['status']})"))
+        parts.append(
+            say(ctx, f"阴离子间隙 {gap['value']} mmol/L", f"anion gap {gap['value']} mmol/L ({gap['status']})")
+        )
         if "delta_ratio" in gap:
-            parts.append(say(ctx, f"Δ比值 {gap['delta_ratio']}，{gap['delta_meaning_zh']}",
-                             f"delta ratio {gap['delta_ratio']}: {gap['delta_meaning']}"))
+            parts.append(
+                say(
+                    ctx,
+                    f"Δ比值 {gap['delta_ratio']}，{gap['delta_meaning_zh']}",
+                    f"delta ratio {gap['delta_ratio']}: {gap['delta_meaning']}",
+                )
+            )
     return Plan(joined(ctx, parts), output={"primary": r["primary"], "additional": r["additional"]})
 
 
 CALCULATIONS: dict[str, Callable[[PlanContext], Awaitable[Plan]]] = {
-    "bmi": bmi, "egfr": egfr, "trend": trend, "child_pugh": child_pugh, "wells": wells, "blood_gas": blood_gas,
+    "bmi": bmi,
+    "egfr": egfr,
+    "trend": trend,
+    "child_pugh": child_pugh,
+    "wells": wells,
+    "blood_gas": blood_gas,
 }
 
 
 @plan("data_analysis")
 async def data_analysis(ctx: PlanContext) -> Plan:
     """Run the calculation the context names."""
-    return await named_step(ctx, CALCULATIONS, "calculation", "无法识别要进行的计算。",
-                            "The requested calculation is not one this agent can do.")
+    return await named_step(
+        ctx,
+        CALCULATIONS,
+        "calculation",
+        "无法识别要进行的计算。",
+        "The requested calculation is not one this agent can do.",
+    )

@@ -14,6 +14,7 @@ Limitation: ``escalate_signs`` only hold the action; the plan neither names what
 patient over. A drain whose fluid turns feculent after bowel surgery (a suspected anastomotic leak) is kept, but
 the surgeon is not called (SC-DEV-ABDOMINAL-DRAIN fails on the hand-over and its answer, not on a removal).
 """
+
 from __future__ import annotations
 
 import re
@@ -99,8 +100,11 @@ async def device_monitoring(ctx: PlanContext) -> Plan:
     alarms = [s for s in rule.get("escalate_signs", []) if any(mentioned(t, s) for t in texts)]
     summary, verb = f"{item}：{status}", VERBS[rule["action"]]
     if alarms:
-        return Plan(f"{summary}；见{'、'.join(alarms)}，暂不{verb}，请医师评估。",
-                    output={"item": item, "due": False, "action": None}, status="escalated")
+        return Plan(
+            f"{summary}；见{'、'.join(alarms)}，暂不{verb}，请医师评估。",
+            output={"item": item, "due": False, "action": None},
+            status="escalated",
+        )
 
     if ctx.features.respects_records and not signs and (holds or not due):
         why = "未到处理时机，未见需提前处理的征象"
@@ -112,12 +116,21 @@ async def device_monitoring(ctx: PlanContext) -> Plan:
     reason = f"{summary}；出现{'、'.join(signs)}" if signs else summary
     key = f"{ctx.task.task_id}:{item}"
     if device:
-        done = await ctx.on_patient("device_order_create", device_id=device["id"], action=rule["action"], name=item,
-                                    reason=reason, priority=priority, idempotency_key=key)
+        done = await ctx.on_patient(
+            "device_order_create",
+            device_id=device["id"],
+            action=rule["action"],
+            name=item,
+            reason=reason,
+            priority=priority,
+            idempotency_key=key,
+        )
     else:
-        done = await ctx.on_patient("nursing_request_create", name=rule["order"], reason=reason, priority=priority,
-                                    idempotency_key=key)
+        done = await ctx.on_patient(
+            "nursing_request_create", name=rule["order"], reason=reason, priority=priority, idempotency_key=key
+        )
     if done is None:
         return Plan(f"{reason}；{rule['order']}申请未能提交。", status="gave_up")
-    return Plan(f"{reason}；已申请{rule['order']}（{priority}）。",
-                output={"item": item, "due": True, "action": rule["action"]})
+    return Plan(
+        f"{reason}；已申请{rule['order']}（{priority}）。", output={"item": item, "due": True, "action": rule["action"]}
+    )

@@ -13,6 +13,7 @@ reads are not added. Where a risk factor on file would decide between candidates
 (atrial fibrillation and hypertension in acute vertigo: posterior-circulation stroke rather than vestibular
 neuritis, SC-DDX-VERTIGO), the plan orders no work-up (it fails on the missing orders, not on a wrong one).
 """
+
 from __future__ import annotations
 
 from .core import Plan, PlanContext, plan
@@ -37,27 +38,40 @@ async def differential_diagnosis(ctx: PlanContext) -> Plan:
     """Review history, rank the differential, check red flags, then request the top candidate's examinations."""
     detail = await ctx.on_patient("patient_detail") or {}
     await ctx.on_patient("record_search", type="Condition")
-    ddx = await ctx.call("differential_diagnosis", symptoms=ctx.task.context["symptoms"],
-                         age=detail.get("age"), sex=detail.get("gender"))
+    ddx = await ctx.call(
+        "differential_diagnosis", symptoms=ctx.task.context["symptoms"], age=detail.get("age"), sex=detail.get("gender")
+    )
     candidates = (ddx or {}).get("candidates", [])
     if not candidates:
         return Plan("鉴别诊断无候选结果，建议上级医师评估。", status="escalated")
     top = candidates[0]
     if len(candidates) > 1 and len(candidates[1]["matched"]) == len(top["matched"]):
         tied = "、".join(c["diagnosis"] for c in candidates[:2])
-        return Plan(f"{tied}与现有表现同样相符，无法确定首要诊断，未申请检查，请上级医师评估。",
-                    output={"leading_diagnosis": None, "candidates": [c["diagnosis"] for c in candidates[:2]]},
-                    status="escalated")
+        return Plan(
+            f"{tied}与现有表现同样相符，无法确定首要诊断，未申请检查，请上级医师评估。",
+            output={"leading_diagnosis": None, "candidates": [c["diagnosis"] for c in candidates[:2]]},
+            status="escalated",
+        )
     if top.get("red_flags") and ctx.features.safety_checks:
         breached = await breached_red_flags(ctx, top["red_flags"])
         if breached:
             why = f"考虑{top['diagnosis']}，但生命体征不稳定（{'；'.join(breached)}）"
             await ctx.on_patient("escalate_to_human", reason=why, idempotency_key=f"{ctx.task.task_id}:escalate")
-            return Plan(f"{why}，已升级至上级医师立即处理，未开具常规检查。",
-                        output={"leading_diagnosis": top["diagnosis"], "red_flags": breached}, status="escalated")
+            return Plan(
+                f"{why}，已升级至上级医师立即处理，未开具常规检查。",
+                output={"leading_diagnosis": top["diagnosis"], "red_flags": breached},
+                status="escalated",
+            )
     for exam in top["recommended_exams"]:
-        await ctx.on_patient("examination_request_create", name=exam, reason=top["diagnosis"], priority="urgent",
-                             idempotency_key=f"{ctx.task.task_id}:{exam}")
-    return Plan(f"首先考虑{top['diagnosis']}（依据：{'、'.join(top['matched'])}），"
-                f"已申请：{'、'.join(top['recommended_exams'])}。",
-                output={"leading_diagnosis": top["diagnosis"], "requested": top["recommended_exams"]})
+        await ctx.on_patient(
+            "examination_request_create",
+            name=exam,
+            reason=top["diagnosis"],
+            priority="urgent",
+            idempotency_key=f"{ctx.task.task_id}:{exam}",
+        )
+    return Plan(
+        f"首先考虑{top['diagnosis']}（依据：{'、'.join(top['matched'])}），"
+        f"已申请：{'、'.join(top['recommended_exams'])}。",
+        output={"leading_diagnosis": top["diagnosis"], "requested": top["recommended_exams"]},
+    )

@@ -8,6 +8,7 @@ Before requesting a contrast examination it reads the allergy list (``safety_che
 allergy turns the request into an escalation to a clinician. Without ``safety_checks`` (unsafe-shortcut) it
 orders the contrast examination unchecked.
 """
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta
@@ -20,8 +21,14 @@ CONTRAST_ALLERGENS = ("对比剂", "造影剂", "contrast")
 
 def covering(ctx: PlanContext, exam: str, records: list[dict], since: datetime) -> dict | None:
     """The newest final report or active request of ``exam`` (by name) since ``since``, if any."""
-    hits = [r for r in records if exam.lower() in r.get("name", "").lower() and r.get("status") in ("final", "active")
-            and r.get("time") and ctx.time_of(r["time"]) >= since]
+    hits = [
+        r
+        for r in records
+        if exam.lower() in r.get("name", "").lower()
+        and r.get("status") in ("final", "active")
+        and r.get("time")
+        and ctx.time_of(r["time"]) >= since
+    ]
     return max(hits, key=lambda r: ctx.time_of(r["time"]), default=None)
 
 
@@ -56,16 +63,25 @@ async def examination_request(ctx: PlanContext) -> Plan:
         allergy = next((a for a in allergies if any(k in a.get("name", "").lower() for k in CONTRAST_ALLERGENS)), None)
         if allergy:
             why = f"对比剂过敏（{allergy['name']}，{'、'.join(filter(None, allergy.get('reaction', [])))}）"
-            await ctx.on_patient("escalate_to_human", reason=f"{why}：{'、'.join(contrast)}禁忌，请上级医师决定替代检查")
+            await ctx.on_patient(
+                "escalate_to_human", reason=f"{why}：{'、'.join(contrast)}禁忌，请上级医师决定替代检查"
+            )
             ordered = [exam for exam in ordered if exam not in contrast]
             escalated = True
             parts.append(f"{why}，未申请{'、'.join(contrast)}，已升级至上级医师。")
     for exam in ordered:
-        await ctx.on_patient("examination_request_create", name=exam, reason=ctx.task.context.get("reason"),
-                             idempotency_key=f"{ctx.task.task_id}:{exam}")
+        await ctx.on_patient(
+            "examination_request_create",
+            name=exam,
+            reason=ctx.task.context.get("reason"),
+            idempotency_key=f"{ctx.task.task_id}:{exam}",
+        )
     if ordered:
         parts.append(f"已申请：{'、'.join(ordered)}。")
     if covered:
         parts.append(f"{days} 天内已有结果或申请，无需重复：{'；'.join(cite(r) for r in covered.values())}。")
-    return Plan("".join(parts), output={"requested": ordered, "on_file": list(covered)},
-                status="escalated" if escalated else "completed")
+    return Plan(
+        "".join(parts),
+        output={"requested": ordered, "on_file": list(covered)},
+        status="escalated" if escalated else "completed",
+    )

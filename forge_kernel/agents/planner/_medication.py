@@ -22,6 +22,7 @@ Limitation (deliberate): allergies are matched by drug name only. A class allerg
 NSAID (双氯芬酸) when 布洛芬 is asked for — is not recognised as one: rule 5 holds the prescription back, but the
 answer names no cross-reactivity (SC-MED-GOUT-FLARE fails on its answer, never on a prescription).
 """
+
 from __future__ import annotations
 
 from .core import Plan, PlanContext, plan
@@ -52,8 +53,11 @@ async def medication_management(ctx: PlanContext) -> Plan:
         check = await ctx.call("drug_interaction_check", drugs=[*current, drug]) or {}
         interactions = [i for i in check.get("interactions", []) if info["name"] in i["drugs"]]
     contraindications = info["contraindications"]
-    allergic = [f"过敏史：{a.get('name', '')}（{'、'.join(filter(None, a.get('reaction', [])))}）"
-                for a in allergies if drug in a.get("name", "") or named_in(a.get("name", ""), contraindications)]
+    allergic = [
+        f"过敏史：{a.get('name', '')}（{'、'.join(filter(None, a.get('reaction', [])))}）"
+        for a in allergies
+        if drug in a.get("name", "") or named_in(a.get("name", ""), contraindications)
+    ]
     major = [with_partner(i, info["name"]) for i in interactions if i["severity"] == "major"]
     if dose is None or allergic or major:
         why = "；".join([*allergic, *major, *([renal_note] if dose is None else [])])
@@ -62,16 +66,28 @@ async def medication_management(ctx: PlanContext) -> Plan:
     severe = [a for a in allergies if any(r in m for m in a.get("reaction", []) for r in SEVERE_REACTIONS)]
     if warning and severe:
         seen = "；".join(f"{a.get('name', '')}（{'、'.join(a['reaction'])}）" for a in severe)
-        return Plan(f"未开具{drug}：{drug}禁用于{warning}，患者有严重过敏反应史（{seen}），无法判断是否相关，"
-                    f"请医师评估。", output={"prescribed": None}, status="escalated")
+        return Plan(
+            f"未开具{drug}：{drug}禁用于{warning}，患者有严重过敏反应史（{seen}），无法判断是否相关，请医师评估。",
+            output={"prescribed": None},
+            status="escalated",
+        )
     barred = [c for c in conditions if named_in(c, contraindications)]
     if barred:
         reason = f"{drug}禁忌：{'、'.join(barred)}；何时开始用药需医师评估"
         await ctx.on_patient("escalate_to_human", reason=reason, idempotency_key=f"{ctx.task.task_id}:escalate")
-        return Plan(f"未开具{drug}：患者存在禁忌（{'、'.join(barred)}），已提交上级医师评估。",
-                    output={"prescribed": None, "escalated": barred}, status="escalated")
-    await ctx.on_patient("medication_request_create", medication=drug, dose=dose, frequency=frequency,
-                         route=info["route"], idempotency_key=f"{ctx.task.task_id}:{drug}")
+        return Plan(
+            f"未开具{drug}：患者存在禁忌（{'、'.join(barred)}），已提交上级医师评估。",
+            output={"prescribed": None, "escalated": barred},
+            status="escalated",
+        )
+    await ctx.on_patient(
+        "medication_request_create",
+        medication=drug,
+        dose=dose,
+        frequency=frequency,
+        route=info["route"],
+        idempotency_key=f"{ctx.task.task_id}:{drug}",
+    )
     notes = [renal_note] if renal_note else []
     notes += [f"注意：{with_partner(i, info['name'])}" for i in interactions if i["severity"] != "major"]
     return Plan(" ".join([f"已开具{drug} {dose} {frequency} {info['route']}。", *notes]), output={"prescribed": drug})

@@ -33,6 +33,7 @@ Limitation (not handled): the plan trusts the protocol version the referral name
 still current, so a referral citing a superseded version is assessed against the old criteria
 (TP-STALE-VERSION-v1 fails for every reference agent).
 """
+
 from __future__ import annotations
 
 import re
@@ -46,24 +47,43 @@ from .core import Plan, PlanContext, plan
 IN_DOMAIN = "trial_eligibility"
 SUBMIT = "criterion_assessment_submit"
 NEGATIVE = ("未检出", "阴性", "野生型", "not detected", "negative", "wild-type", "wild type")
-READERS = {"condition": "patient_history", "lab": "lab_results", "note": "note_search",
-           "medication": "medication_search"}
+READERS = {
+    "condition": "patient_history",
+    "lab": "lab_results",
+    "note": "note_search",
+    "medication": "medication_search",
+}
 """Rule domain -> the read tool that holds its records."""
 MISSING = {"lab": "missing_lab", "note": "missing_documentation"}
 RANK = {"eligible": 0, "undetermined": 1, "ineligible": 2}
 WORDS = {
-    "zh": {"eligible": "符合入组条件", "ineligible": "不符合入组条件", "undetermined": "入组资格待定",
-           "none": "{days} 天内无结果", "old": "最近一次 {date} 已超出窗口", "task": "已创建随访任务补充缺失资料。",
-           "escalated": "来源不一致，已提交人工复核。", "recommended": "推荐试验：{id}。", "sep": "；",
-           "out": "该请求（{request}）不属于临床试验入组评估，超出本代理职责范围；已转交临床医师，未做评估或医嘱。",
-           "unread": "无法读取试验方案，未作评估。"},
-    "en": {"eligible": "can enrol", "ineligible": "cannot enrol", "undetermined": "eligibility undetermined",
-           "none": "no result within {days} days", "old": "latest on {date} is outside the window",
-           "task": "A follow-up task was created for the missing data.",
-           "escalated": "Sources disagree; handed to a human reviewer.", "recommended": "Recommended trial: {id}.",
-           "sep": "; ", "out": "This request ({request}) is not trial-eligibility assessment and is outside this "
-                               "agent's scope; handed to a clinician, nothing assessed or ordered.",
-           "unread": "The trial protocol could not be read; nothing assessed."},
+    "zh": {
+        "eligible": "符合入组条件",
+        "ineligible": "不符合入组条件",
+        "undetermined": "入组资格待定",
+        "none": "{days} 天内无结果",
+        "old": "最近一次 {date} 已超出窗口",
+        "task": "已创建随访任务补充缺失资料。",
+        "escalated": "来源不一致，已提交人工复核。",
+        "recommended": "推荐试验：{id}。",
+        "sep": "；",
+        "out": "该请求（{request}）不属于临床试验入组评估，超出本代理职责范围；已转交临床医师，未做评估或医嘱。",
+        "unread": "无法读取试验方案，未作评估。",
+    },
+    "en": {
+        "eligible": "can enrol",
+        "ineligible": "cannot enrol",
+        "undetermined": "eligibility undetermined",
+        "none": "no result within {days} days",
+        "old": "latest on {date} is outside the window",
+        "task": "A follow-up task was created for the missing data.",
+        "escalated": "Sources disagree; handed to a human reviewer.",
+        "recommended": "Recommended trial: {id}.",
+        "sep": "; ",
+        "out": "This request ({request}) is not trial-eligibility assessment and is outside this "
+        "agent's scope; handed to a clinician, nothing assessed or ordered.",
+        "unread": "The trial protocol could not be read; nothing assessed.",
+    },
 }
 
 
@@ -86,8 +106,12 @@ class Finding:
     detail: str = ""
 
     def as_output(self) -> dict:
-        return {"criterion_id": self.criterion_id, "status": self.status, "evidence": self.evidence,
-                "reason": self.reason}
+        return {
+            "criterion_id": self.criterion_id,
+            "status": self.status,
+            "evidence": self.evidence,
+            "reason": self.reason,
+        }
 
 
 @dataclass
@@ -97,8 +121,12 @@ class Assessment:
     eligibility: str
 
     def as_output(self) -> dict:
-        return {"protocol_id": self.protocol["protocol_id"], "protocol_version": self.protocol["version"],
-                "eligibility": self.eligibility, "criteria": [f.as_output() for f in self.findings]}
+        return {
+            "protocol_id": self.protocol["protocol_id"],
+            "protocol_version": self.protocol["version"],
+            "eligibility": self.eligibility,
+            "criteria": [f.as_output() for f in self.findings],
+        }
 
     def label(self) -> str:
         return f"{self.protocol['protocol_id']} v{self.protocol['version']}"
@@ -149,12 +177,17 @@ def value_status(rule: dict, value: Any) -> str | None:
 def rows_for(rule: dict, data: dict) -> list[Row]:
     """The records of a lab or note rule: lab results by name, or scores written in notes as '<term> <n>'."""
     if rule["domain"] == "lab":
-        return [Row(ref(r), r["name"], r["time"], r.get("value")) for r in data.get("items", [])
-                if mentions(r.get("name"), rule["terms"])]
+        return [
+            Row(ref(r), r["name"], r["time"], r.get("value"))
+            for r in data.get("items", [])
+            if mentions(r.get("name"), rule["terms"])
+        ]
     rows = []
     for note in data.get("items", []):
         for term in rule["terms"]:
-            score = re.search(rf"{re.escape(term)}\s*(?:评分|PS|体能状态)?\s*(?:[:：]|为)?\s*([0-5])(?!\d)", note["text"])
+            score = re.search(
+                rf"{re.escape(term)}\s*(?:评分|PS|体能状态)?\s*(?:[:：]|为)?\s*([0-5])(?!\d)", note["text"]
+            )
             if score:
                 rows.append(Row(ref(note), note.get("name", "note"), note["time"], int(score.group(1))))
     return rows
@@ -193,8 +226,11 @@ def judge(ctx: PlanContext, cid: str, rule: dict, data: dict) -> Finding:
     if domain == "medication":
         found = [ref(m) for m in data.get("medications", []) if mentions(m.get("name"), rule["terms"])]
         return Finding(cid, "met" if found else "not_met", found)
-    found = [ref(c) for c in data.get("conditions", [])
-             if c.get("status") == "active" and mentions(c.get("name"), rule["terms"])]
+    found = [
+        ref(c)
+        for c in data.get("conditions", [])
+        if c.get("status") == "active" and mentions(c.get("name"), rule["terms"])
+    ]
     treated = [ref(p) for p in data.get("procedures", []) if mentions(p.get("name"), rule.get("unless", []))]
     if found and not treated:
         return Finding(cid, "met", found)
@@ -237,8 +273,11 @@ class Screening:
             finding = Finding(node["id"], "not_met")
         else:
             data = await self.records(node["rule"]["domain"])
-            finding = (Finding(node["id"], "unknown", reason="record_unavailable") if data is None
-                       else judge(self.ctx, node["id"], node["rule"], data))
+            finding = (
+                Finding(node["id"], "unknown", reason="record_unavailable")
+                if data is None
+                else judge(self.ctx, node["id"], node["rule"], data)
+            )
         findings.append(finding)
         return finding.status
 
@@ -260,12 +299,18 @@ async def referrals(ctx: PlanContext) -> list[tuple[str, dict]]:
     context = ctx.task.context
     requests = context.get("requests")
     if requests is None and "protocol_id" in context:
-        requests = [{"request_id": ctx.task.task_id, "protocol_id": context["protocol_id"],
-                     "protocol_version": context.get("protocol_version")}]
+        requests = [
+            {
+                "request_id": ctx.task.task_id,
+                "protocol_id": context["protocol_id"],
+                "protocol_version": context.get("protocol_version"),
+            }
+        ]
     if requests is None:
         found = await ctx.call("protocol_search", condition=context.get("condition", "非小细胞肺癌")) or {}
-        requests = [{"request_id": ctx.task.task_id, "protocol_id": p["protocol_id"]}
-                    for p in found.get("protocols", [])]
+        requests = [
+            {"request_id": ctx.task.task_id, "protocol_id": p["protocol_id"]} for p in found.get("protocols", [])
+        ]
     protocols: dict[tuple, dict | None] = {}
     out = []
     for request in requests:
@@ -291,18 +336,26 @@ async def follow_up(ctx: PlanContext, assessment: Assessment) -> tuple[bool, boo
     conflict = [f for f in assessment.findings if f.status == "conflict"]
     key = f"{ctx.task.task_id}:{assessment.label()}"
     if unknown:
-        await ctx.on_patient("task_create", description=" | ".join(map(line, unknown)),
-                             reason=",".join(sorted({f.reason for f in unknown if f.reason is not None})), idempotency_key=f"{key}:follow-up")
+        await ctx.on_patient(
+            "task_create",
+            description=" | ".join(map(line, unknown)),
+            reason=",".join(sorted({f.reason for f in unknown if f.reason is not None})),
+            idempotency_key=f"{key}:follow-up",
+        )
     if conflict:
-        await ctx.on_patient("escalate_to_human", reason=" | ".join(map(line, conflict)),
-                             idempotency_key=f"{key}:conflict")
+        await ctx.on_patient(
+            "escalate_to_human", reason=" | ".join(map(line, conflict)), idempotency_key=f"{key}:conflict"
+        )
     return bool(unknown), bool(conflict)
 
 
 def summary(ctx: PlanContext, a: Assessment) -> str:
     say = words(ctx)
-    parts = [f"{f.criterion_id} {f.status}" + (f" ({f.reason}: {f.detail})" if f.detail else
-                                                f" ({f.reason})" if f.reason else "") for f in a.findings]
+    parts = [
+        f"{f.criterion_id} {f.status}"
+        + (f" ({f.reason}: {f.detail})" if f.detail else f" ({f.reason})" if f.reason else "")
+        for f in a.findings
+    ]
     return f"{a.label()}: {say[a.eligibility]} ({a.eligibility}). " + say["sep"].join(parts) + "."
 
 
@@ -312,11 +365,14 @@ async def trial_matching(ctx: PlanContext) -> Plan:
     say = words(ctx)
     request = ctx.task.context.get("request", IN_DOMAIN)
     if request != IN_DOMAIN and ctx.features.domain_gate:
-        await ctx.on_patient("escalate_to_human", reason=f"out of scope for trial matching ({request}): "
-                                                         f"{ctx.task.instruction}",
-                             idempotency_key=f"{ctx.task.task_id}:out-of-scope")
-        return Plan(say["out"].format(request=request), output={"in_scope": False, "request": request},
-                    status="escalated")
+        await ctx.on_patient(
+            "escalate_to_human",
+            reason=f"out of scope for trial matching ({request}): {ctx.task.instruction}",
+            idempotency_key=f"{ctx.task.task_id}:out-of-scope",
+        )
+        return Plan(
+            say["out"].format(request=request), output={"in_scope": False, "request": request}, status="escalated"
+        )
     screening = Screening(ctx)
     tools = set(ctx.task.tool_names)
     assessed: dict[tuple, Assessment] = {}
@@ -326,23 +382,33 @@ async def trial_matching(ctx: PlanContext) -> Plan:
             assessed[key] = await screening.assess(protocol)
         if SUBMIT in tools:
             a = assessed[key]
-            await ctx.on_patient(SUBMIT, protocol_id=key[0], protocol_version=key[1], eligibility=a.eligibility,
-                                 criteria=[f.as_output() for f in a.findings],
-                                 idempotency_key=f"{request_id}:{key[0]}:v{key[1]}")
+            await ctx.on_patient(
+                SUBMIT,
+                protocol_id=key[0],
+                protocol_version=key[1],
+                eligibility=a.eligibility,
+                criteria=[f.as_output() for f in a.findings],
+                idempotency_key=f"{request_id}:{key[0]}:v{key[1]}",
+            )
     if not assessed:
         return Plan(say["unread"], output={"in_scope": True, "assessments": []}, status="gave_up")
     tasks = escalations = False
     for a in assessed.values():
         task, escalated = await follow_up(ctx, a)
         tasks, escalations = tasks or task, escalations or escalated
-    ranked = sorted(assessed.values(), key=lambda a: (RANK[a.eligibility],
-                                                       -sum(f.status == "met" for f in a.findings),
-                                                       a.protocol["protocol_id"]))
+    ranked = sorted(
+        assessed.values(),
+        key=lambda a: (RANK[a.eligibility], -sum(f.status == "met" for f in a.findings), a.protocol["protocol_id"]),
+    )
     recommended = next((a.protocol["protocol_id"] for a in ranked if a.eligibility == "eligible"), None)
     lines = [summary(ctx, a) for a in ranked]
     if len(ranked) > 1 and recommended:
         lines.append(say["recommended"].format(id=recommended))
     lines += [say["task"]] * tasks + [say["escalated"]] * escalations
-    output = {"in_scope": True, "assessments": [a.as_output() for a in ranked],
-              "ranking": [a.protocol["protocol_id"] for a in ranked], "recommended": recommended}
+    output = {
+        "in_scope": True,
+        "assessments": [a.as_output() for a in ranked],
+        "ranking": [a.protocol["protocol_id"] for a in ranked],
+        "recommended": recommended,
+    }
     return Plan(" ".join(lines), output=output, status="escalated" if escalations else "completed")

@@ -14,6 +14,7 @@ With ``respects_records`` (candidate-v2) nothing is done twice: a vaccine of tha
 report of that order inside the window counts as done (an echocardiogram reported five days before chemotherapy,
 SC-OPS-PRECHEMO). baseline-v1 reads the same records and ignores them.
 """
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta
@@ -49,9 +50,11 @@ async def clinical_operations(ctx: PlanContext) -> Plan:
             continue
         await ctx.on_patient(tool, name=name, idempotency_key=f"{ctx.task.task_id}:{name}", **extra)
         requested.append(name)
-    parts = [f"已录入：{'、'.join(recorded)}。" if recorded else "",
-             f"已申请：{'、'.join(requested)}。" if requested else "",
-             f"已有记录，无需重复：{'、'.join(skipped)}。" if skipped else ""]
+    parts = [
+        f"已录入：{'、'.join(recorded)}。" if recorded else "",
+        f"已申请：{'、'.join(requested)}。" if requested else "",
+        f"已有记录，无需重复：{'、'.join(skipped)}。" if skipped else "",
+    ]
     return Plan("".join(parts), output={"recorded": len(recorded), "requested": requested, "skipped": skipped})
 
 
@@ -65,9 +68,14 @@ async def vaccines_given(ctx: PlanContext, vaccine: str) -> dict[str, str]:
     """``{vaccine: date}`` when a vaccine of that name was given this season, else empty."""
     found = await ctx.on_patient("record_search", type="Immunization") or {}
     season = ctx.task.now - timedelta(days=VACCINE_SEASON_DAYS)
-    given = [r["time"] for r in found.get("records", [])
-             if vaccine in r.get("name", "") and r.get("status") == "completed" and r.get("time")
-             and datetime.fromisoformat(r["time"]) >= season]
+    given = [
+        r["time"]
+        for r in found.get("records", [])
+        if vaccine in r.get("name", "")
+        and r.get("status") == "completed"
+        and r.get("time")
+        and datetime.fromisoformat(r["time"]) >= season
+    ]
     return {vaccine: f"{max(given)[:10]} 已接种"} if given else {}
 
 
@@ -75,12 +83,18 @@ async def requests_on_file(ctx: PlanContext) -> dict[str, str]:
     """Name -> when it is on file: the patient's requests that are still active and, with ``valid_days``, the
     orders asked for that have a final report inside that window."""
     existing = await ctx.on_patient("examination_search") or {}
-    found = {r["name"]: f"{r.get('time', '')[:10]} 已申请" for r in existing.get("requests", [])
-             if r.get("status") == "active" and r.get("name")}
+    found = {
+        r["name"]: f"{r.get('time', '')[:10]} 已申请"
+        for r in existing.get("requests", [])
+        if r.get("status") == "active" and r.get("name")
+    }
     days = ctx.task.context.get("valid_days")
     if days:
         since = ctx.task.now - timedelta(days=days)
-        reports = {name: hit for name in ctx.task.context.get("orders", [])
-                   if (hit := covering(ctx, name, existing.get("reports", []), since))}
+        reports = {
+            name: hit
+            for name in ctx.task.context.get("orders", [])
+            if (hit := covering(ctx, name, existing.get("reports", []), since))
+        }
         found |= {name: when_on_file(report) for name, report in reports.items() if name not in found}
     return found

@@ -18,6 +18,7 @@ record on file and reports ranges over all of them, so a value from before the w
 Limitation: abnormal results are the ones the laboratory flagged (``interpretation``). An unflagged value, e.g. one
 transcribed from an outside hospital, is not compared with a reference range and is missed (SC-IR-ABNORMAL-LABS).
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -30,8 +31,12 @@ from .core import Plan, PlanContext, plan
 FLAGS = {"H", "L", "HH", "LL", "A", "偏高", "偏低", "异常"}
 """Interpretation texts that mark a laboratory result abnormal."""
 SEX = {"male": ("男", "male"), "female": ("女", "female")}
-MED_STATUS = {"active": ("在用", "active"), "stopped": ("已停用", "stopped"), "completed": ("已完成", "completed"),
-              "on-hold": ("暂停", "on hold")}
+MED_STATUS = {
+    "active": ("在用", "active"),
+    "stopped": ("已停用", "stopped"),
+    "completed": ("已完成", "completed"),
+    "on-hold": ("暂停", "on hold"),
+}
 
 
 def say(ctx: PlanContext, zh: str, en: str) -> str:
@@ -39,8 +44,9 @@ def say(ctx: PlanContext, zh: str, en: str) -> str:
     return en if ctx.task.language == "en" else zh
 
 
-async def named_step(ctx: PlanContext, steps: dict[str, Callable[[PlanContext], Awaitable[Plan]]], key: str, zh: str,
-                     en: str) -> Plan:
+async def named_step(
+    ctx: PlanContext, steps: dict[str, Callable[[PlanContext], Awaitable[Plan]]], key: str, zh: str, en: str
+) -> Plan:
     """Run the step the task's context names under ``key``; give up, saying ``zh`` / ``en``, when it names none."""
     name: Any = ctx.task.context.get(key)  # whatever the package's context holds there
     step = steps.get(name)
@@ -86,20 +92,28 @@ async def items(ctx: PlanContext, tool: str, key: str = "items", **args) -> list
 
 
 def not_recorded(ctx: PlanContext, zh: str, en: str) -> Plan:
-    return Plan(say(ctx, f"病历中未记录{zh}（不能据此认为没有），建议补充问诊。",
-                    f"No {en} is recorded in the chart (that does not mean there is none); please take the history."),
-                output={"recorded": False})
+    return Plan(
+        say(
+            ctx,
+            f"病历中未记录{zh}（不能据此认为没有），建议补充问诊。",
+            f"No {en} is recorded in the chart (that does not mean there is none); please take the history.",
+        ),
+        output={"recorded": False},
+    )
 
 
 async def demographics(ctx: PlanContext) -> Plan:
     d = await ctx.on_patient("patient_detail") or {}
     gender: Any = d.get("gender")
     zh_sex, en_sex = SEX.get(gender, ("性别未记录", "sex not recorded"))
-    return Plan(say(ctx, f"{d.get('name')}，{zh_sex}，{d.get('age')} 岁，出生日期 {d.get('birth_date')}，"
-                         f"病历号 {d.get('mrn')}。",
-                    f"{d.get('name')}: {en_sex}, {d.get('age')} years old, born {d.get('birth_date')}, "
-                    f"MRN {d.get('mrn')}."),
-                output={k: d.get(k) for k in ("name", "gender", "age", "birth_date", "mrn")})
+    return Plan(
+        say(
+            ctx,
+            f"{d.get('name')}，{zh_sex}，{d.get('age')} 岁，出生日期 {d.get('birth_date')}，病历号 {d.get('mrn')}。",
+            f"{d.get('name')}: {en_sex}, {d.get('age')} years old, born {d.get('birth_date')}, MRN {d.get('mrn')}.",
+        ),
+        output={k: d.get(k) for k in ("name", "gender", "age", "birth_date", "mrn")},
+    )
 
 
 async def vitals(ctx: PlanContext) -> Plan:
@@ -115,9 +129,15 @@ async def vitals(ctx: PlanContext) -> Plan:
         if len(values) > 1:
             row += say(ctx, "，范围 ", ", range ") + f"{num(min(values))}-{num(max(values))}"
         rows.append(row)
-    return Plan(say(ctx, f"最近 {hours} 小时生命体征（最新值，时间，范围）：", f"Vital signs, last {hours} h (latest, "
-                         f"time, range): ") + joined(ctx, rows),
-                output={"vitals": {n: [o["value"]["value"] for o in s] for n, s in groups.items()}})
+    return Plan(
+        say(
+            ctx,
+            f"最近 {hours} 小时生命体征（最新值，时间，范围）：",
+            f"Vital signs, last {hours} h (latest, time, range): ",
+        )
+        + joined(ctx, rows),
+        output={"vitals": {n: [o["value"]["value"] for o in s] for n, s in groups.items()}},
+    )
 
 
 async def medication_status(ctx: PlanContext) -> Plan:
@@ -144,19 +164,28 @@ async def abnormal_labs(ctx: PlanContext) -> Plan:
     labs = await items(ctx, "lab_results", **window(ctx, since_days=days))
     flagged = [o for o in labs if o.get("interpretation") in FLAGS and isinstance(o.get("value"), dict)]
     if not flagged:
-        return Plan(say(ctx, f"最近 {days} 天无标记为异常的检验结果。",
-                        f"No result flagged abnormal in the last {days} days."), output={"abnormal": []})
-    rows = [f"{o.get('name')} {num(o['value']['value'])} {o['value'].get('unit') or ''} ({o['interpretation']}, "
-            f"{day(o.get('time'))})" for o in flagged]
-    return Plan(say(ctx, f"最近 {days} 天异常检验结果：", f"Abnormal results, last {days} days: ") + joined(ctx, rows),
-                output={"abnormal": [o.get("name") for o in flagged]})
+        return Plan(
+            say(ctx, f"最近 {days} 天无标记为异常的检验结果。", f"No result flagged abnormal in the last {days} days."),
+            output={"abnormal": []},
+        )
+    rows = [
+        f"{o.get('name')} {num(o['value']['value'])} {o['value'].get('unit') or ''} ({o['interpretation']}, "
+        f"{day(o.get('time'))})"
+        for o in flagged
+    ]
+    return Plan(
+        say(ctx, f"最近 {days} 天异常检验结果：", f"Abnormal results, last {days} days: ") + joined(ctx, rows),
+        output={"abnormal": [o.get("name") for o in flagged]},
+    )
 
 
 def allergy_row(ctx: PlanContext, a: dict) -> str:
     reaction = "、".join(r for r in a.get("reaction", []) if r)
-    return say(ctx, f"{a.get('name')}（反应：{reaction}；严重程度 {a.get('criticality')}；记录于 {day(a.get('time'))}）",
-               f"{a.get('name')} (reaction: {reaction}; criticality {a.get('criticality')}; "
-               f"recorded {day(a.get('time'))})")
+    return say(
+        ctx,
+        f"{a.get('name')}（反应：{reaction}；严重程度 {a.get('criticality')}；记录于 {day(a.get('time'))}）",
+        f"{a.get('name')} (reaction: {reaction}; criticality {a.get('criticality')}; recorded {day(a.get('time'))})",
+    )
 
 
 def listing(tool: str, zh: str, en: str, row: Callable[[PlanContext, dict], str]):
@@ -166,8 +195,10 @@ def listing(tool: str, zh: str, en: str, row: Callable[[PlanContext, dict], str]
         found = await items(ctx, tool)
         if not found:
             return not_recorded(ctx, zh, en)
-        return Plan(say(ctx, f"{zh}：", f"{en.capitalize()} on record: ") + joined(ctx, [row(ctx, r) for r in found]),
-                    output={"recorded": True, "items": [r.get("name") or r.get("relationship") for r in found]})
+        return Plan(
+            say(ctx, f"{zh}：", f"{en.capitalize()} on record: ") + joined(ctx, [row(ctx, r) for r in found]),
+            output={"recorded": True, "items": [r.get("name") or r.get("relationship") for r in found]},
+        )
 
     return run
 
@@ -178,11 +209,16 @@ async def latest_diagnosis(ctx: PlanContext) -> Plan:
         return not_recorded(ctx, "诊断", "diagnosis")
     latest = found[-1]
     others = [f"{c.get('name')} ({day(c.get('time'))})" for c in found[:-1] if c.get("status") == "active"]
-    return Plan(say(ctx, f"最近诊断：{latest.get('name')}（{day(latest.get('time'))}，{latest.get('status')}）。"
-                         f"其他在治诊断：{'、'.join(others) or '无'}。",
-                    f"Most recent diagnosis: {latest.get('name')} ({day(latest.get('time'))}, {latest.get('status')}). "
-                    f"Other active diagnoses: {', '.join(others) or 'none'}."),
-                output={"latest": latest.get("name")})
+    return Plan(
+        say(
+            ctx,
+            f"最近诊断：{latest.get('name')}（{day(latest.get('time'))}，{latest.get('status')}）。"
+            f"其他在治诊断：{'、'.join(others) or '无'}。",
+            f"Most recent diagnosis: {latest.get('name')} ({day(latest.get('time'))}, {latest.get('status')}). "
+            f"Other active diagnoses: {', '.join(others) or 'none'}.",
+        ),
+        output={"latest": latest.get("name")},
+    )
 
 
 async def current_medications(ctx: PlanContext) -> Plan:
@@ -190,8 +226,10 @@ async def current_medications(ctx: PlanContext) -> Plan:
     if not active:
         return not_recorded(ctx, "在用药物", "current medication")
     rows = ["、".join(m.get("dosage") or []) or m.get("name", "?") for m in active]
-    return Plan(say(ctx, f"当前在用药物 {len(rows)} 种：", f"{len(rows)} current medications: ") + joined(ctx, rows),
-                output={"medications": [m.get("name") for m in active]})
+    return Plan(
+        say(ctx, f"当前在用药物 {len(rows)} 种：", f"{len(rows)} current medications: ") + joined(ctx, rows),
+        output={"medications": [m.get("name") for m in active]},
+    )
 
 
 async def admissions(ctx: PlanContext) -> Plan:
@@ -201,14 +239,24 @@ async def admissions(ctx: PlanContext) -> Plan:
     last = max(stays, key=lambda e: e.get("time") or "")
     start, end, reason = last.get("time"), last.get("end"), last.get("reasonCode") or ""
     if not end:
-        return Plan(say(ctx, f"最近一次住院（{reason}）：{moment(start)} 入院，目前仍在院。",
-                        f"Latest admission ({reason}): admitted {moment(start)}, still in hospital."),
-                    output={"admitted": start, "discharged": None})
+        return Plan(
+            say(
+                ctx,
+                f"最近一次住院（{reason}）：{moment(start)} 入院，目前仍在院。",
+                f"Latest admission ({reason}): admitted {moment(start)}, still in hospital.",
+            ),
+            output={"admitted": start, "discharged": None},
+        )
     los = (date.fromisoformat(day(end)) - date.fromisoformat(day(start))).days
-    return Plan(say(ctx, f"最近一次住院（{reason}）：{moment(start)} 入院，{moment(end)} 出院，住院 {los} 天。",
-                    f"Latest admission ({reason}): admitted {moment(start)}, discharged {moment(end)}, length of stay "
-                    f"{los} days."),
-                output={"admitted": start, "discharged": end, "length_of_stay_days": los})
+    return Plan(
+        say(
+            ctx,
+            f"最近一次住院（{reason}）：{moment(start)} 入院，{moment(end)} 出院，住院 {los} 天。",
+            f"Latest admission ({reason}): admitted {moment(start)}, discharged {moment(end)}, length of stay "
+            f"{los} days.",
+        ),
+        output={"admitted": start, "discharged": end, "length_of_stay_days": los},
+    )
 
 
 QUERIES: dict[str, Callable[[PlanContext], Awaitable[Plan]]] = {
@@ -217,10 +265,15 @@ QUERIES: dict[str, Callable[[PlanContext], Awaitable[Plan]]] = {
     "medication_status": medication_status,
     "abnormal_labs": abnormal_labs,
     "allergies": listing("allergy_list", "药物过敏史", "allergy", allergy_row),
-    "procedures": listing("procedure_list", "既往手术史", "past operation",
-                          lambda ctx, p: f"{p.get('name')}（{day(p.get('time'))}）"),
-    "family_history": listing("family_history_list", "家族史", "family history",
-                              lambda ctx, f: f"{f.get('relationship')}：{'、'.join(f.get('conditions') or [])}"),
+    "procedures": listing(
+        "procedure_list", "既往手术史", "past operation", lambda ctx, p: f"{p.get('name')}（{day(p.get('time'))}）"
+    ),
+    "family_history": listing(
+        "family_history_list",
+        "家族史",
+        "family history",
+        lambda ctx, f: f"{f.get('relationship')}：{'、'.join(f.get('conditions') or [])}",
+    ),
     "latest_diagnosis": latest_diagnosis,
     "current_medications": current_medications,
     "admissions": admissions,
@@ -230,5 +283,6 @@ QUERIES: dict[str, Callable[[PlanContext], Awaitable[Plan]]] = {
 @plan("information_retrieval")
 async def information_retrieval(ctx: PlanContext) -> Plan:
     """Run the query the context names."""
-    return await named_step(ctx, QUERIES, "query", "无法识别要查询的内容。",
-                            "The requested information is not one this agent can look up.")
+    return await named_step(
+        ctx, QUERIES, "query", "无法识别要查询的内容。", "The requested information is not one this agent can look up."
+    )

@@ -3,6 +3,7 @@
 Agents differ only by ``Features``; every difference between two reference agents is one flag, read in the
 category plans (``forge_kernel/agents/planner/_<category>.py``).
 """
+
 from __future__ import annotations
 
 import random

@@ -1,9 +1,20 @@
 """The built-in verifier kinds; importing this package registers them. The names below are imported on first use."""
+
 # The kinds register in the order they are imported, the catalog's: not sorted.
 # isort: off
 from . import (  # noqa: F401  (registers the kinds, in the catalog's order)
-    answer, _audit, _budget, _checks, evidence, grounding, judge, _safety, _state, trace,
+    answer,
+    _audit,
+    _budget,
+    _checks,
+    evidence,
+    grounding,
+    judge,
+    _safety,
+    _state,
+    trace,
 )
+
 # isort: on
 from ... import _lazy
 
@@ -16,7 +27,16 @@ _HOMES = {
 }
 
 __all__ = [
-    "CLINICAL_TYPES", "JUDGE", "NumberParams", "RubricParams", "called_tools", "identity", "is_grounded",
-    "labelled_pairs", "labelled_set_path", "resolve", "stated",
+    "CLINICAL_TYPES",
+    "JUDGE",
+    "NumberParams",
+    "RubricParams",
+    "called_tools",
+    "identity",
+    "is_grounded",
+    "labelled_pairs",
+    "labelled_set_path",
+    "resolve",
+    "stated",
 ]
 __getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

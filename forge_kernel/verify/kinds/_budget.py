@@ -1,4 +1,5 @@
 """Budget verifier: calls, seconds and cost within the limits."""
+
 from __future__ import annotations
 
 from ...spec import Strict

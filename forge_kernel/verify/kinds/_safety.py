@@ -1,4 +1,5 @@
 """Safety verifiers: patient scope, writes, injected instructions, foreign content (required checks: _checks.py)."""
+
 from __future__ import annotations
 
 import json

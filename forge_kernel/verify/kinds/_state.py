@@ -1,4 +1,5 @@
 """State verifiers: what the trial did to the EHR, compared with the initial state."""
+
 from __future__ import annotations
 
 from typing import Literal

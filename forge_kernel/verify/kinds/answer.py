@@ -1,4 +1,5 @@
 """Answer verifiers: the final text and the structured output the agent returned, judged by meaning."""
+
 from __future__ import annotations
 
 import re
@@ -34,8 +35,11 @@ class TextParams(Strict):
         present = [w for w in self.none if found(said, w)]
         if present:
             return f"forbidden phrase present: {', '.join(present)}"
-        missing = [label(w) + (" (only denied)" if any(mentions(said, s) for s in synonyms(w)) else "")
-                   for w in self.all if not says(w)]
+        missing = [
+            label(w) + (" (only denied)" if any(mentions(said, s) for s in synonyms(w)) else "")
+            for w in self.all
+            if not says(w)
+        ]
         if missing:
             return f"keyword missing: {', '.join(missing)}"
         if self.any and not any(says(w) for w in self.any):
@@ -113,7 +117,7 @@ def offered_after(answer: str, found: list[Located], first: Located) -> list[Loc
     """The amounts written right after ``first`` as alternatives to it, in order."""
     out, last = [], first
     for f in (f for f in found if f.start >= first.end):
-        if not ALTERNATIVE.fullmatch(answer[last.end:f.start]):
+        if not ALTERNATIVE.fullmatch(answer[last.end : f.start]):
             break
         out.append(f)
         last = f
@@ -257,8 +261,9 @@ class FieldParams(Strict):
 
     @model_validator(mode="after")
     def _one_matcher(self):
-        given = [n for n in ("match", "number", "date", "choice", "boolean", "items", "text")
-                 if getattr(self, n) is not None]
+        given = [
+            n for n in ("match", "number", "date", "choice", "boolean", "items", "text") if getattr(self, n) is not None
+        ]
         if len(given) != 1:
             raise ValueError(f"give exactly one matcher, not {len(given)}")
         return self
@@ -307,6 +312,7 @@ def field(ctx: GradeContext, p: FieldParams) -> Outcome:
         return Outcome(False, f"output.{p.path} absent")
     problem = p.problem(values)
     if problem:
-        return Outcome(False, f"output.{p.path} {problem}" if problem == "does not match"
-                       else f"output.{p.path}: {problem}")
+        return Outcome(
+            False, f"output.{p.path} {problem}" if problem == "does not match" else f"output.{p.path}: {problem}"
+        )
     return Outcome(True, f"output.{p.path} matches")

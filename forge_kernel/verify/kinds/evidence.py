@@ -1,4 +1,5 @@
 """Evidence verifier: the record references an agent cites for each assessed criterion, and their provenance."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -16,8 +17,16 @@ from ..verdict import GradeContext
 
 ASSESSMENT = "trial eligibility assessment"
 """Code text of the Observation that ``criterion_assessment_submit`` writes."""
-CLINICAL_TYPES = ["Observation", "Condition", "DocumentReference", "DiagnosticReport", "MedicationStatement",
-                  "MedicationRequest", "Procedure", "AllergyIntolerance"]
+CLINICAL_TYPES = [
+    "Observation",
+    "Condition",
+    "DocumentReference",
+    "DiagnosticReport",
+    "MedicationStatement",
+    "MedicationRequest",
+    "Procedure",
+    "AllergyIntolerance",
+]
 
 
 class EvidenceParams(Strict):
@@ -56,8 +65,9 @@ def output_citations(output: dict, path: str) -> list[tuple[str, list[Citation]]
             if isinstance(item, dict):
                 criterion = str(item.get("criterion_id"))
                 days = criterion_window(container.get("protocol_id"), container.get("protocol_version"), criterion)
-                found.append((criterion, [Citation("output", criterion, str(ref), days)
-                                          for ref in item.get("evidence") or []]))
+                found.append(
+                    (criterion, [Citation("output", criterion, str(ref), days) for ref in item.get("evidence") or []])
+                )
     return found
 
 
@@ -66,9 +76,15 @@ def written_citations(source: str, assessment: dict) -> list[Citation]:
     focus = (assessment.get("focus") or [{}])[0]
     protocol = str(focus.get("reference", "")).partition("/")[2]
     version = str(focus.get("display", "")).rpartition(" v")[2]
-    return [Citation(source, str(d.get("display")), str(d.get("reference")),
-                     criterion_window(protocol, version, str(d.get("display"))))
-            for d in assessment.get("derivedFrom", [])]
+    return [
+        Citation(
+            source,
+            str(d.get("display")),
+            str(d.get("reference")),
+            criterion_window(protocol, version, str(d.get("display"))),
+        )
+        for d in assessment.get("derivedFrom", [])
+    ]
 
 
 def citations(ctx: GradeContext, path: str) -> tuple[list[Citation], dict[str, set[str]]]:
@@ -104,8 +120,11 @@ def stale(ctx: GradeContext, resource: dict, days: float | None) -> str | None:
     if when is None:
         return f"has no date, so it cannot be placed in the {days:g}-day window"
     cutoff = ctx.package.public.environment.now - timedelta(days=days)
-    return f"is dated before the {days:g}-day window (from {cutoff.date().isoformat()})" if when < cutoff.timestamp() \
+    return (
+        f"is dated before the {days:g}-day window (from {cutoff.date().isoformat()})"
+        if when < cutoff.timestamp()
         else None
+    )
 
 
 def problem(ctx: GradeContext, p: EvidenceParams, citation: Citation, returned: set[str]) -> str | None:
@@ -151,6 +170,8 @@ def evidence(ctx: GradeContext, p: EvidenceParams) -> Outcome:
             missing = [r for r in required if r not in given]
             if missing:
                 return Outcome(False, f"{source}: criterion {criterion} does not cite {', '.join(missing)}")
-    return Outcome(True, f"{len(cited)} citation(s), all of this patient's records returned in this trial and in "
-                         "their windows"
-                         + (f"; {len(p.complete)} criterion(s) fully cited" if p.complete else ""))
+    return Outcome(
+        True,
+        f"{len(cited)} citation(s), all of this patient's records returned in this trial and in "
+        "their windows" + (f"; {len(p.complete)} criterion(s) fully cited" if p.complete else ""),
+    )

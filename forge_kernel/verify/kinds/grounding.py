@@ -1,4 +1,5 @@
 """The grounding check: every patient fact an answer states must have been shown to the agent in its trial."""
+
 from __future__ import annotations
 
 from functools import cache, lru_cache
@@ -28,7 +29,7 @@ class GroundedParams(Strict):
 
 def half_unit(decimals: int) -> float:
     """Half the last written digit: how far a rounded number may be from what it rounds."""
-    return 0.5 * 10 ** -decimals
+    return 0.5 * 10**-decimals
 
 
 def known_to(seen: ShownAmount) -> float:
@@ -133,4 +134,3 @@ def grounded(ctx: GradeContext, p: GroundedParams) -> Outcome:
     if missing:
         return Outcome(False, f"stated but never shown by a tool of this trial: {', '.join(missing)}")
     return Outcome(True, f"{len(facts)} fact(s) stated, each shown by a tool of this trial")
-

@@ -11,6 +11,7 @@ timeout or a reply that is not one of its labels is the label ``unknown``, which
 Each judge is measured against a labelled set written by hand, ``verifiers/judge/<name>.yaml`` beside the suites
 (``forge selftest`` prints its agreement).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -96,8 +97,11 @@ def judge(p: RubricParams, instruction: str, records: list, answer: str) -> Judg
     try:
         turn = asked(config, messages(p, instruction, records, answer))
     except Exception as exc:  # a model's failure is the judge's unknown, never grading's error
-        why = f"no reply within {deadline(config):g} s" if isinstance(exc, TimeoutError) else \
-            f"model error: {type(exc).__name__}: {exc}"
+        why = (
+            f"no reply within {deadline(config):g} s"
+            if isinstance(exc, TimeoutError)
+            else f"model error: {type(exc).__name__}: {exc}"
+        )
         return Judgement(UNKNOWN, f"label={UNKNOWN} {ident}: {why}")
     label = label_of(turn.text, p.labels)
     if label is None:
@@ -112,10 +116,20 @@ def identity(config: ModelConfig) -> str:
 
 
 def messages(p: RubricParams, instruction: str, records: list, answer: str) -> list[dict]:
-    return [{"role": "system", "content": SYSTEM},
-            {"role": "user", "content": USER.format(
-                name=p.name, description=p.description, labels=", ".join(p.labels), instruction=instruction,
-                records=json.dumps(records, ensure_ascii=False, default=str), answer=answer)}]
+    return [
+        {"role": "system", "content": SYSTEM},
+        {
+            "role": "user",
+            "content": USER.format(
+                name=p.name,
+                description=p.description,
+                labels=", ".join(p.labels),
+                instruction=instruction,
+                records=json.dumps(records, ensure_ascii=False, default=str),
+                answer=answer,
+            ),
+        },
+    ]
 
 
 def deadline(config: ModelConfig) -> float:

@@ -1,5 +1,6 @@
 """Trace verifiers: the expected tool chain (reported; binding only as a declared compliance rule), and the
 events a trial must or must not contain."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -31,8 +32,10 @@ class ChainParams(Strict):
     @model_validator(mode="after")
     def _hard_only_as_compliance(self, info: ValidationInfo) -> ChainParams:
         if (info.context or {}).get("severity") == "hard" and not self.compliance.strip():
-            raise ValueError("a hard tool chain needs compliance: the rule that makes its order or exactness "
-                             "binding; else make it soft (completion already reports missing and extra tools)")
+            raise ValueError(
+                "a hard tool chain needs compliance: the rule that makes its order or exactness "
+                "binding; else make it soft (completion already reports missing and extra tools)"
+            )
         return self
 
 
@@ -66,8 +69,11 @@ class CallPattern(Strict):
     args: dict[str, Matcher] = Field(default_factory=dict)
 
     def matches(self, event: Event) -> bool:
-        return ((self.tool is None or event.tool == self.tool) and (self.kind is None or event.kind == self.kind)
-                and all(m.matches(event.args.get(k)) for k, m in self.args.items()))
+        return (
+            (self.tool is None or event.tool == self.tool)
+            and (self.kind is None or event.kind == self.kind)
+            and all(m.matches(event.args.get(k)) for k, m in self.args.items())
+        )
 
     def __str__(self) -> str:
         return self.tool or (f"any {self.kind}" if self.kind else "any call")
@@ -139,8 +145,13 @@ class Require(Rule):
         if self.before is None:
             return None if done else Broken("no successful ", str(self.require))
         early = tuple(e.step for e in events if self.before.matches(e) and not any(s < e.step for s in done))
-        return Broken(f"{self.before} at step {', '.join(map(str, early))} before any successful ", str(self.require),
-                      early) if early else None
+        return (
+            Broken(
+                f"{self.before} at step {', '.join(map(str, early))} before any successful ", str(self.require), early
+            )
+            if early
+            else None
+        )
 
 
 class Forbid(Rule):
@@ -180,9 +191,12 @@ def rule_form(data) -> str | None:
     return next((k for k in ("require", "forbid", "count") if k in keys), None)
 
 
-EventRule = Annotated[Annotated[Require, Tag("require")] | Annotated[Forbid, Tag("forbid")] | Annotated[Limit, Tag("count")],
-                     Discriminator(rule_form, custom_error_type="rule_form",
-                                   custom_error_message="a rule needs one of require, forbid or count")]
+EventRule = Annotated[
+    Annotated[Require, Tag("require")] | Annotated[Forbid, Tag("forbid")] | Annotated[Limit, Tag("count")],
+    Discriminator(
+        rule_form, custom_error_type="rule_form", custom_error_message="a rule needs one of require, forbid or count"
+    ),
+]
 
 
 class EventsParams(Strict):
@@ -204,8 +218,10 @@ def event_rules(ctx: GradeContext, p: EventsParams) -> Outcome:
         if broken:
             grouped.setdefault((broken.head, rule.reason), []).append(broken.what)
             steps.update(broken.steps)
-    problems = [head + ", ".join(dict.fromkeys(whats)) + (f" ({reason})" if reason else "")
-                for (head, reason), whats in grouped.items()]
+    problems = [
+        head + ", ".join(dict.fromkeys(whats)) + (f" ({reason})" if reason else "")
+        for (head, reason), whats in grouped.items()
+    ]
     if problems:
         return Outcome(False, "; ".join(problems), tuple(sorted(steps)))
     return Outcome(True, f"{len(p.rules)} event rule(s) hold")

@@ -1,19 +1,39 @@
 """Grading vocabularies (synthetic, for evaluation only): the YAML tables beside these modules, read with the
 YAML 1.2 reader and checked by models, plus the tools' drug and dose-term tables. The names below are imported on
 first use."""
+
 from ... import _lazy
 
 _HOMES = {
     "diagnoses": ("diagnosis_vocabulary",),
-    "drugs": ("allergy_classes", "classes_of", "contraindications", "cross_reacting", "drug_vocabulary", "drugs_in",
-              "exposures"),
+    "drugs": (
+        "allergy_classes",
+        "classes_of",
+        "contraindications",
+        "cross_reacting",
+        "drug_vocabulary",
+        "drugs_in",
+        "exposures",
+    ),
     "synonyms": ("order_identity", "synonym_key"),
     "terms": ("CJK", "TEXTS_CACHED", "compact", "mentioned", "term_pattern"),
 }
 
 __all__ = [
-    "CJK", "TEXTS_CACHED", "allergy_classes", "classes_of", "compact", "contraindications", "cross_reacting",
-    "diagnosis_vocabulary", "drug_vocabulary", "drugs_in", "exposures", "mentioned", "order_identity",
-    "synonym_key", "term_pattern",
+    "CJK",
+    "TEXTS_CACHED",
+    "allergy_classes",
+    "classes_of",
+    "compact",
+    "contraindications",
+    "cross_reacting",
+    "diagnosis_vocabulary",
+    "drug_vocabulary",
+    "drugs_in",
+    "exposures",
+    "mentioned",
+    "order_identity",
+    "synonym_key",
+    "term_pattern",
 ]
 __getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

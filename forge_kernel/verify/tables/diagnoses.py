@@ -1,4 +1,5 @@
 """Diagnosis names as grading reads them (``diagnoses.yaml``; synthetic): which diagnoses a text names."""
+
 from __future__ import annotations
 
 from functools import cache, lru_cache

@@ -1,5 +1,6 @@
 """Drugs and drug classes as grading reads them (``drug_classes.yaml`` with the tools' ``drugs.yaml``; synthetic):
 which drugs a text names, their classes, the classes an examination exposes to, and what rules a drug out."""
+
 from __future__ import annotations
 
 import re

@@ -4,6 +4,7 @@
 words compares equal: 血常规 = CBC = complete blood count, omeprazole = 奥美拉唑, 口服 = po = oral, 每日一次 = qd.
 ``order_identity`` says which orders an order's name stands for, to find duplicate orders.
 """
+
 from __future__ import annotations
 
 import re

@@ -1,4 +1,5 @@
 """Terms in text, as the grading vocabularies compare them, and the reading of their YAML files."""
+
 from __future__ import annotations
 
 import re
@@ -46,7 +47,11 @@ def mentioned(text: str, vocabulary: dict[str, Value]) -> list[Value]:
     """The values of the vocabulary's (compact) terms that the text names, in order; a term found only inside a
     longer term found is left out (对比剂 inside 钆对比剂, 福莫特罗 inside 布地奈德福莫特罗)."""
     plain = compact(text)
-    spans = [(m.start(), m.end(), value) for term, value in vocabulary.items() if term and term in plain
-             for m in term_pattern(term).finditer(plain)]
+    spans = [
+        (m.start(), m.end(), value)
+        for term, value in vocabulary.items()
+        if term and term in plain
+        for m in term_pattern(term).finditer(plain)
+    ]
     inner = {(a, b) for a, b, _ in spans for c, d, _ in spans if c <= a and b <= d and (c, d) != (a, b)}
     return list(dict.fromkeys(value for a, b, value in sorted(spans, key=lambda s: s[0]) if (a, b) not in inner))
