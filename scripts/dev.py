@@ -12,7 +12,7 @@
                                   # runs/local-model-<time>)
 
 ``--local-model`` after any job installs the extra first (CI: ``dev.py test --local-model``, so that
-tests/test_local_model.py runs). The environment is rebuilt only when pyproject.toml changes or the extra is asked
+tests/models/test_local_model.py runs). The environment is rebuilt only when pyproject.toml changes or the extra is asked
 for the first time. uv is used where present, else bootstrapped into it. The versions are those of uv.lock;
 ``uv lock --upgrade`` (then the tests) moves them to the newest that pyproject.toml allows. ``test`` also installs
 the front end's tools (``npm ci`` in frontend/: esbuild, TypeScript) where npm is found, again only when
@@ -67,12 +67,12 @@ def ensure_env(local_model: bool = False) -> None:
 
 
 def ensure_frontend() -> None:
-    """``npm ci`` in frontend/ (the tools tests/test_frontend.py runs: esbuild, TypeScript, the type generator), unless
+    """``npm ci`` in frontend/ (the tools tests/widgets/test_frontend.py runs: esbuild, TypeScript, the type generator), unless
     node_modules already holds what package-lock.json pins. Without npm, a note: those tests are then skipped, except
     in CI (.ci/run installs Node)."""
     npm = shutil.which("npm")
     if npm is None:
-        print("note: no npm on PATH: the front-end tests (tests/test_frontend.py) are skipped", flush=True)
+        print("note: no npm on PATH: the front-end tests (tests/widgets/test_frontend.py) are skipped", flush=True)
         return
     stamp = FRONTEND / "node_modules" / ".forge-installed"
     wanted = hashlib.sha256((FRONTEND / "package-lock.json").read_bytes()).hexdigest()

@@ -39,7 +39,7 @@ from ._common import isolation_line, opened
     default="namespace",
     show_default=True,
     type=click.Choice(["namespace", "strict", "process"]),
-    help="How untrusted agents are confined (README: trust model).",
+    help="How untrusted agents are confined (docs/trust-model.md).",
 )
 @click.option(
     "--allow-endpoint",

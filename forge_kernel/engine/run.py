@@ -352,7 +352,7 @@ RUN_COLLECTION_THRESHOLDS = (50_000, 20, 10)
 """The collector's thresholds while a run goes (CPython's are 700, 10, 10): a trial's calls make thousands of short-
 lived objects, which reference counting frees, and at 700 the young generation was collected several times in
 every trial, each time holding up every agent's calls; measured, a point or two of concurrency efficiency
-(benchmarks/README.md)."""
+(docs/benchmarks/history.md)."""
 
 
 @contextmanager

@@ -1,6 +1,6 @@
 """Clinical calculators (compute tools): BMI, eGFR, Child-Pugh, Wells (PE), blood gas, and a trend summary.
 
-Each formula follows the published source named in its docstring; tests/test_calculators.py checks them against
+Each formula follows the published source named in its docstring; tests/tools/test_calculators.py checks them against
 worked examples. For evaluation on synthetic patients only, not clinical advice.
 """
 

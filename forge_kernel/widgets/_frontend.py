@@ -11,7 +11,7 @@ from ..spec import CompactTrajectory, SpecError
 HERE = Path(__file__).parent
 BUNDLE = HERE / "bundle"
 """The built modules and style sheets: esbuild bundles them from frontend/src/ (``npm run build`` there); they are
-committed, so that installing the package needs no Node (tests/test_frontend.py checks they are what the sources
+committed, so that installing the package needs no Node (tests/widgets/test_frontend.py checks they are what the sources
 build)."""
 
 

@@ -21,7 +21,7 @@ before any other (``oom_score_adj`` 1000; an agent can bring it back to the harn
 all when forge runs with CAP_SYS_RESOURCE). Where forge can make cgroups (``_cgroup``), all of an agent's
 processes together hold at most ``memory_mb`` too (past it the kernel ends one of them), and they are at most
 ``processes`` processes and threads at once, its sandbox included (``--agent-processes``; a fork past it fails in
-the agent). Where it cannot, forge says so; a hard bound is then a memory cgroup around forge (README: trust model).
+the agent). Where it cannot, forge says so; a hard bound is then a memory cgroup around forge (docs/trust-model.md).
 """
 
 from __future__ import annotations
@@ -402,7 +402,7 @@ def choose(
         ]
         notices.append(
             f"forge: {'; '.join(dict.fromkeys(missing.values()))}; an untrusted agent's processes are "
-            f"{' and '.join(weaker)} (recorded in the run manifest; README: trust model)."
+            f"{' and '.join(weaker)} (recorded in the run manifest; docs/trust-model.md)."
         )
     mode = requested if problem is None else "process"
     sandbox = Sandbox(

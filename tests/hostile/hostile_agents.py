@@ -1,4 +1,4 @@
-"""Agents that attack the harness, for tests/test_hostile_agents.py (SYNTHETIC data only).
+"""Agents that attack the harness, for tests/workers/test_hostile_agents.py (SYNTHETIC data only).
 
 Imported as the top-level module ``hostile_agents`` (tests/hostile on the path), so that an isolated agent's
 sandbox shows this one file of the repository, as a vendor's agent shows its own package. Each agent says in its
