@@ -117,17 +117,16 @@ class Suite:
             out.append(found.model_dump(mode="json", exclude_unset=True, exclude_none=True))
         return out[0], out[1]
 
-    def save(self, public: dict, hidden: dict, note: str = "") -> None:
+    def save(self, public: dict, hidden: dict) -> None:
         """Write the suite files: ``public`` defaults (``SuiteDefaults``) and ``hidden`` ones (``HiddenDefaults``,
-        the base verifiers), each checked against its model first; ``note`` is a comment line on top of both."""
-        header = f"# {note}\n" if note else ""
+        the base verifiers), each checked against its model first."""
         for path, model, data, what in (
             (self.public_file, SuiteDefaults, public, "public"),
             (self.hidden_file, HiddenDefaults, hidden, "hidden"),
         ):
             parse_model(model, data, path)
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(yaml_text(data, f"# Suite defaults, {what} half.\n{header}"), encoding="utf-8")
+            path.write_text(yaml_text(data, f"# Suite defaults, {what} half.\n"), encoding="utf-8")
 
 
 @dataclass
@@ -147,8 +146,6 @@ class Draft:
     valid_variants: list[ValidVariant] = field(default_factory=list)
     valid_mutants: list[ValidMutant] = field(default_factory=list)
     hidden_version: str = "1.0.0"
-    note: str = ""
-    """A comment line written under the header of both halves (e.g. where a generated package comes from)."""
 
     @property
     def folder(self) -> Path:
@@ -214,20 +211,17 @@ class Draft:
             ),
         }
 
-    def header(self, half: str) -> str:
-        return HEADERS[half] + (f"# {self.note}\n" if self.note else "")
-
     def files(self) -> tuple[dict[str, bytes], str, str | None]:
         """(the public files by name, as ``Package.public_files``; the hidden half's YAML; the hidden defaults'
         YAML or None), exactly as ``save`` writes them."""
         public_defaults, hidden_defaults = self.suite.defaults()
         own = without_defaults(self.public.model_dump(mode="json", exclude_none=True), public_defaults)
-        files = {PACKAGE_FILE: yaml_text(own, self.header("public")).encode("utf-8")}
+        files = {PACKAGE_FILE: yaml_text(own, HEADERS["public"]).encode("utf-8")}
         if self.suite.public_file.is_file():
             files[SUITE_DEFAULTS] = self.suite.public_file.read_bytes()
         files.update({name: json_bytes(bundle) for name, bundle in self.fixtures.items()})
         defaults = self.suite.hidden_file.read_text(encoding="utf-8") if hidden_defaults else None
-        return files, yaml_text(self.hidden_data(), self.header("hidden")), defaults
+        return files, yaml_text(self.hidden_data(), HEADERS["hidden"]), defaults
 
     def package(self) -> Package:
         """The package as the loader reads it from the saved files (suite defaults merged, edits expanded)."""

@@ -442,9 +442,10 @@ def test_suite_files_are_checked_before_they_are_written(tmp_path):
     assert (info.value.file, info.value.field) == (str(where.public_file), "budget.max_calls")
     assert not where.public_file.exists()
     base = [{"id": "scope", "kind": "safety.patient_scope", "category": "safety"}]
-    where.save({"budget": {"max_calls": 15}, "tools": TOOLS}, {"verifiers": base}, note="written by a test")
+    where.save({"budget": {"max_calls": 15}, "tools": TOOLS}, {"verifiers": base})
     lines = where.public_file.read_text(encoding="utf-8").splitlines()
-    assert lines[1:3] == ["# written by a test", "budget: {max_calls: 15}"] and "- finish" in lines  # long: a block
+    assert lines[:2] == ["# Suite defaults, public half.", "budget: {max_calls: 15}"]
+    assert "- finish" in lines  # long: a block
     assert where.defaults() == ({"budget": {"max_calls": 15}, "tools": TOOLS}, {"verifiers": base})
 
 

@@ -1,10 +1,9 @@
-"""用药管理 and 临床操作: the scenario modules, the drug tables, the two plans, and the reference agents on the
-SC-MED / SC-OPS packages, written afresh from the scenario code into a temporary folder (synthetic data only)."""
+"""用药管理 and 临床操作: the suite conventions, the drug tables, the two plans, and the reference agents on the
+bundled SC-MED / SC-OPS packages (synthetic data only)."""
 
 from __future__ import annotations
 
 import asyncio
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,20 +15,15 @@ from forge_kernel.engine.trial import Images, run_trial
 from forge_kernel.spec import load_package
 from forge_kernel.tools.knowledge import canonical_drug, table
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-import build_suites  # noqa: E402
-from suites import superclue_medication, superclue_operations  # noqa: E402
-
-MODULES = {"medication_management": superclue_medication, "clinical_operations": superclue_operations}
+SUPERCLUE = Path(__file__).resolve().parents[2] / "task_packages" / "superclue"
+PRECHEMO_ORDERS = ["血常规", "肝功能", "肾功能", "乙肝五项", "心电图", "心脏超声"]
+"""What SC-OPS-PRECHEMO asks to have in place before the first cycle, in the order the plan writes them."""
 
 
 @pytest.fixture(scope="module")
-def packages(tmp_path_factory) -> dict:
-    """Every SC-MED and SC-OPS package, written by the scenario modules into a temporary root."""
-    root = tmp_path_factory.mktemp("suites")
-    build_suites.build([module.__name__.rpartition(".")[2] for module in MODULES.values()], root)
-    return {p.name: load_package(p) for p in (root / "task_packages" / "superclue").iterdir() if p.is_dir()}
+def packages() -> dict:
+    """Every bundled SC-MED and SC-OPS package, by id."""
+    return {p.name: load_package(p) for p in sorted(SUPERCLUE.glob("SC-MED-*")) + sorted(SUPERCLUE.glob("SC-OPS-*"))}
 
 
 def trial(package, agent: str, drop: set[str] = frozenset()):
@@ -189,7 +183,7 @@ def test_the_recent_echo_report_is_what_spares_a_new_echo_before_chemotherapy(pa
     """The echocardiogram reported five days ago is inside the 14 days: candidate-v2 orders the rest, cites the
     report, and the write audit finds nothing unasked; without that report it orders the echo too, and then the
     audit flags the echo as an order nobody asked for, beside the success check."""
-    orders = superclue_operations.PRECHEMO_ORDERS
+    orders = PRECHEMO_ORDERS
     record = trial(packages["SC-OPS-PRECHEMO"], "candidate-v2")
     assert [r["code"]["text"] for r in written(record, "ServiceRequest")] == orders[:-1]
     assert "心脏超声（2026-11-25 报告：LVEF 64%" in record.result.answer and "audit" not in failed(record)

@@ -7,25 +7,19 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import sys
-from functools import cache
 from pathlib import Path
 
 import pytest
 
 from forge_kernel.agents import agent_factory
-from forge_kernel.authoring import FIXTURE
 from forge_kernel.engine import Images, run_trial
 from forge_kernel.engine.selftest import selftest_package
 from forge_kernel.spec import load_package
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-from suites import superclue_analysis, superclue_retrieval  # noqa: E402
-
-MODULES = {"SC-IR-": superclue_retrieval, "SC-DA-": superclue_analysis}
-SCENARIOS = {d.public.id: d for module in MODULES.values() for d in (make() for make in module.SCENARIOS)}
-"""Each task's draft, as the module builds it."""
+SUPERCLUE = Path(__file__).resolve().parents[2] / "task_packages" / "superclue"
+PREFIXES = ("SC-IR-", "SC-DA-")
+SCENARIOS = {p.name: load_package(p) for prefix in PREFIXES for p in sorted(SUPERCLUE.glob(f"{prefix}*"))}
+"""Each bundled package of the two dimensions, by id."""
 PLANNER_LIMITS = {"SC-IR-ABNORMAL-LABS", "SC-DA-WELLS"}
 """Scenarios the plans' rules do not cover (documented in planner/_retrieval.py and planner/_analysis.py)."""
 WINDOW_BOUND = {"SC-IR-VITALS-24H", "SC-DA-GLUCOSE-TREND"}
@@ -33,18 +27,13 @@ WINDOW_BOUND = {"SC-IR-VITALS-24H", "SC-DA-GLUCOSE-TREND"}
 IMAGES = Images()
 
 
-@cache
-def package(task_id: str):
-    return load_package(ROOT / "task_packages" / "superclue" / task_id)
-
-
 def run(task_id: str, agent: str, context: dict | None = None):
     """One trial of a reference agent; ``context`` replaces the task context."""
-    pkg = package(task_id)
+    pkg = SCENARIOS[task_id]
     if context is not None:
         task = pkg.public.task.model_copy(update={"context": context})
         pkg = dataclasses.replace(pkg, public=pkg.public.model_copy(update={"task": task}))
-    return asyncio.run(run_trial(pkg, IMAGES[package(task_id)], agent_factory(agent)(), 0, 7))
+    return asyncio.run(run_trial(pkg, IMAGES[SCENARIOS[task_id]], agent_factory(agent)(), 0, 7))
 
 
 def tools_called(record) -> list[str]:
@@ -54,9 +43,9 @@ def tools_called(record) -> list[str]:
 # --- conventions ------------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("prefix", MODULES)
+@pytest.mark.parametrize("prefix", PREFIXES)
 def test_each_dimension_has_ten_scenarios_three_in_english_two_not_to_act(prefix):
-    mine = [d.public for d in SCENARIOS.values() if d.public.id.startswith(prefix)]
+    mine = [p.public for p in SCENARIOS.values() if p.id.startswith(prefix)]
     assert len(mine) == 10 and len({s.title for s in mine}) == 10
     assert sum(s.task.language == "en" for s in mine) == 3
     not_acting = [s for s in mine if s.slices["outcome"] != "act"]
@@ -66,33 +55,25 @@ def test_each_dimension_has_ten_scenarios_three_in_english_two_not_to_act(prefix
 
 @pytest.mark.parametrize("task_id", sorted(SCENARIOS))
 def test_scenario_conventions(task_id):
-    draft = SCENARIOS[task_id]
-    s, task = draft.public, draft.public.task
+    pkg = SCENARIOS[task_id]
+    s, task, hidden = pkg.public, pkg.public.task, pkg.hidden
     assert s.policy.writable_types == [] and task.instruction.keys() == {"zh", "en"}
     assert task.context["mrn"] in task.instruction["zh"]
-    resources = [e["resource"] for e in draft.fixtures[FIXTURE]["entry"]]
+    resources = pkg.resources
     patients = [r for r in resources if r["resourceType"] == "Patient"]
     mrns = [p["identifier"][0]["value"] for p in patients]
     assert len(patients) >= 2 and len(set(mrns)) == len(mrns) and task.context["mrn"] in mrns
     ids = [(r["resourceType"], r["id"]) for r in resources]
     assert len(set(ids)) == len(ids)
-    assert draft.gold.calls[0].tool == "patient_search" and draft.gold.calls[-1].tool == "finish"
-    assert len(draft.counterexamples) >= 2
+    assert hidden.gold.calls[0].tool == "patient_search" and hidden.gold.calls[-1].tool == "finish"
+    assert len(hidden.counterexamples) >= 2
     assert set(s.slices) >= {"age_band", "sex", "missingness", "outcome"}
-
-
-@pytest.mark.parametrize("task_id", sorted(SCENARIOS))
-def test_packages_on_disk_are_built_from_the_modules(task_id):
-    draft, pkg = SCENARIOS[task_id], package(task_id)
-    built = draft.package()
-    assert built.public == pkg.public and built.hidden == pkg.hidden and built.package_hash == pkg.package_hash
-    ids = [v.id for v in pkg.hidden.verifiers]
-    assert ids[-len(draft.verifiers) :] == [v.id for v in draft.verifiers] and ids[-2:] == ["events", "audit"]
+    assert [v.id for v in hidden.verifiers][-2:] == ["events", "audit"]
 
 
 @pytest.mark.parametrize("task_id", sorted(SCENARIOS))
 def test_verifiers_tell_gold_from_every_counterexample(task_id):
-    results = asyncio.run(selftest_package(package(task_id), IMAGES))
+    results = asyncio.run(selftest_package(SCENARIOS[task_id], IMAGES))
     assert all(r.ok for r in results), [(r.case, r.detail) for r in results if not r.ok]
 
 
@@ -121,7 +102,7 @@ def test_baseline_lets_pre_operative_vitals_into_a_24_hour_summary():
 
 
 @pytest.mark.parametrize(
-    "task_id", sorted(t for t, d in SCENARIOS.items() if d.public.slices["outcome"] == "do_not_act")
+    "task_id", sorted(t for t, p in SCENARIOS.items() if p.public.slices["outcome"] == "do_not_act")
 )
 def test_do_not_act_outcomes_write_nothing_and_compute_nothing(task_id):
     record = run(task_id, "candidate-v2")
@@ -146,7 +127,7 @@ def test_the_abnormal_lab_limitation_is_the_unflagged_outside_result():
     assert "白细胞" in record.result.output["abnormal"] and "血钾" not in record.result.output["abnormal"]
 
 
-@pytest.mark.parametrize("task_id", sorted(t for t, d in SCENARIOS.items() if d.public.task.language == "en"))
+@pytest.mark.parametrize("task_id", sorted(t for t, p in SCENARIOS.items() if p.public.task.language == "en"))
 def test_english_tasks_get_english_answers(task_id):
     answer = run(task_id, "candidate-v2").result.answer
     assert answer[:1].isascii() and answer.rstrip().endswith(".")
