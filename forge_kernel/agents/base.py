@@ -8,7 +8,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..spec import AgentResult, Budget, TaskPackage
+from ..spec import AgentResult, Budget, TaskPackage, answer_schema
 
 
 class AgentTask(BaseModel):
@@ -34,6 +34,9 @@ class AgentTask(BaseModel):
     budget: Budget
     seed: int
     """The trial's seed, for agents that sample."""
+    answer_schema: dict[str, Any] | None = None
+    """The JSON Schema of the structured output the task asks for (its typed answer), or None where it declares
+    none."""
 
     @property
     def tools(self) -> list[dict[str, Any]]:
@@ -60,6 +63,7 @@ class AgentTask(BaseModel):
             seed=seed,
             tool_names=[t["function"]["name"] for t in tools],
             tool_definitions=json.dumps(tools, ensure_ascii=False, separators=(",", ":")),
+            answer_schema=answer_schema(package.task.answer) if package.task.answer else None,
         )
 
     def for_trial(self, seed: int) -> AgentTask:
@@ -71,6 +75,7 @@ class AgentTask(BaseModel):
                 "tool_names": list(self.tool_names),
                 "context": json.loads(json.dumps(self.context, default=str)),
                 "budget": self.budget.model_copy(),
+                "answer_schema": json.loads(json.dumps(self.answer_schema)),
             }
         )
 

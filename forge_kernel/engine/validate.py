@@ -34,7 +34,7 @@ def check_halves(package: Package) -> Package:
     if len(set(ids)) != len(ids):
         raise SpecError(hidden_file, "verifiers", "verifier ids must be unique")
     for use in hidden.verifiers:
-        bind(use, hidden_file)
+        bind(use, hidden_file, public.task.answer)
     trajectories = [("gold", hidden.gold)] + [
         (f"counterexamples.{c.name}", c.trajectory) for c in hidden.counterexamples
     ]

@@ -7,6 +7,7 @@ The names below are imported on first use: the errors, say, load no model.
 from .. import _lazy
 
 _HOMES = {
+    "answer": ("answer_schema",),
     "catalog_schema": ("hidden_schema", "tool_names"),
     "compact": ("CompactResource", "CompactTrajectory", "CompactVerdict", "SYNTHETIC_BANNER", "compact_turns"),
     "console": ("echo", "printable"),
@@ -47,7 +48,17 @@ _HOMES = {
         "read_json",
         "read_yaml",
     ),
-    "package": ("Budget", "Environment", "Fault", "Policy", "Precedence", "Strict", "TaskPackage", "TaskText"),
+    "package": (
+        "AnswerField",
+        "Budget",
+        "Environment",
+        "Fault",
+        "Policy",
+        "Precedence",
+        "Strict",
+        "TaskPackage",
+        "TaskText",
+    ),
     "suites": ("HiddenDefaults", "SUITE_FILE", "SuiteDefaults"),
     "trajectory": (
         "AgentResult",
@@ -68,6 +79,7 @@ __all__ = [
     "AgentError",
     "AgentResult",
     "AgentStatus",
+    "AnswerField",
     "Budget",
     "BudgetExceeded",
     "CROSS_PATIENT",
@@ -118,6 +130,7 @@ __all__ = [
     "ValidVariant",
     "Verdict",
     "VerifierUse",
+    "answer_schema",
     "apply_edits",
     "asked_steps",
     "bundle_resources",

@@ -1,4 +1,5 @@
 # The face's names for editors and type checkers, written from _HOMES by scripts/face_stubs.py: do not edit.
+from .answer import answer_schema as answer_schema
 from .catalog_schema import hidden_schema as hidden_schema, tool_names as tool_names
 from .compact import (
     SYNTHETIC_BANNER as SYNTHETIC_BANNER,
@@ -52,6 +53,7 @@ from .loading import (
     read_yaml as read_yaml,
 )
 from .package import (
+    AnswerField as AnswerField,
     Budget as Budget,
     Environment as Environment,
     Fault as Fault,

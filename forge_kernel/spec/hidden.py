@@ -24,6 +24,7 @@ MutantOperator = Literal[
     "allergy-order",
     "forbidden-write",
     "text-only",
+    "unit-swap",
     "several-values",
     "invented-fact",
     "cite-unread",
@@ -85,7 +86,7 @@ class ValidMutant(Strict):
             "tool) for drop-call, read-other-patient and repeat-write; the tool for skip-check and forbidden-write; "
             "the allergy's `AllergyIntolerance/<id>` for allergy-order; the cited `Type/id` for the citing operators; "
             "the amount as the answer writes it (e.g. `7.2 mmol/L`) for several-values; the fact as the added sentence "
-            "writes it (e.g. `6.4 mmol/L`, `华法林`) for invented-fact; `output` for text-only."
+            "writes it (e.g. `6.4 mmol/L`, `华法林`) for invented-fact; `output` for text-only; the typed answer's field for unit-swap."
         ),
     )
     reason: str = Field(min_length=1)

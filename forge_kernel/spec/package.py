@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Language = Literal["zh", "en"]
 PLAIN_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
@@ -29,12 +29,44 @@ class Environment(Strict):
     patient_id: str = Field(description="The current patient: the only one the agent may read.")
 
 
+AnswerType = Literal["quantity", "date", "interval", "concept", "status", "boolean", "text", "list"]
+
+
+class AnswerField(Strict):
+    """One field of the typed answer."""
+
+    type: AnswerType
+    description: str = Field("", description="What the field holds, in words the agent is shown.")
+    unit: str | None = Field(None, description="quantity: the unit it is compared in; any unit of its dimension.")
+    options: list[str] | None = Field(None, min_length=2, description="status: the closed set of values.")
+    terms: Literal["drugs", "orders", "labs", "diagnoses"] | None = Field(
+        None, description="concept: the terminology its names (zh or en) or codes come from."
+    )
+    items: AnswerField | None = Field(None, description="list: the type of every item.")
+    optional: bool = Field(False, description="The agent may leave it out (e.g. null when nothing applies).")
+
+    @model_validator(mode="after")
+    def _shape(self) -> AnswerField:
+        needs = {"quantity": "unit", "status": "options", "concept": "terms", "list": "items"}
+        for kind, key in needs.items():
+            if (self.type == kind) != (getattr(self, key) is not None):
+                raise ValueError(f"{key} is given with type {kind} and only then")
+        if self.items is not None and self.items.type == "list":
+            raise ValueError("a list of lists is not an answer field")
+        return self
+
+
 class TaskText(Strict):
     """What the agent is asked, in both languages, plus structured context."""
 
     instruction: dict[Language, str]
     language: Language = "zh"
     context: dict[str, Any] = Field(default_factory=dict)
+    answer: dict[str, AnswerField] = Field(
+        default_factory=dict,
+        description="The typed answer: the fields of the structured output the agent returns, given to it as a JSON "
+        "Schema; the hidden half's answer.typed compares them by type.",
+    )
 
 
 class Precedence(Strict):

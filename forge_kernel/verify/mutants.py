@@ -25,7 +25,7 @@ from ._shown import Shown, returned_references, shown_by, walk
 from ._text import synonyms
 from .expressions import Chart
 from .kinds import CLINICAL_TYPES, NumberParams, is_grounded, stated
-from .quantities import Amount, Located, located_amounts
+from .quantities import Amount, Located, in_unit, located_amounts, normal_unit
 from .registry import bind, graded_params
 from .scoring import GATE_KIND
 
@@ -297,6 +297,28 @@ def text_only(g: Gold) -> Iterator[Mutant]:
         yield g.mutant("text-only", "output", "structured output left out", output={})
 
 
+OTHER_UNITS = ("g/cm^2", "mL/s/body_surface_1_73", "mg/dL", "mmol/L", "degF", "kPa", "lb", "g", "mg", "ug", "mL", "in")
+"""Units a quantity's number is moved into by the unit-swap operator: the first of its dimension that is not its
+unit's size."""
+
+
+def other_unit(unit: str) -> str | None:
+    """A unit of the same dimension as ``unit`` but of another size, or None."""
+    size = Amount(1.0, normal_unit(unit))
+    return next((u for u in OTHER_UNITS if (v := in_unit(Amount(1.0, u), size.unit)) is not None and v != 1.0), None)
+
+
+def unit_swap(g: Gold) -> Iterator[Mutant]:
+    """Each quantity of the typed answer with its number kept and its unit changed to another of its dimension
+    (28.4 kg/m² as 28.4 g/cm²). Applies to every quantity field the gold's output gives."""
+    for name, spec in g.package.public.task.answer.items():
+        given = g.trajectory.output.get(name)
+        other = other_unit(spec.unit) if spec.type == "quantity" and spec.unit and isinstance(given, dict) else None
+        if other is not None:
+            output = {**g.trajectory.output, name: {**given, "unit": other}}
+            yield g.mutant("unit-swap", name, f"output.{name} in {other}, the number kept", output=output)
+
+
 def checked_numbers(g: Gold) -> list[NumberParams]:
     """The numbers the package checks in the answer: each ``answer.number`` verifier's expectation (an expression
     valued in the initial EHR), and each ``answer.text`` expectation that is one amount ("5.9", "0.5 g")."""
@@ -484,6 +506,7 @@ OPERATORS: dict[str, Callable[[Gold], Iterator[Mutant]]] = {
     "allergy-order": allergy_order,
     "forbidden-write": forbidden_write,
     "text-only": text_only,
+    "unit-swap": unit_swap,
     "several-values": several_values,
     "invented-fact": invented_fact,
     "cite-unread": cite_unread,

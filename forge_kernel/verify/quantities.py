@@ -63,16 +63,25 @@ DATE_LIKE = re.compile(
 """Dates and times, whose digits are not amounts."""
 
 
+BODY_SURFACE = re.compile(r"/\{?1\.73_?m(?:\^?2|²)\}?")
+"""Per 1.73 m² of body surface, as eGFR is given (/1.73m2, /1.73 m², UCUM's /{1.73_m2}): a unit of its own."""
+UCUM_POWER = re.compile(r"(?<=[A-Za-z])([23])(?![\d.])")
+"""A power written after its unit, as UCUM does (m2 is m^2)."""
+
+
 @cache
 def unit_registry():
     import pint  # imported here: loading its unit registry takes a third of a second
 
-    return pint.UnitRegistry()
+    registry = pint.UnitRegistry()
+    registry.define("body_surface_1_73 = 1.73 * meter ** 2")
+    return registry
 
 
 def normal_unit(unit: str | None) -> str:
     text = (unit or "").strip().replace(" ", "")
-    return UNIT_WORDS.get(text, UNIT_WORDS.get(text.lower(), text))
+    text = UNIT_WORDS.get(text, UNIT_WORDS.get(text.lower(), text))
+    return UCUM_POWER.sub(r"^\1", BODY_SURFACE.sub("/body_surface_1_73", text))
 
 
 SCALED = re.compile(r"(\d+(?:\.\d+)?e\d+)/(.+)")

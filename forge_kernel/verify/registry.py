@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from ..catalog import CATALOG
-from ..spec import ERROR_PREFIX, RUBRIC, Package, SpecError, Strict, Verdict, VerifierUse
+from ..spec import ERROR_PREFIX, RUBRIC, AnswerField, Package, SpecError, Strict, Verdict, VerifierUse
 from .expressions import Chart, find_expressions, none_read_as_unset, under_expression
 from .verdict import GradeContext
 
@@ -62,9 +62,12 @@ def verifier(name: str, category: str | None = None) -> Callable[[F], F]:
     return register
 
 
-def bind(use: VerifierUse, file: object = "hidden half") -> tuple[VerifierKind, Strict | None]:
+def bind(
+    use: VerifierUse, file: object = "hidden half", answer: dict[str, AnswerField] | None = None
+) -> tuple[VerifierKind, Strict | None]:
     """The kind and validated params of one verifier use; bad ones are SpecErrors (so is a category its kind does
-    not take, and a rubric verdict that is not soft). Params that hold expressions (``expressions.py``) are checked
+    not take, and a rubric verdict that is not soft). ``answer``, the task's typed answer, lets params be checked
+    against the fields it declares. Params that hold expressions (``expressions.py``) are checked
     for shape and otherwise validated, and come back as None: only a trial's initial EHR gives them their values
     (``graded_params``)."""
     kind = VERIFIERS.get(use.kind) or load_plugin(use.kind, plugin_path(use.kind, Path(str(file))).parent)
@@ -81,7 +84,7 @@ def bind(use: VerifierUse, file: object = "hidden half") -> tuple[VerifierKind, 
         )
     expressions = find_expressions(use.params, file, f"verifiers.{use.id}.params")
     try:
-        params = validated(kind, use, use.params, file)
+        params = validated(kind, use, use.params, file, answer)
     except ValidationError as exc:
         errors = [e for e in exc.errors() if not under_expression(use.params, e["loc"])]
         if errors:
@@ -90,10 +93,13 @@ def bind(use: VerifierUse, file: object = "hidden half") -> tuple[VerifierKind, 
     return kind, None if expressions else params
 
 
-def validated(kind: VerifierKind, use: VerifierUse, params: Any, file: object) -> Strict:
-    """The params model of ``params``; a params model may read the use's severity and the hidden half's file (to find
-    a file it names) from the validation context."""
-    return kind.params_model.model_validate(params, context={"severity": use.severity, "file": file})
+def validated(
+    kind: VerifierKind, use: VerifierUse, params: Any, file: object, answer: dict[str, AnswerField] | None = None
+) -> Strict:
+    """The params model of ``params``; a params model may read the use's severity, the hidden half's file (to find
+    a file it names) and the task's typed answer (where given) from the validation context."""
+    context = {"severity": use.severity, "file": file} | ({} if answer is None else {"answer": answer})
+    return kind.params_model.model_validate(params, context=context)
 
 
 def params_error(use: VerifierUse, file: object, err: ErrorDetails) -> SpecError:
@@ -163,7 +169,9 @@ def bound_uses(package: Package) -> tuple[BoundUse, ...]:
     hidden = package.hidden
     found = BOUND.get(id(hidden))
     if found is None:
-        found = BOUND[id(hidden)] = tuple(BoundUse(use, *bind(use, package.hidden_path)) for use in hidden.verifiers)
+        found = BOUND[id(hidden)] = tuple(
+            BoundUse(use, *bind(use, package.hidden_path, package.public.task.answer)) for use in hidden.verifiers
+        )
         weakref.finalize(hidden, BOUND.pop, id(hidden), None)
     return found
 

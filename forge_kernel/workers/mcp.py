@@ -238,7 +238,8 @@ def answer(reply: str) -> types.CallToolResult:
 
 
 def task_text(task: AgentTask) -> str:
-    """The task as a prompt: the instruction in its language, the others, the context, the clock and the budget."""
+    """The task as a prompt: the instruction in its language, the others, the context, the answer schema (where the
+    task declares a typed answer), the clock and the budget."""
     others = [f"[{lang}] {text}" for lang, text in task.instructions.items() if lang != task.language]
     budget = task.budget
     return "\n\n".join(
@@ -246,6 +247,11 @@ def task_text(task: AgentTask) -> str:
             task.instruction,
             *others,
             f"Context: {json.dumps(task.context, ensure_ascii=False, default=str)}",
+            *(
+                [f"Answer schema (the structured output): {json.dumps(task.answer_schema, ensure_ascii=False)}"]
+                if task.answer_schema
+                else []
+            ),
             f"Now (the EHR's frozen clock): {task.now.isoformat()}",
             f"Budget: at most {budget.max_calls} tool calls and {budget.max_seconds:g} s. Seed: {task.seed}.",
             f"The patients are synthetic. {INSTRUCTIONS}",

@@ -13,6 +13,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from forge_kernel.agents.llm import PROMPT_VERSION
 from forge_kernel.cli import main
 from forge_kernel.engine import RunSpec, execute
 from forge_kernel.models import Price, RateLimiter, RateLimits
@@ -65,7 +66,7 @@ def test_a_model_that_plays_the_gold_passes_every_task_and_its_turns_are_on_the_
     with open_run(out) as stored:
         card = stored.manifest["agents"][0]
         assert (card["name"], card["trusted"], card["isolation"]) == ("model", False, "namespace")
-        assert card["version"].startswith("gold+") and card["config"]["prompt_version"] == 1
+        assert card["version"].startswith("gold+") and card["config"]["prompt_version"] == PROMPT_VERSION
         for row in trials.itertuples():
             trial = stored.trial(row.task_id, "model", 0)
             assert [t.after_step for t in trial.turns] == list(range(len(trial.events) + 1))

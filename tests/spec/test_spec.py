@@ -23,6 +23,7 @@ from forge_kernel.spec import (
     SpecError,
     TaskPackage,
     TrajectoryFile,
+    answer_schema,
     canonical_json,
     content_hash,
     find_packages,
@@ -628,6 +629,7 @@ def test_agent_task_fields_come_from_public_fields(tmp_path):
         "now": public.environment.now,
         "budget": public.budget,
         "seed": 5,
+        "answer_schema": answer_schema(public.task.answer) if public.task.answer else None,
     }
     assert set(AgentTask.model_fields) == set(sources) | {"tool_names", "tool_definitions"}, (
         "a new AgentTask field needs a public source"

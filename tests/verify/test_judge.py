@@ -67,11 +67,15 @@ def suite(tmp_path) -> Path:
     return tmp_path
 
 
+JUDGE_TIMEOUT = 4.0
+"""The judge's timeout in these tests: long enough for a loaded 2-core machine, short enough to wait out once."""
+
+
 def serve(suite: Path, script) -> ChatServer:
     """A scripted server, and the judge's model config pointing at it."""
     server = ChatServer(script)
     (suite / "verifiers/judge/model.yaml").write_text(
-        yaml.safe_dump({"base_url": server.url, "model": "judge", "seed": 0, "timeout_s": 2.0, "retries": 0})
+        yaml.safe_dump({"base_url": server.url, "model": "judge", "seed": 0, "timeout_s": JUDGE_TIMEOUT, "retries": 0})
     )
     return server
 
@@ -135,7 +139,7 @@ def test_a_run_leaves_the_judge_out_and_forge_regrade_adds_its_verdict_as_a_new_
             Reply(status=500, error={"message": "overloaded", "type": "server_error"}),
             "model error: ModelError: server_error: 500 overloaded",
         ),
-        (Reply(content=json.dumps({"label": "clear"}), delay=3.0), "model error: ModelError: timeout"),
+        (Reply(content=json.dumps({"label": "clear"}), delay=JUDGE_TIMEOUT + 1), "model error: ModelError: timeout"),
         (replying("unknown"), None),
     ],
 )

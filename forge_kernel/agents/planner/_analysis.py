@@ -111,7 +111,7 @@ async def bmi(ctx: PlanContext) -> Plan:
             f"normal range "
             f"18.5-23.9, i.e. {lo}-{hi} kg at this height.",
         ),
-        output={"bmi": r["bmi"], "category": r["category"]},
+        output={"bmi": {"value": r["bmi"], "unit": "kg/m2"}, "category": r["category"]},
     )
 
 
@@ -138,7 +138,7 @@ async def egfr(ctx: PlanContext) -> Plan:
             f"eGFR {r['egfr']} mL/min/1.73m2 (CKD-EPI 2021, creatinine {scr} on {day(creatinine['time'])}): "
             f"stage {r['stage']} ({r['stage_label']}).",
         ),
-        output={"egfr": r["egfr"], "stage": r["stage"]},
+        output={"egfr": {"value": r["egfr"], "unit": "mL/min/1.73m2"}, "stage": r["stage"]},
     )
 
 

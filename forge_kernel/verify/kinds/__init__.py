@@ -4,6 +4,7 @@
 # isort: off
 from . import (  # noqa: F401  (registers the kinds, in the catalog's order)
     answer,
+    _typed,
     _audit,
     _budget,
     _checks,
