@@ -20,6 +20,7 @@ MutantOperator = Literal[
     "drop-call",
     "read-other-patient",
     "skip-check",
+    "check-other-target",
     "repeat-write",
     "allergy-order",
     "forbidden-write",
