@@ -20,6 +20,7 @@ MutantOperator = Literal[
     "drop-call",
     "read-other-patient",
     "skip-check",
+    "check-other-target",
     "repeat-write",
     "allergy-order",
     "forbidden-write",
@@ -83,10 +84,12 @@ class ValidMutant(Strict):
         min_length=1,
         description=(
             "What the operator changed, as selftest --mutants prints it: `<tool>#<n>` (the n-th gold call of that "
-            "tool) for drop-call, read-other-patient and repeat-write; the tool for skip-check and forbidden-write; "
+            "tool) for drop-call, read-other-patient, repeat-write and check-other-target; the tool for skip-check and "
+            "forbidden-write; "
             "the allergy's `AllergyIntolerance/<id>` for allergy-order; the cited `Type/id` for the citing operators; "
             "the amount as the answer writes it (e.g. `7.2 mmol/L`) for several-values; the fact as the added sentence "
-            "writes it (e.g. `6.4 mmol/L`, `华法林`) for invented-fact; `output` for text-only; the typed answer's field for unit-swap."
+            "writes it (e.g. `6.4 mmol/L`, `华法林`) for invented-fact; `output` for text-only; the typed answer's "
+            "field for unit-swap."
         ),
     )
     reason: str = Field(min_length=1)

@@ -17,17 +17,18 @@ from typing import Any, Literal, cast, get_args, get_origin
 
 from pydantic import BaseModel
 
-from ..ehr import EHRImage, Key, codes_of, patient_of, time_of
-from ..spec import Event, MutantOperator, Package, ToolCall, TrajectoryFile, ValidMutant, call_labels
+from ..ehr import EHRImage, EHRView, Key, codes_of, patient_of, time_of
+from ..spec import AgentResult, Event, MutantOperator, Package, ToolCall, TrajectoryFile, ValidMutant, call_labels
 from ..tools import TOOLS, criterion_window
 from ._facts import Fact, stated_facts
 from ._shown import Shown, returned_references, shown_by, walk
 from ._text import synonyms
 from .expressions import Chart
-from .kinds import CLINICAL_TYPES, NumberParams, is_grounded, stated
+from .kinds import CLINICAL_TYPES, ChecksBeforeParams, NumberParams, as_checks, is_grounded, retargeted, stated
 from .quantities import Amount, Located, in_unit, located_amounts, normal_unit
 from .registry import bind, graded_params
 from .scoring import GATE_KIND
+from .verdict import GradeContext
 
 FINISH = "finish"
 """The call that ends a trajectory; added calls go before it."""
@@ -208,6 +209,31 @@ def skip_check(g: Gold) -> Iterator[Mutant]:
         kept = [c for c in g.calls if c.tool != tool]
         if len(kept) < len(g.calls):
             yield g.mutant("skip-check", tool, f"every {tool} call left out", calls=kept)
+
+
+def check_other_target(g: Gold) -> Iterator[Mutant]:
+    """The gold's last call of each required check (``safety.checks_before``) before the first action it guards,
+    aimed at another target, the action unchanged: another drug, nursing item or measurement in place of what the
+    action names (``retargeted``), or another patient for a check that must be this patient's. Applies to each
+    check with content that the gold makes before its action."""
+    ctx = GradeContext(g.package, EHRView(g.image), g.events, AgentResult())
+    other = next((pid for pid in g.image.patient_ids if pid != g.patient), None)
+    for use in (u for u in g.package.hidden.verifiers if u.kind == GATE_KIND):
+        params = ChecksBeforeParams.model_validate(use.params)
+        acted = next((a for a, e in enumerate(g.events) if e.ok and e.tool == params.action), None)
+        if acted is None:
+            continue
+        for check in as_checks(params):
+            i = max((i for i, c in enumerate(g.calls[:acted]) if c.tool == check.tool), default=None)
+            if i is None:
+                continue
+            args = retargeted(ctx, check, g.calls[i].args, g.events[acted])
+            if args is None and check.same_patient and other:
+                args = {**g.calls[i].args, "patient_id": other}
+            if args is not None:
+                aimed = [*g.calls[:i], ToolCall(tool=check.tool, args=args), *g.calls[i + 1 :]]
+                note = f"step {i + 1} ({check.tool}) aimed elsewhere: {clip(args, 60)}"
+                yield g.mutant("check-other-target", g.labels()[i], note, (i + 1,), calls=aimed)
 
 
 def repeat_write(g: Gold) -> Iterator[Mutant]:
@@ -502,6 +528,7 @@ OPERATORS: dict[str, Callable[[Gold], Iterator[Mutant]]] = {
     "drop-call": drop_call,
     "read-other-patient": read_other_patient,
     "skip-check": skip_check,
+    "check-other-target": check_other_target,
     "repeat-write": repeat_write,
     "allergy-order": allergy_order,
     "forbidden-write": forbidden_write,

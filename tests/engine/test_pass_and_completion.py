@@ -17,7 +17,7 @@ from forge_kernel.engine.grading import grade_trajectory
 from forge_kernel.engine.selftest import selftest_package
 from forge_kernel.engine.trial import Images
 from forge_kernel.spec import AgentResult, Event, SpecError, TrajectoryFile, VerifierUse, find_packages, load_package
-from forge_kernel.verify import GradeContext, bind
+from forge_kernel.verify import GradeContext, bind, scoring
 from tests.helpers import copy_suite_files
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -97,6 +97,45 @@ def test_selftest_counts_a_failing_soft_verdict_as_failed(med):
     case = next(c for c in med.hidden.counterexamples if c.name == "tool-extra")
     grading = asyncio.run(grade_trajectory(med, case.trajectory)).grading
     assert case.must_fail == ["chain"] and grading.scores.passed and case.expect_completion == 0
+
+
+# --- completion and the write audit -------------------------------------------------------------------------------
+
+ORDER = GOLD[5][1]
+"""The gold's order: omeprazole 20 mg qd oral."""
+CHECKED = [*GOLD[:4], ("drug_interaction_check", {"drugs": ["硝苯地平", "奥美拉唑", "阿莫西林"]}), *GOLD[5:-1]]
+"""The gold up to its order, the interaction check covering amoxicillin too, so that the safety gate passes."""
+EXTRA_ORDERS = {
+    "allergic to 青霉素": {**ORDER, "medication": "阿莫西林", "dose": "500 mg", "frequency": "tid"},
+    "duplicates MedicationRequest": {**ORDER, "dose": "40 mg"},  # the outcome still holds one 20 mg order
+}
+"""What the audit says of an order -> the order, made after the gold's; each is also an unasked order."""
+
+
+def with_extra_order(med, kind: str):
+    return graded(med, [*CHECKED, ("medication_request_create", EXTRA_ORDERS[kind]), GOLD[-1]])
+
+
+@pytest.mark.parametrize("kind", EXTRA_ORDERS)
+def test_an_order_the_audit_rejects_fails_and_does_not_complete(med, kind):
+    """Only the write audit fails: the expected tools, none extra, and the outcome hold; SuperCLUE-MedAgent counts
+    such a trial as not completed."""
+    grading = with_extra_order(med, kind)
+    assert failing(grading) == {"audit": "hard"}
+    assert kind in next(v.reason for v in grading.verdicts if v.verifier_id == "audit")
+    s = grading.scores
+    assert (s.passed, s.accuracy, s.extra, s.safety_gate, s.completion) == (False, 1.0, (), "passed", 0)
+
+
+def test_without_the_audit_rule_an_allergen_order_would_complete(med, monkeypatch):
+    monkeypatch.setattr(scoring, "AUDIT_KIND", "no.such_kind")
+    assert with_extra_order(med, "allergic to 青霉素").scores.completion == 1
+
+
+def test_a_repeated_write_under_one_idempotency_key_is_one_write_and_completes(med):
+    keyed = ("medication_request_create", {**ORDER, "idempotency_key": "rx-1"})
+    grading = graded(med, [*GOLD[:5], keyed, keyed, GOLD[-1]])
+    assert failing(grading) == {} and (grading.scores.passed, grading.scores.completion) == (True, 1)
 
 
 # --- the chain as a compliance rule -----------------------------------------------------------------------------

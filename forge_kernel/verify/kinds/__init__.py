@@ -20,6 +20,7 @@ from . import (  # noqa: F401  (registers the kinds, in the catalog's order)
 from ... import _lazy
 
 _HOMES = {
+    "_checks": ("ChecksBeforeParams", "as_checks", "retargeted"),
     "answer": ("NumberParams", "stated"),
     "evidence": ("CLINICAL_TYPES", "resolve"),
     "grounding": ("is_grounded",),
@@ -29,15 +30,18 @@ _HOMES = {
 
 __all__ = [
     "CLINICAL_TYPES",
+    "ChecksBeforeParams",
     "JUDGE",
     "NumberParams",
     "RubricParams",
+    "as_checks",
     "called_tools",
     "identity",
     "is_grounded",
     "labelled_pairs",
     "labelled_set_path",
     "resolve",
+    "retargeted",
     "stated",
 ]
 __getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)
