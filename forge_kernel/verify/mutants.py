@@ -340,7 +340,9 @@ def unit_swap(g: Gold) -> Iterator[Mutant]:
     (28.4 kg/m² as 28.4 g/cm²). Applies to every quantity field the gold's output gives."""
     for name, spec in g.package.public.task.answer.items():
         given = g.trajectory.output.get(name)
-        other = other_unit(spec.unit) if spec.type == "quantity" and spec.unit and isinstance(given, dict) else None
+        if spec.type != "quantity" or spec.unit is None or not isinstance(given, dict):
+            continue
+        other = other_unit(spec.unit)
         if other is not None:
             output = {**g.trajectory.output, name: {**given, "unit": other}}
             yield g.mutant("unit-swap", name, f"output.{name} in {other}, the number kept", output=output)
