@@ -1,5 +1,6 @@
-"""What a trial put in front of the agent: the records its successful calls returned, and everything else it was
-given or wrote itself, as the grounding and provenance checks read it."""
+"""What a trial put in front of the agent: the records its successful reads and computations returned, and what
+else it was given, as the grounding and provenance checks read it. Never what it wrote: a value the agent put into
+the record grounds nothing it says."""
 
 from __future__ import annotations
 
@@ -113,9 +114,8 @@ def instants_in(text: str, tz: tzinfo | None) -> tuple[float, ...]:
 
 @dataclass(frozen=True)
 class Shown:
-    """Everything the trial showed the agent or the agent wrote into the record: the texts and numbers of the
-    results of its successful calls, the arguments of its successful writes, the task's instruction (every
-    language) and context, and the frozen clock."""
+    """Everything the trial showed the agent: the texts and numbers of the results of its successful calls that are
+    not writes, the task's instruction (every language) and context, and the frozen clock."""
 
     values: tuple[Any, ...]
     now: datetime
@@ -166,6 +166,5 @@ def shown(ctx: GradeContext) -> Shown:
 def shown_by(package: Package, events: list[Event]) -> Shown:
     """What a trial of the package that made these events showed its agent (see ``Shown``)."""
     task = package.public.task
-    results = [e.result for e in events if e.ok]
-    written = [e.args for e in events if e.ok and e.kind == "write"]
-    return Shown((*results, *written, dict(task.instruction), task.context), package.public.environment.now)
+    results = [e.result for e in events if e.ok and e.kind != "write"]
+    return Shown((*results, dict(task.instruction), task.context), package.public.environment.now)

@@ -134,11 +134,11 @@ def test_an_answer_stating_only_what_was_shown_passes_in_zh_and_en(package, answ
     assert outcome.passed, outcome.reason
 
 
-def test_a_dose_the_agent_wrote_in_a_successful_write_is_shown(package):
+def test_what_the_agent_wrote_never_grounds_its_answer_what_a_tool_showed_does(package):
     order = event(
         4,
         "medication_request_create",
-        {"id": "medicationrequest-new-1", "status": "active"},
+        {"id": "medicationrequest-new-1", "status": "active", "medication": "阿托伐他汀", "dose": "20 mg"},
         kind="write",
         medication="阿托伐他汀",
         dose="20 mg",
@@ -146,10 +146,12 @@ def test_a_dose_the_agent_wrote_in_a_successful_write_is_shown(package):
         route="oral",
     )
     answer = "已开具阿托伐他汀 20 mg qn。"
-    assert verdict(package, answer, [*READ_ALL, order]).passed
-    refused = replace(order, ok=False, result=None, denied="unauthorized_write")
-    outcome = verdict(package, answer, [*READ_ALL, refused])
+    outcome = verdict(package, answer, [*READ_ALL, order])  # the write's arguments and its echo ground nothing
     assert not outcome.passed and "阿托伐他汀 (drug)" in outcome.reason and "20 mg (value)" in outcome.reason
+    looked_up = event(
+        3, "drug_info", {"name": "阿托伐他汀", "usual_dose": "20 mg qn"}, kind="compute", name="阿托伐他汀"
+    )
+    assert verdict(package, answer, [*READ_ALL, looked_up, order]).passed
 
 
 def test_a_span_of_time_between_instants_shown_is_grounded(package):
