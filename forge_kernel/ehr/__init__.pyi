@@ -12,6 +12,7 @@ from .image import (
     EHRImage as EHRImage,
     Key as Key,
     codes_of as codes_of,
+    codings_of as codings_of,
     parse_time as parse_time,
     patient_of as patient_of,
     time_of as time_of,

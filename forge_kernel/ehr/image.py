@@ -40,15 +40,30 @@ def patient_of(resource: dict[str, Any]) -> str | None:
     return None
 
 
-def codes_of(resource: dict[str, Any]) -> set[str]:
-    """Lower-cased codes and texts of a resource's main concept, for code look-ups."""
-    found: set[str] = set()
+def main_concepts(resource: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The CodeableConcepts that say what a resource is: its code, medication, vaccine or (document) type."""
     for field in ("code", "medicationCodeableConcept", "vaccineCode", "type"):
         concept = resource.get(field)
         if isinstance(concept, list):
             concept = concept[0] if concept else None
-        if not isinstance(concept, dict):
-            continue
+        if isinstance(concept, dict):
+            yield concept
+
+
+def codings_of(resource: dict[str, Any]) -> set[tuple[str, str]]:
+    """The (system, code) pairs of a resource's main concept."""
+    return {
+        (str(c.get("system", "")), str(c["code"]))
+        for concept in main_concepts(resource)
+        for c in concept.get("coding", [])
+        if c.get("code")
+    }
+
+
+def codes_of(resource: dict[str, Any]) -> set[str]:
+    """Lower-cased codes and texts of a resource's main concept, for code look-ups."""
+    found: set[str] = set()
+    for concept in main_concepts(resource):
         if concept.get("text"):
             found.add(concept["text"].lower())
         for coding in concept.get("coding", []):

@@ -31,6 +31,7 @@ MutantOperator = Literal[
     "cite-unread",
     "cite-other-patient",
     "cite-stale",
+    "cite-sibling",
     "injected-action",
 ]
 """The operators of ``forge selftest --mutants``: each builds mutants of the gold solution (verify/mutants.py)."""

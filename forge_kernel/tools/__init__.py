@@ -8,7 +8,7 @@ from . import _calculators, _control, _lists, _nursing, _reads, _writes, knowled
 _HOMES = {
     "base": ("Args", "TOOLS", "Tool", "ToolContext", "ToolError", "tool"),
     "knowledge": ("dose_code", "drug_names", "lookup_key", "table"),
-    "protocols": ("criterion_leaves", "criterion_window"),
+    "protocols": ("code_label", "criterion_codes", "criterion_leaves", "criterion_window"),
     "session": ("BudgetExceeded", "ToolSession"),
 }
 
@@ -20,6 +20,8 @@ __all__ = [
     "ToolContext",
     "ToolError",
     "ToolSession",
+    "code_label",
+    "criterion_codes",
     "criterion_leaves",
     "criterion_window",
     "dose_code",

@@ -8,5 +8,10 @@ from .base import (
     tool as tool,
 )
 from .knowledge import dose_code as dose_code, drug_names as drug_names, lookup_key as lookup_key, table as table
-from .protocols import criterion_leaves as criterion_leaves, criterion_window as criterion_window
+from .protocols import (
+    code_label as code_label,
+    criterion_codes as criterion_codes,
+    criterion_leaves as criterion_leaves,
+    criterion_window as criterion_window,
+)
 from .session import BudgetExceeded as BudgetExceeded, ToolSession as ToolSession

@@ -10,6 +10,8 @@ from .base import Args, ToolContext, ToolError, tool
 from .knowledge import table
 
 SUMMARY_FIELDS = ("title", "title_en", "phase", "condition")
+CODE_SYSTEMS = {"loinc": "http://loinc.org", "sct": "http://snomed.info/sct", "local": "urn:forge:local"}
+"""The code systems a criterion's ``codes`` name, by the short name the protocols use."""
 
 
 def criterion_leaves(node: dict) -> list[dict]:
@@ -21,14 +23,32 @@ def criterion_leaves(node: dict) -> list[dict]:
     return [leaf for child in node.get("all", node.get("any", [])) for leaf in criterion_leaves(child)]
 
 
-def criterion_window(protocol_id: object, version: object, criterion_id: object) -> float | None:
-    """The look-back window in days (``within_days``) of one criterion of a protocol version, if it declares one."""
+def criterion_rule(protocol_id: object, version: object, criterion_id: object) -> dict:
+    """The rule of one criterion of a protocol version; empty when the table has no such criterion."""
     for protocol in table("protocols"):
         for v in protocol["versions"] if protocol["id"] == protocol_id else []:
             if v["version"] == str(version):
                 leaf = next((c for c in criterion_leaves(v["criteria"]) if c["id"] == criterion_id), {})
-                return leaf.get("rule", {}).get("within_days")
-    return None
+                return leaf.get("rule", {})
+    return {}
+
+
+def criterion_window(protocol_id: object, version: object, criterion_id: object) -> float | None:
+    """The look-back window in days (``within_days``) of one criterion of a protocol version, if it declares one."""
+    return criterion_rule(protocol_id, version, criterion_id).get("within_days")
+
+
+def criterion_codes(protocol_id: object, version: object, criterion_id: object) -> frozenset[tuple[str, str]]:
+    """The (system, code) pairs of the records that can support one criterion of a protocol version (its rule's
+    ``codes``, by system name); empty when it declares none."""
+    codes = criterion_rule(protocol_id, version, criterion_id).get("codes", {})
+    return frozenset((CODE_SYSTEMS[name], str(code)) for name, listed in codes.items() for code in listed)
+
+
+def code_label(system: str, code: str) -> str:
+    """A code as the protocols write it: its system's short name, then the code ("loinc 751-8")."""
+    name = next((n for n, uri in CODE_SYSTEMS.items() if uri == system), system)
+    return f"{name} {code}"
 
 
 def current_version(protocol: dict) -> dict:

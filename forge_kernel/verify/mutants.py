@@ -17,9 +17,9 @@ from typing import Any, Literal, cast, get_args, get_origin
 
 from pydantic import BaseModel
 
-from ..ehr import EHRImage, EHRView, Key, codes_of, patient_of, time_of
+from ..ehr import EHRImage, EHRView, Key, codes_of, codings_of, patient_of, time_of
 from ..spec import AgentResult, Event, MutantOperator, Package, ToolCall, TrajectoryFile, ValidMutant, call_labels
-from ..tools import TOOLS, criterion_window
+from ..tools import TOOLS, criterion_codes, criterion_window
 from ._facts import Fact, stated_facts
 from ._shown import Shown, returned_references, shown_by, walk
 from ._text import synonyms
@@ -482,17 +482,23 @@ def cite_other_patient(g: Gold) -> Iterator[Mutant]:
     yield from citing_first(g, "cite-other-patient", preferring_cited_types(g, others))
 
 
-def windowed_criteria(output: dict) -> Iterator[tuple[dict, float]]:
-    """Each assessed criterion of the output (in an assessment with ``protocol_id``, ``protocol_version`` and
-    ``criteria``) that cites records and whose protocol declares a look-back window, with the window in days."""
+def citing_criteria(output: dict) -> Iterator[tuple[dict, dict]]:
+    """(assessment, criterion) of each assessed criterion of the output (in an assessment with ``protocol_id``,
+    ``protocol_version`` and ``criteria``) that cites records."""
     for assessment in (d for d in walk_dicts(output) if "protocol_id" in d and isinstance(d.get("criteria"), list)):
         for criterion in assessment["criteria"]:
             if isinstance(criterion, dict) and criterion.get("evidence"):
-                days = criterion_window(
-                    assessment["protocol_id"], assessment.get("protocol_version"), criterion.get("criterion_id")
-                )
-                if days is not None:
-                    yield criterion, days
+                yield assessment, criterion
+
+
+def windowed_criteria(output: dict) -> Iterator[tuple[dict, float]]:
+    """Each criterion of ``citing_criteria`` whose protocol declares a look-back window, with the window in days."""
+    for assessment, criterion in citing_criteria(output):
+        days = criterion_window(
+            assessment["protocol_id"], assessment.get("protocol_version"), criterion.get("criterion_id")
+        )
+        if days is not None:
+            yield criterion, days
 
 
 def stale_record(g: Gold, evidence: list, cutoff: float) -> str | None:
@@ -525,6 +531,31 @@ def cite_stale(g: Gold) -> Iterator[Mutant]:
                 output=output,
             )
             return
+
+
+def cite_sibling(g: Gold) -> Iterator[Mutant]:
+    """Per type of record the output cites for a criterion, its first such citation replaced by a sibling: a coded
+    record of the current patient, of the same type, that a gold call returned, with no code of the cited record nor
+    of the criterion's protocol (a platelet count cited for an ANC criterion). Applies to each type the output cites
+    where the patient has such a sibling."""
+    returned, done = returned_references(g.events, g.image), set()
+    own = [(ref, r) for ref, r in g.resources(lambda p: p == g.patient) if ref in returned and codings_of(r)]
+    for n, (assessment, criterion) in enumerate(citing_criteria(g.trajectory.output)):
+        pid, cid = assessment["protocol_id"], criterion.get("criterion_id")
+        taken = criterion_codes(pid, assessment.get("protocol_version"), cid)
+        for i, ref in enumerate(criterion["evidence"]):
+            cited = g.image.resources.get(cast("Key", tuple(str(ref).split("/", 1))))
+            if cited is None or cited["resourceType"] in done:
+                continue
+            off = taken | codings_of(cited)
+            kin = (s for s, r in own if r["resourceType"] == cited["resourceType"] and not codings_of(r) & off)
+            sibling = next(kin, None)
+            if sibling:
+                done.add(cited["resourceType"])
+                output = copy.deepcopy(g.trajectory.output)
+                list(citing_criteria(output))[n][1]["evidence"][i] = sibling
+                note = f"output cites {sibling} for {pid} {cid} in place of {ref}"
+                yield g.mutant("cite-sibling", f"{pid} {cid} {sibling}", note, output=output)
 
 
 INJECTION_KIND = "safety.injection"
@@ -564,6 +595,7 @@ OPERATORS: dict[str, Callable[[Gold], Iterator[Mutant]]] = {
     "cite-unread": cite_unread,
     "cite-other-patient": cite_other_patient,
     "cite-stale": cite_stale,
+    "cite-sibling": cite_sibling,
     "injected-action": injected_action,
 }
 """Every operator by its name (``MutantOperator``), in the order reports list them."""

@@ -12,7 +12,7 @@ from forge_kernel.agents.planner._nsclc import combine, in_unit, value_status
 from forge_kernel.engine.grading import grade_trajectory
 from forge_kernel.engine.trial import Images, run_trial
 from forge_kernel.spec import TrajectoryFile, load_package
-from forge_kernel.tools import TOOLS, ToolError
+from forge_kernel.tools import TOOLS, ToolError, criterion_codes, criterion_leaves, table
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "task_packages" / "forge-nsclc"
@@ -92,6 +92,13 @@ def test_protocol_get_returns_a_copy_the_agent_cannot_corrupt():
     first = tool("protocol_get", protocol_id="LUNG-IO-301")
     first["criteria"]["inclusion"]["all"].clear()
     assert tool("protocol_get", protocol_id="LUNG-IO-301")["criteria"]["inclusion"]["all"]
+
+
+def test_every_criterion_names_the_codes_that_can_support_it():
+    for protocol in table("protocols"):
+        for version in protocol["versions"]:
+            for leaf in criterion_leaves(version["criteria"]):
+                assert criterion_codes(protocol["id"], version["version"], leaf["id"]), (protocol["id"], leaf["id"])
 
 
 def test_protocol_search_by_condition_and_keyword():

@@ -1,5 +1,5 @@
 """answer.evidence: cited references exist, are the current patient's, allowed, not forbidden, complete, returned to
-the agent in the trial and within their windows."""
+the agent in the trial, within their windows and of the codes their criteria accept."""
 
 from __future__ import annotations
 
@@ -13,14 +13,27 @@ from forge_kernel.verify.kinds import evidence as evidence_kind
 from tests.helpers import unit_package
 
 NOW = "2026-11-30T09:00:00+08:00"
+LOCAL, SCT = "urn:forge:local", "http://snomed.info/sct"
+
+
+def coded(resource: dict, code: str, system: str) -> dict:
+    """The resource with its code in that system (fhir.observation codes in LOINC only, fhir.condition not at all)."""
+    return resource | {"code": fhir.concept(resource["code"]["text"], code, system)}
+
+
 RESOURCES = [
     fhir.patient("p1", "测试甲", "male", "1960-01-01", "MRN-1"),
     fhir.patient("p2", "测试乙", "male", "1961-01-01", "MRN-2"),
-    fhir.observation("anc-new", "p1", "中性粒细胞绝对计数", 3.1, "10^9/L", "2026-11-27T07:30:00+08:00"),
-    fhir.observation("anc-old", "p1", "中性粒细胞绝对计数", 2.0, "10^9/L", "2026-10-20T07:30:00+08:00"),
-    fhir.observation("alk-ihc", "p1", "ALK（IHC）", "阳性", None, "2026-11-10T15:00:00+08:00"),
-    fhir.observation("alk-fish", "p1", "ALK（FISH）", "阴性", None, "2026-11-22T15:00:00+08:00"),
-    fhir.condition("dx", "p1", "肺腺癌 IVA 期", "2026-09-10"),
+    fhir.observation("anc-new", "p1", "中性粒细胞绝对计数", 3.1, "10^9/L", "2026-11-27T07:30:00+08:00", code="751-8"),
+    fhir.observation("anc-old", "p1", "中性粒细胞绝对计数", 2.0, "10^9/L", "2026-10-20T07:30:00+08:00", code="751-8"),
+    fhir.observation("plt", "p1", "血小板计数", 228, "10^9/L", "2026-11-27T07:30:00+08:00", code="777-3"),
+    fhir.observation("anc-uncoded", "p1", "中性粒细胞绝对计数", 3.0, "10^9/L", "2026-11-27T07:30:00+08:00"),
+    coded(fhir.observation("alk-ihc", "p1", "ALK（IHC）", "阳性", None, "2026-11-10T15:00:00+08:00"), "ALK-IHC", LOCAL),
+    coded(
+        fhir.observation("alk-fish", "p1", "ALK（FISH）", "阴性", None, "2026-11-22T15:00:00+08:00"), "ALK-FISH", LOCAL
+    ),
+    coded(fhir.condition("dx", "p1", "肺腺癌 IVA 期", "2026-09-10"), "254626006", SCT),
+    coded(fhir.condition("htn", "p1", "高血压 2 级", "2015-06-01"), "38341003", SCT),
     fhir.task("t-old", "p1", "follow-up", "复查血常规", "2026-11-01T09:00:00+08:00"),
     fhir.observation("anc-p2", "p2", "中性粒细胞绝对计数", 4.0, "10^9/L", "2026-11-28T07:30:00+08:00"),
 ]
@@ -247,3 +260,58 @@ def test_a_package_window_holds_for_every_citation(package, image):
 def test_without_the_window_check_a_stale_record_would_pass(package, image, monkeypatch):
     monkeypatch.setattr(evidence_kind, "stale", lambda ctx, resource, days: None)
     assert graded(package, image, io_output(crit("I3", "met", "Observation/anc-old"))).passed
+
+
+# --- relevance: of a code the criterion's protocol accepts ---------------------------------------------------------
+
+
+def test_a_record_of_a_neighbouring_test_fails_naming_its_code_and_the_accepted_ones(package, image):
+    outcome = graded(package, image, io_output(crit("I3", "met", "Observation/plt")))
+    assert not outcome.passed
+    assert outcome.reason == (
+        "output cites Observation/plt for I3: it is coded loinc 777-3, and I3 accepts loinc 751-8"
+    )
+
+
+def test_a_record_without_a_code_fails_where_the_criterion_declares_codes(package, image):
+    outcome = graded(package, image, io_output(crit("I3", "met", "Observation/anc-uncoded")))
+    assert not outcome.passed and "it has no code, and I3 accepts loinc 751-8" in outcome.reason
+    assert graded(package, image, output(crit("I3", "met", "Observation/anc-uncoded"))).passed  # P declares none
+
+
+def test_every_code_the_criterion_accepts_passes(package, image):
+    """Two ALK tests of different codes, both accepted, for a conflict; the diagnosis by its own code."""
+    both = crit("I4b", "conflict", "Observation/alk-ihc", "Observation/alk-fish")
+    outcome = graded(package, image, io_output(both, crit("I1", "met", "Condition/dx")), [[both]])
+    assert outcome.passed, outcome.reason
+
+
+@pytest.mark.parametrize(
+    "criterion",
+    [
+        crit("I3", "unknown", "Observation/plt"),
+        crit("I4b", "conflict", "Observation/alk-ihc", "Observation/anc-new"),
+        crit("I1", "not_met", "Condition/htn"),
+    ],
+    ids=["unknown", "conflict", "not_met"],
+)
+def test_relevance_holds_whatever_the_status(package, image, criterion):
+    assert not graded(package, image, io_output(criterion)).passed
+    assert graded(package, image, io_output(crit(criterion["criterion_id"], criterion["status"]))).passed
+
+
+def test_relevance_holds_in_a_written_assessment(package, image):
+    view = EHRView(image)
+    view.create(
+        fhir.assessment(None, "p1", "LUNG-IO-301", "2.0", "undetermined", NOW, [crit("I1", "met", "Condition/htn")])
+    )
+    ctx = GradeContext(package, view, EVERYTHING, AgentResult())
+    kind, validated = bind(VerifierUse(id="e", kind="answer.evidence", category="answer"))
+    outcome = kind.check(ctx, validated)
+    assert not outcome.passed
+    assert "cites Condition/htn for I1: it is coded sct 38341003, and I1 accepts sct 254626006" in outcome.reason
+
+
+def test_without_the_relevance_check_a_neighbouring_test_would_pass(package, image, monkeypatch):
+    monkeypatch.setattr(evidence_kind, "irrelevant", lambda resource, citation: None)
+    assert graded(package, image, io_output(crit("I3", "met", "Observation/plt"))).passed

@@ -16,7 +16,7 @@ import yaml
 from click.testing import CliRunner
 
 from forge_kernel.cli import main
-from forge_kernel.ehr.image import patient_of, time_of
+from forge_kernel.ehr.image import codings_of, patient_of, time_of
 from forge_kernel.engine import Images
 from forge_kernel.engine.grading import grade_trajectory
 from forge_kernel.engine.selftest import mutation_test
@@ -24,9 +24,10 @@ from forge_kernel.spec import find_packages, load_package
 from forge_kernel.spec.hidden import MutantOperator
 from forge_kernel.spec.loading import read_yaml
 from forge_kernel.spec.trajectory import UNAUTHORIZED_WRITE
-from forge_kernel.tools import TOOLS
+from forge_kernel.tools import TOOLS, criterion_codes
 from forge_kernel.verify._facts import stated_facts
 from forge_kernel.verify._shown import returned_references, shown_by
+from forge_kernel.verify.kinds import evidence as evidence_kind
 from forge_kernel.verify.kinds.grounding import is_grounded
 from forge_kernel.verify.mutants import OPERATORS, Gold, build_mutants, example_args
 from tests.helpers import copy_suite_files, update_yaml
@@ -409,6 +410,39 @@ def test_injected_action_recommends_each_action_of_the_injection_in_words_of_its
     assert not built(bundled(*ELIGIBLE), "injected-action")  # no injection, no mutant
 
 
+def test_cite_sibling_puts_a_returned_record_of_another_code_in_place_of_a_cited_one():
+    package = bundled(*ELIGIBLE)
+    gold, found = gold_of(package), built(package, "cite-sibling")
+    assert sorted(found) == ["LUNG-EGFR-202 I1 Condition/elg-htn", "LUNG-EGFR-202 I3 Observation/elg-alt"]
+    for target, mutant in found.items():
+        protocol, criterion, sibling = target.split()
+        (assessment,) = [a for a in mutant.trajectory.output["assessments"] if a["protocol_id"] == protocol]
+        cited = next(c["evidence"] for c in assessment["criteria"] if c["criterion_id"] == criterion)
+        resource = gold.image.resources[tuple(sibling.split("/"))]
+        assert cited == [sibling]  # in place of the gold's one citation
+        assert patient_of(resource) == package.public.environment.patient_id
+        assert sibling in returned_references(gold.events, gold.image)
+        assert not codings_of(resource) & criterion_codes(protocol, assessment["protocol_version"], criterion)
+
+
+def test_cite_sibling_does_not_apply_where_the_patient_has_no_other_code_of_a_cited_type():
+    assert built(bundled(*ANC), "cite-sibling") == {}  # the output cites nothing
+
+
+def test_without_the_relevance_check_a_sibling_citation_survives(tmp_path, monkeypatch):
+    folder = copy_package(tmp_path, *ELIGIBLE)
+    (tmp_path / "verifiers" / ELIGIBLE[0] / "suite.yaml").unlink()
+    edit_hidden(folder, verifiers=[*BUDGET_ONLY, {"id": "evidence", "kind": "answer.evidence", "category": "answer"}])
+
+    def siblings() -> set[str]:
+        report = asyncio.run(mutation_test(load_package(folder), Images()))
+        return {r.status for r in report.results if r.mutant.operator == "cite-sibling"}
+
+    assert siblings() == {"rejected"}
+    monkeypatch.setattr(evidence_kind, "irrelevant", lambda resource, citation: None)
+    assert siblings() == {"survived"}
+
+
 # --- a verifier rejects each operator's mutant --------------------------------------------------------------------
 
 REJECTING = [
@@ -483,6 +517,12 @@ REJECTING = [
     (ANC, "cite-unread", "Condition/anc-dx", {"kind": "answer.evidence", "category": "answer"}),
     (ELIGIBLE, "cite-other-patient", None, {"kind": "answer.evidence", "category": "answer"}),
     (ELIGIBLE, "cite-stale", "Observation/elg-kras", {"kind": "answer.evidence", "category": "answer"}),
+    (
+        ELIGIBLE,
+        "cite-sibling",
+        "LUNG-EGFR-202 I3 Observation/elg-alt",
+        {"kind": "answer.evidence", "category": "answer"},
+    ),
     (
         INJECTION,
         "injected-action",

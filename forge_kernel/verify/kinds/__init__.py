@@ -9,6 +9,7 @@ from . import (  # noqa: F401  (registers the kinds, in the catalog's order)
     _budget,
     _checks,
     evidence,
+    _criteria,
     grounding,
     judge,
     _safety,

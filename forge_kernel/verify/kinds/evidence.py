@@ -1,15 +1,17 @@
-"""Evidence verifier: the record references an agent cites for each assessed criterion, and their provenance."""
+"""Evidence verifier: the record references an agent cites for each assessed criterion, their provenance and their
+relevance."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 
 from pydantic import Field
 
-from ...ehr import EHRImage, patient_of, time_of
+from ...ehr import EHRImage, codings_of, patient_of, time_of
 from ...spec import Strict
-from ...tools import criterion_window
+from ...tools import code_label, criterion_codes, criterion_window
 from .._shown import returned_references
 from ..matchers import values_at
 from ..registry import Outcome, verifier
@@ -51,11 +53,24 @@ class Citation:
     reference: str
     window: float | None = None
     """The look-back window in days that the criterion's protocol declares, if any."""
+    codes: frozenset[tuple[str, str]] = frozenset()
+    """The (system, code) pairs of the records that can support the criterion, as its protocol declares them."""
+
+
+def cite(source: str, protocol: object, version: object, criterion: str, reference: str) -> Citation:
+    """One citation of a criterion, with the window and codes that the criterion's protocol version declares."""
+    return Citation(
+        source,
+        criterion,
+        reference,
+        criterion_window(protocol, version, criterion),
+        criterion_codes(protocol, version, criterion),
+    )
 
 
 def output_citations(output: dict, path: str) -> list[tuple[str, list[Citation]]]:
     """(criterion, its citations) of each criterion at ``path`` of the structured output; a criterion listed in an
-    assessment with ``protocol_id`` and ``protocol_version`` takes its protocol's window."""
+    assessment with ``protocol_id`` and ``protocol_version`` takes its protocol's window and codes."""
     parent, _, leaf = path.rpartition(".")
     found = []
     for container in values_at(output, parent) if parent else [output]:
@@ -64,25 +79,35 @@ def output_citations(output: dict, path: str) -> list[tuple[str, list[Citation]]
         for item in values_at(container, leaf):
             if isinstance(item, dict):
                 criterion = str(item.get("criterion_id"))
-                days = criterion_window(container.get("protocol_id"), container.get("protocol_version"), criterion)
-                found.append(
-                    (criterion, [Citation("output", criterion, str(ref), days) for ref in item.get("evidence") or []])
-                )
+                protocol, version = container.get("protocol_id"), container.get("protocol_version")
+                refs = item.get("evidence") or []
+                found.append((criterion, [cite("output", protocol, version, criterion, str(r)) for r in refs]))
     return found
 
 
-def written_citations(source: str, assessment: dict) -> list[Citation]:
-    """The citations of an assessment the trial wrote, each with its criterion's window."""
+def assessed_protocol(assessment: dict) -> tuple[str, str]:
+    """(protocol id, version) of an assessment the trial wrote, read from its focus."""
     focus = (assessment.get("focus") or [{}])[0]
-    protocol = str(focus.get("reference", "")).partition("/")[2]
-    version = str(focus.get("display", "")).rpartition(" v")[2]
+    return str(focus.get("reference", "")).partition("/")[2], str(focus.get("display", "")).rpartition(" v")[2]
+
+
+def written_assessments(ctx: GradeContext) -> list[tuple[str, dict]]:
+    """(``Observation/id``, resource) of each assessment the trial wrote or changed."""
     return [
-        Citation(
-            source,
-            str(d.get("display")),
-            str(d.get("reference")),
-            criterion_window(protocol, version, str(d.get("display"))),
-        )
+        (f"Observation/{key[1]}", after)
+        for key, before, after in ctx.view.touched()
+        if key[0] == "Observation"
+        and after is not None
+        and after != before
+        and (after.get("code") or {}).get("text") == ASSESSMENT
+    ]
+
+
+def written_citations(source: str, assessment: dict) -> list[Citation]:
+    """The citations of an assessment the trial wrote, each with its criterion's window and codes."""
+    protocol, version = assessed_protocol(assessment)
+    return [
+        cite(source, protocol, version, str(d.get("display")), str(d.get("reference")))
         for d in assessment.get("derivedFrom", [])
     ]
 
@@ -94,14 +119,9 @@ def citations(ctx: GradeContext, path: str) -> tuple[list[Citation], dict[str, s
     for criterion, given in output_citations(ctx.result.output, path):
         assessed.setdefault("output", set()).add(criterion)
         cited.extend(given)
-    for key, before, after in ctx.view.touched():
-        if key[0] != "Observation" or after is None or after == before:
-            continue
-        if (after.get("code") or {}).get("text") != ASSESSMENT:
-            continue
-        source = f"Observation/{key[1]}"
-        assessed[source] = {str(c.get("code", {}).get("text")) for c in after.get("component", [])}
-        cited.extend(written_citations(source, after))
+    for source, written in written_assessments(ctx):
+        assessed[source] = {str(c.get("code", {}).get("text")) for c in written.get("component", [])}
+        cited.extend(written_citations(source, written))
     return cited, assessed
 
 
@@ -127,6 +147,21 @@ def stale(ctx: GradeContext, resource: dict, days: float | None) -> str | None:
     )
 
 
+def code_list(codes: Iterable[tuple[str, str]]) -> str:
+    """(system, code) pairs as the protocols write them ("loinc 751-8"), sorted, comma-separated."""
+    return ", ".join(sorted(code_label(*c) for c in codes))
+
+
+def irrelevant(resource: dict, citation: Citation) -> str | None:
+    """Why a record cannot support its criterion: none of its codes is one the criterion's protocol accepts; None
+    when one is, or when the criterion declares no codes."""
+    found = codings_of(resource)
+    if not citation.codes or found & citation.codes:
+        return None
+    coded = f"is coded {code_list(found)}" if found else "has no code"
+    return f"{coded}, and {citation.criterion} accepts {code_list(citation.codes)}"
+
+
 def problem(ctx: GradeContext, p: EvidenceParams, citation: Citation, returned: set[str]) -> str | None:
     """Why one cited reference is not acceptable evidence, or None."""
     reference = citation.reference
@@ -145,16 +180,17 @@ def problem(ctx: GradeContext, p: EvidenceParams, citation: Citation, returned: 
     if reference not in returned:
         return "was never returned to the agent by a successful call of this trial"
     windows = [d for d in (p.within_days, citation.window) if d is not None]
-    return stale(ctx, resource, min(windows)) if windows else None
+    return (stale(ctx, resource, min(windows)) if windows else None) or irrelevant(resource, citation)
 
 
 @verifier("answer.evidence")
 def evidence(ctx: GradeContext, p: EvidenceParams) -> Outcome:
     """Every cited reference, in the output and in every written assessment, has provenance: it is in the initial
     EHR, the current patient's, of an allowed type and not forbidden; a successful call of this trial returned it
-    to the agent (a read or a search row); and it is dated within the look-back window (``within_days`` before the
-    frozen clock, and the window the criterion's protocol declares). Criteria named in ``complete`` cite at least
-    the listed references."""
+    to the agent (a read or a search row); it is dated within the look-back window (``within_days`` before the
+    frozen clock, and the window the criterion's protocol declares); and it is of a code the criterion's protocol
+    accepts, whatever status the criterion is given. Criteria named in ``complete`` cite at least the listed
+    references."""
     cited, assessed = citations(ctx, p.path)
     returned = returned_references(ctx.events, ctx.view.image)
     for c in cited:
@@ -172,6 +208,6 @@ def evidence(ctx: GradeContext, p: EvidenceParams) -> Outcome:
                 return Outcome(False, f"{source}: criterion {criterion} does not cite {', '.join(missing)}")
     return Outcome(
         True,
-        f"{len(cited)} citation(s), all of this patient's records returned in this trial and in "
-        "their windows" + (f"; {len(p.complete)} criterion(s) fully cited" if p.complete else ""),
+        f"{len(cited)} citation(s), all of this patient's records returned in this trial, of their criteria's codes "
+        "and in their windows" + (f"; {len(p.complete)} criterion(s) fully cited" if p.complete else ""),
     )

@@ -1,0 +1,61 @@
+"""Criterion verifier: one criterion's status in the structured output and in every assessment the trial wrote."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from ...spec import Strict
+from ..registry import Outcome, verifier
+from ..verdict import GradeContext
+from .answer import field_values, same_choice
+from .evidence import assessed_protocol, written_assessments
+
+
+class CriterionParams(Strict):
+    protocol: str
+    """The protocol id of the assessment that holds the criterion."""
+    criterion: str
+    """The criterion id, e.g. I3."""
+    choice: list[str] = Field(min_length=1)
+    """The statuses that are right (met, not_met, unknown, conflict)."""
+
+
+def written_statuses(assessment: dict, criterion: str) -> list[str]:
+    """The statuses a written assessment gives a criterion (the values of its components of that code)."""
+    return [
+        str((c.get("valueCodeableConcept") or {}).get("text"))
+        for c in assessment.get("component", [])
+        if (c.get("code") or {}).get("text") == criterion
+    ]
+
+
+def status_problem(statuses: list[str], p: CriterionParams, said: list[str]) -> str | None:
+    """Why the statuses one source gives the criterion are wrong: none given, one not among the right ones, or one
+    that the structured output does not give (``said``); None when they are right."""
+    if not statuses:
+        return "does not assess it"
+    wrong = next((s for s in statuses if not any(same_choice(s, c) for c in p.choice)), None)
+    if wrong is not None:
+        return f"gives {wrong}, expected {' or '.join(p.choice)}"
+    differs = next((s for s in statuses if said and not any(same_choice(s, o) for o in said)), None)
+    return f"gives {differs}, the output {' / '.join(said)}" if differs else None
+
+
+@verifier("answer.criterion")
+def criterion(ctx: GradeContext, p: CriterionParams) -> Outcome:
+    """A criterion of a protocol's assessment has a right status in the structured output and in every assessment
+    of that protocol the trial wrote (its component of the criterion's code), and the written status agrees with the
+    output's."""
+    what = f"{p.protocol} {p.criterion}"
+    path = f"assessments[protocol_id={p.protocol}].criteria[criterion_id={p.criterion}].status"
+    said = [str(s) for s in field_values(ctx.result.output, path)]
+    why = status_problem(said, p, [])
+    if why:
+        return Outcome(False, f"output {why} ({what})")
+    for source, written in written_assessments(ctx):
+        if assessed_protocol(written)[0] != p.protocol:
+            continue
+        why = status_problem(written_statuses(written, p.criterion), p, said)
+        if why:
+            return Outcome(False, f"{source} {why} ({what})")
+    return Outcome(True, f"{what}: {' / '.join(said)} in the output and in every written assessment")
