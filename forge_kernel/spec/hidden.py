@@ -28,6 +28,7 @@ MutantOperator = Literal[
     "unit-swap",
     "several-values",
     "invented-fact",
+    "claim-negated",
     "cite-unread",
     "cite-other-patient",
     "cite-stale",
@@ -91,7 +92,7 @@ class ValidMutant(Strict):
             "the allergy's `AllergyIntolerance/<id>` for allergy-order; the cited `Type/id` for the citing operators; "
             "the amount as the answer writes it (e.g. `7.2 mmol/L`) for several-values; the fact as the added sentence "
             "writes it (e.g. `6.4 mmol/L`, `华法林`) for invented-fact; `output` for text-only; the typed answer's "
-            "field for unit-swap."
+            "field for unit-swap; the claim denied (its first name) for claim-negated."
         ),
     )
     reason: str = Field(min_length=1)

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from ..ehr import EHRImage, EHRView, Key, codes_of, codings_of, patient_of, time_of
 from ..spec import AgentResult, Event, MutantOperator, Package, ToolCall, TrajectoryFile, ValidMutant, call_labels
 from ..tools import TOOLS, criterion_codes, criterion_window
+from ._claims import claim_cues, claims
 from ._facts import Fact, stated_facts
 from ._shown import Shown, returned_references, shown_by, walk
 from ._text import synonyms
@@ -414,6 +415,23 @@ def appended(text: str, sentence: str, zh: bool) -> str:
     return f"{text}{stop}{'' if zh else ' '}{sentence}"
 
 
+DENIED = ("另：无{term}。", "Also: no {term}.")
+"""A second sentence (zh, en) denying a claim of the answer, for the claim-negated operator."""
+
+
+def claim_negated(g: Gold) -> Iterator[Mutant]:
+    """The gold answer followed by a sentence that denies the first diagnosis or state it affirms about the patient
+    now, named in the task's language. Applies where the gold answer affirms one."""
+    zh = g.package.public.task.language == "zh"
+    affirmed = next((c.concept for c in claims(g.trajectory.answer) if c.affirmed), None)
+    if affirmed:
+        names = [t for t, concept in claim_cues().concepts.items() if concept == affirmed]
+        sentence = DENIED[0 if zh else 1].format(term=in_language([affirmed, *names], zh))
+        yield g.mutant(
+            "claim-negated", affirmed, f"answer ends: {sentence}", answer=appended(g.trajectory.answer, sentence, zh)
+        )
+
+
 def invented_fact(g: Gold) -> Iterator[Mutant]:
     """Per kind of fact (a lab value, a medication, a diagnosis), the first sentence of INVENTED that states a fact
     no gold call returned (nor the task, nor the clock), added where the gold answers: at the end of its answer text,
@@ -592,6 +610,7 @@ OPERATORS: dict[str, Callable[[Gold], Iterator[Mutant]]] = {
     "unit-swap": unit_swap,
     "several-values": several_values,
     "invented-fact": invented_fact,
+    "claim-negated": claim_negated,
     "cite-unread": cite_unread,
     "cite-other-patient": cite_other_patient,
     "cite-stale": cite_stale,

@@ -77,7 +77,8 @@ def test_an_extra_harmless_read_passes_without_completing(med):
 
 def test_a_missing_read_fails_the_required_events_and_a_missing_write_the_outcome(med):
     no_drug_info = graded(med, [c for c in GOLD if c[0] != "drug_info"])
-    assert failing(no_drug_info) == {"chain": "soft", "events": "hard"}
+    # the dose the answer reports is then shown by no look-up: the order the agent wrote grounds nothing
+    assert failing(no_drug_info) == {"chain": "soft", "events": "hard", "grounded": "hard"}
     assert (no_drug_info.scores.passed, no_drug_info.scores.completion) == (False, 0)
     assert "drug_info" in next(v.reason for v in no_drug_info.verdicts if v.verifier_id == "events")
     no_prescription = graded(med, [c for c in GOLD if c[0] != "medication_request_create"])

@@ -24,7 +24,7 @@ from forge_kernel.spec.loading import read_yaml
 from tests.helpers import ROOT, WORKED_EXAMPLES, copy_worked_examples
 from tests.spec.test_bundled_format import write_in_full
 
-BASE_IDS = ("chain", "scope", "writes", "foreign", "grounded", "budget")
+BASE_IDS = ("chain", "scope", "writes", "foreign", "grounded", "consistent", "budget")
 
 
 def dump(path, data):

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from ...spec import Strict
+from .._claims import contradiction
 from .._text import Synonyms, affirms, bounded, drug_of, label, mentions, normal, stated_dates, synonyms
 from ..matchers import Matcher, valid_regex, values_at, within
 from ..quantities import Amount, Located, amount, in_unit, located_amounts, normal_unit
@@ -316,3 +317,15 @@ def field(ctx: GradeContext, p: FieldParams) -> Outcome:
             False, f"output.{p.path} {problem}" if problem == "does not match" else f"output.{p.path}: {problem}"
         )
     return Outcome(True, f"output.{p.path} matches")
+
+
+class ConsistentParams(Strict):
+    """No parameters: the claims are read from the answer (``verify/_claims.py``)."""
+
+
+@verifier("answer.consistent", category="answer")
+def consistent(ctx: GradeContext, p: ConsistentParams) -> Outcome:
+    """The answer does not contradict itself about the patient now: no diagnosis or state affirmed in one sentence
+    and denied in another, no two opposite states; the sentences are named."""
+    problem = contradiction(ctx.result.answer)
+    return Outcome(problem is None, problem or "no claim of the answer contradicts another")
