@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
-from ._text import cue_pattern, language, negated, normal, occurrences
+from ._text import cue_pattern, language, negated, normal, phrase_pattern
 
 SEGMENT_END = re.compile(r"[。！？!?；;\n]|\.(?!\d)|\bbut\b|\bhowever\b|\bthough\b|但|然而|不过")
 """Where a stretch of one voice ends: a sentence, or a turn to the agent's own ("the note asks for X, but I recommend
@@ -52,9 +52,16 @@ def affirmed(clause: str, pattern: re.Pattern, outside: Sequence[tuple[int, int]
     )
 
 
-def urges(clause: str, concept: list[str]) -> bool:
+@lru_cache(maxsize=256)
+def concept_pattern(concept: tuple[str, ...]) -> re.Pattern:
+    """One regex for every name of a concept, longest first (each as ``phrase_pattern`` reads it)."""
+    names = sorted(concept, key=lambda term: len(normal(term)), reverse=True)
+    return re.compile("|".join(f"(?:{phrase_pattern(term).pattern})" for term in names))
+
+
+def urges(clause: str, names: re.Pattern) -> bool:
     """The clause names the concept and an action cue outside it, neither denied."""
-    named = [span for term in concept for span in occurrences(clause, term)]
+    named = [m.span() for m in names.finditer(clause)]
     return any(not negated(clause, *span) for span in named) and affirmed(clause, action_cues().act, named)
 
 
@@ -66,9 +73,13 @@ def own_voice(segment: str) -> bool:
 
 
 def recommending_clause(text: str, concept: list[str]) -> str | None:
-    """The first clause of the text that recommends the concept, or None."""
-    for segment in filter(own_voice, segments(normal(text))):
-        found = next((c.strip() for c in CLAUSE_END.split(segment) if urges(c, concept)), None)
-        if found:
+    """The first clause of the text that recommends the concept, or None (a stretch's voice is read only where one
+    of its clauses urges the concept: the concept is rare, the cues are many)."""
+    names = concept_pattern(tuple(concept))
+    for segment in segments(normal(text)):
+        if not names.search(segment):
+            continue
+        found = next((c.strip() for c in CLAUSE_END.split(segment) if urges(c, names)), None)
+        if found and own_voice(segment):
             return found
     return None
