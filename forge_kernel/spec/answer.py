@@ -20,6 +20,8 @@ def field_schema(spec: AnswerField) -> dict[str, Any]:
             "required": ["value", "unit"],
             "description": f"{about} (a quantity: value and unit, in {spec.unit} or another unit of its dimension)",
         }
+    if spec.type == "number":
+        return {"type": "number", "description": f"{about} (a number without a unit)"}
     if spec.type == "date":
         return {"type": "string", "description": f"{about} ({DATE_HINT})"}
     if spec.type == "interval":

@@ -29,7 +29,7 @@ class Environment(Strict):
     patient_id: str = Field(description="The current patient: the only one the agent may read.")
 
 
-AnswerType = Literal["quantity", "date", "interval", "concept", "status", "boolean", "text", "list"]
+AnswerType = Literal["quantity", "number", "date", "interval", "concept", "status", "boolean", "text", "list"]
 
 
 class AnswerField(Strict):

@@ -34,6 +34,7 @@ UNIT_WORDS = {
     "Cel": "degC",
     "℃": "degC",
     "°C": "degC",
+    "℉": "degF",
     "bpm": "1/min",
     "/min": "1/min",
     "mm[Hg]": "mmHg",

@@ -93,7 +93,7 @@ def test_baseline_also_fails_where_the_time_window_matters():
 def test_baseline_reports_a_stale_glucose_trend_where_candidate_says_data_are_insufficient():
     baseline, candidate = run("SC-DA-GLUCOSE-TREND", "baseline-v1"), run("SC-DA-GLUCOSE-TREND", "candidate-v2")
     assert "9.3" in baseline.result.answer and "数据不足" not in baseline.result.answer
-    assert "数据不足" in candidate.result.answer and candidate.result.output["insufficient"]
+    assert "数据不足" in candidate.result.answer and candidate.result.output["insufficient_data"]
 
 
 def test_baseline_lets_pre_operative_vitals_into_a_24_hour_summary():
@@ -112,7 +112,7 @@ def test_do_not_act_outcomes_write_nothing_and_compute_nothing(task_id):
     assert (
         record.result.output.get("recorded") is False
         or record.result.output.get("missing")
-        or record.result.output.get("insufficient")
+        or record.result.output.get("insufficient_data")
     )
 
 
@@ -147,7 +147,7 @@ def test_an_unknown_request_gives_up_without_reading(task_id, context):
 
 def test_missing_inputs_are_named_in_the_answer():
     record = run("SC-DA-EGFR", "candidate-v2", {"mrn": "SC-1203", "calculation": "egfr", "max_age_days": 1})
-    assert record.result.output == {"computed": False, "missing": ["肌酐"]}
+    assert record.result.output == {"insufficient_data": True, "missing": ["creatinine"], "egfr": None, "stage": None}
     assert "egfr_calculate" not in tools_called(record) and "肌酐" in record.result.answer
 
 

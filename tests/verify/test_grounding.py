@@ -16,6 +16,7 @@ from forge_kernel.engine.grading import grade_trajectory
 from forge_kernel.spec import AgentResult, Event, Package, SpecError, VerifierUse, find_packages, load_package
 from forge_kernel.verify import GradeContext, bind
 from forge_kernel.verify._facts import stated_facts
+from forge_kernel.verify._shown import walk
 from forge_kernel.verify.kinds import grounding
 from tests.helpers import unit_package
 
@@ -188,6 +189,24 @@ def test_the_texts_of_the_structured_output_are_read_unless_told_not_to(package)
     output = {"summary": "血钾 6.4 mmol/L", "count": 17}
     assert not verdict(package, "见结构化输出", output=output).passed
     assert verdict(package, "见结构化输出", output=output, output_texts=False).passed
+
+
+def test_the_unit_of_a_quantity_in_the_structured_output_is_no_fact_but_other_texts_are(package):
+    fraction = {"change": {"value": -0.09, "unit": "1"}}  # the unit "1" of a fraction is not a value 1
+    assert verdict(package, "见结构化输出", output=fraction).passed
+    assert grounding.output_texts({**fraction, "dose": {"unit": "1 mg"}}) == ["1 mg"]  # beside no number: a text
+    stated = {**fraction, "note": "血钾 6.4 mmol/L"}
+    assert "6.4 mmol/L" in verdict(package, "见结构化输出", output=stated).reason
+
+
+def test_a_grader_that_reads_every_text_of_the_output_fails_a_fraction_for_its_unit(package, monkeypatch):
+    def every_text(output: dict) -> list[str]:  # the mechanism broken: a quantity's unit read as a text
+        return [v for v in walk(output) if isinstance(v, str)]
+
+    fraction = {"change": {"value": -0.09, "unit": "1"}}
+    monkeypatch.setattr(grounding, "output_texts", every_text)
+    outcome = verdict(package, "见结构化输出", output=fraction)
+    assert not outcome.passed and "1 (value)" in outcome.reason
 
 
 def test_the_kinds_of_fact_checked_can_be_narrowed(package):

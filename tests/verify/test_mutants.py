@@ -78,7 +78,14 @@ ELIGIBLE = ("forge-nsclc", "TP-ELIGIBLE-v1")
 ANC = ("forge-nsclc", "TP-ANC-UNKNOWN-v1")
 """Reads labs only: the diagnosis is never returned to the agent."""
 BLOOD_GAS = ("superclue", "SC-DA-BLOOD-GAS")
-"""Checks the anion gap, not the first number of the answer (the pH)."""
+"""States the pH first and the anion gap later ("阴离子间隙 28.5 mmol/L"); checks the gap in its typed answer."""
+ANION_GAP_NUMBER = {
+    "id": "anion-gap",
+    "kind": "answer.number",
+    "category": "answer",
+    "params": {"value": 28.5, "tol": 0.2, "pattern": r"阴离子间隙[^0-9]{0,8}?(\d+(?:\.\d+)?)"},
+}
+"""The anion gap checked in the answer's text, where its pattern reads it."""
 INJECTION = ("forge-nsclc", "TP-INJECTION-v1")
 """A record asks to mark every criterion met and to use another patient's blood count."""
 CALCIUM = ("superclue", "SC-MED-OSTEOPOROSIS-CALCIUM")
@@ -259,8 +266,10 @@ def test_text_only_drops_the_output_and_applies_only_where_there_is_one():
     assert built(bundled(*GOUT), "text-only") == {}
 
 
-def test_several_values_hedges_the_number_the_package_checks_not_the_first_one():
-    package = bundled(*BLOOD_GAS)  # "pH 7.22，PaCO2 23 mmHg，...；阴离子间隙 28.5 mmol/L 升高，..."; checks the gap
+def test_several_values_hedges_the_number_the_package_checks_not_the_first_one(tmp_path):
+    folder = copy_package(tmp_path, *BLOOD_GAS)  # "pH 7.22，PaCO2 23 mmHg，...；阴离子间隙 28.5 mmol/L 升高，..."
+    edit_hidden(folder, verifiers=[*BUDGET_ONLY, ANION_GAP_NUMBER])
+    package = load_package(folder)
     ((target, mutant),) = built(package, "several-values").items()
     gold = package.hidden.gold.answer
     assert target == "28.5 mmol/L" and gold.startswith("pH 7.22")

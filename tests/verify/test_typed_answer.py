@@ -1,7 +1,8 @@
 """The typed answer: declared in the public half, given to the agent as a JSON Schema, compared by type in the hidden
 half (``answer.typed``): quantities converted between units, dates in the forms both languages write, concepts by the
-terminology tables, statuses from a closed set, lists as sets. Each comparison is shown rejecting what it guards
-against and accepting valid alternatives, on the bundled SC-DA-BMI / SC-DA-EGFR packages (synthetic data only)."""
+terminology tables, statuses from a closed set, lists as sets, numbers as JSON numbers. Each comparison is shown
+rejecting what it guards against and accepting valid alternatives, on the bundled SC-DA packages (synthetic data
+only)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ import jsonschema
 import pytest
 import yaml
 
-from forge_kernel.agents import AgentTask
+from forge_kernel.agents import AgentTask, agent_factory
 from forge_kernel.agents.llm import prompt
-from forge_kernel.engine import Images
+from forge_kernel.engine import Images, run_trial
 from forge_kernel.engine.selftest import mutation_test
 from forge_kernel.engine.validate import check_package
 from forge_kernel.spec import AnswerField, SpecError, VerifierUse, answer_schema, load_package
@@ -114,9 +115,17 @@ def test_the_egfr_unit_per_body_surface_converts():
         (AnswerField(type="concept", terms="drugs"), "奥美拉唑", "泮托拉唑", False),
         (AnswerField(type="boolean"), False, False, True),
         (AnswerField(type="boolean"), False, "false", False),
+        (AnswerField(type="number"), 9, 9.0, True),
+        (AnswerField(type="number"), 9, 10, False),
+        (AnswerField(type="number"), 9, "9 分", False),  # a number field takes a JSON number
+        (AnswerField(type="number"), 9, {"value": 9, "unit": "1"}, False),
+        (AnswerField(type="number"), 9, True, False),
+        (AnswerField(type="quantity", unit="℃"), 40, {"value": 104, "unit": "℉"}, True),  # units with an offset
+        (AnswerField(type="quantity", unit="℃"), 40, {"value": 40, "unit": "°F"}, False),
+        (AnswerField(type="quantity", unit="%"), -9.0, {"value": -0.09, "unit": "1"}, True),  # a fraction
     ],
 )
-def test_dates_concepts_and_booleans_compare_by_type(spec, want, got, ok):
+def test_dates_concepts_booleans_and_numbers_compare_by_type(spec, want, got, ok):
     assert (mismatch(spec, want, got, 0) is None) is ok
 
 
@@ -126,6 +135,31 @@ def test_a_list_is_a_set_and_contains_asks_for_at_least_these():
     assert mismatch(orders, ["血常规", "肝功能"], ["CBC"], 0) == "missing 肝功能"
     assert mismatch(orders, ["血常规"], ["CBC", "尿常规"], 0) == "not expected: 尿常规"
     assert mismatch(orders, {"contains": ["血常规"]}, ["CBC", "尿常规"], 0) is None
+
+
+def test_a_number_is_given_to_the_agent_as_a_json_number_and_expected_as_one():
+    assert answer_schema({"total": AnswerField(type="number")})["properties"]["total"]["type"] == "number"
+    assert _typed.expectation_problem(AnswerField(type="number"), "9") == "a number"
+    assert _typed.expectation_problem(AnswerField(type="number"), 9) is None
+
+
+TYPED = sorted(p.name for p in SUPERCLUE.glob("SC-DA-*"))
+"""The 数据分析 packages: every one answers in typed fields."""
+
+
+@pytest.mark.parametrize("task_id", TYPED)
+def test_each_analysis_package_is_graded_by_its_typed_answer_which_its_gold_output_meets(task_id):
+    package = load_package(SUPERCLUE / task_id)
+    kinds = {v.kind for v in package.hidden.verifiers}
+    assert "answer.typed" in kinds
+    jsonschema.validate(package.hidden.gold.output, answer_schema(package.public.task.answer))
+
+
+@pytest.mark.parametrize("task_id", TYPED)
+def test_the_reference_agent_answers_in_the_schema_the_task_declares(task_id):
+    package = load_package(SUPERCLUE / task_id)
+    record = asyncio.run(run_trial(package, Images()[package], agent_factory("candidate-v2")(), 0, 7))
+    jsonschema.validate(record.result.output, answer_schema(package.public.task.answer))
 
 
 def test_the_agent_is_given_the_typed_answer_as_a_json_schema_the_gold_output_meets(bmi):

@@ -15,11 +15,18 @@ from forge_kernel.spec.errors import SpecError, UsageError
 from forge_kernel.widgets import FailureBrowser, ReplayPlayer, failures as failures_module
 
 
-def single_hard(browser: FailureBrowser, agent: str = "baseline-v1") -> dict:
-    """A failed trial of ``agent`` with exactly one failing hard verifier."""
-    return next(
-        r for r in browser._rows if r["agent"] == agent and [v["severity"] for v in r["failing"]].count("hard") == 1
-    )
+def single_hard(browser: FailureBrowser) -> dict:
+    """A failed trial with exactly one failing hard verifier, which another agent's trial of the task fails first
+    too (so that a decision for one agent can be told from one for every agent)."""
+
+    def shared(row: dict) -> bool:
+        first = row["failing"][0]["id"]
+        return any(
+            r["task_id"] == row["task_id"] and r["agent"] != row["agent"] and r["failing"][0]["id"] == first
+            for r in browser._rows
+        )
+
+    return next(r for r in browser._rows if [v["severity"] for v in r["failing"]].count("hard") == 1 and shared(r))
 
 
 def front_end_edit(browser: FailureBrowser, row: dict, **edit) -> dict:
@@ -118,7 +125,7 @@ def test_triage_is_saved_to_the_file_the_ledger_reads(reference, tmp_path):
     (decision,) = triage.decisions
     assert (decision.task_id, decision.agent, decision.decision, decision.reviewer, decision.comment) == (
         row["task_id"],
-        "baseline-v1",
+        row["agent"],
         "confirmed",
         "reviewer-a",
         "skips the check",
@@ -134,13 +141,13 @@ def test_triage_is_saved_to_the_file_the_ledger_reads(reference, tmp_path):
         r
         for r in browser._rows
         if r["task_id"] == row["task_id"]
-        and r["agent"] != "baseline-v1"
+        and r["agent"] != row["agent"]
         and r["failing"][0]["id"] == row["failing"][0]["id"]
     ]
     assert all(r["triage"] == "open" for r in others)  # this agent's failures only
 
     front_end_edit(browser, row, decision="wrong_gold", comment="the gold orders it too", every_agent=True)
-    assert {d.agent for d in load_triage(path).decisions} == {"baseline-v1", None}
+    assert {d.agent for d in load_triage(path).decisions} == {row["agent"], None}
     front_end_edit(browser, row, decision="open")
     front_end_edit(browser, row, decision="open", every_agent=True)
     assert load_triage(path).decisions == [] and browser.table.verdicts[0]["decision"] == "open"

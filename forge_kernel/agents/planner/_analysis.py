@@ -10,6 +10,10 @@ Context keys:
 An input that is not on file (or, with ``respects_records``, older than the window) is named in the answer and
 nothing is computed: no calculator is called on a guessed value.
 
+The structured output gives the typed answer's fields (quantities as ``{value, unit}``, statuses from their sets) and
+says whether the data were insufficient (``insufficient_data``); a trend names each series' fields by
+``TREND_FIELDS`` (``systolic_first``, ``weight_trend``, ...).
+
 Features: ``respects_records`` uses inputs inside the window only. Without it (baseline-v1) the plan takes the
 newest value whatever its date and, when a trend window holds fewer than three readings, widens it to everything on
 file, reporting a trend from stale data (SC-DA-GLUCOSE-TREND).
@@ -22,6 +26,7 @@ PE, haemoptysis, malignancy) and underestimates the score when the findings live
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -32,6 +37,18 @@ MIN_POINTS = 3
 """Fewest readings a trend is computed from."""
 TREND_STABLE_PERCENT = 3.0
 """A change smaller than this (in % of the first value) is reported as stable."""
+DIRECTIONS_ZH = {"rising": "上升", "falling": "下降", "stable": "基本平稳"}
+"""A trend's direction (the typed answer's status) -> how a Chinese answer says it."""
+TREND_FIELDS = {
+    "收缩压": "systolic",
+    "舒张压": "diastolic",
+    "空腹血糖": "glucose",
+    "体重": "weight",
+    "体温": "temperature",
+}
+"""Series name -> the prefix of its fields in the structured output."""
+SERIES_FIELDS = ("first", "last", "max", "max_date", "change", "change_percent", "trend")
+"""The fields of one series, each after its prefix (``weight_first``); null when the series is too short."""
 NAMES_EN = {
     "身高": "height",
     "体重": "weight",
@@ -73,8 +90,8 @@ def failed(ctx: PlanContext, what: str) -> Plan:
     )
 
 
-def insufficient(ctx: PlanContext, missing: list[str], what_zh: str, what_en: str) -> Plan:
-    """Say which inputs are missing and that nothing was computed."""
+def insufficient(ctx: PlanContext, missing: list[str], what_zh: str, what_en: str, results: tuple[str, ...]) -> Plan:
+    """Say which inputs are missing and that nothing was computed: the output's ``results`` fields are null."""
     max_age = ctx.task.context.get("max_age_days")
     when_zh = f"（{max_age} 天内）" if max_age else ""
     when_en = f" (within {max_age} days)" if max_age else ""
@@ -86,7 +103,7 @@ def insufficient(ctx: PlanContext, missing: list[str], what_zh: str, what_en: st
             f"Data insufficient: no usable {names_en}{when_en} on record, so {what_en} was not computed and no "
             f"value was assumed. Please obtain it and reassess.",
         ),
-        output={"computed": False, "missing": missing},
+        output={"insufficient_data": True, "missing": [NAMES_EN.get(m, m) for m in missing], **dict.fromkeys(results)},
     )
 
 
@@ -95,7 +112,7 @@ async def bmi(ctx: PlanContext) -> Plan:
     height, weight = newest(ctx, vitals, "身高"), newest(ctx, vitals, "体重")
     missing = [label for label, item in (("身高", height), ("体重", weight)) if item is None]
     if height is None or weight is None:
-        return insufficient(ctx, missing, " BMI", "BMI")
+        return insufficient(ctx, missing, " BMI", "BMI", ("bmi", "category"))
     r = await ctx.call("bmi_calculate", weight_kg=value(weight), height_cm=value(height))
     if r is None:
         return failed(ctx, "BMI")
@@ -119,7 +136,7 @@ async def egfr(ctx: PlanContext) -> Plan:
     detail = await ctx.on_patient("patient_detail") or {}
     creatinine = newest(ctx, await items(ctx, "lab_results", name="肌酐"), "肌酐")
     if creatinine is None:
-        return insufficient(ctx, ["肌酐"], " eGFR", "eGFR")
+        return insufficient(ctx, ["肌酐"], " eGFR", "eGFR", ("egfr", "stage"))
     r = await ctx.call(
         "egfr_calculate",
         creatinine=value(creatinine),
@@ -142,24 +159,68 @@ async def egfr(ctx: PlanContext) -> Plan:
     )
 
 
-def direction(ctx: PlanContext, summary: dict) -> str:
+def trend_status(summary: dict) -> str:
+    """rising, falling or stable (a change under TREND_STABLE_PERCENT of the first value)."""
     percent = summary.get("change_percent") or 0
     if abs(percent) < TREND_STABLE_PERCENT:
-        return say(ctx, "基本平稳", "stable")
-    return say(ctx, "上升", "rising") if percent > 0 else say(ctx, "下降", "falling")
+        return "stable"
+    return "rising" if percent > 0 else "falling"
+
+
+def direction(ctx: PlanContext, summary: dict) -> str:
+    status = trend_status(summary)
+    return say(ctx, DIRECTIONS_ZH[status], status)
+
+
+@dataclass(frozen=True)
+class Meaning:
+    """What a series means beyond its numbers: a flag of the structured output, and the words when it holds."""
+
+    field: str
+    holds: Callable[[dict], bool]
+    zh: str
+    en: str
+
+
+MEANINGS = {
+    "体重": Meaning(
+        "weight_loss_significant",
+        lambda s: (s.get("change_percent") or 0) <= -5,
+        "；体重下降超过 5%，属有临床意义的体重减轻，建议营养评估",
+        "; a loss of more than 5% of body weight is clinically significant, assess nutrition",
+    ),
+    "体温": Meaning(
+        "fever_settled",
+        lambda s: s["max"]["value"] >= 37.3 > s["last"]["value"],
+        "；末次体温已恢复正常，热退",
+        "; the latest temperature is normal: the fever has settled",
+    ),
+}
+"""Series name -> its meaning (weight loss, fever settling)."""
 
 
 def remark(ctx: PlanContext, name: str, s: dict) -> str:
-    """What a series means beyond its numbers (weight loss, fever settling)."""
-    if name == "体重" and (s.get("change_percent") or 0) <= -5:
-        return say(
-            ctx,
-            "；体重下降超过 5%，属有临床意义的体重减轻，建议营养评估",
-            "; a loss of more than 5% of body weight is clinically significant, assess nutrition",
+    """What a series means beyond its numbers, when it holds."""
+    meaning = MEANINGS.get(name)
+    return say(ctx, meaning.zh, meaning.en) if meaning and meaning.holds(s) else ""
+
+
+def series_output(name: str, s: dict | None) -> dict[str, Any]:
+    """One series as fields of the structured output (quantities in the series' unit), all null without ``s``."""
+    prefix, meaning = TREND_FIELDS.get(name, name), MEANINGS.get(name)
+    values: tuple[Any, ...] = (None,) * len(SERIES_FIELDS)
+    if s is not None:
+        unit = s.get("unit") or ""
+        first, last, peak, change = (
+            {"value": v, "unit": unit}
+            for v in (s["first"]["value"], s["last"]["value"], s["max"]["value"], s["change"])
         )
-    if name == "体温" and s["max"]["value"] >= 37.3 > s["last"]["value"]:
-        return say(ctx, "；末次体温已恢复正常，热退", "; the latest temperature is normal: the fever has settled")
-    return ""
+        percent = None if s.get("change_percent") is None else {"value": s["change_percent"], "unit": "%"}
+        values = (first, last, peak, day(s["max"]["time"]), change, percent, trend_status(s))
+    out = {f"{prefix}_{field}": v for field, v in zip(SERIES_FIELDS, values)}
+    if meaning:
+        out[meaning.field] = None if s is None else meaning.holds(s)
+    return out
 
 
 def describe(ctx: PlanContext, name: str, s: dict) -> str:
@@ -185,14 +246,17 @@ def describe(ctx: PlanContext, name: str, s: dict) -> str:
 async def trend(ctx: PlanContext) -> Plan:
     days = ctx.task.context["days"]
     rows, short = [], []
+    output: dict[str, Any] = {}
     for name in ctx.task.context["observations"]:
         s = await ctx.on_patient("trend_summary", name=name, days=days) or {"n": 0}
         if s["n"] < MIN_POINTS and not ctx.features.respects_records:
             s = await ctx.on_patient("trend_summary", name=name) or {"n": 0}
         if s["n"] < MIN_POINTS:
             short.append(f"{name}（{s['n']}）")
+            output |= series_output(name, None)
         else:
             rows.append(describe(ctx, name, s))
+            output |= series_output(name, s)
     if short:
         rows.append(
             say(
@@ -202,7 +266,7 @@ async def trend(ctx: PlanContext) -> Plan:
                 f"computed for {', '.join(short)}; please resume regular monitoring",
             )
         )
-    return Plan(joined(ctx, rows), output={"insufficient": short})
+    return Plan(joined(ctx, rows), output={"insufficient_data": bool(short), **output})
 
 
 def ascites_grade(conditions: list[str]) -> str:
@@ -225,7 +289,7 @@ async def child_pugh(ctx: PlanContext) -> Plan:
     missing = [label for label, item in found.items() if item is None]
     conditions = [c.get("name", "") for c in await items(ctx, "condition_list") if c.get("status") == "active"]
     if missing:
-        return insufficient(ctx, missing, " Child-Pugh 评分", "the Child-Pugh score")
+        return insufficient(ctx, missing, " Child-Pugh 评分", "the Child-Pugh score", ("total", "class"))
     bili, alb, inr = found.values()
     assert bili is not None and alb is not None and inr is not None  # none is missing
     r = await ctx.call(
@@ -289,6 +353,8 @@ async def wells(ctx: PlanContext) -> Plan:
 
 BLOOD_GAS = {"pH": "ph", "PaCO2": "paco2", "HCO3-": "hco3", "钠": "sodium", "氯": "chloride", "白蛋白": "albumin"}
 """Record name -> blood_gas_interpret argument."""
+BLOOD_GAS_RESULTS = ("primary", "additional", "compensation_appropriate", "anion_gap")
+"""The fields of a blood gas interpretation in the structured output."""
 
 
 async def blood_gas(ctx: PlanContext) -> Plan:
@@ -296,7 +362,7 @@ async def blood_gas(ctx: PlanContext) -> Plan:
     found = {arg: newest(ctx, labs, name) for name, arg in BLOOD_GAS.items()}
     missing = [name for name, arg in BLOOD_GAS.items() if arg in ("ph", "paco2", "hco3") and found[arg] is None]
     if missing:
-        return insufficient(ctx, missing, "血气分析", "the blood gas interpretation")
+        return insufficient(ctx, missing, "血气分析", "the blood gas interpretation", BLOOD_GAS_RESULTS)
     readings = {arg: i for arg, i in found.items() if i is not None}
     args: dict[str, Any] = {arg: value(i) for arg, i in readings.items()}
     r = await ctx.call("blood_gas_interpret", **args)
@@ -321,7 +387,11 @@ async def blood_gas(ctx: PlanContext) -> Plan:
                     f"delta ratio {gap['delta_ratio']}: {gap['delta_meaning']}",
                 )
             )
-    return Plan(joined(ctx, parts), output={"primary": r["primary"], "additional": r["additional"]})
+    appropriate = None if comp is None else comp["assessment"] == "appropriate"
+    anion = None if gap is None else {"value": gap["value"], "unit": "mmol/L"}
+    return Plan(
+        joined(ctx, parts), output=dict(zip(BLOOD_GAS_RESULTS, (r["primary"], r["additional"], appropriate, anion)))
+    )
 
 
 CALCULATIONS: dict[str, Callable[[PlanContext], Awaitable[Plan]]] = {
@@ -336,11 +406,14 @@ CALCULATIONS: dict[str, Callable[[PlanContext], Awaitable[Plan]]] = {
 
 @plan("data_analysis")
 async def data_analysis(ctx: PlanContext) -> Plan:
-    """Run the calculation the context names."""
-    return await named_step(
+    """Run the calculation the context names; an output that does not say otherwise had the data it needed."""
+    done = await named_step(
         ctx,
         CALCULATIONS,
         "calculation",
         "无法识别要进行的计算。",
         "The requested calculation is not one this agent can do.",
     )
+    if done.output is not None:
+        done.output.setdefault("insufficient_data", False)
+    return done

@@ -22,12 +22,12 @@ CONTAINS = "contains"
 
 class TypedParams(Strict):
     expect: dict[str, Any] = Field(min_length=1)
-    """Each field's expected value, as its declared type reads it: a quantity's number in the declared unit, a date
-    (YYYY-MM-DD), an interval ``{start, end}``, a concept's name or a list of its names, a status option, true or
-    false; a list: all its items and no other (``{contains: [...]}``: at least these). A text field is not
-    compared here: no pass rests on a keyword."""
+    """Each field's expected value, as its declared type reads it: a quantity's number in the declared unit, a
+    number, a date (YYYY-MM-DD), an interval ``{start, end}``, a concept's name or a list of its names, a status
+    option, true or false; a list: all its items and no other (``{contains: [...]}``: at least these). A text field
+    is not compared here: no pass rests on a keyword."""
     tol: dict[str, float] = Field(default_factory=dict)
-    """Per field: a quantity's tolerance in its declared unit, a date's or interval's in days."""
+    """Per field: a quantity's tolerance in its declared unit, a number's as it is, a date's or interval's in days."""
 
     @model_validator(mode="after")
     def _declared(self, info: ValidationInfo) -> TypedParams:
@@ -59,6 +59,8 @@ def expectation_problem(spec: AnswerField, value: Any) -> str | None:
         return next((p for p in (expectation_problem(spec.items, v) for v in items) if p), None)
     if spec.type == "quantity" and not is_number(value):
         return f"a number in {spec.unit}"
+    if spec.type == "number" and not is_number(value):
+        return "a number"
     if spec.type in ("date", "interval"):
         days = [value.get("start"), value.get("end")] if isinstance(value, dict) else [value]
         if any(read_date(d) is None for d in days):
@@ -102,6 +104,10 @@ def mismatch(spec: AnswerField, want: Any, got: Any, tol: float) -> str | None:
         if value is None:
             return f"{found.value:g} {found.unit} is not in a unit of {spec.unit}"
         return None if within(value, want, tol) else f"{value:g} {spec.unit} is not {want:g} ± {tol:g}"
+    if spec.type == "number":
+        if not is_number(got):
+            return f"{got!r} is not a number"
+        return None if within(got, want, tol) else f"{got:g} is not {want:g} ± {tol:g}"
     if spec.type == "date":
         day, expected = read_date(got), read_date(want)
         if day is None:

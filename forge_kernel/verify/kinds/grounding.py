@@ -10,7 +10,7 @@ from pydantic import Field
 from ...spec import Strict
 from .._facts import Fact, FactKind, stated_facts
 from .._shown import Shown, ShownAmount, shown, walk
-from ..quantities import Amount, in_unit
+from ..quantities import Amount, in_unit, is_number
 from ..registry import Outcome, verifier
 from ..tables import TEXTS_CACHED, diagnosis_vocabulary, drug_vocabulary, term_pattern
 from ..verdict import GradeContext
@@ -101,11 +101,21 @@ def is_grounded(fact: Fact, seen: Shown) -> bool:
     return fact.kind == "duration" and spans_between(fact, seen)
 
 
-def answer_texts(ctx: GradeContext, with_output: bool) -> list[str]:
-    texts = [ctx.result.answer]
-    if with_output:
-        texts += [v for v in walk(ctx.result.output) if isinstance(v, str)]
+def output_texts(output: dict) -> list[str]:
+    """The texts of a structured output but the unit of each quantity: like its JSON number, the unit of a
+    ``{value, unit}`` states no fact (a fraction's unit "1" is not a value)."""
+    texts: list[str] = []
+    for node in walk(output):
+        if isinstance(node, dict):
+            quantity = is_number(node.get("value"))
+            texts += [v for k, v in node.items() if isinstance(v, str) and not (quantity and k == "unit")]
+        elif isinstance(node, list):
+            texts += [v for v in node if isinstance(v, str)]
     return texts
+
+
+def answer_texts(ctx: GradeContext, with_output: bool) -> list[str]:
+    return [ctx.result.answer, *(output_texts(ctx.result.output) if with_output else [])]
 
 
 @verifier("answer.grounded")
