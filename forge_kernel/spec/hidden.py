@@ -26,6 +26,7 @@ MutantOperator = Literal[
     "forbidden-write",
     "text-only",
     "unit-swap",
+    "date-other-format",
     "several-values",
     "invented-fact",
     "cite-unread",
@@ -90,7 +91,7 @@ class ValidMutant(Strict):
             "the allergy's `AllergyIntolerance/<id>` for allergy-order; the cited `Type/id` for the citing operators; "
             "the amount as the answer writes it (e.g. `7.2 mmol/L`) for several-values; the fact as the added sentence "
             "writes it (e.g. `6.4 mmol/L`, `华法林`) for invented-fact; `output` for text-only; the typed answer's "
-            "field for unit-swap."
+            "field for unit-swap. date-other-format mutants are valid by construction and are never declared."
         ),
     )
     reason: str = Field(min_length=1)
