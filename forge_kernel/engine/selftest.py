@@ -12,7 +12,7 @@ from typing import Literal
 
 from ..models import load_model_config
 from ..spec import Grading, Package, TrajectoryFile, ValidMutant
-from ..verify import OPERATORS, Mutant, bind, build_mutants
+from ..verify import MUST_PASS, OPERATORS, Mutant, bind, build_mutants
 from ..verify.kinds import JUDGE, RubricParams, identity, labelled_pairs, labelled_set_path
 from .grading import grade_trajectory
 from .trial import Images
@@ -64,8 +64,10 @@ async def selftest_package(package: Package, images: Images) -> list[CaseResult]
     return results
 
 
-MutantStatus = Literal["rejected", "survived", "declared valid", "declared valid, rejected"]
-PROBLEMS = ("survived", "declared valid, rejected")
+MutantStatus = Literal[
+    "rejected", "survived", "declared valid", "declared valid, rejected", "passed as it must", "must pass, rejected"
+]
+PROBLEMS = ("survived", "declared valid, rejected", "must pass, rejected")
 """Statuses that fail ``selftest --mutants``."""
 
 
@@ -91,8 +93,13 @@ class MutationReport:
 
 
 def judged(mutant: Mutant, failed: list[str], declaration: ValidMutant | None) -> MutantResult:
-    """A mutant counts as rejected when a hard verdict fails; a declared valid one must pass."""
+    """A mutant counts as rejected when a hard verdict fails; a declared valid one, or one valid by construction,
+    must pass."""
     rejected = f"fails {', '.join(failed)}"
+    if mutant.must_pass:
+        if failed:
+            return MutantResult(mutant, "must pass, rejected", f"{rejected}; valid by construction")
+        return MutantResult(mutant, "passed as it must", "valid by construction")
     if declaration is None:
         return MutantResult(mutant, "rejected" if failed else "survived", rejected if failed else "passes")
     if failed:
@@ -123,16 +130,24 @@ def operator_totals(reports: list[MutationReport]) -> dict[str, Counter]:
 
 
 def operators_line(report: MutationReport) -> str:
-    """``drop-call 5/7 +1 valid · skip-check 2/2``: rejected / applicable of each operator that applies."""
+    """``drop-call 5/7 +1 valid · skip-check 2/2 · date-other-format 1/1 passed``: rejected / applicable of each
+    operator that applies (passed / applicable of one whose mutants must pass)."""
     return " · ".join(
-        f"{op} {c['rejected']}/{c.total()}" + (f" +{c['declared valid']} valid" if c["declared valid"] else "")
+        f"{op} {c['passed as it must']}/{c.total()} passed"
+        if op in MUST_PASS
+        else f"{op} {c['rejected']}/{c.total()}" + (f" +{c['declared valid']} valid" if c["declared valid"] else "")
         for op, c in operator_totals([report]).items()
         if c
     )
 
 
 def totals_line(operator: str, counts: Counter) -> str:
-    """``drop-call: 412/430 rejected, 18 declared valid, 0 survived`` (and wrongly rejected ones, if any)."""
+    """``drop-call: 412/430 rejected, 18 declared valid, 0 survived`` (and wrongly rejected ones, if any);
+    ``date-other-format: 12/12 passed as they must`` for an operator whose mutants must pass."""
+    if operator in MUST_PASS:
+        wrong = counts["must pass, rejected"]
+        line = f"{operator}: {counts['passed as it must']}/{counts.total()} passed as they must (valid by construction)"
+        return line + (f", {wrong} rejected" if wrong else "")
     line = (
         f"{operator}: {counts['rejected']}/{counts.total()} rejected, {counts['declared valid']} declared "
         f"valid, {counts['survived']} survived"

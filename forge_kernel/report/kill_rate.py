@@ -50,11 +50,14 @@ def in_thread(coro):
 
 
 async def count_mutants(packages) -> dict:
+    """The packages' mutants graded and counted by status, per operator; operators whose mutants must pass are left
+    out (a kill rate counts what must be rejected)."""
     from ..engine import Images, mutation_test, operator_totals
+    from ..verify import MUST_PASS
 
     images = Images()
     reports = [await mutation_test(p, images) for p in packages]
-    by_operator = {op: dict(c) for op, c in operator_totals(reports).items() if c}
+    by_operator = {op: dict(c) for op, c in operator_totals(reports).items() if c and op not in MUST_PASS}
     totals = {
         status: sum(c.get(status, 0) for c in by_operator.values())
         for status in ("rejected", "declared valid", "survived", "declared valid, rejected")

@@ -10,7 +10,7 @@ _HOMES = {
     "expressions": ("Expression",),
     "grade": ("grade",),
     "matchers": ("values_at",),
-    "mutants": ("Mutant", "OPERATORS", "build_mutants"),
+    "mutants": ("MUST_PASS", "Mutant", "OPERATORS", "build_mutants"),
     "quantities": ("unit_registry",),
     "registry": ("Outcome", "VERIFIERS", "bind", "plugin_path", "register_plugin", "verifier"),
     "scoring": ("score",),
@@ -20,6 +20,7 @@ _HOMES = {
 __all__ = [
     "Expression",
     "GradeContext",
+    "MUST_PASS",
     "Mutant",
     "OPERATORS",
     "Outcome",

@@ -2,7 +2,7 @@
 from .expressions import Expression as Expression
 from .grade import grade as grade
 from .matchers import values_at as values_at
-from .mutants import OPERATORS as OPERATORS, Mutant as Mutant, build_mutants as build_mutants
+from .mutants import MUST_PASS as MUST_PASS, OPERATORS as OPERATORS, Mutant as Mutant, build_mutants as build_mutants
 from .quantities import unit_registry as unit_registry
 from .registry import (
     VERIFIERS as VERIFIERS,

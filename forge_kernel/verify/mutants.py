@@ -1,7 +1,8 @@
 """Mutants of a gold solution, for ``forge selftest --mutants``: generic ways of spoiling a trajectory that a
 package's verifiers should reject. Each operator says when it applies; each mutant carries a target that names
 it stably within its package (``ValidMutant.target``), so that a mutant that is in fact valid can be declared.
-All patients and drugs here are synthetic examples, not clinical advice.
+The operators of ``MUST_PASS`` instead rewrite the gold in a form that is valid by construction: their mutants must
+pass. All patients and drugs here are synthetic examples, not clinical advice.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import date, timedelta
 from itertools import count
 from typing import Any, Literal, cast, get_args, get_origin
 
@@ -25,7 +26,16 @@ from ._facts import Fact, stated_facts
 from ._shown import Shown, returned_references, shown_by, walk
 from ._text import synonyms
 from .expressions import Chart
-from .kinds import CLINICAL_TYPES, ChecksBeforeParams, NumberParams, as_checks, is_grounded, retargeted, stated
+from .kinds import (
+    CLINICAL_TYPES,
+    ChecksBeforeParams,
+    NumberParams,
+    as_checks,
+    is_grounded,
+    read_date,
+    retargeted,
+    stated,
+)
 from .quantities import Amount, Located, in_unit, located_amounts, normal_unit
 from .registry import bind, graded_params
 from .scoring import GATE_KIND
@@ -107,6 +117,11 @@ class Mutant:
     trajectory: TrajectoryFile
     changed: tuple[int, ...] = ()
     """Steps (1-based) of the mutant's calls that are new or changed."""
+
+    @property
+    def must_pass(self) -> bool:
+        """Valid by construction (its operator is one of ``MUST_PASS``): it must pass, not be rejected."""
+        return self.operator in MUST_PASS
 
     def lines(self, width: int = 110) -> list[str]:
         """The mutant as compact text: one line per call (``+`` on the changed ones), then answer and output."""
@@ -347,6 +362,64 @@ def unit_swap(g: Gold) -> Iterator[Mutant]:
         if other is not None:
             output = {**g.trajectory.output, name: {**given, "unit": other}}
             yield g.mutant("unit-swap", name, f"output.{name} in {other}, the number kept", output=output)
+
+
+MONTH_NAMES = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+
+
+def written_otherwise(day: date, zh: bool) -> str:
+    """A date as a text of the task's language writes it: 2026年11月30日, or 30 November 2026."""
+    return f"{day.year}年{day.month}月{day.day}日" if zh else f"{day.day} {MONTH_NAMES[day.month - 1]} {day.year}"
+
+
+def date_paths(g: Gold) -> Iterator[tuple[str, ...]]:
+    """The path in the gold output of each date of the typed answer: a date field, each end of an interval."""
+    for name, spec in g.package.public.task.answer.items():
+        if spec.type == "date":
+            yield (name,)
+        elif spec.type == "interval" and isinstance(g.trajectory.output.get(name), dict):
+            yield (name, "start")
+            yield (name, "end")
+
+
+def date_other_format(g: Gold) -> Iterator[Mutant]:
+    """Each date of the typed answer in the gold output (``date_paths``) written in another form
+    (``written_otherwise``). Valid by construction: its mutants must pass. Applies to every date the gold's output
+    gives."""
+    zh, output = g.package.public.task.language == "zh", g.trajectory.output
+    for path in date_paths(g):
+        day = read_date(value_at(output, path))
+        if day is not None:
+            written, target = written_otherwise(day, zh), ".".join(("output", *path))
+            yield g.mutant(
+                "date-other-format", target, f"{target} as {written}", output=replaced(output, path, written)
+            )
+
+
+def value_at(node: Any, path: tuple[str, ...]) -> Any:
+    """The value at ``path`` in a nested mapping, or None."""
+    for key in path:
+        node = node.get(key) if isinstance(node, dict) else None
+    return node
+
+
+def replaced(node: dict, path: tuple[str, ...], value: Any) -> dict:
+    """A copy of a nested mapping with the value at ``path`` replaced."""
+    head, *rest = path
+    return {**node, head: replaced(node[head], tuple(rest), value) if rest else value}
 
 
 def checked_numbers(g: Gold) -> list[NumberParams]:
@@ -608,6 +681,7 @@ OPERATORS: dict[str, Callable[[Gold], Iterator[Mutant]]] = {
     "forbidden-write": forbidden_write,
     "text-only": text_only,
     "unit-swap": unit_swap,
+    "date-other-format": date_other_format,
     "several-values": several_values,
     "invented-fact": invented_fact,
     "claim-negated": claim_negated,
@@ -618,6 +692,8 @@ OPERATORS: dict[str, Callable[[Gold], Iterator[Mutant]]] = {
     "injected-action": injected_action,
 }
 """Every operator by its name (``MutantOperator``), in the order reports list them."""
+MUST_PASS = frozenset({"date-other-format"})
+"""Operators whose mutants are valid by construction: each must pass, and one rejected fails the selftest."""
 
 
 def build_mutants(package: Package, image: EHRImage, gold_events: list[Event]) -> list[Mutant]:

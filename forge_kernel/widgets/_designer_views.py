@@ -10,7 +10,7 @@ from typing import Any
 
 from ..authoring import DryRun, PatientFixture, RecordedCall, SelftestResult
 from ..ehr import ResourceDiff, summarize
-from ..engine import operator_totals
+from ..engine import PROBLEMS, operator_totals
 from ..spec import SYNTHETIC_BANNER, Edit, call_labels
 
 
@@ -192,7 +192,7 @@ def selftest_view(result: SelftestResult) -> str:
         out += "<div class='mf-sub'>mutants (--mutants)</div>" + table(
             ["operator", "rejected", "declared valid", "survived"], mrows
         )
-        bad = [r for r in result.mutants.results if r.status in ("survived", "declared valid, rejected")]
+        bad = [r for r in result.mutants.results if r.status in PROBLEMS]
         out += "".join(
             f"<div class='mf-problem'>{escape(r.status)}: {escape(r.mutant.operator)} "
             f"{escape(r.mutant.target)} — {escape(r.mutant.note)}</div>"

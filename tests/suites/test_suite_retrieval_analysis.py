@@ -110,7 +110,7 @@ def test_do_not_act_outcomes_write_nothing_and_compute_nothing(task_id):
     assert not any(e.changes for e in record.events)
     assert not {"bmi_calculate", "egfr_calculate", "child_pugh_score"} & set(tools_called(record))
     assert (
-        record.result.output.get("recorded") is False
+        record.result.output.get("history") == "not recorded"
         or record.result.output.get("missing")
         or record.result.output.get("insufficient_data")
     )

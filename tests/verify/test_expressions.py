@@ -149,19 +149,20 @@ def test_a_well_formed_expression_binds_anywhere_in_the_params(kind, params):
 
 
 def vitals_copy(root: Path, latest_temp: float | None = None) -> Path:
-    """SC-IR-VITALS-24H under root, its latest-temperature check read from the data, and (if given) that
-    temperature changed in the fixture."""
+    """SC-IR-VITALS-24H under root with a check of the latest temperature in the answer read from the data, and (if
+    given) that temperature changed in the fixture."""
     package = root / "task_packages" / "superclue" / VITALS
     shutil.copytree(ROOT / "task_packages" / "superclue" / VITALS, package)
     copy_suite_files(root)
     hidden = root / "verifiers" / "superclue" / f"{VITALS}.yaml"
     hidden.parent.mkdir(parents=True, exist_ok=True)
     text = (ROOT / "verifiers" / "superclue" / f"{VITALS}.yaml").read_text(encoding="utf-8")
-    constant = "- id: latest-temp\n  kind: answer.number\n  category: answer\n  params:\n    value: 37.8\n"
-    assert constant in text
-    hidden.write_text(
-        text.replace(constant, constant.replace("value: 37.8", f"value: {json.dumps(LATEST_TEMP)}")), encoding="utf-8"
+    check = (
+        "- id: latest-temp\n  kind: answer.number\n  category: answer\n  params:\n"
+        f"    value: {json.dumps(LATEST_TEMP)}\n    tol: 0.05\n"
+        "    pattern: '(?:体温|temperature|temp)[^0-9]{0,8}?-?(\\d+(?:\\.\\d+)?)'\n"
     )
+    hidden.write_text(text.replace("verifiers:\n", "verifiers:\n" + check, 1), encoding="utf-8")
     if latest_temp is not None:
         fixture = package / "fixtures" / "ehr.json"
         bundle = json.loads(fixture.read_text(encoding="utf-8"))

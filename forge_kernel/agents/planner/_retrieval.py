@@ -9,7 +9,8 @@ Context keys:
 - ``drug`` (medication_status): the drug whose status is asked.
 
 An empty list is reported as "not recorded", never as a negative history. The answer is in the task's language;
-record texts are quoted as written.
+record texts are quoted as written. The structured output holds the typed answer's fields: quantities as
+``{value, unit}``, dates as YYYY-MM-DD, names as the record writes them, statuses from their options.
 
 Features: ``respects_records`` reads inside the task's time window. Without it (baseline-v1) the plan reads every
 record on file and reports ranges over all of them, so a value from before the window leaks into the answer
@@ -37,6 +38,17 @@ MED_STATUS = {
     "completed": ("已完成", "completed"),
     "on-hold": ("暂停", "on hold"),
 }
+VITAL_FIELDS = {
+    "体温": "temperature",
+    "心率": "heart_rate",
+    "收缩压": "systolic",
+    "舒张压": "diastolic",
+    "呼吸频率": "respiratory_rate",
+    "血氧饱和度": "spo2",
+}
+"""Vital sign name -> the prefix of its fields in the typed answer (``temperature_latest``, ``_min``, ``_max``)."""
+RECORDED, NOT_RECORDED = "recorded", "not recorded"
+"""The history status of a listing query: entries on file, or none."""
 
 
 def say(ctx: PlanContext, zh: str, en: str) -> str:
@@ -98,8 +110,13 @@ def not_recorded(ctx: PlanContext, zh: str, en: str) -> Plan:
             f"病历中未记录{zh}（不能据此认为没有），建议补充问诊。",
             f"No {en} is recorded in the chart (that does not mean there is none); please take the history.",
         ),
-        output={"recorded": False},
+        output={"history": NOT_RECORDED},
     )
+
+
+def quantity(value: Any) -> dict:
+    """A reading's ``{value, unit}``, as the typed answer takes a quantity."""
+    return {"value": value["value"], "unit": value.get("unit") or ""}
 
 
 async def demographics(ctx: PlanContext) -> Plan:
@@ -112,7 +129,13 @@ async def demographics(ctx: PlanContext) -> Plan:
             f"{d.get('name')}，{zh_sex}，{d.get('age')} 岁，出生日期 {d.get('birth_date')}，病历号 {d.get('mrn')}。",
             f"{d.get('name')}: {en_sex}, {d.get('age')} years old, born {d.get('birth_date')}, MRN {d.get('mrn')}.",
         ),
-        output={k: d.get(k) for k in ("name", "gender", "age", "birth_date", "mrn")},
+        output={
+            "name": d.get("name"),
+            "sex": gender,
+            "age": {"value": d.get("age"), "unit": "year"},
+            "birth_date": d.get("birth_date"),
+            "mrn": d.get("mrn"),
+        },
     )
 
 
@@ -136,8 +159,19 @@ async def vitals(ctx: PlanContext) -> Plan:
             f"Vital signs, last {hours} h (latest, time, range): ",
         )
         + joined(ctx, rows),
-        output={"vitals": {n: [o["value"]["value"] for o in s] for n, s in groups.items()}},
+        output={k: v for name, series in groups.items() for k, v in vital_fields(name, series).items()},
     )
+
+
+def vital_fields(name: str, series: list[dict]) -> dict[str, dict]:
+    """The latest, lowest and highest reading of one vital sign, as typed answer fields."""
+    prefix = VITAL_FIELDS.get(name, name)
+    by_value = sorted(series, key=lambda o: o["value"]["value"])
+    return {
+        f"{prefix}_latest": quantity(series[-1]["value"]),
+        f"{prefix}_min": quantity(by_value[0]["value"]),
+        f"{prefix}_max": quantity(by_value[-1]["value"]),
+    }
 
 
 async def medication_status(ctx: PlanContext) -> Plan:
@@ -156,7 +190,16 @@ async def medication_status(ctx: PlanContext) -> Plan:
         if m.get("note"):
             row += say(ctx, f"（备注：{m['note']}）", f" (note: {m['note']})")
         rows.append(row)
-    return Plan(joined(ctx, rows), output={"statuses": [m.get("status") for m in found]})
+    latest = max(found, key=lambda m: day(m.get("time")))
+    return Plan(
+        joined(ctx, rows),
+        output={
+            "status": latest.get("status"),
+            "started": day(latest.get("time")),
+            "stopped": day(latest["end"]) if latest.get("end") else None,
+            "reason": latest.get("note"),
+        },
+    )
 
 
 async def abnormal_labs(ctx: PlanContext) -> Plan:
@@ -175,7 +218,7 @@ async def abnormal_labs(ctx: PlanContext) -> Plan:
     ]
     return Plan(
         say(ctx, f"最近 {days} 天异常检验结果：", f"Abnormal results, last {days} days: ") + joined(ctx, rows),
-        output={"abnormal": [o.get("name") for o in flagged]},
+        output={"abnormal": list(dict.fromkeys(o.get("name") for o in flagged))},
     )
 
 
@@ -188,8 +231,27 @@ def allergy_row(ctx: PlanContext, a: dict) -> str:
     )
 
 
-def listing(tool: str, zh: str, en: str, row: Callable[[PlanContext, dict], str]):
-    """A query that lists one record type, or says it is not recorded."""
+def allergy_fields(found: list[dict]) -> dict:
+    """The drugs the patient is allergic to, and those of high criticality."""
+    return {
+        "allergies": [a.get("name") for a in found],
+        "high_criticality": [a.get("name") for a in found if a.get("criticality") == "high"],
+    }
+
+
+def named_items(found: list[dict]) -> dict:
+    """The records listed, by name (or, for family history, relationship)."""
+    return {"items": [r.get("name") or r.get("relationship") for r in found]}
+
+
+def listing(
+    tool: str,
+    zh: str,
+    en: str,
+    row: Callable[[PlanContext, dict], str],
+    fields: Callable[[list[dict]], dict] = named_items,
+):
+    """A query that lists one record type (its typed fields from ``fields``), or says it is not recorded."""
 
     async def run(ctx: PlanContext) -> Plan:
         found = await items(ctx, tool)
@@ -197,7 +259,7 @@ def listing(tool: str, zh: str, en: str, row: Callable[[PlanContext, dict], str]
             return not_recorded(ctx, zh, en)
         return Plan(
             say(ctx, f"{zh}：", f"{en.capitalize()} on record: ") + joined(ctx, [row(ctx, r) for r in found]),
-            output={"recorded": True, "items": [r.get("name") or r.get("relationship") for r in found]},
+            output={"history": RECORDED, **fields(found)},
         )
 
     return run
@@ -208,7 +270,8 @@ async def latest_diagnosis(ctx: PlanContext) -> Plan:
     if not found:
         return not_recorded(ctx, "诊断", "diagnosis")
     latest = found[-1]
-    others = [f"{c.get('name')} ({day(c.get('time'))})" for c in found[:-1] if c.get("status") == "active"]
+    active = [c for c in found[:-1] if c.get("status") == "active"]
+    others = [f"{c.get('name')} ({day(c.get('time'))})" for c in active]
     return Plan(
         say(
             ctx,
@@ -217,7 +280,11 @@ async def latest_diagnosis(ctx: PlanContext) -> Plan:
             f"Most recent diagnosis: {latest.get('name')} ({day(latest.get('time'))}, {latest.get('status')}). "
             f"Other active diagnoses: {', '.join(others) or 'none'}.",
         ),
-        output={"latest": latest.get("name")},
+        output={
+            "latest": latest.get("name"),
+            "diagnosed": day(latest.get("time")),
+            "other_active": [c.get("name") for c in active],
+        },
     )
 
 
@@ -245,7 +312,7 @@ async def admissions(ctx: PlanContext) -> Plan:
                 f"最近一次住院（{reason}）：{moment(start)} 入院，目前仍在院。",
                 f"Latest admission ({reason}): admitted {moment(start)}, still in hospital.",
             ),
-            output={"admitted": start, "discharged": None},
+            output={"stay": {"start": day(start), "end": None}, "length_of_stay": None},
         )
     los = (date.fromisoformat(day(end)) - date.fromisoformat(day(start))).days
     return Plan(
@@ -255,7 +322,7 @@ async def admissions(ctx: PlanContext) -> Plan:
             f"Latest admission ({reason}): admitted {moment(start)}, discharged {moment(end)}, length of stay "
             f"{los} days.",
         ),
-        output={"admitted": start, "discharged": end, "length_of_stay_days": los},
+        output={"stay": {"start": day(start), "end": day(end)}, "length_of_stay": {"value": los, "unit": "d"}},
     )
 
 
@@ -264,7 +331,7 @@ QUERIES: dict[str, Callable[[PlanContext], Awaitable[Plan]]] = {
     "vitals": vitals,
     "medication_status": medication_status,
     "abnormal_labs": abnormal_labs,
-    "allergies": listing("allergy_list", "药物过敏史", "allergy", allergy_row),
+    "allergies": listing("allergy_list", "药物过敏史", "allergy", allergy_row, allergy_fields),
     "procedures": listing(
         "procedure_list", "既往手术史", "past operation", lambda ctx, p: f"{p.get('name')}（{day(p.get('time'))}）"
     ),

@@ -22,7 +22,7 @@ from ... import _lazy
 
 _HOMES = {
     "_checks": ("ChecksBeforeParams", "as_checks", "retargeted"),
-    "answer": ("NumberParams", "stated"),
+    "answer": ("NumberParams", "read_date", "stated"),
     "evidence": ("CLINICAL_TYPES", "resolve"),
     "grounding": ("is_grounded",),
     "judge": ("JUDGE", "RubricParams", "identity", "labelled_pairs", "labelled_set_path"),
@@ -41,6 +41,7 @@ __all__ = [
     "is_grounded",
     "labelled_pairs",
     "labelled_set_path",
+    "read_date",
     "resolve",
     "retargeted",
     "stated",

@@ -13,7 +13,7 @@ from .._text import drug_of, normal
 from ..matchers import within
 from ..quantities import Amount, amount, in_unit, is_number, located_amounts, normal_unit
 from ..registry import Outcome, verifier
-from ..tables import compact, diagnosis_vocabulary, synonym_key
+from ..tables import compact, diagnosis_vocabulary, drug_vocabulary, first_names, synonym_key
 from ..verdict import GradeContext
 from .answer import read_date
 
@@ -73,13 +73,16 @@ def expectation_problem(spec: AnswerField, value: Any) -> str | None:
 
 
 def concept_key(terms: str, name: Any) -> str:
-    """What a concept's name stands for in its terminology (a drug by the drug table, an order or a lab by the
-    order synonyms, a diagnosis by the diagnosis table); an unknown name is its compact text."""
+    """What a concept's name stands for in its terminology (a drug by the drug tables, class members' names too; a
+    diagnosis by the diagnosis table; a lab by the lab table, else as an order; an order by the order synonyms); an
+    unknown name is its compact text."""
     text = str(name)
     if terms == "drugs":
-        return "drug:" + drug_of(text)
+        return "drug:" + (drug_vocabulary().get(compact(text)) or drug_of(text))
     if terms == "diagnoses":
         return "diagnosis:" + diagnosis_vocabulary().get(compact(text), compact(text))
+    if terms == "labs" and compact(text) in first_names("labs"):
+        return "lab:" + first_names("labs")[compact(text)]
     return synonym_key(text)
 
 

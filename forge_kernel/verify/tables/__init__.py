@@ -16,7 +16,7 @@ _HOMES = {
         "exposures",
     ),
     "synonyms": ("order_identity", "synonym_key"),
-    "terms": ("CJK", "TEXTS_CACHED", "compact", "mentioned", "term_pattern"),
+    "terms": ("CJK", "TEXTS_CACHED", "compact", "first_names", "mentioned", "term_pattern"),
 }
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "drug_vocabulary",
     "drugs_in",
     "exposures",
+    "first_names",
     "mentioned",
     "order_identity",
     "synonym_key",

@@ -14,6 +14,7 @@ from .terms import (
     CJK as CJK,
     TEXTS_CACHED as TEXTS_CACHED,
     compact as compact,
+    first_names as first_names,
     mentioned as mentioned,
     term_pattern as term_pattern,
 )

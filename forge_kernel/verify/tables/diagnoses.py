@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-from functools import cache, lru_cache
+from functools import lru_cache
 
-from ...spec import Strict
-from .terms import TEXTS_CACHED, compact, mentioned, read_table
-
-
-class DiagnosisFile(Strict):
-    diagnoses: list[list[str]]
-    """Each diagnosis: its name, then the other names it goes by."""
+from .terms import TEXTS_CACHED, first_names, mentioned
 
 
-@cache
 def diagnosis_vocabulary() -> dict[str, str]:
     """Compact diagnosis name or synonym -> the diagnosis's first name."""
-    rows = read_table("diagnoses", DiagnosisFile).diagnoses
-    return {compact(term): row[0] for row in rows for term in row}
+    return first_names("diagnoses")
 
 
 @lru_cache(maxsize=TEXTS_CACHED)

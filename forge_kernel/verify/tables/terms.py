@@ -7,7 +7,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, RootModel
 
 from ...spec import parse_model, read_yaml
 from ...tools import lookup_key
@@ -27,6 +27,17 @@ def read_table(name: str, model: type[Model]) -> Model:
     """``<name>.yaml`` beside this module, read with the YAML 1.2 reader and checked by ``model``."""
     path = HERE / f"{name}.yaml"
     return parse_model(model, read_yaml(path), path)
+
+
+class NamesFile(RootModel[dict[str, list[list[str]]]]):
+    """A table of names: under its own name, each thing's name, then the other names it goes by."""
+
+
+@cache
+def first_names(table: str) -> dict[str, str]:
+    """Compact name or synonym -> the thing's first name, from ``<table>.yaml`` (``diagnoses``, ``labs``)."""
+    rows = read_table(table, NamesFile).root[table]
+    return {compact(term): row[0] for row in rows for term in row}
 
 
 @lru_cache(maxsize=TEXTS_CACHED)
