@@ -63,13 +63,33 @@ def phrase_pattern(phrase: str) -> re.Pattern:
     return re.compile(start + "".join(parts) + end)
 
 
+def trie_pattern(phrases: Iterable[str]) -> str:
+    """A regex for any of the phrases, the longest one that matches winning, written as a trie (a branch per next
+    character), so that it is scanned in one pass however many phrases there are."""
+    trie: dict[str, dict] = {}
+    for phrase in phrases:
+        node = trie
+        for char in phrase:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def branches(node: dict[str, dict]) -> str:
+        alternatives = [re.escape(char) + branches(child) for char, child in sorted(node.items()) if char]
+        if not alternatives:
+            return ""
+        body = "(?:" + "|".join(alternatives) + ")" if len(alternatives) > 1 or "" in node else alternatives[0]
+        return body + "?" if "" in node else body
+
+    return branches(trie)
+
+
 def cue_pattern(phrases: Iterable[str]) -> re.Pattern:
-    """One regex for a list of cue phrases, longest first, whole words for Latin ones."""
-    alternatives = []
-    for phrase in sorted(map(normal, phrases), key=len, reverse=True):
-        body = re.escape(phrase)
-        alternatives.append(rf"\b{body}\b" if is_word_char(phrase[0]) else body)
-    return re.compile("|".join(alternatives))
+    """One regex for a list of cue phrases, the longest that matches at a place winning, whole words for Latin ones."""
+    written = sorted({normal(p) for p in phrases if p})
+    latin = [p for p in written if is_word_char(p[0])]
+    other = [p for p in written if not is_word_char(p[0])]
+    parts = ([rf"\b{trie_pattern(latin)}\b"] if latin else []) + ([trie_pattern(other)] if other else [])
+    return re.compile("|".join(parts))
 
 
 @dataclass(frozen=True)
