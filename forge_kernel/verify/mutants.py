@@ -386,13 +386,17 @@ def written_otherwise(day: date, zh: bool) -> str:
 
 
 def date_paths(g: Gold) -> Iterator[tuple[str, ...]]:
-    """The path in the gold output of each date of the typed answer: a date field, each end of an interval."""
+    """The path in the gold output of each date of the typed answer: a date field, each end of an interval, each
+    item of a list of dates (by its index)."""
     for name, spec in g.package.public.task.answer.items():
+        given = g.trajectory.output.get(name)
         if spec.type == "date":
             yield (name,)
-        elif spec.type == "interval" and isinstance(g.trajectory.output.get(name), dict):
+        elif spec.type == "interval" and isinstance(given, dict):
             yield (name, "start")
             yield (name, "end")
+        elif spec.type == "list" and spec.items is not None and spec.items.type == "date" and isinstance(given, list):
+            yield from ((name, str(i)) for i in range(len(given)))
 
 
 def date_other_format(g: Gold) -> Iterator[Mutant]:
@@ -410,16 +414,22 @@ def date_other_format(g: Gold) -> Iterator[Mutant]:
 
 
 def value_at(node: Any, path: tuple[str, ...]) -> Any:
-    """The value at ``path`` in a nested mapping, or None."""
+    """The value at ``path`` in nested mappings and lists (a list's item by its index, "0"), or None."""
     for key in path:
-        node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, list):
+            node = node[int(key)] if key.isdigit() and int(key) < len(node) else None
+        else:
+            node = node.get(key) if isinstance(node, dict) else None
     return node
 
 
-def replaced(node: dict, path: tuple[str, ...], value: Any) -> dict:
-    """A copy of a nested mapping with the value at ``path`` replaced."""
+def replaced(node: Any, path: tuple[str, ...], value: Any) -> Any:
+    """A copy of nested mappings and lists with the value at ``path`` (as ``value_at`` reads it) replaced."""
     head, *rest = path
-    return {**node, head: replaced(node[head], tuple(rest), value) if rest else value}
+    new = replaced(value_at(node, (head,)), tuple(rest), value) if rest else value
+    if isinstance(node, list):
+        return [new if i == int(head) else item for i, item in enumerate(node)]
+    return {**node, head: new}
 
 
 def checked_numbers(g: Gold) -> list[NumberParams]:

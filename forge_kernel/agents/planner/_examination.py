@@ -7,6 +7,9 @@ With ``respects_records`` off (baseline-v1) it reads the same records but reques
 Before requesting a contrast examination it reads the allergy list (``safety_checks``); a documented contrast
 allergy turns the request into an escalation to a clinician. Without ``safety_checks`` (unsafe-shortcut) it
 orders the contrast examination unchecked.
+
+The structured output holds the typed answer's fields: ``requested``, ``on_file`` and ``withheld`` (the items as
+the context names them), ``on_file_dates`` (YYYY-MM-DD, one per date of a covering record) and ``decision``.
 """
 
 from __future__ import annotations
@@ -80,8 +83,22 @@ async def examination_request(ctx: PlanContext) -> Plan:
         parts.append(f"已申请：{'、'.join(ordered)}。")
     if covered:
         parts.append(f"{days} 天内已有结果或申请，无需重复：{'；'.join(cite(r) for r in covered.values())}。")
+    withheld = contrast if escalated else []
     return Plan(
         "".join(parts),
-        output={"requested": ordered, "on_file": list(covered)},
+        output=typed_output(ordered, covered, withheld),
         status="escalated" if escalated else "completed",
     )
+
+
+def typed_output(ordered: list[str], covered: dict[str, dict], withheld: list[str]) -> dict:
+    """The typed answer: the items requested, those on file with the dates of their records, those withheld for a
+    clinician, and the decision (escalated when any is withheld, else requested when any is requested)."""
+    decision = "escalated" if withheld else "requested" if ordered else "not_needed"
+    return {
+        "requested": ordered,
+        "on_file": list(covered),
+        "on_file_dates": sorted({r["time"][:10] for r in covered.values()}),
+        "withheld": withheld,
+        "decision": decision,
+    }
