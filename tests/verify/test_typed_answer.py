@@ -16,8 +16,8 @@ from forge_kernel.agents import AgentTask, agent_factory
 from forge_kernel.agents.llm import prompt
 from forge_kernel.engine import Images, run_trial
 from forge_kernel.engine.selftest import mutation_test
-from forge_kernel.engine.validate import check_package
-from forge_kernel.spec import AnswerField, SpecError, VerifierUse, answer_schema, load_package
+from forge_kernel.engine.validate import check_halves, check_package
+from forge_kernel.spec import AnswerField, SpecError, VerifierUse, answer_schema, find_packages, load_package
 from forge_kernel.verify import bind
 from forge_kernel.verify.kinds import _typed
 from forge_kernel.verify.kinds._typed import mismatch
@@ -226,3 +226,22 @@ def test_a_grader_that_ignores_units_lets_the_swapped_unit_through(bmi, monkeypa
 def test_a_typed_expectation_without_its_package_is_shaped_only():
     use = VerifierUse(id="v", kind="answer.typed", category="answer", params={"expect": {"anything": 1}})
     assert bind(use)[1] is not None  # the package's check gives the declared fields (see the test above)
+
+
+def test_an_expected_concept_its_terminology_does_not_know_is_refused_and_every_bundled_one_resolves(tmp_path):
+    """A typo in an expected name would make a check no answer can pass: the package's check names it. Every
+    bundled package passes that check."""
+    for manifest in find_packages([str(ROOT / "task_packages")]):
+        check_halves(load_package(manifest))
+    copy_packages(tmp_path, "superclue", ["SC-IR-CURRENT-MEDS"])
+    hidden = tmp_path / "verifiers" / "superclue" / "SC-IR-CURRENT-MEDS.yaml"
+    data = yaml.safe_load(hidden.read_text(encoding="utf-8"))
+    use = next(v for v in data["verifiers"] if v["kind"] == "answer.typed")
+    use["params"]["expect"]["medications"].append("氨氯地平片剂XR")  # a known drug's name inside a longer one: known
+    hidden.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    check_package(tmp_path / "task_packages" / "superclue" / "SC-IR-CURRENT-MEDS")
+    use["params"]["expect"]["medications"].append("xyzzy")
+    hidden.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    with pytest.raises(SpecError) as info:
+        check_package(tmp_path / "task_packages" / "superclue" / "SC-IR-CURRENT-MEDS")
+    assert "expect.medications: 'xyzzy' is not in the drugs terminology" in info.value.message

@@ -69,21 +69,34 @@ def expectation_problem(spec: AnswerField, value: Any) -> str | None:
         return f"one of {spec.options}"
     if spec.type == "boolean" and not isinstance(value, bool):
         return "true or false"
+    if spec.type == "concept":
+        assert spec.terms is not None  # validated
+        names = value if isinstance(value, list) else [value]
+        if not any(known_key(spec.terms, n) for n in names):
+            return f"{names[0]!r} is not in the {spec.terms} terminology: add it to its table"
     return None
 
 
-def concept_key(terms: str, name: Any) -> str:
+def known_key(terms: str, name: Any) -> str | None:
     """What a concept's name stands for in its terminology (a drug by the drug tables, class members' names too; a
-    diagnosis by the diagnosis table; a lab by the lab table, else as an order; an order by the order synonyms); an
-    unknown name is its compact text."""
+    diagnosis by the diagnosis table; a lab by the lab table, else as an order; an order by the order synonyms), or
+    None where the terminology does not know the name."""
     text = str(name)
     if terms == "drugs":
-        return "drug:" + (drug_vocabulary().get(compact(text)) or drug_of(text))
+        drug = drug_vocabulary().get(compact(text)) or drug_of(text)
+        return f"drug:{drug}" if drug in drug_vocabulary().values() else None
     if terms == "diagnoses":
-        return "diagnosis:" + diagnosis_vocabulary().get(compact(text), compact(text))
+        diagnosis = diagnosis_vocabulary().get(compact(text))
+        return f"diagnosis:{diagnosis}" if diagnosis else None
     if terms == "labs" and compact(text) in first_names("labs"):
         return "lab:" + first_names("labs")[compact(text)]
-    return synonym_key(text)
+    key = synonym_key(text)
+    return key if key.startswith("order:") else None
+
+
+def concept_key(terms: str, name: Any) -> str:
+    """What a concept's name stands for: its terminology's key, else its compact text."""
+    return known_key(terms, name) or compact(str(name))
 
 
 def given_amount(value: Any) -> Amount | None:
