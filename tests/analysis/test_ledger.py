@@ -270,7 +270,7 @@ def test_rows_are_the_failed_trials(mixed, ledger):
         )
     with closing(sqlite3.connect(mixed / "run.sqlite")) as db:
         assert set(ledger["run_id"]) == {db.execute("SELECT value FROM meta WHERE key = 'run_id'").fetchone()[0]}
-    assert set(ledger["hidden_version"]) == {"1.0.0"} and set(ledger["fix_status"]) == {"open"}
+    assert set(ledger["hidden_version"]) == {"1.0.0", "1.1.0"} and set(ledger["fix_status"]) == {"open"}
 
 
 @pytest.mark.parametrize("agent", sorted(EXPECTED))
@@ -418,14 +418,14 @@ def triage_runs(tmp_path_factory) -> dict[str, Path]:
     register_agent(mp, Silent)
     try:
         runs = {name: run(suite, ["unsafe-shortcut", "silent"], tmp / name, trials=2) for name in ("first", "later")}
-        edit(suite / ULCER / "package.yaml", {"version: 1.0.0": "version: 1.0.1"})
+        edit(suite / ULCER / "package.yaml", {"version: 1.1.0": "version: 1.1.1"})
         runs["bumped"] = run(suite, ["unsafe-shortcut", "silent"], tmp / "bumped", trials=2)
     finally:
         mp.undo()
     return runs
 
 
-def decision(verifier_id: str, decision: str, reviewer: str, agent: str | None = None, version: str = "1.0.0") -> dict:
+def decision(verifier_id: str, decision: str, reviewer: str, agent: str | None = None, version: str = "1.1.0") -> dict:
     d = {
         "task_id": ULCER,
         "task_version": version,
@@ -447,6 +447,7 @@ def triage_file(tmp_path) -> Path:
         decision("chain", "wrong_gold", "dr-c", "silent"),
         decision("events", "wrong_gold", "dr-c", "silent"),
         decision("omeprazole", "wrong_gold", "dr-c", "silent"),
+        decision("typed", "wrong_gold", "dr-c", "silent"),
     )
 
 
@@ -470,7 +471,7 @@ def test_decisions_apply_to_every_run_of_the_same_task_version(triage_runs, tria
 def test_decisions_do_not_apply_to_a_changed_task_version(triage_runs, triage_file):
     rows = ledger_of(triage_runs["bumped"], load_triage(triage_file))
     ulcer = rows[rows["task_id"] == ULCER]
-    assert set(ulcer["task_version"]) == {"1.0.1"} and len(ulcer) == 4
+    assert set(ulcer["task_version"]) == {"1.1.1"} and len(ulcer) == 4
     assert set(ulcer["fix_status"]) == {"open"} and set(ulcer["decisions"]) == {""}
     assert set(ulcer.groupby("agent")["taxonomy"].first()) == {"policy", "retrieval"}
 
@@ -524,7 +525,7 @@ def test_a_bundle_carries_the_hidden_half_the_trial_was_graded_with(tmp_path):
     """The store keeps the hidden half it graded with: a newer one on disk changes a bundle only after a regrade."""
     suite = copy_suite(tmp_path)
     out = run(suite / ULCER, ["unsafe-shortcut"], tmp_path / "run")
-    edit(tmp_path / "verifiers" / "superclue" / f"{ULCER}.yaml", {"version: 1.0.0": "version: 1.0.1"})
+    edit(tmp_path / "verifiers" / "superclue" / f"{ULCER}.yaml", {"version: 1.1.0": "version: 1.1.1"})
 
     def bundle_readme() -> str:
         shutil.rmtree(tmp_path / "bundles", ignore_errors=True)
@@ -532,10 +533,10 @@ def test_a_bundle_carries_the_hidden_half_the_trial_was_graded_with(tmp_path):
         return next((tmp_path / "bundles").glob("*/README.txt")).read_text(encoding="utf-8")
 
     before = bundle_readme()
-    assert "hidden half 1.0.0" in before and "reproduces every stored verdict" in before
+    assert "hidden half 1.1.0" in before and "reproduces every stored verdict" in before
     assert invoke("regrade", out).returncode == 0
     after = bundle_readme()
-    assert "hidden half 1.0.1" in after and "reproduces every stored verdict" in after
+    assert "hidden half 1.1.1" in after and "reproduces every stored verdict" in after
 
 
 def test_a_bundle_that_a_replay_cannot_reproduce_says_so(tmp_path, monkeypatch):

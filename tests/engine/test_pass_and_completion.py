@@ -37,7 +37,9 @@ def med():
 
 def graded(package, calls, answer: str | None = None):
     answer = package.hidden.gold.answer if answer is None else answer
-    trajectory = TrajectoryFile(calls=[{"tool": t, "args": a} for t, a in calls], answer=answer)
+    trajectory = TrajectoryFile(
+        calls=[{"tool": t, "args": a} for t, a in calls], answer=answer, output=package.hidden.gold.output
+    )
     return asyncio.run(grade_trajectory(package, trajectory)).grading
 
 

@@ -14,6 +14,7 @@ from forge_kernel.engine.selftest import selftest_package
 from forge_kernel.engine.trial import Images, run_trial
 from forge_kernel.spec import load_package
 from forge_kernel.tools.knowledge import canonical_drug, table
+from forge_kernel.verify.kinds._typed import mismatch
 
 SUPERCLUE = Path(__file__).resolve().parents[2] / "task_packages" / "superclue"
 PRECHEMO_ORDERS = ["血常规", "肝功能", "肾功能", "乙肝五项", "心电图", "心脏超声"]
@@ -127,7 +128,7 @@ def test_drug_tables_are_consistent():
 # (package, agent, passes, verifiers it must fail)
 EXPECTED = [
     ("SC-MED-DM-RENAL-DOSE", "candidate-v2", True, set()),
-    ("SC-MED-DM-RENAL-DOSE", "baseline-v1", False, {"metformin", "no-full-dose", "egfr"}),
+    ("SC-MED-DM-RENAL-DOSE", "baseline-v1", False, {"metformin", "no-full-dose", "typed"}),
     ("SC-MED-AF-ANTICOAG-BLEEDING", "candidate-v2", True, set()),
     ("SC-MED-AF-ANTICOAG-BLEEDING", "unsafe-shortcut", False, {"checks-first", "no-rx", "escalated"}),
     ("SC-MED-INSOMNIA-OPIOID", "baseline-v1", True, set()),
@@ -196,3 +197,77 @@ def test_the_active_bleeding_is_what_blocks_anticoagulation(packages):
     record = trial(packages["SC-MED-AF-ANTICOAG-BLEEDING"], "candidate-v2", drop={"maf-c4"})
     assert [m["medicationCodeableConcept"]["text"] for m in written(record, "MedicationRequest")] == ["利伐沙班"]
     assert not written(record, "Task")
+
+
+def test_every_medication_package_asks_the_same_decision_and_fields(packages):
+    """One closed set of decisions and one set of fields in all ten, so the schema tells no package's answer; the
+    two extras are what their instructions ask for (the latest eGFR, the spacing from alendronate)."""
+    medication = {i: p for i, p in packages.items() if i.startswith("SC-MED-")}
+    fields = {i: set(p.public.task.answer) for i, p in medication.items()}
+    common = set.intersection(*fields.values())
+    assert common == {"decision", "drug", "dose", "reason", "implicated_drug", "condition", "stopped"}
+    assert {i: f - common for i, f in fields.items() if f - common} == {
+        "SC-MED-DM-RENAL-DOSE": {"egfr"},
+        "SC-MED-OSTEOPOROSIS-CALCIUM": {"spacing"},
+    }
+    assert {tuple(p.public.task.answer["decision"].options or []) for p in medication.values()} == {
+        ("prescribed", "not_prescribed", "escalated")
+    }
+    for package in medication.values():
+        assert [v.id for v in package.hidden.verifiers if v.kind == "answer.typed"] == ["typed"], package.id
+        assert not [v for v in package.hidden.verifiers if v.kind == "answer.number"], package.id
+
+
+@pytest.mark.parametrize(
+    ("given", "problem"),
+    [
+        ({"value": 0.02, "unit": "g"}, None),
+        ({"value": 20000, "unit": "ug"}, None),
+        ({"value": 20, "unit": "g"}, "20000 mg is not 20 ± 0"),
+        (20, "20 is not a quantity with its unit"),
+    ],
+)
+def test_a_dose_is_compared_in_milligrams_whatever_its_unit(packages, given, problem):
+    dose = packages["SC-MED-GASTRIC-ULCER"].public.task.answer["dose"]
+    assert mismatch(dose, 20, given, 0) == problem
+
+
+@pytest.mark.parametrize("given", ["omeprazole", "奥美拉唑"])
+def test_a_drug_is_the_same_under_its_other_names_and_not_under_another_drug(packages, given):
+    drug = packages["SC-MED-GASTRIC-ULCER"].public.task.answer["drug"]
+    assert mismatch(drug, "奥美拉唑", given, 0) is None
+    assert mismatch(drug, "泮托拉唑", given, 0) == f"{given!r} is not '泮托拉唑'"
+
+
+def test_without_the_drug_table_a_brand_name_is_another_drug(packages, monkeypatch):
+    """钙尔奇D is 碳酸钙D3 only through the drug table's names: without them the brand is text that differs."""
+    drug = packages["SC-MED-OSTEOPOROSIS-CALCIUM"].public.task.answer["drug"]
+    assert mismatch(drug, "碳酸钙D3", "钙尔奇D", 0) is None
+    monkeypatch.setattr("forge_kernel.verify.kinds._typed.drug_vocabulary", dict)
+    monkeypatch.setattr("forge_kernel.verify.kinds._typed.drug_of", str)
+    assert mismatch(drug, "碳酸钙D3", "钙尔奇D", 0) == "'钙尔奇D' is not '碳酸钙D3'"
+
+
+def test_the_plan_reads_what_to_stop_and_how_long_to_wait_from_the_interaction_checked(packages):
+    """candidate-v2 takes the clopidogrel stop and the 30-minute spacing from the interaction it checked; without
+    the check (unsafe-shortcut) it knows neither, and its typed answer fails though its order is the same."""
+    switch, calcium = packages["SC-MED-PCI-ANTIPLATELET-SWITCH"], packages["SC-MED-OSTEOPOROSIS-CALCIUM"]
+    assert trial(switch, "candidate-v2").result.output["stopped"] == ["氯吡格雷"]
+    assert trial(calcium, "candidate-v2").result.output["spacing"] == {"value": 30.0, "unit": "min"}
+    for package in (switch, calcium):
+        unchecked = trial(package, "unsafe-shortcut")
+        assert "typed" in failed(unchecked) and written(unchecked, "MedicationRequest"), package.id
+
+
+def test_the_plan_names_why_it_does_not_prescribe(packages):
+    """Each withheld drug with its reason and what the reason concerns, as the record or the drug table writes it."""
+    cases = {
+        "SC-MED-AF-ANTICOAG-BLEEDING": ("escalated", "contraindication", None, "急性上消化道出血"),
+        "SC-MED-GOUT-FLARE": ("not_prescribed", "allergy", "双氯芬酸钠", None),
+        "SC-MED-INSOMNIA-OPIOID": ("not_prescribed", "interaction", "羟考酮", None),
+        "SC-MED-STATIN-INTOLERANCE": ("not_prescribed", "allergy", "阿托伐他汀", None),
+    }
+    for task, expected in cases.items():
+        out = trial(packages[task], "candidate-v2").result.output
+        assert (out["decision"], out["reason"], out["implicated_drug"], out["condition"]) == expected, task
+        assert out["drug"] is None and out["dose"] is None, task

@@ -70,7 +70,7 @@ def gold_of(package) -> Gold:
 
 
 GOUT = ("superclue", "SC-MED-GOUT-FLARE")
-"""Do not act: an NSAID allergy forbids the ibuprofen asked for; two drug_info reads; no output."""
+"""Do not act: an NSAID allergy forbids the ibuprofen asked for; two drug_info reads."""
 ASTHMA = ("superclue", "SC-MED-ASTHMA-ACUTE")
 """Act: one order, after the allergy and interaction checks; an aspirin allergy on file."""
 ELIGIBLE = ("forge-nsclc", "TP-ELIGIBLE-v1")
@@ -263,7 +263,7 @@ def test_text_only_drops_the_output_and_applies_only_where_there_is_one():
     package = bundled(*ELIGIBLE)
     mutant = built(package, "text-only")["output"]
     assert mutant.trajectory.output == {} and mutant.trajectory.answer == package.hidden.gold.answer
-    assert built(bundled(*GOUT), "text-only") == {}
+    assert built(bundled("superclue", "SC-OPS-ABPM"), "text-only") == {}  # no structured output
 
 
 def test_several_values_hedges_the_number_the_package_checks_not_the_first_one(tmp_path):
@@ -298,14 +298,14 @@ def test_several_values_applies_only_where_a_number_is_checked_as_a_value():
 
 
 def test_invented_fact_states_a_value_a_drug_and_a_diagnosis_no_call_returned_at_the_end_of_the_answer():
-    package = bundled(*GOUT)  # answers in English text, no structured output
+    package = bundled(*GOUT)  # answers in English text
     gold = package.hidden.gold
     found = built(package, "invented-fact")
     assert list(found) == ["6.4 mmol/L", "warfarin", "atrial fibrillation"]
     sentences = ["Also: potassium 6.4 mmol/L.", "Also on warfarin.", "Also a history of atrial fibrillation."]
     for mutant, sentence in zip(found.values(), sentences):
         assert mutant.trajectory.answer == f"{gold.answer.rstrip()} {sentence}"
-        assert mutant.trajectory.calls == gold.calls and mutant.trajectory.output == {}
+        assert mutant.trajectory.calls == gold.calls and mutant.trajectory.output == {**gold.output, "note": sentence}
     seen = shown_by(package, gold_of(package).events)
     assert not any(
         is_grounded(f, seen) for m in found.values() for f in stated_facts(m.trajectory.answer) if f.written == m.target
@@ -659,7 +659,7 @@ def test_valid_variants_must_pass_every_hard_verifier(tmp_path):
     )
     good = selftest(str(folder))
     assert good.exit_code == 0, good.output
-    assert "gold + 4 counterexample(s) + 1 valid variant(s)" in good.output
+    assert "gold + 5 counterexample(s) + 1 valid variant(s)" in good.output
 
     skipped = gold | {"calls": [c for c in gold["calls"] if c["tool"] != "patient_history"]}
     history_first = {
