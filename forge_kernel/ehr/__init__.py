@@ -6,6 +6,7 @@ from .. import _lazy
 
 _HOMES = {
     "fhir": (
+        "DOSE",
         "assessment",
         "medication_request",
         "observation",
@@ -23,6 +24,7 @@ _HOMES = {
 
 __all__ = [
     "Change",
+    "DOSE",
     "EHRImage",
     "EHRView",
     "FieldChange",

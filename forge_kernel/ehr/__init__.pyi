@@ -1,5 +1,6 @@
 # The face's names for editors and type checkers, written from _HOMES by scripts/face_stubs.py: do not edit.
 from .fhir import (
+    DOSE as DOSE,
     assessment as assessment,
     medication_request as medication_request,
     observation as observation,

@@ -310,7 +310,8 @@ def test_regrade_after_a_hidden_half_changed(tmp_path):
     assert rest.passed.all()
     new_hash = load_package(tmp_path / "task_packages" / "superclue" / "SC-DDX-CHEST-PAIN").hidden_hash
     assert set(ddx.hidden_version) == {"1.0.1"} and set(ddx.hidden_hash) == {new_hash}
-    assert set(rest.hidden_version) == {"1.0.0"}
+    on_disk = {t: load_package(tmp_path / "task_packages" / "superclue" / t).hidden.version for t in set(rest.task_id)}
+    assert list(rest.hidden_version) == [on_disk[t] for t in rest.task_id]  # as they were: not regraded into another
 
     verdicts = load_verdicts(out)
     assert set(verdicts.grading_id) == {2}

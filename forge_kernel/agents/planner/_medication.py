@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from ...ehr.fhir import DOSE
+from ...ehr import DOSE
 from .core import Plan, PlanContext, plan
 
 SEVERE_REACTIONS = ("喉头水肿", "过敏性休克", "血管性水肿", "anaphylaxis")
