@@ -49,6 +49,20 @@ def value_of(resource: dict) -> Any:
     return None
 
 
+def reference_range(resource: dict) -> dict | None:
+    """An Observation's first reference range as ``{low, high, unit, text}`` (the parts it gives), or None."""
+    ranges = resource.get("referenceRange")
+    if not isinstance(ranges, list) or not ranges or not isinstance(ranges[0], dict):
+        return None
+    given = ranges[0]
+    ends = {end: given[end] for end in ("low", "high") if isinstance(given.get(end), dict)}
+    out: dict[str, Any] = {end: quantity.get("value") for end, quantity in ends.items()}
+    unit = next((q.get("unit") for q in ends.values() if q.get("unit")), None)
+    out |= {"unit": unit} if unit else {}
+    out |= {"text": given["text"]} if given.get("text") else {}
+    return out or None
+
+
 def age_at(birth_date: str | None, now: datetime) -> int | None:
     if not birth_date:
         return None
@@ -74,6 +88,9 @@ def summarize(resource: dict) -> dict:
     value = value_of(resource)
     if value is not None:
         out["value"] = value
+    reference = reference_range(resource)
+    if reference:
+        out["range"] = reference
     status = resource.get("status") or concept_text(resource.get("clinicalStatus"))
     if status:
         out["status"] = status

@@ -20,6 +20,7 @@ from pathlib import Path
 import yaml
 
 from ..tools import drug_names
+from .tables import CJK
 
 TABLES = Path(__file__).with_name("tables")
 Synonyms = str | list[str]
@@ -84,10 +85,11 @@ def trie_pattern(phrases: Iterable[str]) -> str:
 
 
 def cue_pattern(phrases: Iterable[str]) -> re.Pattern:
-    """One regex for a list of cue phrases, the longest that matches at a place winning, whole words for Latin ones."""
+    """One regex for a list of cue phrases, the longest that matches at a place winning, whole words for Latin ones
+    (a phrase that mixes Latin and Chinese, "C反应蛋白", may touch a Chinese character)."""
     written = sorted({normal(p) for p in phrases if p})
-    latin = [p for p in written if is_word_char(p[0])]
-    other = [p for p in written if not is_word_char(p[0])]
+    latin = [p for p in written if is_word_char(p[0]) and not CJK.search(p)]
+    other = [p for p in written if p not in latin]
     parts = ([rf"\b{trie_pattern(latin)}\b"] if latin else []) + ([trie_pattern(other)] if other else [])
     return re.compile("|".join(parts))
 

@@ -10,6 +10,8 @@ from pydantic import Field, field_validator, model_validator
 
 from ...spec import Strict
 from .._claims import contradiction
+from .._measures import record_disagreement
+from .._shown import shown
 from .._text import Synonyms, affirms, bounded, drug_of, label, mentions, normal, stated_dates, synonyms
 from ..matchers import Matcher, valid_regex, values_at, within
 from ..quantities import Amount, Located, amount, in_unit, located_amounts, normal_unit
@@ -100,8 +102,8 @@ class NumberMatch(Strict):
 
 class NumberParams(NumberMatch):
     pattern: str | None = None
-    """A regex whose first group is where the number stands (a unit written right after it is read too); by
-    default every number in the answer. Numbers the pattern finds may be bare; without a pattern, only amounts
+    """A regex whose first group is where the number stands (a unit written right after it is read too), matched
+    in any case ("Potassium" for potassium); by default every number in the answer. Numbers the pattern finds may be bare; without a pattern, only amounts
     written with a unit are candidates when ``unit`` is given."""
 
     @field_validator("pattern")
@@ -133,7 +135,7 @@ def stated(answer: str, p: NumberParams) -> list[Located]:
     if p.pattern is None:
         return [f for f in found if p.unit is None or f.amount.unit]
     picked = []
-    for m in re.finditer(p.pattern, answer):
+    for m in re.finditer(p.pattern, answer, re.IGNORECASE):
         if m.group(1) is None or bounded(answer, m.start(1), m.end(1)):
             continue
         inside = [f for f in found if m.start(1) <= f.start < m.end(1)]
@@ -325,7 +327,10 @@ class ConsistentParams(Strict):
 
 @verifier("answer.consistent", category="answer")
 def consistent(ctx: GradeContext, p: ConsistentParams) -> Outcome:
-    """The answer does not contradict itself about the patient now: no diagnosis or state affirmed in one sentence
-    and denied in another, no two opposite states; the sentences are named."""
-    problem = contradiction(ctx.result.answer)
-    return Outcome(problem is None, problem or "no claim of the answer contradicts another")
+    """The answer contradicts neither itself nor the record it was shown: no diagnosis or state affirmed in one
+    sentence and denied in another, no two opposite states (``verify/_claims.py``); no status word beside a value
+    that the record's reference range for that reading contradicts ("正常" beside a potassium above its range), no
+    trend word against the series shown (``verify/_measures.py``). The sentences are named."""
+    answer = ctx.result.answer
+    problem = contradiction(answer) or record_disagreement(answer, shown(ctx).values)
+    return Outcome(problem is None, problem or "no claim of the answer contradicts another or the record")

@@ -1,0 +1,277 @@
+"""What an answer says of a measurement (a laboratory test or a vital sign, ``tables/labs.yaml`` and
+``tables/vitals.yaml``) against what the trial was shown: a status word beside a value (normal, high, low,
+abnormal), judged by the reference range the record gives for that reading; a trend word (rising, falling), judged
+by the series of that measurement; a value written right after a measurement's name that is none of its readings
+but another measurement's. Only what the trial's reads returned counts, never the agent's writes.
+
+A status word qualifies the number before it in its clause, or, when its own holds little else, in the clause
+before ("血钾 5.9 mmol/L（外院），正常": asides in brackets are skipped); without a number, the latest reading of the measurement named there. The number's
+measurement is the one named last before it in the sentence. A trend word speaks of the measurement named last
+before it in that stretch too. Denied and hypothetical words claim nothing, nor do the phrases listed as
+``none`` (正常上限, "normal saline"). The cue words are in ``tables/language.yaml`` (``measures``).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from typing import Any
+
+from ._claims import SENTENCE
+from ._facts import MONTH_DAY, blank, clause, not_a_fact
+from ._shown import walk
+from ._text import cue_pattern, language, located_dates, negated, normal, words_in
+from .quantities import Amount, Located, amount, in_unit, located_amounts
+from .tables import CJK, TEXTS_CACHED, compact, first_names
+
+STATUS_WORDS = ("normal", "high", "low", "abnormal")
+TREND_WORDS = ("rising", "falling")
+SHORT_CLAUSE = 4
+"""A word's clause holds little else when at most this many characters (zh) or words (en) stand beside it."""
+QUALIFIER = re.compile(r"\s*[（(][^（()）]*[)）]\s*$")
+"""A qualifier after a record's name ("白细胞计数（外院）")."""
+ATTACHED = re.compile(r"[\s:：=]*(?:(?:为|是|达|of|at|is|was|=)[\s:：]*)?")
+"""What may stand between a measurement's name and its value."""
+ASIDE = re.compile(r"[（(][^（()）]*[)）]")
+"""An aside in brackets: skipped in reading what a word outside it speaks of."""
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One value of a measurement the trial was shown, with the reference range its record gives."""
+
+    concept: str
+    amount: Amount
+    written: str
+    """The value as the record writes it ("9.8 10^9/L")."""
+    time: str
+    low: float | None = None
+    high: float | None = None
+
+    @property
+    def status(self) -> str | None:
+        """normal, high or low by the record's range; None where the record gives none."""
+        if self.low is None and self.high is None:
+            return None
+        if self.low is not None and self.amount.value < self.low:
+            return "low"
+        return "high" if self.high is not None and self.amount.value > self.high else "normal"
+
+    def __str__(self) -> str:
+        bounds = f"{'' if self.low is None else f'{self.low:g}'}–{'' if self.high is None else f'{self.high:g}'}"
+        return f"{self.written} ({self.time[:10]}; range {bounds})"
+
+
+@dataclass(frozen=True)
+class Said:
+    """What one sentence says of a measurement: a value (``word`` "value"), or a status or trend word and the
+    number a status word qualifies."""
+
+    concept: str
+    word: str
+    written: str
+    sentence: str
+    number: Amount | None = None
+
+
+@cache
+def measure_names() -> dict[str, str]:
+    """Compact name -> the measurement's first name (labs and vital signs)."""
+    return first_names("labs") | first_names("vitals")
+
+
+def measure_of(name: str) -> str | None:
+    """The measurement a record's name stands for, a trailing qualifier aside; None if it is none we know."""
+    names = measure_names()
+    return names.get(compact(name)) or names.get(compact(QUALIFIER.sub("", name)))
+
+
+@dataclass(frozen=True)
+class MeasureCues:
+    names: re.Pattern
+    words: re.Pattern
+    kinds: dict[str, str]
+    """Normalised cue -> normal, high, low, abnormal, rising, falling or none."""
+    hypothetical: re.Pattern
+
+
+@cache
+def measure_cues() -> MeasureCues:
+    data = language()["measures"]
+    kinds = {normal(cue): kind for kind, cues in data.items() for cue in cues}
+    return MeasureCues(
+        cue_pattern(measure_names()), cue_pattern(kinds), kinds, cue_pattern(language()["claims"]["hypothetical"])
+    )
+
+
+def size(text: str) -> int:
+    """Chinese characters and Latin words."""
+    return len(CJK.findall(text)) + words_in(text)
+
+
+def pairing_start(text: str, cue: tuple[int, int]) -> int:
+    """Where the text a word at ``cue`` may speak of begins: its clause, or the clause before it too when its own
+    holds little else."""
+    begins, ends = clause(text, *cue)
+    if begins and size(text[begins : cue[0]]) + size(text[cue[1] : ends]) <= SHORT_CLAUSE:
+        return clause(text, begins - 1, begins - 1)[0]
+    return begins
+
+
+def aside_blanked(text: str, at: int) -> str:
+    """The text with every aside in brackets blanked (same length) but the one holding ``at``."""
+    return ASIDE.sub(lambda m: m.group() if m.start() <= at < m.end() else " " * len(m.group()), text)
+
+
+def values_in(text: str) -> list[Located]:
+    """The patient's values a sentence writes: dates blanked, thresholds and reference values left out."""
+    spans = [(start, start + len(d.written)) for start, d in located_dates(text)]
+    blanked = blank(text, spans + [m.span() for m in MONTH_DAY.finditer(text)])
+    return [found for found in located_amounts(blanked) if not not_a_fact(blanked, found)]
+
+
+def written(answer: str, length: int) -> str:
+    """The answer in NFKC but its case kept (units are read there: "10^9/L"), where that is as long as its
+    normalised form (so that places agree); else the normalised form."""
+    plain = unicodedata.normalize("NFKC", answer)
+    return plain if len(plain) == length else normal(answer)
+
+
+@lru_cache(maxsize=TEXTS_CACHED)
+def measure_claims(answer: str) -> tuple[Said, ...]:
+    """Every status and trend word the answer says of a measurement, with what it qualifies."""
+    cues, found = measure_cues(), []
+    said = normal(answer)
+    plain = written(answer, len(said))
+    for sentence in SENTENCE.finditer(said):
+        text = sentence.group()
+        if not cues.names.search(text):
+            continue
+        as_written = plain[sentence.start() : sentence.end()]
+        found += attached_values(text, as_written)
+        for cue in cues.words.finditer(text):
+            word = cues.kinds[cue.group()]
+            begins, ends = clause(text, *cue.span())
+            if word == "none" or negated(text, *cue.span()) or cues.hypothetical.search(text, begins, ends):
+                continue
+            view = aside_blanked(text, cue.start())
+            start = pairing_start(view, cue.span())
+            values = [v for v in values_in(aside_blanked(as_written, cue.start())) if start <= v.start < cue.start()]
+            number = values[-1] if values and word in STATUS_WORDS else None
+            names = [(m.end(), measure_names()[compact(m.group())]) for m in cues.names.finditer(view, 0, cue.start())]
+            anchor = number.start if number else cue.start()
+            concept = next((c for end, c in reversed(names) if end <= anchor), None)
+            if concept and (number or any(end >= start for end, _ in names)):
+                amount_said = number.amount if number else None
+                found.append(Said(concept, word, cue.group(), as_written.strip(), amount_said))
+    return tuple(found)
+
+
+def attached_values(text: str, as_written: str) -> list[Said]:
+    """The values a sentence writes right after a measurement's name ("血钾 5.9 mmol/L", "potassium of 5.9")."""
+    names = [(m.end(), measure_names()[compact(m.group())]) for m in measure_cues().names.finditer(text)]
+    found = []
+    for value in values_in(as_written):
+        concept = next((c for end, c in reversed(names) if end <= value.start), None)
+        gap_start = max((end for end, _ in names if end <= value.start), default=value.start)
+        if concept and ATTACHED.fullmatch(text, gap_start, value.start):
+            found.append(Said(concept, "value", value.written, as_written.strip(), value.amount))
+    return found
+
+
+def range_of(record: dict[str, Any], unit: str) -> tuple[float | None, float | None]:
+    """The low and high ends of a record's reference range (``range``: low, high, unit), in ``unit``."""
+    given = record.get("range")
+    if not isinstance(given, dict):
+        return None, None
+    ends = [amount(given.get(end), given.get("unit") or unit) for end in ("low", "high")]
+    low, high = (None if a is None else a.value if a.unit == unit else in_unit(a, unit) for a in ends)
+    return low, high
+
+
+def readings(results: Iterable[Any]) -> dict[str, list[Reading]]:
+    """Every reading of a known measurement in the results, by measurement, oldest first: a record's value with
+    its range, and the first and last points of a series summary."""
+    found: dict[str, list[Reading]] = defaultdict(list)
+    for node in walk(list(results)):
+        if not isinstance(node, dict) or not isinstance(node.get("name"), str):
+            continue
+        concept = measure_of(node["name"])
+        value = amount(node.get("value")) if isinstance(node.get("value"), dict) else None
+        if concept and value is not None:
+            shown = f"{value.value:g} {node['value'].get('unit') or ''}".strip()
+            found[concept].append(
+                Reading(concept, value, shown, str(node.get("time") or ""), *range_of(node, value.unit))
+            )
+        elif concept and isinstance(node.get("first"), dict) and isinstance(node.get("last"), dict):
+            for point in (node[key] for key in ("first", "min", "max", "last") if isinstance(node.get(key), dict)):
+                point_value = amount(point.get("value"), node.get("unit") or "")
+                if point_value is not None:
+                    shown = f"{point_value.value:g} {node.get('unit') or ''}".strip()
+                    found[concept].append(Reading(concept, point_value, shown, str(point.get("time") or "")))
+    return {concept: sorted(rows, key=lambda r: r.time) for concept, rows in found.items()}
+
+
+def same_number(stated: Amount, shown: Amount) -> bool:
+    """The stated number is the one shown, converted into its unit where both have one (up to rounding)."""
+    value = in_unit(stated, shown.unit) if stated.unit and shown.unit and stated.unit != shown.unit else stated.value
+    return value is not None and abs(value - shown.value) <= max(0.051, 0.005 * abs(shown.value))
+
+
+def status_problem(said: Said, rows: list[Reading]) -> str | None:
+    """Why a status word disagrees with the reading it qualifies, judged by the record's range, or None."""
+    if said.number is not None:
+        rows = [r for r in rows if same_number(said.number, r.amount)]
+    reading = next((r for r in reversed(rows) if r.status is not None), None)
+    if reading is None:
+        return None
+    agrees = reading.status in ("high", "low") if said.word == "abnormal" else reading.status == said.word
+    return None if agrees else f"{reading} is {reading.status} by the record's range"
+
+
+def trend_problem(said: Said, rows: list[Reading]) -> str | None:
+    """Why a trend word disagrees with the series shown (its first and last dated readings), or None."""
+    dated = [r for r in rows if r.time]
+    if len(dated) < 2 or dated[-1].amount.unit != dated[0].amount.unit:
+        return None
+    first, last = dated[0], dated[-1]
+    if last.amount.value == first.amount.value or (last.amount.value > first.amount.value) == (said.word == "rising"):
+        return None
+    went = "rose" if last.amount.value > first.amount.value else "fell"
+    return f"the series shown {went} from {first.written} to {last.written}"
+
+
+def attribution_problem(said: Said, rows: list[Reading], shown: dict[str, list[Reading]]) -> str | None:
+    """Why a value given for a measurement is another measurement's (none of its own readings shown is that
+    number, another's is), or None."""
+    assert said.number is not None  # a value
+    number = said.number
+    if not rows or any(same_number(number, r.amount) for r in rows):
+        return None
+    other = next(
+        (r for rs in shown.values() for r in rs if r.concept != said.concept and same_number(number, r.amount)), None
+    )
+    return None if other is None else f"{other.written} is a {other.concept} reading, not a {said.concept} one"
+
+
+def record_disagreement(answer: str, results: Iterable[Any]) -> str | None:
+    """The first status or trend word of the answer that the record shown contradicts, named with its sentence."""
+    said = measure_claims(answer)
+    if not said:
+        return None
+    shown = readings(results)
+    for claim in said:
+        rows = shown.get(claim.concept, [])
+        if claim.word == "value":
+            problem = attribution_problem(claim, rows, shown)
+        elif claim.word in TREND_WORDS:
+            problem = trend_problem(claim, rows)
+        else:
+            problem = status_problem(claim, rows)
+        if problem:
+            return f"says {claim.concept} {claim.written!r} ({claim.sentence!r}), but {problem}"
+    return None

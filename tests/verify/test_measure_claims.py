@@ -1,0 +1,149 @@
+"""What an answer says of a measurement, judged against the record shown (synthetic data only): a status word
+beside a value outside (or inside) the reference range the record gives fails ``answer.consistent`` naming the
+sentence, a trend word against the series shown fails, in either language; valid wordings pass, and with the
+record's range or the cue table taken away the wrong ones pass again."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from forge_kernel.ehr import summaries
+from forge_kernel.engine import Images
+from forge_kernel.engine.selftest import selftest_package
+from forge_kernel.spec import load_package
+from forge_kernel.verify import _measures
+from forge_kernel.verify._measures import measure_claims, readings, record_disagreement
+from tests.helpers import ROOT
+
+RANGE = {"low": 3.5, "high": 5.5, "unit": "mmol/L"}
+SHOWN = [
+    {
+        "items": [
+            {"name": "血钾（外院）", "value": {"value": 5.9, "unit": "mmol/L"}, "time": "2026-11-28", "range": RANGE},
+            {"name": "白细胞", "value": {"value": 13.6, "unit": "10^9/L"}, "time": "2026-11-26", "range": {"high": 10}},
+            {"name": "白细胞", "value": {"value": 9.8, "unit": "10^9/L"}, "time": "2026-11-29", "range": {"high": 10}},
+            {"name": "C反应蛋白", "value": {"value": 86, "unit": "mg/L"}, "time": "2026-11-26"},
+            {"name": "C反应蛋白", "value": {"value": 32, "unit": "mg/L"}, "time": "2026-11-29"},
+            {"name": "空腹血糖", "value": {"value": 4.2, "unit": "mmol/L"}, "time": "2026-11-28"},
+        ]
+    },
+    {
+        "name": "收缩压",
+        "unit": "mmHg",
+        "first": {"time": "2026-11-20", "value": 168},
+        "last": {"time": "2026-11-27", "value": 136},
+    },
+]
+
+
+@pytest.mark.parametrize(
+    ("answer", "named"),
+    [
+        (
+            "血钾 5.9 mmol/L，正常。",
+            "says 血钾 '正常' ('血钾 5.9 mmol/L,正常。'), but 5.9 mmol/L (2026-11-28; range 3.5–5.5) is high",
+        ),
+        ("另有血钾 5.9 mmol/L（外院结果），在正常范围内。", "says 血钾 '在正常范围内'"),
+        ("Potassium 5.9 mmol/L, within normal limits.", "says 血钾 'within normal limits'"),
+        ("血钾正常。", "says 血钾 '正常' ('血钾正常。'), but 5.9 mmol/L"),
+        (
+            "白细胞 9.8，偏高。",
+            "says 白细胞 '偏高' ('白细胞 9.8,偏高。'), but 9.8 10^9/L (2026-11-29; range –10) is normal",
+        ),
+        ("WBC 13600/µL, normal.", "says 白细胞 'normal'"),  # another unit, the same reading
+        (
+            "CRP 呈上升趋势。",
+            "says C反应蛋白 '呈上升趋势' ('CRP 呈上升趋势。'), but the series shown fell from 86 mg/L to 32 mg/L",
+        ),
+        ("Systolic pressure is rising.", "says 收缩压 'rising'"),
+        (
+            "血钾 4.2 mmol/L。",
+            "says 血钾 '4.2 mmol/L' ('血钾 4.2 mmol/L。'), but 4.2 mmol/L is a 空腹血糖 reading, not a 血钾 one",
+        ),
+        ("Potassium of 4.2.", "says 血钾 '4.2'"),  # a number of another measurement, bare
+    ],
+)
+def test_a_status_or_trend_the_record_contradicts_fails_named(answer, named):
+    found = record_disagreement(answer, SHOWN)
+    assert found is not None and found.startswith(named), found
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "血钾 5.9 mmol/L ↑（外院结果，未标记异常但高于正常上限 5.5 mmol/L）。",
+        "Potassium 5.9 mmol/L (high), above the upper limit of normal of 5.5 mmol/L.",
+        "白细胞 13.6×10^9/L ↑（11-26，11-29 复查 9.8 已正常）。",
+        "C反应蛋白 86 mg/L（11-26），11-29 降至 32 mg/L。",
+        "收缩压由 168 降至 136 mmHg，呈下降趋势。",
+        "血钾 5.9 mmol/L，予生理盐水，normal saline 500 mL。",  # a cue inside a name claims nothing
+        "血钾未见升高？需复查。若血钾正常则继续观察。",  # denied and hypothetical
+        "血钠 124 mmol/L，正常。",  # no sodium was shown: grounding's business, not this check's
+        "空腹血糖 4.2 mmol/L，血钾 5.9 mmol/L。",  # each value its own measurement's
+        "血钾 5.9 mmol/L，血糖 4.2。",  # 血糖 is not 空腹血糖: no attribution is read
+    ],
+)
+def test_a_status_or_trend_that_agrees_with_the_record_passes(answer):
+    assert record_disagreement(answer, SHOWN) is None
+
+
+def test_a_record_without_a_range_is_not_judged_by_status():
+    unranged = [{"name": "血钾", "value": {"value": 5.9, "unit": "mmol/L"}, "time": "2026-11-28"}]
+    assert record_disagreement("血钾 5.9 mmol/L，正常。", unranged) is None
+
+
+def test_the_fhir_reference_range_reaches_the_agent_and_the_grader():
+    observation = {
+        "resourceType": "Observation",
+        "id": "o1",
+        "code": {"text": "血钾"},
+        "valueQuantity": {"value": 5.9, "unit": "mmol/L"},
+        "referenceRange": [{"low": {"value": 3.5, "unit": "mmol/L"}, "high": {"value": 5.5, "unit": "mmol/L"}}],
+    }
+    row = summaries.summarize(observation)
+    assert row["range"] == RANGE
+    assert [r.status for r in readings([row])["血钾"]] == ["high"]
+
+
+def test_claims_are_read_per_measurement_and_word():
+    said = measure_claims("白细胞 13.6 ↑，复查 9.8 已正常；CRP 下降。")
+    assert [(s.concept, s.word, s.number and s.number.value) for s in said] == [
+        ("白细胞", "value", 13.6),
+        ("白细胞", "high", 13.6),
+        ("白细胞", "normal", 9.8),
+        ("C反应蛋白", "falling", None),
+    ]
+
+
+ABNORMAL_LABS = ROOT / "task_packages" / "superclue" / "SC-IR-ABNORMAL-LABS"
+
+
+def selftest_failures() -> list[str]:
+    return [
+        f"{r.kind} {r.case}" for r in asyncio.run(selftest_package(load_package(ABNORMAL_LABS), Images())) if not r.ok
+    ]
+
+
+def test_the_bundled_misread_statuses_trend_and_value_fail_consistent():
+    assert selftest_failures() == []  # each counterexample fails as named, the English variant passes
+
+
+def test_without_the_record_s_range_the_potassium_called_normal_passes(monkeypatch):
+    monkeypatch.setattr(summaries, "reference_range", lambda resource: None)  # the range never reaches the record
+    # (the English variant's "upper limit of normal of 5.5" is then a value no record showed: ungrounded)
+    assert selftest_failures() == ["counterexample potassium-called-normal", "valid variant statuses-in-english"]
+
+
+def test_without_the_trend_cues_the_reversed_trend_passes(monkeypatch):
+    real = _measures.measure_cues()
+    kinds = {cue: ("none" if kind == "rising" else kind) for cue, kind in real.kinds.items()}
+    monkeypatch.setattr(
+        _measures, "measure_cues", lambda: _measures.MeasureCues(real.names, real.words, kinds, real.hypothetical)
+    )
+    _measures.measure_claims.cache_clear()
+    try:
+        assert selftest_failures() == ["counterexample crp-trend-reversed"]
+    finally:
+        _measures.measure_claims.cache_clear()
