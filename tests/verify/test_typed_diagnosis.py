@@ -32,6 +32,7 @@ def typed_expectation(task_id: str) -> dict:
     [
         ("急性冠脉综合征", "ACS"),
         ("上消化道出血", "UGIB"),
+        ("上消化道出血", "duodenal ulcer bleeding"),  # the bleed named by its source
         ("异位妊娠", "宫外孕"),
         ("蛛网膜下腔出血", "subarachnoid hemorrhage"),
         ("急性缺血性脑卒中", "AIS"),
