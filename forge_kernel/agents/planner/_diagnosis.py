@@ -12,6 +12,10 @@ Limitation: only the context's presenting findings go to ``differential_diagnosi
 reads are not added. Where a risk factor on file would decide between candidates that match as many findings
 (atrial fibrillation and hypertension in acute vertigo: posterior-circulation stroke rather than vestibular
 neuritis, SC-DDX-VERTIGO), the plan orders no work-up (it fails on the missing orders, not on a wrong one).
+
+The structured output holds the typed answer's fields: ``leading`` (the leading diagnosis as the differential
+table names it, None when two candidates tie or none is found), ``requested`` (the examinations requested) and
+``decision`` (requested, escalated on a breached red flag, undetermined when no leading diagnosis stands out).
 """
 
 from __future__ import annotations
@@ -43,13 +47,15 @@ async def differential_diagnosis(ctx: PlanContext) -> Plan:
     )
     candidates = (ddx or {}).get("candidates", [])
     if not candidates:
-        return Plan("鉴别诊断无候选结果，建议上级医师评估。", status="escalated")
+        return Plan(
+            "鉴别诊断无候选结果，建议上级医师评估。", output=typed_output(None, [], "undetermined"), status="escalated"
+        )
     top = candidates[0]
     if len(candidates) > 1 and len(candidates[1]["matched"]) == len(top["matched"]):
         tied = "、".join(c["diagnosis"] for c in candidates[:2])
         return Plan(
             f"{tied}与现有表现同样相符，无法确定首要诊断，未申请检查，请上级医师评估。",
-            output={"leading_diagnosis": None, "candidates": [c["diagnosis"] for c in candidates[:2]]},
+            output=typed_output(None, [], "undetermined"),
             status="escalated",
         )
     if top.get("red_flags") and ctx.features.safety_checks:
@@ -59,7 +65,7 @@ async def differential_diagnosis(ctx: PlanContext) -> Plan:
             await ctx.on_patient("escalate_to_human", reason=why, idempotency_key=f"{ctx.task.task_id}:escalate")
             return Plan(
                 f"{why}，已升级至上级医师立即处理，未开具常规检查。",
-                output={"leading_diagnosis": top["diagnosis"], "red_flags": breached},
+                output=typed_output(top["diagnosis"], [], "escalated"),
                 status="escalated",
             )
     for exam in top["recommended_exams"]:
@@ -73,5 +79,11 @@ async def differential_diagnosis(ctx: PlanContext) -> Plan:
     return Plan(
         f"首先考虑{top['diagnosis']}（依据：{'、'.join(top['matched'])}），"
         f"已申请：{'、'.join(top['recommended_exams'])}。",
-        output={"leading_diagnosis": top["diagnosis"], "requested": top["recommended_exams"]},
+        output=typed_output(top["diagnosis"], top["recommended_exams"], "requested"),
     )
+
+
+def typed_output(leading: str | None, requested: list[str], decision: str) -> dict:
+    """The typed answer: the leading diagnosis (None when undetermined), the examinations requested for it and the
+    decision (requested / escalated / undetermined)."""
+    return {"leading": leading, "requested": requested, "decision": decision}
