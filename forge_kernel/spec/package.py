@@ -39,7 +39,7 @@ class AnswerField(Strict):
     description: str = Field("", description="What the field holds, in words the agent is shown.")
     unit: str | None = Field(None, description="quantity: the unit it is compared in; any unit of its dimension.")
     options: list[str] | None = Field(None, min_length=2, description="status: the closed set of values.")
-    terms: Literal["drugs", "orders", "labs", "diagnoses"] | None = Field(
+    terms: Literal["drugs", "orders", "labs", "diagnoses", "nursing_items"] | None = Field(
         None, description="concept: the terminology its names (zh or en) or codes come from."
     )
     items: AnswerField | None = Field(None, description="list: the type of every item.")

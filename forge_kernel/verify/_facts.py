@@ -28,12 +28,10 @@ from ._text import (
     occurrences,
     phrase_pattern,
 )
-from .quantities import Amount, Located, located_amounts
+from .quantities import TIME_WORDS, Amount, Located, located_amounts
 from .tables import TEXTS_CACHED, diagnosis_vocabulary, drug_vocabulary, mentioned
 
 FactKind = Literal["value", "duration", "year", "date", "drug", "diagnosis"]
-TIME_WORDS = {"分钟": "min", "小时": "h", "天": "day", "日": "day", "周": "week", "个月": "month", "年": "year"}
-"""Chinese words for spans of time, after a bare number ("48 小时")."""
 MONTH_DAY = re.compile(r"(?<![\d.\-/])(?:1[0-2]|0?[1-9])-(?:3[01]|[12]\d|0?[1-9])(?![\d.\-/])")
 PARTNER = re.compile(r"(?<!\d)(\d+(?:\.\d+)?)\s*(?:/|-|–|—|~|～|至|to)\s*$")
 """The number a number is paired or ranged with, right before it ("130/80", "2–3", "18.5-23.9")."""

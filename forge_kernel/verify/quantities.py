@@ -51,6 +51,9 @@ UNIT_WORDS = {
     "/uL": "1/uL",
 }
 """Unit words and UCUM codes -> what pint reads."""
+TIME_WORDS = {"分钟": "min", "小时": "h", "天": "day", "日": "day", "周": "week", "个月": "month", "年": "year"}
+"""Chinese words for spans of time: a unit of its own (a quantity's unit "天"), or after a bare number in prose
+("48 小时"), where the grounding check reads them; prose is not read with them as units."""
 CJK_UNITS = sorted((w for w in UNIT_WORDS if re.match(r"[\u4e00-\u9fff]", w)), key=len, reverse=True)
 UNIT = (
     r"(?:×?10[*^]\d+/L|℃|°C|%|(?!/\d)/?[A-Za-zµμ][A-Za-z0-9µμ/%^*.\[\]]*|" + "|".join(map(re.escape, CJK_UNITS)) + ")"
@@ -81,7 +84,7 @@ def unit_registry():
 
 def normal_unit(unit: str | None) -> str:
     text = (unit or "").strip().replace(" ", "")
-    text = UNIT_WORDS.get(text, UNIT_WORDS.get(text.lower(), text))
+    text = UNIT_WORDS.get(text, UNIT_WORDS.get(text.lower(), TIME_WORDS.get(text, text)))
     return UCUM_POWER.sub(r"^\1", BODY_SURFACE.sub("/body_surface_1_73", text))
 
 

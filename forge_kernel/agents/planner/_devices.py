@@ -10,6 +10,11 @@ indication (``keep_if``) defers a removal; a sign for the physician (``escalate_
 ``respects_records`` (baseline-v1) the plan reads the same records but acts whatever they say. Without
 ``safety_checks`` it skips the bedside notes.
 
+The structured output holds the typed answer's fields: ``item`` (the rule's type), ``due`` (whether the action is
+done now), ``action`` (the rule's action), ``findings`` (the rule's signs found on file); then, by the rule,
+``dwell`` (hours since insertion), ``since_care`` and ``last_care`` (hours since, and the date of, the last
+recorded care) or ``score`` (the latest risk score).
+
 Limitation: ``escalate_signs`` only hold the action; the plan neither names what they suggest nor hands the
 patient over. A drain whose fluid turns feculent after bowel surgery (a suspected anastomotic leak) is kept, but
 the surgeon is not called (SC-DEV-ABDOMINAL-DRAIN fails on the hand-over and its answer, not on a removal).
@@ -18,7 +23,10 @@ the surgeon is not called (SC-DEV-ABDOMINAL-DRAIN fails on the hand-over and its
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
+from typing import Any
 
 from .core import Plan, PlanContext, plan
 
@@ -47,28 +55,52 @@ async def last_care(ctx: PlanContext, care: str) -> str | None:
     return max(times, key=lambda t: datetime.fromisoformat(t)) if times else None
 
 
-async def score_status(ctx: PlanContext, score: dict) -> tuple[str, bool]:
+@dataclass
+class Reading:
+    """What the rule's clock or risk score reads: in words, whether it makes the action due, and the typed
+    answer's fields it fills."""
+
+    text: str
+    due: bool
+    fields: dict[str, Any]
+
+
+def in_hours(hours: float | None) -> dict | None:
+    return None if hours is None else {"value": round(hours, 1), "unit": "h"}
+
+
+async def score_status(ctx: PlanContext, score: dict) -> Reading:
     """The latest value of the rule's risk score, and whether it makes the action due."""
     found = await ctx.on_patient("record_search", type="Observation", code=score["name"]) or {}
     values = [r["value"]["value"] for r in found.get("records", []) if isinstance(r.get("value"), dict)]
     if not values:
-        return f"{score['name']}未记录", False
+        return Reading(f"{score['name']}未记录", False, {"score": None})
     value = values[-1]
     due = value <= score.get("due_at_most", float("-inf")) or value >= score.get("due_at_least", float("inf"))
-    return f"{score['name']} {value:g} 分", due
+    return Reading(f"{score['name']} {value:g} 分", due, {"score": value})
 
 
-async def time_status(ctx: PlanContext, rule: dict, device: dict | None) -> tuple[str, bool]:
+async def time_status(ctx: PlanContext, rule: dict, device: dict | None) -> Reading:
     """Time since insertion (or since the last recorded care), and whether it reaches the rule's limit."""
-    cared = await last_care(ctx, rule["care"]) if rule.get("clock") == "last_care" else None
+    by_care = rule.get("clock") == "last_care"
+    cared = await last_care(ctx, rule["care"]) if by_care else None
     since = cared or (device or {}).get("inserted")
+    hours = hours_between(since, ctx.task.now) if since else None
+    fields = (
+        {"since_care": in_hours(hours), "last_care": cared and cared[:10]} if by_care else {"dwell": in_hours(hours)}
+    )
     limit = rule.get("due_after_hours")
-    if since is None:
-        return "无留置或护理时间记录", True
-    hours = hours_between(since, ctx.task.now)
+    if hours is None:
+        return Reading("无留置或护理时间记录", True, fields)
     elapsed = f"距上次{rule['care']} {hours:.1f} h" if cared else f"已留置 {hours / 24:.1f} 天（{hours:.0f} h）"
     rule_text = f"规定时限 {limit} h" if limit is not None else "不按时间常规更换"
-    return f"{elapsed}，{rule_text}", limit is not None and hours >= limit
+    return Reading(f"{elapsed}，{rule_text}", limit is not None and hours >= limit, fields)
+
+
+def typed_output(item: str, action: str, findings: list[str], reading: Reading, due: bool) -> dict:
+    """The typed answer: the item, whether its rule's action is done now, that action, the rule's signs found on
+    file, and the fields of the rule's clock or score."""
+    return {"item": item, "due": due, "action": action, "findings": findings, **reading.fields}
 
 
 @plan("device_monitoring")
@@ -87,10 +119,7 @@ async def device_monitoring(ctx: PlanContext) -> Plan:
     rule = await ctx.call("device_rules", type=item)
     if rule is None:
         return Plan(f"护理规则表中没有{item}，未作处理。", status="gave_up")
-    if rule.get("score"):
-        status, due = await score_status(ctx, rule["score"])
-    else:
-        status, due = await time_status(ctx, rule, device)
+    reading = await (score_status(ctx, rule["score"]) if rule.get("score") else time_status(ctx, rule, device))
 
     texts = [device.get("note", "")] if device else []
     if ctx.features.safety_checks:
@@ -98,19 +127,18 @@ async def device_monitoring(ctx: PlanContext) -> Plan:
     signs = [s for s in rule.get("early_signs", []) if any(mentioned(t, s) for t in texts)]
     holds = [s for s in rule.get("keep_if", []) if any(mentioned(t, s) for t in texts)]
     alarms = [s for s in rule.get("escalate_signs", []) if any(mentioned(t, s) for t in texts)]
-    summary, verb = f"{item}：{status}", VERBS[rule["action"]]
+    summary, verb = f"{item}：{reading.text}", VERBS[rule["action"]]
+    output = partial(typed_output, item, rule["action"], list(dict.fromkeys(signs + holds + alarms)), reading)
     if alarms:
         return Plan(
-            f"{summary}；见{'、'.join(alarms)}，暂不{verb}，请医师评估。",
-            output={"item": item, "due": False, "action": None},
-            status="escalated",
+            f"{summary}；见{'、'.join(alarms)}，暂不{verb}，请医师评估。", output=output(False), status="escalated"
         )
 
-    if ctx.features.respects_records and not signs and (holds or not due):
+    if ctx.features.respects_records and not signs and (holds or not reading.due):
         why = "未到处理时机，未见需提前处理的征象"
         if holds:
             why = f"仍有留置指征（{'、'.join(holds)}），{rule.get('review_hours', 24)} h 后再评估"
-        return Plan(f"{summary}；{why}，暂不{verb}。", output={"item": item, "due": False, "action": None})
+        return Plan(f"{summary}；{why}，暂不{verb}。", output=output(False))
 
     priority = "urgent" if signs else "routine"
     reason = f"{summary}；出现{'、'.join(signs)}" if signs else summary
@@ -131,6 +159,4 @@ async def device_monitoring(ctx: PlanContext) -> Plan:
         )
     if done is None:
         return Plan(f"{reason}；{rule['order']}申请未能提交。", status="gave_up")
-    return Plan(
-        f"{reason}；已申请{rule['order']}（{priority}）。", output={"item": item, "due": True, "action": rule["action"]}
-    )
+    return Plan(f"{reason}；已申请{rule['order']}（{priority}）。", output=output(True))

@@ -13,6 +13,7 @@ from ...tools import table
 from .._text import drug_of, normal
 from ..matchers import Matcher
 from ..registry import Outcome, verifier
+from ..tables import compact
 from ..verdict import GradeContext
 
 ACTIVE_MEDICATIONS = "active_medications"
@@ -71,6 +72,14 @@ def nursing_items(text: str) -> set[str]:
         for row in table("device_rules")
         if any(normal(name) in written for name in [row["type"], *row.get("aliases", []), row["order"]])
     }
+
+
+def nursing_item_of(name: str) -> str | None:
+    """The nursing rule (its type) a name is, whole: the device or item, or one of its aliases in either language
+    ("urinary catheter" is 留置导尿管, "鼻胃管(硅胶)" is 鼻胃管（硅胶）); None for any other name."""
+    written = compact(name)
+    rules = table("device_rules")
+    return next((r["type"] for r in rules if written in {compact(n) for n in [r["type"], *r.get("aliases", [])]}), None)
 
 
 def patient_codes(ctx: GradeContext) -> list[set[str]]:

@@ -15,6 +15,7 @@ from ..quantities import Amount, amount, in_unit, is_number, located_amounts, no
 from ..registry import Outcome, verifier
 from ..tables import compact, diagnosis_vocabulary, drug_vocabulary, first_names, synonym_key
 from ..verdict import GradeContext
+from ._checks import nursing_item_of
 from .answer import read_date
 
 CONTAINS = "contains"
@@ -88,6 +89,8 @@ def known_key(terms: str, name: Any) -> str | None:
     if terms == "diagnoses":
         diagnosis = diagnosis_vocabulary().get(compact(text))
         return f"diagnosis:{diagnosis}" if diagnosis else None
+    if terms == "nursing_items":  # a device or nursing item by the nursing rules table
+        return f"nursing_item:{item}" if (item := nursing_item_of(text)) else None
     if terms == "labs" and compact(text) in first_names("labs"):
         return "lab:" + first_names("labs")[compact(text)]
     key = synonym_key(text)
