@@ -1,6 +1,6 @@
 """The typed answer (``task.answer``), compared by type: quantities converted between units (pint), dates read in
-the forms Chinese and English write them, concepts by the terminology tables, statuses from a closed set. The
-types are public; the values expected are hidden, in this verifier's params."""
+the forms Chinese and English write them, concepts by the terminology tables, statuses from a closed set, records
+field by field. The types are public; the values expected are hidden, in this verifier's params."""
 
 from __future__ import annotations
 
@@ -26,8 +26,8 @@ class TypedParams(Strict):
     expect: dict[str, Any] = Field(min_length=1)
     """Each field's expected value, as its declared type reads it: a quantity's number in the declared unit, a
     number, a date (YYYY-MM-DD), an interval ``{start, end}``, a concept's name or a list of its names, a status
-    option, true or false; a list: all its items and no other (``{contains: [...]}``: at least these). A text field
-    is not compared here: no pass rests on a keyword."""
+    option, true or false; a list: all its items and no other (``{contains: [...]}``: at least these); a record:
+    some of its fields, each as its type reads it. A text field is not compared here: no pass rests on a keyword."""
     tol: dict[str, float] = Field(default_factory=dict)
     """Per field: a quantity's tolerance in its declared unit, a number's as it is, a date's or interval's in days."""
 
@@ -42,7 +42,7 @@ class TypedParams(Strict):
                 raise ValueError(f"expect.{name}: the task's answer declares no such field")
             problem = expectation_problem(spec, value)
             if problem:
-                raise ValueError(f"expect.{name}: {problem}")
+                raise ValueError(at_path(f"expect.{name}", problem))
         unknown = [n for n in self.tol if n not in self.expect]
         if unknown:
             raise ValueError(f"tol.{unknown[0]}: no such expected field")
@@ -119,7 +119,7 @@ def interval_mismatch(spec: AnswerField, want: Any, got: Any, tol: float) -> str
     """Both ends, each a date within the tolerance; the first wrong end named."""
     if not isinstance(got, dict):
         return f"{got!r} is not a {{start, end}} interval"
-    return next((f"{k}: {p}" for k in ENDS if (p := mismatch(DATE, want[k], got.get(k), tol))), None)
+    return next((at_path(f".{k}", p) for k in ENDS if (p := mismatch(DATE, want[k], got.get(k), tol))), None)
 
 
 def concept_mismatch(spec: AnswerField, want: Any, got: Any, tol: float) -> str | None:
@@ -150,7 +150,22 @@ def list_mismatch(spec: AnswerField, want: Any, got: Any, tol: float) -> str | N
     extra = [] if isinstance(want, dict) else [g for g in got if all(mismatch(item, w, g, tol) for w in wanted)]
     if missing:
         return f"missing {', '.join(map(str, missing))}"
-    return f"not expected: {', '.join(map(str, extra))}" if extra else None
+    keys = list(dict.fromkeys(k for w in wanted if isinstance(w, dict) for k in w))
+    return f"not expected: {', '.join(str(shown(g, keys)) for g in extra)}" if extra else None
+
+
+def shown(item: Any, keys: list[str]) -> Any:
+    """A given item as a reason shows it: a record by the fields the expected ones name, not all it holds."""
+    return {k: item.get(k) for k in keys} if isinstance(item, dict) and keys else item
+
+
+def record_mismatch(spec: AnswerField, want: Any, got: Any, tol: float) -> str | None:
+    """An object whose every expected field is as expected, by its declared type; the first wrong one named."""
+    assert spec.fields is not None  # validated
+    if not isinstance(got, dict):
+        return f"{got!r} is not a record"
+    fields = spec.fields
+    return next((at_path(f".{k}", p) for k, w in want.items() if (p := mismatch(fields[k], w, got.get(k), tol))), None)
 
 
 def expected_list(spec: AnswerField, value: Any) -> str | None:
@@ -166,6 +181,19 @@ def expected_interval(spec: AnswerField, value: Any) -> str | None:
     """``{start, end}``, both dates."""
     ok = isinstance(value, dict) and all(read_date(value.get(k)) is not None for k in ENDS)
     return None if ok else "{start, end} dates"
+
+
+def expected_record(spec: AnswerField, value: Any) -> str | None:
+    """Some of the declared fields (not all need be compared), each value fitting its field's type."""
+    assert spec.fields is not None  # validated
+    if not isinstance(value, dict) or not value:
+        return f"a record of some of {', '.join(spec.fields)}"
+    for name, expected in value.items():
+        inner = spec.fields.get(name)
+        problem = "no such field" if inner is None else expectation_problem(inner, expected)
+        if problem:
+            return at_path(f".{name}", problem)
+    return None
 
 
 def expected_concept(spec: AnswerField, value: Any) -> str | None:
@@ -202,8 +230,14 @@ COMPARISONS: dict[str, Comparison] = {
     "boolean": Comparison(lambda s, v: None if isinstance(v, bool) else "true or false", boolean_mismatch),
     "text": Comparison(lambda s, v: "a text field is not compared by value", None),
     "list": Comparison(expected_list, list_mismatch),
+    "record": Comparison(expected_record, record_mismatch),
 }
 """Each answer type's comparison: adding a type is one entry."""
+
+
+def at_path(path: str, problem: str) -> str:
+    """A problem named by where it is: ``output.stay.end: ...`` (an inner field's problem, ``.end: ...``, joined on)."""
+    return f"{path}{problem}" if problem.startswith(".") else f"{path}: {problem}"
 
 
 def expectation_problem(spec: AnswerField, value: Any) -> str | None:
@@ -223,11 +257,11 @@ def mismatch(spec: AnswerField, want: Any, got: Any, tol: float) -> str | None:
 @verifier("answer.typed", category="answer")
 def typed(ctx: GradeContext, p: TypedParams) -> Outcome:
     """Each expected field of the typed answer has the expected value, compared by its declared type (units
-    converted, dates in any written form, concepts by terminology, lists as sets); every wrong field is named with
-    what was given."""
+    converted, dates in any written form, concepts by terminology, lists as sets, records field by field); every
+    wrong field is named with what was given."""
     declared, output = ctx.package.public.task.answer, ctx.result.output
     problems = [
-        f"output.{name}: {problem}"
+        at_path(f"output.{name}", problem)
         for name, want in p.expect.items()
         if (problem := mismatch(declared[name], want, output.get(name), p.tol.get(name, 0.0)))
     ]
