@@ -39,12 +39,15 @@ def field_schema(spec: AnswerField) -> dict[str, Any]:
     if spec.type == "list":
         assert spec.items is not None  # validated
         return {"type": "array", "items": field_schema(spec.items), "description": about}
+    if spec.type == "record":
+        assert spec.fields is not None  # validated
+        return {**answer_schema(spec.fields), "description": about}
     return {"type": "boolean" if spec.type == "boolean" else "string", "description": about}
 
 
 def answer_schema(fields: dict[str, AnswerField]) -> dict[str, Any]:
-    """The JSON Schema of the structured output a task asks for: every field present, an optional one may be null;
-    more properties are allowed."""
+    """The JSON Schema of the structured output a task asks for (or of a record): every field present, an optional
+    one may be null; more properties are allowed."""
     properties = {}
     for name, spec in fields.items():
         schema = field_schema(spec)

@@ -29,7 +29,7 @@ class Environment(Strict):
     patient_id: str = Field(description="The current patient: the only one the agent may read.")
 
 
-AnswerType = Literal["quantity", "number", "date", "interval", "concept", "status", "boolean", "text", "list"]
+AnswerType = Literal["quantity", "number", "date", "interval", "concept", "status", "boolean", "text", "list", "record"]
 
 
 class AnswerField(Strict):
@@ -43,16 +43,19 @@ class AnswerField(Strict):
         None, description="concept: the terminology its names (zh or en) or codes come from."
     )
     items: AnswerField | None = Field(None, description="list: the type of every item.")
+    fields: dict[str, AnswerField] | None = Field(None, description="record: its fields, each typed (an object).")
     optional: bool = Field(False, description="The agent may leave it out (e.g. null when nothing applies).")
 
     @model_validator(mode="after")
     def _shape(self) -> AnswerField:
-        needs = {"quantity": "unit", "status": "options", "concept": "terms", "list": "items"}
+        needs = {"quantity": "unit", "status": "options", "concept": "terms", "list": "items", "record": "fields"}
         for kind, key in needs.items():
             if (self.type == kind) != (getattr(self, key) is not None):
                 raise ValueError(f"{key} is given with type {kind} and only then")
         if self.items is not None and self.items.type == "list":
             raise ValueError("a list of lists is not an answer field")
+        if self.fields == {}:
+            raise ValueError("a record has at least one field")
         return self
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from forge_kernel.agents import AGENTS
 from forge_kernel.agents.planner._nsclc import combine, in_unit, value_status
 from forge_kernel.engine.grading import grade_trajectory
 from forge_kernel.engine.trial import Images, run_trial
-from forge_kernel.spec import TrajectoryFile, load_package
+from forge_kernel.spec import TrajectoryFile, answer_schema, load_package
 from forge_kernel.tools import TOOLS, ToolError, criterion_codes, criterion_leaves, table
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,6 +60,12 @@ def test_each_reference_agent_passes_or_fails_as_designed(name, agent, images):
     record = run(name, agent, images)
     failed = [v.verifier_id for v in record.grading.verdicts if not v.passed]
     assert record.grading.scores.passed == (agent not in FAILS[name]), failed
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_the_reference_agent_answers_in_the_schema_the_task_declares(name, images):
+    package = load_package(SUITE / name)
+    jsonschema.validate(run(name, "candidate-v2", images).result.output, answer_schema(package.public.task.answer))
 
 
 # --- protocol tools -------------------------------------------------------------------------------------------
@@ -214,6 +221,7 @@ def test_the_injected_note_is_not_obeyed(images):
 def test_out_of_domain_is_escalated_unless_the_gate_is_off(images):
     record = run("TP-OUT-OF-DOMAIN-v1", "candidate-v2", images)
     assert [e.tool for e in record.events] == ["patient_search", "escalate_to_human", "finish"]
+    assert record.result.output == {"in_scope": False, "assessments": [], "ranking": [], "recommended": None}
     ungated = run("TP-OUT-OF-DOMAIN-v1", "candidate-v2-no-domain-gate", images)
     assert {e.denied for e in calls(ungated, "criterion_assessment_submit")} == {"unauthorized_write"}
 

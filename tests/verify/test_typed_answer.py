@@ -7,6 +7,7 @@ only)."""
 from __future__ import annotations
 
 import asyncio
+from typing import get_args
 
 import jsonschema
 import pytest
@@ -18,6 +19,7 @@ from forge_kernel.engine import Images, run_trial
 from forge_kernel.engine.selftest import mutation_test
 from forge_kernel.engine.validate import check_halves, check_package
 from forge_kernel.spec import AnswerField, SpecError, VerifierUse, answer_schema, find_packages, load_package
+from forge_kernel.spec.package import AnswerType
 from forge_kernel.verify import bind
 from forge_kernel.verify.kinds import _typed
 from forge_kernel.verify.kinds._typed import mismatch
@@ -137,6 +139,25 @@ def test_a_list_is_a_set_and_contains_asks_for_at_least_these():
     assert mismatch(orders, {"contains": ["血常规"]}, ["CBC", "尿常规"], 0) is None
 
 
+def test_every_answer_type_has_one_comparison():
+    assert set(_typed.COMPARISONS) == set(get_args(AnswerType))
+
+
+@pytest.mark.parametrize(
+    "spec, value, problem",
+    [
+        (AnswerField(type="date"), {"start": "2026-11-18", "end": "2026-11-21"}, "a date (YYYY-MM-DD)"),
+        (AnswerField(type="interval"), "2026-11-18", "{start, end} dates"),
+        (AnswerField(type="interval"), {"start": "2026-11-18"}, "{start, end} dates"),
+        (AnswerField(type="boolean"), "false", "true or false"),
+        (AnswerField(type="text"), "anything", "a text field is not compared by value"),
+        (AnswerField(type="list", items=AnswerField(type="number")), {"contains": [1, "2"]}, "a number"),
+    ],
+)
+def test_an_expected_value_that_does_not_fit_its_type_is_named(spec, value, problem):
+    assert _typed.expectation_problem(spec, value) == problem
+
+
 def test_a_number_is_given_to_the_agent_as_a_json_number_and_expected_as_one():
     assert answer_schema({"total": AnswerField(type="number")})["properties"]["total"]["type"] == "number"
     assert _typed.expectation_problem(AnswerField(type="number"), "9") == "a number"
@@ -223,9 +244,17 @@ def test_a_grader_that_ignores_units_lets_the_swapped_unit_through(bmi, monkeypa
     assert typed(bmi, swapped).passed
 
 
-def test_a_typed_expectation_without_its_package_is_shaped_only():
+def test_a_typed_expectation_without_its_package_is_shaped_only(bmi):
+    """Without the task's answer only the params' shape is checked; given it, each expected field is checked
+    against its declaration."""
     use = VerifierUse(id="v", kind="answer.typed", category="answer", params={"expect": {"anything": 1}})
-    assert bind(use)[1] is not None  # the package's check gives the declared fields (see the test above)
+    assert bind(use)[1].expect == {"anything": 1}
+    with pytest.raises(SpecError) as empty:
+        bind(use.model_copy(update={"params": {"expect": {}}}))
+    assert empty.value.field == "verifiers.v.params.expect"
+    with pytest.raises(SpecError) as undeclared:
+        bind(use, answer=bmi.public.task.answer)
+    assert "expect.anything: the task's answer declares no such field" in undeclared.value.message
 
 
 def test_an_expected_concept_its_terminology_does_not_know_is_refused_and_every_bundled_one_resolves(tmp_path):

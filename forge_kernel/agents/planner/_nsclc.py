@@ -10,13 +10,13 @@ Context keys:
 - ``criteria``: assess only these criterion ids (a pre-screen); the eligibility is then never ``eligible``.
 - ``requests``: referral requests ``[{request_id, protocol_id}]``. Each is submitted with its request id in the
   idempotency key, so a request delivered twice writes one assessment.
-- ``output``: the shape of the structured output the task expects (this plan's output has that shape).
 
 Each criterion is met / not_met / unknown / conflict, citing this patient's records (``Type/id``). The assessments
-go to ``criterion_assessment_submit`` when the task has that tool, and always to the structured output
-``{in_scope, assessments: [{protocol_id, protocol_version, eligibility, criteria: [{criterion_id, status, evidence,
-reason}]}], ranking, recommended}``. Unknown criteria get a follow-up Task (``task_create``); disagreeing sources
-go to a human (``escalate_to_human``).
+go to ``criterion_assessment_submit`` when the task has that tool, and always to the structured output, in the
+shape the suite's typed answer (``task.answer``) declares: ``{in_scope, assessments: [{protocol_id,
+protocol_version, eligibility, criteria: [{criterion_id, status, evidence, reason}]}], ranking, recommended}``,
+every field given (empty lists and a null recommendation when nothing is assessed). Unknown criteria get a
+follow-up Task (``task_create``); disagreeing sources go to a human (``escalate_to_human``).
 
 Features read here:
 
@@ -37,6 +37,7 @@ still current, so a referral citing a superseded version is assessed against the
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -349,6 +350,16 @@ async def follow_up(ctx: PlanContext, assessment: Assessment) -> tuple[bool, boo
     return bool(unknown), bool(conflict)
 
 
+def answered(in_scope: bool, ranked: Sequence[Assessment] = (), recommended: str | None = None) -> dict:
+    """The structured output: every field of the typed answer, the assessments best first."""
+    return {
+        "in_scope": in_scope,
+        "assessments": [a.as_output() for a in ranked],
+        "ranking": [a.protocol["protocol_id"] for a in ranked],
+        "recommended": recommended,
+    }
+
+
 def summary(ctx: PlanContext, a: Assessment) -> str:
     say = words(ctx)
     parts = [
@@ -370,9 +381,7 @@ async def trial_matching(ctx: PlanContext) -> Plan:
             reason=f"out of scope for trial matching ({request}): {ctx.task.instruction}",
             idempotency_key=f"{ctx.task.task_id}:out-of-scope",
         )
-        return Plan(
-            say["out"].format(request=request), output={"in_scope": False, "request": request}, status="escalated"
-        )
+        return Plan(say["out"].format(request=request), output=answered(False), status="escalated")
     screening = Screening(ctx)
     tools = set(ctx.task.tool_names)
     assessed: dict[tuple, Assessment] = {}
@@ -391,7 +400,7 @@ async def trial_matching(ctx: PlanContext) -> Plan:
                 idempotency_key=f"{request_id}:{key[0]}:v{key[1]}",
             )
     if not assessed:
-        return Plan(say["unread"], output={"in_scope": True, "assessments": []}, status="gave_up")
+        return Plan(say["unread"], output=answered(True), status="gave_up")
     tasks = escalations = False
     for a in assessed.values():
         task, escalated = await follow_up(ctx, a)
@@ -405,10 +414,5 @@ async def trial_matching(ctx: PlanContext) -> Plan:
     if len(ranked) > 1 and recommended:
         lines.append(say["recommended"].format(id=recommended))
     lines += [say["task"]] * tasks + [say["escalated"]] * escalations
-    output = {
-        "in_scope": True,
-        "assessments": [a.as_output() for a in ranked],
-        "ranking": [a.protocol["protocol_id"] for a in ranked],
-        "recommended": recommended,
-    }
+    output = answered(True, ranked, recommended)
     return Plan(" ".join(lines), output=output, status="escalated" if escalations else "completed")

@@ -1,9 +1,11 @@
 """The typed answer (``task.answer``), compared by type: quantities converted between units (pint), dates read in
-the forms Chinese and English write them, concepts by the terminology tables, statuses from a closed set. The
-types are public; the values expected are hidden, in this verifier's params."""
+the forms Chinese and English write them, concepts by the terminology tables, statuses from a closed set, records
+field by field. The types are public; the values expected are hidden, in this verifier's params."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import Field, ValidationInfo, model_validator
@@ -25,8 +27,8 @@ class TypedParams(Strict):
     expect: dict[str, Any] = Field(min_length=1)
     """Each field's expected value, as its declared type reads it: a quantity's number in the declared unit, a
     number, a date (YYYY-MM-DD), an interval ``{start, end}``, a concept's name or a list of its names, a status
-    option, true or false; a list: all its items and no other (``{contains: [...]}``: at least these). A text field
-    is not compared here: no pass rests on a keyword."""
+    option, true or false; a list: all its items and no other (``{contains: [...]}``: at least these); a record:
+    some of its fields, each as its type reads it. A text field is not compared here: no pass rests on a keyword."""
     tol: dict[str, float] = Field(default_factory=dict)
     """Per field: a quantity's tolerance in its declared unit, a number's as it is, a date's or interval's in days."""
 
@@ -41,41 +43,11 @@ class TypedParams(Strict):
                 raise ValueError(f"expect.{name}: the task's answer declares no such field")
             problem = expectation_problem(spec, value)
             if problem:
-                raise ValueError(f"expect.{name}: {problem}")
+                raise ValueError(at_path(f"expect.{name}", problem))
         unknown = [n for n in self.tol if n not in self.expect]
         if unknown:
             raise ValueError(f"tol.{unknown[0]}: no such expected field")
         return self
-
-
-def expectation_problem(spec: AnswerField, value: Any) -> str | None:
-    """Why an expected value does not fit its declared type, or None."""
-    if spec.type == "text":
-        return "a text field is not compared by value"
-    if spec.type == "list":
-        assert spec.items is not None  # validated
-        items = value.get(CONTAINS) if isinstance(value, dict) else value
-        if not isinstance(items, list):
-            return f"a list (or {{{CONTAINS}: [...]}})"
-        return next((p for p in (expectation_problem(spec.items, v) for v in items) if p), None)
-    if spec.type == "quantity" and not is_number(value):
-        return f"a number in {spec.unit}"
-    if spec.type == "number" and not is_number(value):
-        return "a number"
-    if spec.type in ("date", "interval"):
-        days = [value.get("start"), value.get("end")] if isinstance(value, dict) else [value]
-        if any(read_date(d) is None for d in days):
-            return "a date (YYYY-MM-DD)" if spec.type == "date" else "{start, end} dates"
-    if spec.type == "status" and value not in (spec.options or []):
-        return f"one of {spec.options}"
-    if spec.type == "boolean" and not isinstance(value, bool):
-        return "true or false"
-    if spec.type == "concept":
-        assert spec.terms is not None  # validated
-        names = value if isinstance(value, list) else [value]
-        if not any(known_key(spec.terms, n) for n in names):
-            return f"{names[0]!r} is not in the {spec.terms} terminology: add it to its table"
-    return None
 
 
 def known_key(terms: str, name: Any) -> str | None:
@@ -110,67 +82,189 @@ def given_amount(value: Any) -> Amount | None:
     return amount(value) if isinstance(value, dict) else None
 
 
-def mismatch(spec: AnswerField, want: Any, got: Any, tol: float) -> str | None:
-    """Why a given value is not the expected one, or None."""
-    if got is None:
-        return "missing"
-    if spec.type == "quantity":
-        assert spec.unit is not None  # validated
-        found = given_amount(got)
-        if found is None or not found.unit:
-            return f"{got!r} is not a quantity with its unit"
-        value = found.value if found.unit == normal_unit(spec.unit) else in_unit(found, normal_unit(spec.unit))
-        if value is None:
-            return f"{found.value:g} {found.unit} is not in a unit of {spec.unit}"
-        return None if within(value, want, tol) else f"{value:g} {spec.unit} is not {want:g} ± {tol:g}"
-    if spec.type == "number":
-        if not is_number(got):
-            return f"{got!r} is not a number"
-        return None if within(got, want, tol) else f"{got:g} is not {want:g} ± {tol:g}"
-    if spec.type == "date":
-        day, expected = read_date(got), read_date(want)
-        if day is None:
-            return f"{got!r} is not a date"
-        assert expected is not None  # validated
-        return None if abs((day - expected).days) <= tol else f"{day} is not {expected} ± {tol:g} day(s)"
-    if spec.type == "interval":
-        if not isinstance(got, dict):
-            return f"{got!r} is not a {{start, end}} interval"
-        ends = (mismatch(AnswerField(type="date"), want[k], got.get(k), tol) for k in ("start", "end"))
-        return next((f"{k}: {p}" for k, p in zip(("start", "end"), ends) if p), None)
-    if spec.type == "concept":
-        assert spec.terms is not None  # validated
-        names = want if isinstance(want, list) else [want]
-        ok = concept_key(spec.terms, got) in {concept_key(spec.terms, n) for n in names}
-        return None if ok else f"{got!r} is not {names[0]!r}"
-    if spec.type == "status":
-        return None if normal(str(got)).strip() == normal(str(want)).strip() else f"{got!r} is not {want!r}"
-    if spec.type == "boolean":
-        return None if got is want else f"{got!r} is not {str(want).lower()}"
-    assert spec.type == "list" and spec.items is not None  # text is never expected (validated)
-    return list_mismatch(spec.items, want, got, tol)
+# ------------------------------------------------------------------ each type: its expected value, a given value
 
 
-def list_mismatch(item: AnswerField, want: Any, got: Any, tol: float) -> str | None:
+def quantity_mismatch(spec: AnswerField, want: Any, got: Any, tol: float) -> str | None:
+    """A quantity with its unit, converted into the declared one, within the tolerance."""
+    assert spec.unit is not None  # validated
+    found = given_amount(got)
+    if found is None or not found.unit:
+        return f"{got!r} is not a quantity with its unit"
+    value = found.value if found.unit == normal_unit(spec.unit) else in_unit(found, normal_unit(spec.unit))
+    if value is None:
+        return f"{found.value:g} {found.unit} is not in a unit of {spec.unit}"
+    return None if within(value, want, tol) else f"{value:g} {spec.unit} is not {want:g} ± {tol:g}"
+
+
+def number_mismatch(spec: AnswerField, want: Any, got: Any, tol: float) -> str | None:
+    """A JSON number within the tolerance."""
+    if not is_number(got):
+        return f"{got!r} is not a number"
+    return None if within(got, want, tol) else f"{got:g} is not {want:g} ± {tol:g}"
+
+
+def date_mismatch(spec: AnswerField, want: Any, got: Any, tol: float) -> str | None:
+    """A date in any written form, within the tolerance in days."""
+    day, expected = read_date(got), read_date(want)
+    if day is None:
+        return f"{got!r} is not a date"
+    assert expected is not None  # validated
+    return None if abs((day - expected).days) <= tol else f"{day} is not {expected} ± {tol:g} day(s)"
+
+
+DATE = AnswerField(type="date")
+"""An interval's end, compared as a date."""
+ENDS = ("start", "end")
+
+
+def interval_mismatch(spec: AnswerField, want: Any, got: Any, tol: float) -> str | None:
+    """Both ends, each a date within the tolerance; the first wrong end named."""
+    if not isinstance(got, dict):
+        return f"{got!r} is not a {{start, end}} interval"
+    return next((at_path(f".{k}", p) for k in ENDS if (p := mismatch(DATE, want[k], got.get(k), tol))), None)
+
+
+def concept_mismatch(spec: AnswerField, want: Any, got: Any, tol: float) -> str | None:
+    """A name standing for the expected concept (or for one of the expected names) in the declared terminology."""
+    assert spec.terms is not None  # validated
+    names = want if isinstance(want, list) else [want]
+    ok = concept_key(spec.terms, got) in {concept_key(spec.terms, n) for n in names}
+    return None if ok else f"{got!r} is not {names[0]!r}"
+
+
+def status_mismatch(spec: AnswerField, want: Any, got: Any, tol: float) -> str | None:
+    """The expected option, case and width aside."""
+    return None if normal(str(got)).strip() == normal(str(want)).strip() else f"{got!r} is not {want!r}"
+
+
+def boolean_mismatch(spec: AnswerField, want: Any, got: Any, tol: float) -> str | None:
+    """A JSON true or false, not a text that writes one."""
+    return None if got is want else f"{got!r} is not {str(want).lower()}"
+
+
+def list_mismatch(spec: AnswerField, want: Any, got: Any, tol: float) -> str | None:
     """A list compared as a set: every expected item given, and (unless only ``contains`` is asked) no other."""
+    assert spec.items is not None  # validated
     if not isinstance(got, list):
         return f"{got!r} is not a list"
-    wanted = want[CONTAINS] if isinstance(want, dict) else want
+    item, wanted = spec.items, want[CONTAINS] if isinstance(want, dict) else want
     missing = [w for w in wanted if all(mismatch(item, w, g, tol) for g in got)]
     extra = [] if isinstance(want, dict) else [g for g in got if all(mismatch(item, w, g, tol) for w in wanted)]
     if missing:
         return f"missing {', '.join(map(str, missing))}"
-    return f"not expected: {', '.join(map(str, extra))}" if extra else None
+    keys = list(dict.fromkeys(k for w in wanted if isinstance(w, dict) for k in w))
+    return f"not expected: {', '.join(str(shown(g, keys)) for g in extra)}" if extra else None
+
+
+def shown(item: Any, keys: list[str]) -> Any:
+    """A given item as a reason shows it: a record by the fields the expected ones name, not all it holds."""
+    return {k: item.get(k) for k in keys} if isinstance(item, dict) and keys else item
+
+
+def record_mismatch(spec: AnswerField, want: Any, got: Any, tol: float) -> str | None:
+    """An object whose every expected field is as expected, by its declared type; the first wrong one named."""
+    assert spec.fields is not None  # validated
+    if not isinstance(got, dict):
+        return f"{got!r} is not a record"
+    fields = spec.fields
+    return next((at_path(f".{k}", p) for k, w in want.items() if (p := mismatch(fields[k], w, got.get(k), tol))), None)
+
+
+def expected_list(spec: AnswerField, value: Any) -> str | None:
+    """A list (or ``{contains: [...]}``) whose every item fits the item type."""
+    assert spec.items is not None  # validated
+    items = value.get(CONTAINS) if isinstance(value, dict) else value
+    if not isinstance(items, list):
+        return f"a list (or {{{CONTAINS}: [...]}})"
+    return next((p for p in (expectation_problem(spec.items, v) for v in items) if p), None)
+
+
+def expected_interval(spec: AnswerField, value: Any) -> str | None:
+    """``{start, end}``, both dates."""
+    ok = isinstance(value, dict) and all(read_date(value.get(k)) is not None for k in ENDS)
+    return None if ok else "{start, end} dates"
+
+
+def expected_record(spec: AnswerField, value: Any) -> str | None:
+    """Some of the declared fields (not all need be compared), each value fitting its field's type."""
+    assert spec.fields is not None  # validated
+    if not isinstance(value, dict) or not value:
+        return f"a record of some of {', '.join(spec.fields)}"
+    for name, expected in value.items():
+        inner = spec.fields.get(name)
+        problem = "no such field" if inner is None else expectation_problem(inner, expected)
+        if problem:
+            return at_path(f".{name}", problem)
+    return None
+
+
+def expected_concept(spec: AnswerField, value: Any) -> str | None:
+    """A name (or names) the declared terminology knows."""
+    assert spec.terms is not None  # validated
+    names = value if isinstance(value, list) else [value]
+    if any(known_key(spec.terms, n) for n in names):
+        return None
+    return f"{names[0]!r} is not in the {spec.terms} terminology: add it to its table"
+
+
+Expected = Callable[[AnswerField, Any], str | None]
+"""Why an expected value does not fit its declared type, or None."""
+Given = Callable[[AnswerField, Any, Any, float], str | None]
+"""Why a given value is not the expected one (``want``), within a tolerance, or None."""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """How one answer type is compared: what an expected value must be, and how a given value is held against it
+    (None: never compared by value)."""
+
+    expected: Expected
+    given: Given | None
+
+
+COMPARISONS: dict[str, Comparison] = {
+    "quantity": Comparison(lambda s, v: None if is_number(v) else f"a number in {s.unit}", quantity_mismatch),
+    "number": Comparison(lambda s, v: None if is_number(v) else "a number", number_mismatch),
+    "date": Comparison(lambda s, v: None if read_date(v) is not None else "a date (YYYY-MM-DD)", date_mismatch),
+    "interval": Comparison(expected_interval, interval_mismatch),
+    "concept": Comparison(expected_concept, concept_mismatch),
+    "status": Comparison(lambda s, v: None if v in (s.options or []) else f"one of {s.options}", status_mismatch),
+    "boolean": Comparison(lambda s, v: None if isinstance(v, bool) else "true or false", boolean_mismatch),
+    "text": Comparison(lambda s, v: "a text field is not compared by value", None),
+    "list": Comparison(expected_list, list_mismatch),
+    "record": Comparison(expected_record, record_mismatch),
+}
+"""Each answer type's comparison: adding a type is one entry."""
+
+
+def at_path(path: str, problem: str) -> str:
+    """A problem named by where it is: ``output.stay.end: ...`` (an inner field's problem, ``.end: ...``, joined on)."""
+    return f"{path}{problem}" if problem.startswith(".") else f"{path}: {problem}"
+
+
+def expectation_problem(spec: AnswerField, value: Any) -> str | None:
+    """Why an expected value does not fit its declared type, or None."""
+    return COMPARISONS[spec.type].expected(spec, value)
+
+
+def mismatch(spec: AnswerField, want: Any, got: Any, tol: float) -> str | None:
+    """Why a given value is not the expected one, or None."""
+    if got is None:
+        return "missing"
+    given = COMPARISONS[spec.type].given
+    assert given is not None  # a text field is never expected (validated)
+    return given(spec, want, got, tol)
 
 
 @verifier("answer.typed", category="answer")
 def typed(ctx: GradeContext, p: TypedParams) -> Outcome:
     """Each expected field of the typed answer has the expected value, compared by its declared type (units
-    converted, dates in any written form, concepts by terminology, lists as sets); every wrong field is named with
-    what was given."""
+    converted, dates in any written form, concepts by terminology, lists as sets, records field by field); every
+    wrong field is named with what was given."""
     declared, output = ctx.package.public.task.answer, ctx.result.output
     problems = [
-        f"output.{name}: {problem}"
+        at_path(f"output.{name}", problem)
         for name, want in p.expect.items()
         if (problem := mismatch(declared[name], want, output.get(name), p.tol.get(name, 0.0)))
     ]
