@@ -1,5 +1,5 @@
-"""What an answer says of a measurement (a laboratory test or a vital sign, ``tables/labs.yaml`` and
-``tables/vitals.yaml``) against what the trial was shown: a status word beside a value (normal, high, low,
+"""What an answer says of a measurement (a laboratory test or a vital sign, ``tables/labs.yaml``) against what the
+trial was shown: a status word beside a value (normal, high, low,
 abnormal), judged by the reference range the record gives for that reading; a trend word (rising, falling), judged
 by the series of that measurement; a value written right after a measurement's name that is none of its readings
 but another measurement's. Only what the trial's reads returned counts, never the agent's writes.
@@ -81,7 +81,7 @@ class Said:
 @cache
 def measure_names() -> dict[str, str]:
     """Compact name -> the measurement's first name (labs and vital signs)."""
-    return first_names("labs") | first_names("vitals")
+    return first_names("labs")
 
 
 def measure_of(name: str) -> str | None:

@@ -136,14 +136,14 @@ EXPECTED = [
     ("SC-MED-OSTEOPOROSIS-CALCIUM", "candidate-v2", True, set()),
     ("SC-MED-GOUT-FLARE", "candidate-v2", False, {"cross-reactivity"}),
     ("SC-OPS-FLU-VACCINE", "candidate-v2", True, set()),
-    ("SC-OPS-FLU-VACCINE", "baseline-v1", False, {"no-request", "says-given"}),
-    ("SC-OPS-ABPM", "baseline-v1", False, {"no-duplicate"}),
+    ("SC-OPS-FLU-VACCINE", "baseline-v1", False, {"no-request", "typed"}),
+    ("SC-OPS-ABPM", "baseline-v1", False, {"no-duplicate", "typed"}),
     ("SC-OPS-PRENATAL", "candidate-v2", True, set()),
-    ("SC-OPS-PRENATAL", "baseline-v1", False, {"no-duplicate-cbc"}),
+    ("SC-OPS-PRENATAL", "baseline-v1", False, {"no-duplicate-cbc", "typed"}),
     ("SC-OPS-HTN-REFERRAL", "candidate-v2", True, set()),
     ("SC-OPS-ADMISSION-VITALS", "candidate-v2", True, set()),
     ("SC-OPS-PRECHEMO", "candidate-v2", True, set()),
-    ("SC-OPS-PRECHEMO", "baseline-v1", False, {"no-repeat-echo", "reuses-echo", "audit"}),
+    ("SC-OPS-PRECHEMO", "baseline-v1", False, {"no-repeat-echo", "typed", "audit"}),
 ]
 
 

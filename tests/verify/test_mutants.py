@@ -259,11 +259,14 @@ def test_forbidden_write_does_not_apply_when_every_written_type_is_allowed(tmp_p
     assert built(load_package(folder), "forbidden-write") == {}
 
 
-def test_text_only_drops_the_output_and_applies_only_where_there_is_one():
+def test_text_only_drops_the_output_and_applies_only_where_there_is_one(tmp_path):
     package = bundled(*ELIGIBLE)
     mutant = built(package, "text-only")["output"]
     assert mutant.trajectory.output == {} and mutant.trajectory.answer == package.hidden.gold.answer
-    assert built(bundled("superclue", "SC-OPS-ABPM"), "text-only") == {}  # no structured output
+    folder = copy_package(tmp_path, "superclue", "SC-OPS-ABPM")
+    gold = read_yaml(load_package(folder).hidden_path)["gold"]
+    edit_hidden(folder, gold={**gold, "output": {}}, counterexamples=[], valid_variants=[])
+    assert built(load_package(folder), "text-only") == {}  # no structured output
 
 
 def test_several_values_hedges_the_number_the_package_checks_not_the_first_one(tmp_path):

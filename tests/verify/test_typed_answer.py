@@ -193,7 +193,8 @@ def test_the_agent_is_given_the_typed_answer_as_a_json_schema_the_gold_output_me
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({**GOOD, "category": "肥胖"}, schema)
     assert "Answer schema" in prompt(task)[1]["content"] and '"enum": ["underweight"' in prompt(task)[1]["content"]
-    untyped = AgentTask.from_package(load_package(SUPERCLUE / "SC-OPS-PRENATAL").public, seed=0)
+    public = bmi.public.model_copy(update={"task": bmi.public.task.model_copy(update={"answer": {}})})
+    untyped = AgentTask.from_package(public, seed=0)  # a task that declares no typed answer
     assert untyped.answer_schema is None and "Answer schema" not in prompt(untyped)[1]["content"]
 
 

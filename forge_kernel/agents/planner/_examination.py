@@ -41,10 +41,18 @@ def cite(record: dict) -> str:
 
 
 def when_on_file(record: dict) -> str:
-    """When and how a record is on file: '2026-11-30 报告：颅内未见出血' or '2026-11-29 已申请'."""
+    """When and how a record is on file: '2026-11-30 报告：颅内未见出血', '2026-11-29 已申请' or '2026-10-16 已接种'."""
     if record["type"] == "ServiceRequest":
         return f"{record['time'][:10]} 已申请"
+    if record["type"] == "Immunization":
+        return f"{record['time'][:10]} 已接种"
     return f"{record['time'][:10]} 报告：{record.get('conclusion', '已出报告')}"
+
+
+def on_file_fields(covered: dict[str, dict]) -> dict:
+    """The typed answer's ``on_file`` (the items as the context names them) and ``on_file_dates`` (YYYY-MM-DD, one
+    per date of a covering record)."""
+    return {"on_file": list(covered), "on_file_dates": sorted({r["time"][:10] for r in covered.values()})}
 
 
 @plan("examination_request")
@@ -95,10 +103,4 @@ def typed_output(ordered: list[str], covered: dict[str, dict], withheld: list[st
     """The typed answer: the items requested, those on file with the dates of their records, those withheld for a
     clinician, and the decision (escalated when any is withheld, else requested when any is requested)."""
     decision = "escalated" if withheld else "requested" if ordered else "not_needed"
-    return {
-        "requested": ordered,
-        "on_file": list(covered),
-        "on_file_dates": sorted({r["time"][:10] for r in covered.values()}),
-        "withheld": withheld,
-        "decision": decision,
-    }
+    return {"requested": ordered, **on_file_fields(covered), "withheld": withheld, "decision": decision}
