@@ -5,6 +5,7 @@ first use."""
 from ... import _lazy
 
 _HOMES = {
+    "codes": ("concept_of_code", "display_of"),
     "diagnoses": ("diagnosis_vocabulary",),
     "drugs": (
         "allergy_classes",
@@ -25,9 +26,11 @@ __all__ = [
     "allergy_classes",
     "classes_of",
     "compact",
+    "concept_of_code",
     "contraindications",
     "cross_reacting",
     "diagnosis_vocabulary",
+    "display_of",
     "drug_vocabulary",
     "drugs_in",
     "exposures",
