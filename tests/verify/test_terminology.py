@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from forge_kernel.spec import find_packages, load_package
+from forge_kernel.spec import AnswerField, find_packages, load_package
+from forge_kernel.verify.kinds import _typed
 from forge_kernel.verify.kinds._typed import known_key
 from forge_kernel.verify.tables import codes, compact, diagnosis_vocabulary, synonym_key
 from forge_kernel.verify.tables.diagnoses import diagnoses_in
@@ -199,3 +200,17 @@ def test_a_code_stands_for_its_table_concept():
     assert codes.display_of("http://snomed.info/sct", "233604007") == "Pneumonia (disorder)"
     assert codes.concept_of_code("http://loinc.org", "0000-0") is None
     assert diagnosis_vocabulary()[compact("pneumonia")] == "肺炎"
+
+
+LABS = AnswerField(type="list", items=AnswerField(type="concept", terms="labs"))
+
+
+def test_a_concept_given_by_its_code_is_that_concept_and_only_in_its_terminology():
+    assert _typed.mismatch(LABS, ["白细胞", "血红蛋白"], ["6690-2", "Hb"], 0) is None  # LOINC codes of codes.yaml
+    assert _typed.known_key("drugs", "6690-2") is None  # a lab's code names no drug
+    assert _typed.mismatch(LABS, ["白细胞"], ["718-7"], 0) == "missing 白细胞"  # haemoglobin's code
+
+
+def test_without_the_code_table_a_code_is_no_concept(monkeypatch):
+    monkeypatch.setattr(_typed, "concept_of_written_code", lambda text: None)  # the mechanism broken
+    assert _typed.mismatch(LABS, ["白细胞"], ["6690-2"], 0) == "missing 白细胞"

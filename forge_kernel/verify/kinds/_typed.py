@@ -15,12 +15,20 @@ from .._text import drug_of, normal
 from ..matchers import within
 from ..quantities import Amount, amount, in_unit, is_number, located_amounts, normal_unit
 from ..registry import Outcome, verifier
-from ..tables import compact, diagnosis_vocabulary, drug_vocabulary, first_names, synonym_key
+from ..tables import compact, concept_of_written_code, diagnosis_vocabulary, drug_vocabulary, first_names, synonym_key
 from ..verdict import GradeContext
 from ._checks import nursing_item_of
 from .answer import read_date
 
 CONTAINS = "contains"
+CODED = {
+    "drugs": ("drug:",),
+    "diagnoses": ("diagnosis:",),
+    "labs": ("lab:", "order:"),
+    "orders": ("order:",),
+    "nursing_items": ("nursing_item:",),
+}
+"""The keys of the codes a terminology accepts (a lab may be given by an order's code)."""
 
 
 class TypedParams(Strict):
@@ -51,10 +59,13 @@ class TypedParams(Strict):
 
 
 def known_key(terms: str, name: Any) -> str | None:
-    """What a concept's name stands for in its terminology (a drug by the drug tables, class members' names too; a
-    diagnosis by the diagnosis table; a lab by the lab table, else as an order; an order by the order synonyms), or
-    None where the terminology does not know the name."""
+    """What a concept's name stands for in its terminology (a code of ``tables/codes.yaml`` by its concept; a drug
+    by the drug tables, class members' names too; a diagnosis by the diagnosis table; a lab by the lab table, else as
+    an order; an order by the order synonyms), or None where the terminology does not know the name."""
     text = str(name)
+    by_code = concept_of_written_code(text)
+    if by_code and by_code.startswith(CODED[terms]):
+        return by_code
     if terms == "drugs":
         drug = drug_vocabulary().get(compact(text)) or drug_of(text)
         return f"drug:{drug}" if drug in drug_vocabulary().values() else None

@@ -5,7 +5,7 @@ first use."""
 from ... import _lazy
 
 _HOMES = {
-    "codes": ("concept_of_code", "display_of"),
+    "codes": ("concept_of_code", "concept_of_written_code", "display_of"),
     "diagnoses": ("diagnosis_vocabulary",),
     "drugs": (
         "allergy_classes",
@@ -27,6 +27,7 @@ __all__ = [
     "classes_of",
     "compact",
     "concept_of_code",
+    "concept_of_written_code",
     "contraindications",
     "cross_reacting",
     "diagnosis_vocabulary",

@@ -1,5 +1,9 @@
 # The face's names for editors and type checkers, written from _HOMES by scripts/face_stubs.py: do not edit.
-from .codes import concept_of_code as concept_of_code, display_of as display_of
+from .codes import (
+    concept_of_code as concept_of_code,
+    concept_of_written_code as concept_of_written_code,
+    display_of as display_of,
+)
 from .diagnoses import diagnosis_vocabulary as diagnosis_vocabulary
 from .drugs import (
     allergy_classes as allergy_classes,

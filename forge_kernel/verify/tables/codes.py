@@ -58,3 +58,17 @@ def display_of(system: str, code: str) -> str | None:
     """The source's display name of a code, or None where codes.yaml does not have the code."""
     found = coded().get((system, str(code)))
     return found.display if found else None
+
+
+@cache
+def by_bare_code() -> dict[str, str | None]:
+    """A code written without its system -> its concept's key, where exactly one system has that code."""
+    found: dict[str, set[str | None]] = {}
+    for c in codes_file().concepts:
+        found.setdefault(c.code, set()).add(c.key)
+    return {code: keys.pop() for code, keys in found.items() if len(keys) == 1}
+
+
+def concept_of_written_code(text: str) -> str | None:
+    """The key of the concept a code stands for when an answer gives the code alone ("6690-2"), or None."""
+    return by_bare_code().get(text.strip())
