@@ -293,14 +293,14 @@ def test_regrade_after_a_hidden_half_changed(tmp_path):
     hidden = tmp_path / "verifiers" / "superclue" / "SC-DDX-CHEST-PAIN.yaml"
     text = hidden.read_text(encoding="utf-8")
     ecg = "    where: {code.text: {same_as: 心电图}}\n    label: 心电图 request"  # the ecg verifier's, not the audit's entry for it
-    assert text.count(ecg) == 1 and "version: 1.0.0" in text
-    text = text.replace(ecg, ecg.replace("心电图", "超声心动图")).replace("version: 1.0.0", "version: 1.0.1")
+    assert text.count(ecg) == 1 and "version: 1.1.0" in text
+    text = text.replace(ecg, ecg.replace("心电图", "超声心动图")).replace("version: 1.1.0", "version: 1.1.1")
     hidden.write_text(text, encoding="utf-8")
 
     regraded = forge("regrade", str(out))  # from another working directory
     assert regraded.returncode == 0, regraded.stderr
     assert "grading 2: 6 trial(s) regraded, 2 changed pass/fail" in regraded.stdout
-    assert "SC-DDX-CHEST-PAIN 1.0.1" in regraded.stdout and "SC-OPS-ADMISSION 1.0.0" in regraded.stdout
+    assert "SC-DDX-CHEST-PAIN 1.1.1" in regraded.stdout and "SC-OPS-ADMISSION 1.1.0" in regraded.stdout
 
     trials = load_trials(out)
     assert set(trials.grading_id) == {2} and len(trials) == 6
