@@ -133,3 +133,18 @@ def test_the_mutants_are_killed_and_the_answer_left_out_fails_the_typed_check(ta
     assert report.ok
     [text_only] = [r for r in report.results if r.mutant.operator == "text-only"]
     assert text_only.status == "rejected" and "typed" in text_only.detail.removeprefix("fails ").split(", ")
+
+
+def test_a_diagnosis_with_its_subtype_in_brackets_is_that_diagnosis_but_an_examination_is_not():
+    leading = AnswerField(type="concept", terms="diagnoses")
+    assert mismatch(leading, "急性冠脉综合征", "ACS (NSTEMI)", 0) is None
+    assert mismatch(leading, "急性冠脉综合征", "急性冠脉综合征（非ST段抬高型）", 0) is None
+    orders = AnswerField(type="concept", terms="orders")
+    assert mismatch(orders, "头颅CT", "头颅CT（增强）", 0) is not None  # a contrast study is another examination
+
+
+def test_every_accepted_name_of_an_expectation_must_be_known():
+    leading = AnswerField(type="concept", terms="diagnoses")
+    assert _typed.expectation_problem(leading, ["急性冠脉综合征", "ACS"]) is None
+    problem = _typed.expectation_problem(leading, ["急性冠脉综合征", "心梗样胸痛综合征"])
+    assert problem == "'心梗样胸痛综合征' is not in the diagnoses terminology: add it to its table"

@@ -4,6 +4,7 @@ field by field. The types are public; the values expected are hidden, in this ve
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -58,11 +59,23 @@ class TypedParams(Strict):
         return self
 
 
+ASIDE = re.compile(r"\s*[（(][^（()）]*[)）]")
+"""An aside in brackets in a diagnosis's name ("ACS (NSTEMI)"): the subtype of the diagnosis it names. Not in an
+order's: "腹部CT（增强）" is another examination than the plain one."""
+
+
 def known_key(terms: str, name: Any) -> str | None:
-    """What a concept's name stands for in its terminology (a code of ``tables/codes.yaml`` by its concept; a drug
-    by the drug tables, class members' names too; a diagnosis by the diagnosis table; a lab by the lab table, else as
-    an order; an order by the order synonyms), or None where the terminology does not know the name."""
+    """What a concept's name stands for in its terminology, or None where the terminology does not know the name:
+    the name as given, else, a diagnosis, without its asides in brackets ("ACS (NSTEMI)" is ACS)."""
     text = str(name)
+    key = key_of(terms, text)
+    plain = ASIDE.sub("", text).strip() if terms == "diagnoses" else text
+    return key if key or not plain or plain == text else key_of(terms, plain)
+
+
+def key_of(terms: str, text: str) -> str | None:
+    """A code of ``tables/codes.yaml`` by its concept; a drug by the drug tables, class members' names too; a
+    diagnosis by the diagnosis table; a lab by the lab table, else as an order; an order by the order synonyms."""
     by_code = concept_of_written_code(text)
     if by_code and by_code.startswith(CODED[terms]):
         return by_code
@@ -211,12 +224,11 @@ def expected_record(spec: AnswerField, value: Any) -> str | None:
 
 
 def expected_concept(spec: AnswerField, value: Any) -> str | None:
-    """A name (or names) the declared terminology knows."""
+    """A name (or accepted names, every one of them) the declared terminology knows."""
     assert spec.terms is not None  # validated
     names = value if isinstance(value, list) else [value]
-    if any(known_key(spec.terms, n) for n in names):
-        return None
-    return f"{names[0]!r} is not in the {spec.terms} terminology: add it to its table"
+    unknown = next((n for n in names if not known_key(spec.terms, n)), None)
+    return None if unknown is None else f"{unknown!r} is not in the {spec.terms} terminology: add it to its table"
 
 
 Expected = Callable[[AnswerField, Any], str | None]
