@@ -309,7 +309,7 @@ def test_regrade_after_a_hidden_half_changed(tmp_path):
     assert not ddx.passed.any() and (ddx.completion == 0).all()
     assert rest.passed.all()
     new_hash = load_package(tmp_path / "task_packages" / "superclue" / "SC-DDX-CHEST-PAIN").hidden_hash
-    assert set(ddx.hidden_version) == {"1.0.1"} and set(ddx.hidden_hash) == {new_hash}
+    assert set(ddx.hidden_version) == {"1.1.1"} and set(ddx.hidden_hash) == {new_hash}
     on_disk = {t: load_package(tmp_path / "task_packages" / "superclue" / t).hidden.version for t in set(rest.task_id)}
     assert list(rest.hidden_version) == [on_disk[t] for t in rest.task_id]  # as they were: not regraded into another
 

@@ -15,6 +15,8 @@ from forge_kernel.verify.quantities import Amount, amount, amounts
         ("1000 mcg", "1 mg"),
         ("37.5℃", "37.5 Cel"),
         ("88 /min", "88 bpm"),
+        ("18 breaths/min", "18 次/分"),
+        ("72 beats/min", "72 次/min"),
         ("12.5×10^9/L", "12.5 10*9/L"),
         ("250 mL", "0.25 L"),
     ],
