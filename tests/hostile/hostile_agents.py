@@ -68,10 +68,11 @@ class GoldReader:
     name, version = "gold-reader", "0"
 
     async def run(self, task, session) -> AgentResult:
-        files = hidden_halves(task.task_id)
-        if not files:
+        halves = [yaml.safe_load(Path(f).read_text(encoding="utf-8")) for f in hidden_halves(task.task_id)]
+        halves = [h for h in halves if isinstance(h, dict) and str(h.get("version")) == task.version]
+        if not halves:
             return report(found=[])
-        gold = yaml.safe_load(Path(files[0]).read_text(encoding="utf-8"))["gold"]
+        gold = halves[0]["gold"]  # of this task's version: other copies on the machine may be older
         for call in gold["calls"]:
             await session.call(call["tool"], **call.get("args", {}))
         return AgentResult(

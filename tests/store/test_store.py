@@ -324,7 +324,7 @@ def test_regrade_after_a_hidden_half_changed(tmp_path):
 
     replay = invoke("replay", str(out), "--task", "SC-DDX-CHEST-PAIN", "--agent", "scripted", "--trial", "0")
     assert replay.exit_code == 0
-    assert "FAILED" in replay.stdout and "verdicts (hidden half 1.0.1)" in replay.stdout
+    assert "FAILED" in replay.stdout and "verdicts (hidden half 1.1.1)" in replay.stdout
     assert "FAIL hard success ecg" in replay.stdout
 
 
