@@ -16,14 +16,13 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
 
 from ._claims import SENTENCE
 from ._facts import MONTH_DAY, blank, clause, not_a_fact
-from ._shown import walk
 from ._text import cue_pattern, language, located_dates, negated, normal, words_in
 from .quantities import Amount, Located, amount, in_unit, located_amounts
 from .tables import CJK, TEXTS_CACHED, compact, first_names
@@ -193,21 +192,21 @@ def range_of(record: dict[str, Any], unit: str) -> tuple[float | None, float | N
     return low, high
 
 
-def readings(results: Iterable[Any]) -> dict[str, list[Reading]]:
-    """Every reading of a known measurement in the results, by measurement, oldest first: a record's value with
-    its range, and the first and last points of a series summary."""
+def readings(named: Iterable[dict[str, Any]]) -> dict[str, list[Reading]]:
+    """Every reading of a known measurement among the named records shown, by measurement, oldest first: a record's
+    value with its range, and the first, lowest, highest and last points of a series summary."""
     found: dict[str, list[Reading]] = defaultdict(list)
-    for node in walk(list(results)):
-        if not isinstance(node, dict) or not isinstance(node.get("name"), str):
-            continue
+    for node in named:
         concept = measure_of(node["name"])
+        if concept is None:
+            continue
         value = amount(node.get("value")) if isinstance(node.get("value"), dict) else None
-        if concept and value is not None:
+        if value is not None:
             shown = f"{value.value:g} {node['value'].get('unit') or ''}".strip()
             found[concept].append(
                 Reading(concept, value, shown, str(node.get("time") or ""), *range_of(node, value.unit))
             )
-        elif concept and isinstance(node.get("first"), dict) and isinstance(node.get("last"), dict):
+        elif isinstance(node.get("first"), dict) and isinstance(node.get("last"), dict):
             for point in (node[key] for key in ("first", "min", "max", "last") if isinstance(node.get(key), dict)):
                 point_value = amount(point.get("value"), node.get("unit") or "")
                 if point_value is not None:
@@ -258,12 +257,14 @@ def attribution_problem(said: Said, rows: list[Reading], shown: dict[str, list[R
     return None if other is None else f"{other.written} is a {other.concept} reading, not a {said.concept} one"
 
 
-def record_disagreement(answer: str, results: Iterable[Any]) -> str | None:
-    """The first status or trend word of the answer that the record shown contradicts, named with its sentence."""
+def record_disagreement(answer: str, named: Callable[[], Iterable[dict[str, Any]]]) -> str | None:
+    """The first status or trend word, or value, of the answer that the record shown contradicts, named with its
+    sentence; ``named`` gives the named records shown (asked for only when the answer says something of a
+    measurement)."""
     said = measure_claims(answer)
     if not said:
         return None
-    shown = readings(results)
+    shown = readings(named())
     for claim in said:
         rows = shown.get(claim.concept, [])
         if claim.word == "value":

@@ -63,28 +63,39 @@ class ShownAmount:
     decimals: int
 
 
-def read(node: Any) -> tuple[list[str], list[ShownAmount]]:
-    """The strings of a JSON-like value and its numbers (see ``Shown.amounts``), depth first, in one pass."""
-    texts: list[str] = []
-    amounts: list[ShownAmount] = []
+@dataclass(frozen=True)
+class Read:
+    """A JSON-like value read in one pass, depth first: its strings, its numbers (see ``Shown.amounts``) and its
+    named records (dicts with a text ``name``: a lab row, a series summary)."""
+
+    texts: list[str]
+    amounts: list[ShownAmount]
+    named: list[dict]
+
+
+def read(node: Any) -> Read:
+    """The strings, numbers and named records of a JSON-like value (``Read``)."""
+    found = Read([], [], [])
     stack = [node]
     while stack:
         node = stack.pop()
         if isinstance(node, str):
-            texts.append(node)
-            amounts += located_shown_amounts(node)
+            found.texts.append(node)
+            found.amounts.extend(located_shown_amounts(node))
         elif isinstance(node, dict):
+            if isinstance(node.get("name"), str):
+                found.named.append(node)
             quantity = is_number(node.get("value")) and isinstance(node.get("unit"), str)
             if quantity:  # its value is read with its unit, not again as a bare number
-                amounts.append(
+                found.amounts.append(
                     ShownAmount(Amount(float(node["value"]), normal_unit(node["unit"])), decimals(node["value"]))
                 )
             stack.extend(reversed([value for key, value in node.items() if not (quantity and key == "value")]))
         elif isinstance(node, list):
             stack.extend(reversed(node))
         elif is_number(node):
-            amounts.append(ShownAmount(Amount(float(node)), decimals(node)))
-    return texts, amounts
+            found.amounts.append(ShownAmount(Amount(float(node)), decimals(node)))
+    return found
 
 
 @lru_cache(maxsize=TEXTS_CACHED)
@@ -121,14 +132,14 @@ class Shown:
     now: datetime
 
     @cached_property
-    def strings_and_amounts(self) -> tuple[list[str], list[ShownAmount]]:
-        """Every string as written, and every number (``amounts``)."""
+    def read(self) -> Read:
+        """Every string as written, every number (``amounts``) and every named record, in one pass."""
         return read(list(self.values))
 
     @cached_property
     def texts(self) -> list[str]:
         """Every string, normalised (``text.normal``)."""
-        return list(map(normal, self.strings_and_amounts[0]))
+        return list(map(normal, self.read.texts))
 
     @cached_property
     def compact_text(self) -> str:
@@ -139,7 +150,7 @@ class Shown:
     def amounts(self) -> list[ShownAmount]:
         """Every number: JSON numbers, quantities (``{value, unit}``, whose value is not also a bare number) and the
         amounts written in texts."""
-        return self.strings_and_amounts[1]
+        return self.read.amounts
 
     @cached_property
     def dates(self) -> list[StatedDate]:
@@ -159,8 +170,8 @@ class Shown:
 
 
 def shown(ctx: GradeContext) -> Shown:
-    """What this trial showed its agent (see ``Shown``)."""
-    return shown_by(ctx.package, ctx.events)
+    """What this trial showed its agent (see ``Shown``), read once per grading."""
+    return ctx.remember("shown", lambda: shown_by(ctx.package, ctx.events))
 
 
 def shown_by(package: Package, events: list[Event]) -> Shown:

@@ -58,6 +58,7 @@ def grade(ctx: GradeContext, judge: bool = False) -> Grading:
     uses = tuple(b for b in bound_uses(ctx.package) if b.use.category != RUBRIC)
     unit_registry()  # built once per process, before the clock starts: it takes most of a second
     verdicts: list[Verdict] = []
+    ctx.memo.clear()
     try:
         with time_limit(GRADING_SECONDS):
             for bound in uses:
@@ -72,5 +73,6 @@ def grade(ctx: GradeContext, judge: bool = False) -> Grading:
         verdicts += [run_verifier(b, ctx) for b in bound_uses(ctx.package) if b.use.category == RUBRIC]
     if ctx.status != "completed":
         verdicts.append(Verdict("trial.ended", "trial.ended", "trace", "hard", False, f"trial ended: {ctx.status}"))
+    ctx.memo.clear()
     scores = score(hidden.expected_tools, ctx.events, verdicts)
     return Grading(verdicts, scores, hidden.version, ctx.package.hidden_hash)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from ..ehr import EHRView
 from ..spec import AgentResult, Event, Package, Verdict as Verdict  # the face hands Verdict out
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -21,3 +25,13 @@ class GradeContext:
     """How the trial ended: completed, agent_error, timeout or budget_exceeded."""
     duration_s: float = 0.0
     cost: float = 0.0
+    memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    """What one grading has derived from the trial, shared by its verifiers (``remember``); emptied by ``grade``
+    before and after, so that no grading reuses another's."""
+
+    def remember(self, key: str, build: Callable[[], T]) -> T:
+        """``build()``, made once per grading under ``key``."""
+        if key not in self.memo:
+            self.memo[key] = build()
+        made: T = self.memo[key]
+        return made

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from forge_kernel.agents import agent_factory
+from forge_kernel.agents import ReplayAgent, agent_factory
 from forge_kernel.ehr import EHRImage, EHRView, fhir
 from forge_kernel.engine.grading import grade_trajectory
 from forge_kernel.engine.trial import Images, attempt_trial
 from forge_kernel.spec import AgentResult, Event, load_package
-from forge_kernel.verify import GradeContext, registry
+from forge_kernel.verify import GradeContext, _shown, grade, registry
 from forge_kernel.verify.kinds import _safety as safety, grounding
 from tests.helpers import check, copy_suite_files, unit_package
 
@@ -172,3 +172,19 @@ def test_each_trial_is_judged_by_what_it_showed(tmp_path):
 def test_what_was_shown_kept_per_package_would_ground_a_trial_in_anothers_reads(tmp_path, monkeypatch):
     cache_wrongly(monkeypatch, grounding, "shown", lambda ctx: ctx.package.id)
     assert grounded_verdicts(tmp_path) == [True, True, True, True]
+
+
+# --- what one grading derives, shared by its verifiers -----------------------------------------------------------
+
+
+def test_one_grading_reads_what_was_shown_once_and_the_next_grading_afresh(monkeypatch):
+    package = load_package(ROOT / "task_packages" / "superclue" / "SC-IR-ABNORMAL-LABS")
+    done = asyncio.run(attempt_trial(package, Images()[package], ReplayAgent(package.hidden.gold), 0, 0))
+    trial = done.ungraded()
+    ctx = GradeContext(package, done.view, trial.events, trial.result, trial.status)
+    built = []
+    real = _shown.shown_by
+    monkeypatch.setattr(_shown, "shown_by", lambda *args: built.append(1) or real(*args))
+    first, second = grade(ctx), grade(ctx)
+    assert len(built) == 2  # grounded and consistent share one per grading; no grading reuses another's
+    assert ctx.memo == {} and first.verdicts == second.verdicts and all(v.passed for v in first.verdicts)

@@ -15,6 +15,7 @@ from forge_kernel.engine.selftest import selftest_package
 from forge_kernel.spec import load_package
 from forge_kernel.verify import _measures
 from forge_kernel.verify._measures import measure_claims, readings, record_disagreement
+from forge_kernel.verify._shown import read
 from tests.helpers import ROOT
 
 RANGE = {"low": 3.5, "high": 5.5, "unit": "mmol/L"}
@@ -36,6 +37,11 @@ SHOWN = [
         "last": {"time": "2026-11-27", "value": 136},
     },
 ]
+
+
+def disagreement(answer: str, results: list = SHOWN) -> str | None:
+    """What the record check says of the answer, the results being what the trial's reads returned."""
+    return record_disagreement(answer, lambda: read(results).named)
 
 
 @pytest.mark.parametrize(
@@ -66,7 +72,7 @@ SHOWN = [
     ],
 )
 def test_a_status_or_trend_the_record_contradicts_fails_named(answer, named):
-    found = record_disagreement(answer, SHOWN)
+    found = disagreement(answer)
     assert found is not None and found.startswith(named), found
 
 
@@ -86,12 +92,12 @@ def test_a_status_or_trend_the_record_contradicts_fails_named(answer, named):
     ],
 )
 def test_a_status_or_trend_that_agrees_with_the_record_passes(answer):
-    assert record_disagreement(answer, SHOWN) is None
+    assert disagreement(answer) is None
 
 
 def test_a_record_without_a_range_is_not_judged_by_status():
     unranged = [{"name": "血钾", "value": {"value": 5.9, "unit": "mmol/L"}, "time": "2026-11-28"}]
-    assert record_disagreement("血钾 5.9 mmol/L，正常。", unranged) is None
+    assert disagreement("血钾 5.9 mmol/L，正常。", unranged) is None
 
 
 def test_the_fhir_reference_range_reaches_the_agent_and_the_grader():
@@ -104,7 +110,7 @@ def test_the_fhir_reference_range_reaches_the_agent_and_the_grader():
     }
     row = summaries.summarize(observation)
     assert row["range"] == RANGE
-    assert [r.status for r in readings([row])["血钾"]] == ["high"]
+    assert [r.status for r in readings(read([row]).named)["血钾"]] == ["high"]
 
 
 def test_claims_are_read_per_measurement_and_word():

@@ -333,5 +333,5 @@ def consistent(ctx: GradeContext, p: ConsistentParams) -> Outcome:
     trend word against the series shown, no value given for a measurement that is another's reading
     (``verify/_measures.py``). The sentences are named."""
     answer = ctx.result.answer
-    problem = contradiction(answer) or record_disagreement(answer, shown(ctx).values)
+    problem = contradiction(answer) or record_disagreement(answer, lambda: shown(ctx).read.named)
     return Outcome(problem is None, problem or "no claim of the answer contradicts another or the record")

@@ -92,15 +92,18 @@ def assessed_protocol(assessment: dict) -> tuple[str, str]:
 
 
 def written_assessments(ctx: GradeContext) -> list[tuple[str, dict]]:
-    """(``Observation/id``, resource) of each assessment the trial wrote or changed."""
-    return [
-        (f"Observation/{key[1]}", after)
-        for key, before, after in ctx.view.touched()
-        if key[0] == "Observation"
-        and after is not None
-        and after != before
-        and (after.get("code") or {}).get("text") == ASSESSMENT
-    ]
+    """(``Observation/id``, resource) of each assessment the trial wrote or changed (found once per grading)."""
+    return ctx.remember(
+        "written_assessments",
+        lambda: [
+            (f"Observation/{key[1]}", after)
+            for key, before, after in ctx.view.touched()
+            if key[0] == "Observation"
+            and after is not None
+            and after != before
+            and (after.get("code") or {}).get("text") == ASSESSMENT
+        ],
+    )
 
 
 def written_citations(source: str, assessment: dict) -> list[Citation]:
