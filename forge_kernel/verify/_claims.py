@@ -85,3 +85,13 @@ def contradiction(answer: str) -> str | None:
             if opposite and first.affirmed and second.affirmed and first.concept < second.concept:
                 return f"says {first.concept} ({first.sentence!r}) and {second.concept} ({second.sentence!r})"
     return None
+
+
+def denied_output(answer: str, stated: dict[str, str]) -> str | None:
+    """The first diagnosis the structured output states (``stated``: where -> the diagnosis's first name) that a
+    sentence of the answer denies about now, named; None when there is none."""
+    for where, concept in stated.items():
+        denial = next((c for c in claims(answer) if c.concept == concept and not c.affirmed), None)
+        if denial:
+            return f"{where} says {concept} and the answer denies it ({denial.sentence!r})"
+    return None

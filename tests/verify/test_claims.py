@@ -10,9 +10,9 @@ import asyncio
 import pytest
 
 from forge_kernel.engine import Images
-from forge_kernel.engine.selftest import mutation_test
+from forge_kernel.engine.selftest import mutation_test, selftest_package
 from forge_kernel.spec import find_packages, load_package
-from forge_kernel.verify._claims import contradiction
+from forge_kernel.verify._claims import contradiction, denied_output
 from forge_kernel.verify.kinds import answer as answer_kinds
 from tests.helpers import ROOT
 
@@ -92,3 +92,20 @@ def test_without_the_check_a_negated_claim_survives(monkeypatch):
     monkeypatch.setattr(answer_kinds, "contradiction", lambda answer: None)  # the verifier broken: sees none
     report = asyncio.run(mutation_test(package, Images()))
     assert [r.status for r in report.results if r.mutant.operator == "claim-negated"] == ["survived"]
+
+
+def test_a_diagnosis_the_output_states_and_the_answer_denies_is_named():
+    stated = {"output.leading": "急性心力衰竭"}
+    found = denied_output("已申请BNP。目前无急性心力衰竭。", stated)
+    assert found == "output.leading says 急性心力衰竭 and the answer denies it ('目前无急性心力衰竭。')"
+    assert denied_output("首先考虑急性心力衰竭。", stated) is None
+    assert denied_output("建议排除急性心力衰竭。", stated) is None  # a proposal, not a claim about now
+
+
+def test_without_the_output_check_the_bundled_denial_passes(monkeypatch):
+    package = load_package(ROOT / "task_packages" / "superclue" / "SC-DDX-DYSPNEA")
+    failing = [r.case for r in asyncio.run(selftest_package(package, Images())) if not r.ok]
+    assert failing == []
+    monkeypatch.setattr(answer_kinds, "denied_output", lambda answer, stated: None)  # the check broken
+    failing = [r.case for r in asyncio.run(selftest_package(package, Images())) if not r.ok]
+    assert failing == ["leading-denied-in-the-answer"]

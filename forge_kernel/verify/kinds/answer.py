@@ -9,13 +9,14 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from ...spec import Strict
-from .._claims import contradiction
+from .._claims import contradiction, denied_output
 from .._measures import record_disagreement
 from .._shown import shown
 from .._text import Synonyms, affirms, bounded, drug_of, label, mentions, normal, stated_dates, synonyms
 from ..matchers import Matcher, valid_regex, values_at, within
 from ..quantities import Amount, Located, amount, in_unit, located_amounts, normal_unit
 from ..registry import Outcome, verifier
+from ..tables import compact, diagnosis_vocabulary
 from ..verdict import GradeContext
 
 
@@ -331,7 +332,28 @@ def consistent(ctx: GradeContext, p: ConsistentParams) -> Outcome:
     sentence and denied in another, no two opposite states (``verify/_claims.py``); no status word beside a value
     that the record's reference range for that reading contradicts ("正常" beside a potassium above its range), no
     trend word against the series shown, no value given for a measurement that is another's reading
-    (``verify/_measures.py``). The sentences are named."""
+    (``verify/_measures.py``); no diagnosis the structured output states that the answer denies. The sentences are
+    named."""
     answer = ctx.result.answer
-    problem = contradiction(answer) or record_disagreement(answer, lambda: shown(ctx).read.named)
-    return Outcome(problem is None, problem or "no claim of the answer contradicts another or the record")
+    problem = (
+        contradiction(answer)
+        or denied_output(answer, output_diagnoses(ctx))
+        or record_disagreement(answer, lambda: shown(ctx).read.named)
+    )
+    return Outcome(problem is None, problem or "no claim of the answer contradicts another, the output or the record")
+
+
+def output_diagnoses(ctx: GradeContext) -> dict[str, str]:
+    """Where the structured output names a diagnosis (a typed field of the diagnosis terminology, or an item of a list
+    of them) -> the diagnosis's first name."""
+    found = {}
+    for name, spec in ctx.package.public.task.answer.items():
+        given = ctx.result.output.get(name)
+        item = spec.items if spec.type == "list" else spec
+        if item is None or item.terms != "diagnoses":
+            continue
+        for i, value in enumerate(given if isinstance(given, list) else [given]):
+            concept = diagnosis_vocabulary().get(compact(str(value))) if value is not None else None
+            if concept:
+                found[f"output.{name}" + (f"[{i}]" if spec.type == "list" else "")] = concept
+    return found
