@@ -142,7 +142,7 @@ def written(answer: str, length: int) -> str:
 
 @lru_cache(maxsize=TEXTS_CACHED)
 def measure_claims(answer: str) -> tuple[Said, ...]:
-    """Every status and trend word the answer says of a measurement, with what it qualifies."""
+    """Every value, status word and trend word the answer says of a measurement, sentence by sentence."""
     cues, found = measure_cues(), []
     said = normal(answer)
     plain = written(answer, len(said))
@@ -152,22 +152,27 @@ def measure_claims(answer: str) -> tuple[Said, ...]:
             continue
         as_written = plain[sentence.start() : sentence.end()]
         found += attached_values(text, as_written)
-        for cue in cues.words.finditer(text):
-            word = cues.kinds[cue.group()]
-            begins, ends = clause(text, *cue.span())
-            if word == "none" or negated(text, *cue.span()) or cues.hypothetical.search(text, begins, ends):
-                continue
-            view = aside_blanked(text, cue.start())
-            start = pairing_start(view, cue.span())
-            values = [v for v in values_in(aside_blanked(as_written, cue.start())) if start <= v.start < cue.start()]
-            number = values[-1] if values and word in STATUS_WORDS else None
-            names = [(m.end(), measure_names()[compact(m.group())]) for m in cues.names.finditer(view, 0, cue.start())]
-            anchor = number.start if number else cue.start()
-            concept = next((c for end, c in reversed(names) if end <= anchor), None)
-            if concept and (number or any(end >= start for end, _ in names)):
-                amount_said = number.amount if number else None
-                found.append(Said(concept, word, cue.group(), as_written.strip(), amount_said))
+        found += [c for cue in cues.words.finditer(text) if (c := word_claim(text, as_written, cue))]
     return tuple(found)
+
+
+def word_claim(text: str, as_written: str, cue: re.Match) -> Said | None:
+    """What a status or trend word of a sentence (``text`` normalised, ``as_written`` as written) says, and of
+    which measurement and number; None where it says nothing of one."""
+    cues, word = measure_cues(), measure_cues().kinds[cue.group()]
+    begins, ends = clause(text, *cue.span())
+    if word == "none" or negated(text, *cue.span()) or cues.hypothetical.search(text, begins, ends):
+        return None
+    view = aside_blanked(text, cue.start())
+    start = pairing_start(view, cue.span())
+    values = [v for v in values_in(aside_blanked(as_written, cue.start())) if start <= v.start < cue.start()]
+    number = values[-1] if values and word in STATUS_WORDS else None
+    names = [(m.end(), measure_names()[compact(m.group())]) for m in cues.names.finditer(view, 0, cue.start())]
+    anchor = number.start if number else cue.start()
+    concept = next((c for end, c in reversed(names) if end <= anchor), None)
+    if concept is None or not (number or any(end >= start for end, _ in names)):
+        return None
+    return Said(concept, word, cue.group(), as_written.strip(), number.amount if number else None)
 
 
 def attached_values(text: str, as_written: str) -> list[Said]:
