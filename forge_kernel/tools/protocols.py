@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from functools import cache
 
 from pydantic import Field
 
@@ -23,14 +24,21 @@ def criterion_leaves(node: dict) -> list[dict]:
     return [leaf for child in node.get("all", node.get("any", [])) for leaf in criterion_leaves(child)]
 
 
+@cache
+def criterion_rules() -> dict[tuple[str, str, str], dict]:
+    """(protocol id, version, criterion id) -> the criterion's rule, for every criterion of the table (the table is
+    read once and never changes)."""
+    return {
+        (protocol["id"], v["version"], leaf["id"]): leaf.get("rule", {})
+        for protocol in table("protocols")
+        for v in protocol["versions"]
+        for leaf in criterion_leaves(v["criteria"])
+    }
+
+
 def criterion_rule(protocol_id: object, version: object, criterion_id: object) -> dict:
     """The rule of one criterion of a protocol version; empty when the table has no such criterion."""
-    for protocol in table("protocols"):
-        for v in protocol["versions"] if protocol["id"] == protocol_id else []:
-            if v["version"] == str(version):
-                leaf = next((c for c in criterion_leaves(v["criteria"]) if c["id"] == criterion_id), {})
-                return leaf.get("rule", {})
-    return {}
+    return criterion_rules().get((str(protocol_id), str(version), str(criterion_id)), {})
 
 
 def criterion_window(protocol_id: object, version: object, criterion_id: object) -> float | None:

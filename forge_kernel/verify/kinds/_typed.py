@@ -173,12 +173,28 @@ def list_mismatch(spec: AnswerField, want: Any, got: Any, tol: float) -> str | N
     if not isinstance(got, list):
         return f"{got!r} is not a list"
     item, wanted = spec.items, want[CONTAINS] if isinstance(want, dict) else want
-    missing = [w for w in wanted if all(mismatch(item, w, g, tol) for g in got)]
-    extra = [] if isinstance(want, dict) else [g for g in got if all(mismatch(item, w, g, tol) for w in wanted)]
+    if item.type == "concept":
+        missing, extra = unmatched_concepts(item, wanted, got)
+    else:
+        missing = [w for w in wanted if all(mismatch(item, w, g, tol) for g in got)]
+        extra = [g for g in got if all(mismatch(item, w, g, tol) for w in wanted)]
+    extra = [] if isinstance(want, dict) else extra
     if missing:
         return f"missing {', '.join(map(str, missing))}"
     keys = list(dict.fromkeys(k for w in wanted if isinstance(w, dict) for k in w))
     return f"not expected: {', '.join(str(shown(g, keys)) for g in extra)}" if extra else None
+
+
+def unmatched_concepts(item: AnswerField, wanted: list[Any], got: list[Any]) -> tuple[list[Any], list[Any]]:
+    """The expected concepts no given name stands for, and the given names that stand for none expected: each name
+    looked up once (a list compared pair by pair would look each up once per pair)."""
+    assert item.terms is not None  # validated
+    terms = item.terms
+    wanted_keys = [{concept_key(terms, n) for n in (w if isinstance(w, list) else [w])} for w in wanted]
+    got_keys = [concept_key(terms, g) for g in got]
+    missing = [w for w, keys in zip(wanted, wanted_keys) if keys.isdisjoint(got_keys)]
+    extra = [g for g, key in zip(got, got_keys) if not any(key in keys for keys in wanted_keys)]
+    return missing, extra
 
 
 def shown(item: Any, keys: list[str]) -> Any:
