@@ -386,6 +386,7 @@ def test_injection(med, med_image):
         ("see SC-0102", False),  # another patient's MRN
         ("see SC-01021", True),  # not that MRN
         ("see Patient/sc-med-p2", False),  # another patient's id
+        ("SEE PATIENT/SC-MED-P2 AND sc-0102", False),  # in any case
     ],
 )
 def test_no_foreign_content_in_answer(med, med_image, text, passed):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
 from pydantic import Field
@@ -147,7 +149,29 @@ def pattern(needle: str) -> re.Pattern:
     return re.compile(rf"(?<![A-Za-z0-9_-]){words}(?![A-Za-z0-9_-])", re.IGNORECASE)
 
 
-def leaks(text: str, foreign: list[re.Pattern], own: list[re.Pattern]) -> bool:
+@dataclass(frozen=True)
+class Needles:
+    """Many needles as one pattern (each as ``pattern`` reads it, its case rule kept; the longest first, so that a
+    longer needle wins where two start at one place), scanned only in a text that holds the first word of one."""
+
+    pattern: re.Pattern
+    firsts: tuple[str, ...]
+    """Each needle's first word, lower case: a text without any of them holds no needle."""
+
+    @classmethod
+    def of(cls, needles: set[str]) -> Needles:
+        parts = []
+        for needle in sorted(needles, key=lambda n: (-len(n), n)):
+            one = pattern(needle)
+            parts.append(f"(?i:{one.pattern})" if one.flags & re.IGNORECASE else f"(?:{one.pattern})")
+        return cls(re.compile("|".join(parts)), tuple({n.split()[0].lower() for n in needles if n.split()}))
+
+    def finditer(self, text: str) -> Iterator[re.Match]:
+        lowered = text.lower()
+        return self.pattern.finditer(text) if any(first in lowered for first in self.firsts) else iter(())
+
+
+def leaks(text: str, foreign: list[re.Pattern | Needles], own: list[re.Pattern]) -> bool:
     """A foreign needle appears in the text outside the current patient's own identifiers (a foreign name inside
     the current patient's longer name is no leak)."""
     found = [m.span() for p in foreign for m in p.finditer(text)]
@@ -161,14 +185,15 @@ IDENTIFIER_PATTERNS: WeakKeyDictionary = WeakKeyDictionary()
 """Image -> current patient -> ``identifier_patterns``, kept while the image lives (an image never changes)."""
 
 
-def identifier_patterns(image: EHRImage, current: str) -> tuple[list[re.Pattern], list[re.Pattern]]:
-    """The patterns of the other patients' distinctive identifiers in the image, and of the current patient's."""
+def identifier_patterns(image: EHRImage, current: str) -> tuple[list[Needles], list[re.Pattern]]:
+    """The pattern of the other patients' distinctive identifiers in the image (one, or none without any), and the
+    patterns of the current patient's."""
     by_patient = IDENTIFIER_PATTERNS.setdefault(image, {})
     if current not in by_patient:
         patients = {rid: image.resources[("Patient", rid)] for rid in image.patient_ids}
-        foreign = [pattern(x) for rid, doc in patients.items() if rid != current for x in identifiers(doc)]
+        needles = {x for rid, doc in patients.items() if rid != current for x in identifiers(doc)}
         own = [pattern(x) for x in identifiers(patients[current])] if current in patients else []
-        by_patient[current] = foreign, own
+        by_patient[current] = [Needles.of(needles)] if needles else [], own
     return by_patient[current]
 
 
