@@ -39,6 +39,12 @@ class AgentTask(BaseModel):
     none."""
 
     @property
+    def answer_schema_text(self) -> str:
+        """``answer_schema`` as compact JSON, as a prompt gives it (no spaces: a small model reads each token); empty
+        where the task declares none."""
+        return json.dumps(self.answer_schema, ensure_ascii=False, separators=(",", ":")) if self.answer_schema else ""
+
+    @property
     def tools(self) -> list[dict[str, Any]]:
         """OpenAI function definitions of the task's tool manifest; a fresh copy on every access."""
         tools: list[dict[str, Any]] = json.loads(self.tool_definitions)

@@ -11,7 +11,16 @@ DATE_HINT = "a date, YYYY-MM-DD"
 
 
 def field_schema(spec: AnswerField) -> dict[str, Any]:
-    """The JSON Schema of one field, its description telling what forms are read."""
+    """The JSON Schema of one field, its description telling what forms are read (none where there is nothing to
+    tell: the schema is part of a model's prompt, where every token costs)."""
+    schema = typed_schema(spec)
+    if not schema.get("description"):
+        schema.pop("description", None)
+    return schema
+
+
+def typed_schema(spec: AnswerField) -> dict[str, Any]:
+    """The JSON Schema of one field by its type."""
     about = spec.description
     if spec.type == "quantity":
         return {

@@ -8,7 +8,7 @@ from typing import Annotated, Literal, overload
 from pydantic import Field, model_validator
 
 from ..ehr import age_at, patient_mrn, patient_name, summarize
-from .base import Args, Refers, ToolContext, ToolError, tool
+from .base import ID_MAX, Args, Refers, ToolContext, ToolError, tool
 
 SEARCHABLE = Literal[
     "Observation",
@@ -29,7 +29,9 @@ SEARCHABLE = Literal[
 
 
 class PatientArgs(Args):
-    patient_id: Annotated[str, Refers("Patient")] = Field(description="The patient's id, as patient_search returns it.")
+    patient_id: Annotated[str, Refers("Patient")] = Field(
+        max_length=ID_MAX, description="The patient's id, as patient_search returns it."
+    )
 
 
 def require_patient(ctx: ToolContext, patient_id: str) -> dict:
@@ -41,7 +43,7 @@ def require_patient(ctx: ToolContext, patient_id: str) -> dict:
 
 class PatientSearchArgs(Args):
     name: str | None = Field(None, description="Part of the patient's name.")
-    mrn: str | None = Field(None, description="Medical record number, exactly.")
+    mrn: str | None = Field(None, max_length=ID_MAX, description="Medical record number, exactly.")
 
     @model_validator(mode="after")
     def one_criterion(self):

@@ -8,7 +8,7 @@ from pydantic import BeforeValidator, Field
 
 from ..ehr import assessment, medication_request, observation, service_request, task
 from ._reads import PatientArgs, require_patient
-from .base import Args, Refers, ToolContext, ToolError, tool
+from .base import ID_MAX, Args, Refers, ToolContext, ToolError, tool
 from .knowledge import dose_code
 
 
@@ -28,7 +28,7 @@ Frequency = Annotated[str, as_code("frequency")]
 
 class WriteArgs(PatientArgs):
     idempotency_key: str | None = Field(
-        None, description="Repeat a write with the same key and nothing new is created."
+        None, max_length=ID_MAX, description="Repeat a write with the same key and nothing new is created."
     )
 
 
@@ -118,7 +118,9 @@ class ServiceArgs(WriteArgs):
 
 
 class DeviceOrderArgs(ServiceArgs):
-    device_id: Annotated[str, Refers("Device")] = Field(description="The device, as device_list returns it.")
+    device_id: Annotated[str, Refers("Device")] = Field(
+        max_length=ID_MAX, description="The device, as device_list returns it."
+    )
     action: Literal["replace", "remove", "maintain"]
 
 

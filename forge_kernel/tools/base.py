@@ -10,6 +10,7 @@ from functools import cache
 from typing import Any, Literal, TypeVar, get_type_hints
 
 from pydantic import BaseModel, ConfigDict
+from pydantic.json_schema import GenerateJsonSchema
 
 from ..catalog import CATALOG
 from ..ehr import EHRView
@@ -23,6 +24,12 @@ class Refers:
     with no type, "Type/id" references. The policy engine resolves each and keeps the call to the current patient."""
 
     rtype: str | None = None
+
+
+ID_MAX = 64
+"""The longest id an argument may give: a FHIR id's length (a patient's, a device's, an MRN, an idempotency key).
+In the JSON Schema a model is given too, where it bounds a constrained generation that would otherwise run on to
+the model's context (a small local model's first tool call, under llama-cpp-python's grammar)."""
 
 
 class Args(BaseModel):
@@ -73,10 +80,23 @@ class Tool:
         }
 
 
+class UntitledSchema(GenerateJsonSchema):
+    """JSON Schema without the titles pydantic derives from names ("Patient Id" for ``patient_id``): they say nothing
+    the name does not, and a model reads every tool's schema in its prompt, where each costs tokens."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+    def generate(self, schema: Any, mode: Any = "validation") -> dict[str, Any]:
+        found = super().generate(schema, mode)
+        found.pop("title", None)
+        return found
+
+
 @cache
 def schema_text(model: type[Args]) -> str:
     """JSON text of a model's JSON Schema. Generating it costs ~0.2 ms per model and every trial's AgentTask needs it."""
-    return json.dumps(model.model_json_schema())
+    return json.dumps(model.model_json_schema(schema_generator=UntitledSchema))
 
 
 F = TypeVar("F", bound=Callable[..., Any])

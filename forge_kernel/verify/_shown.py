@@ -34,20 +34,28 @@ def walk(node: Any) -> Iterator[Any]:
             stack.extend(reversed(node))
 
 
+def references_in(found: Read, image: EHRImage) -> set[str]:
+    """``Type/id`` of every resource of the initial EHR among the records read (a dict with its ``type`` or
+    ``resourceType`` and ``id``: the resource whole or a search row)."""
+    return {f"{t}/{i}" for t, i in found.records if (t, i) in image.resources}
+
+
 def returned_references(events: Iterable[Event], image: EHRImage) -> set[str]:
     """``Type/id`` of every resource of the initial EHR that a successful call returned to the agent, whole or as a
-    search row (a dict with its ``type`` or ``resourceType`` and ``id``)."""
-    found = set()
-    for event in events:
-        if not event.ok:
-            continue
-        for d in walk(event.result):
-            if not isinstance(d, dict):
-                continue
-            key = (d.get("type") or d.get("resourceType"), str(d.get("id")))
-            if key in image.resources:
-                found.add(f"{key[0]}/{key[1]}")
-    return found
+    search row."""
+    return references_in(read([e.result for e in events if e.ok]), image)
+
+
+def returned_to(ctx: GradeContext) -> set[str]:
+    """``returned_references`` of this trial, found once per grading: the reads' from what it showed (read in one
+    pass with the rest), the writes' from their results."""
+
+    def found() -> set[str]:
+        writes = read([e.result for e in ctx.events if e.ok and e.kind == "write"])
+        image = ctx.view.image
+        return references_in(shown(ctx).read, image) | references_in(writes, image)
+
+    return ctx.remember("returned", found)
 
 
 def decimals(value: float | int) -> int:
@@ -65,36 +73,41 @@ class ShownAmount:
 
 @dataclass(frozen=True)
 class Read:
-    """A JSON-like value read in one pass, depth first: its strings, its numbers (see ``Shown.amounts``) and its
-    named records (dicts with a text ``name``: a lab row, a series summary)."""
+    """A JSON-like value read in one pass, depth first: its strings, its numbers (see ``Shown.amounts``), its named
+    records (dicts with a text ``name``: a lab row, a series summary) and the (type, id) of every dict that has
+    both (a resource or a search row)."""
 
     texts: list[str]
     amounts: list[ShownAmount]
     named: list[dict]
+    records: list[tuple[Any, str]]
 
 
 def read(node: Any) -> Read:
-    """The strings, numbers and named records of a JSON-like value (``Read``)."""
-    found = Read([], [], [])
-    stack = [node]
+    """The strings, numbers, named records and records of a JSON-like value (``Read``)."""
+    found = Read([], [], [], [])
+    texts, amounts, stack = found.texts, found.amounts, [node]
     while stack:
         node = stack.pop()
         if isinstance(node, str):
-            found.texts.append(node)
-            found.amounts.extend(located_shown_amounts(node))
+            texts.append(node)
+            amounts.extend(located_shown_amounts(node))
         elif isinstance(node, dict):
-            if isinstance(node.get("name"), str):
+            get = node.get
+            if isinstance(get("name"), str):
                 found.named.append(node)
-            quantity = is_number(node.get("value")) and isinstance(node.get("unit"), str)
-            if quantity:  # its value is read with its unit, not again as a bare number
-                found.amounts.append(
-                    ShownAmount(Amount(float(node["value"]), normal_unit(node["unit"])), decimals(node["value"]))
-                )
-            stack.extend(reversed([value for key, value in node.items() if not (quantity and key == "value")]))
+            if "id" in node:
+                found.records.append((get("type") or get("resourceType"), str(node["id"])))
+            value = get("value")
+            if is_number(value) and isinstance(get("unit"), str):  # read with its unit, not again as a number
+                amounts.append(ShownAmount(Amount(float(value), normal_unit(node["unit"])), decimals(value)))
+                stack.extend(reversed([v for k, v in node.items() if k != "value"]))
+            else:
+                stack.extend(reversed(node.values()))
         elif isinstance(node, list):
             stack.extend(reversed(node))
         elif is_number(node):
-            found.amounts.append(ShownAmount(Amount(float(node)), decimals(node)))
+            amounts.append(ShownAmount(Amount(float(node)), decimals(node)))
     return found
 
 

@@ -247,11 +247,7 @@ def task_text(task: AgentTask) -> str:
             task.instruction,
             *others,
             f"Context: {json.dumps(task.context, ensure_ascii=False, default=str)}",
-            *(
-                [f"Answer schema (the structured output): {json.dumps(task.answer_schema, ensure_ascii=False)}"]
-                if task.answer_schema
-                else []
-            ),
+            *([f"Answer schema (the structured output): {task.answer_schema_text}"] if task.answer_schema else []),
             f"Now (the EHR's frozen clock): {task.now.isoformat()}",
             f"Budget: at most {budget.max_calls} tool calls and {budget.max_seconds:g} s. Seed: {task.seed}.",
             f"The patients are synthetic. {INSTRUCTIONS}",

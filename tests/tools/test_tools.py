@@ -86,10 +86,18 @@ def test_every_tool_has_an_openai_function(name):
     assert params.get("additionalProperties") is False
     if "patient_id" in params["properties"]:
         assert "patient_id" in params["required"]
+        assert params["properties"]["patient_id"]["maxLength"] == 64  # a FHIR id's length bounds a model's id
+    assert "title" not in params and all("title" not in p for p in params["properties"].values())  # tokens saved
     assert spec.kind in ("read", "write", "compute")
     assert (spec.kind == "write") == (spec.writes is not None)
     params["properties"].clear()  # each call hands out its own copy
     assert spec.openai_function()["function"]["parameters"]["properties"]
+
+
+def test_an_id_longer_than_a_fhir_id_is_refused_in_one_line():
+    session = make_session(tools=["patient_detail"])
+    out = asyncio.run(session.call("patient_detail", patient_id="p" * 65))
+    assert out["error"]["code"] == "invalid_args" and "patient_id" in out["error"]["message"]
 
 
 def test_session_lists_only_the_manifest():

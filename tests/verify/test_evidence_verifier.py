@@ -224,7 +224,7 @@ def test_provenance_is_checked_in_written_assessments_too(package, image):
 
 def test_without_the_provenance_check_an_unread_record_would_pass(package, image, monkeypatch):
     unread = (output(crit("I1", "met", "Condition/dx")), [search(by_id("anc-new"))])
-    monkeypatch.setattr(evidence_kind, "returned_references", lambda events, image: {"Condition/dx"})
+    monkeypatch.setattr(evidence_kind, "returned_to", lambda ctx: {"Condition/dx"})
     assert graded(package, image, unread[0], events=unread[1]).passed
 
 

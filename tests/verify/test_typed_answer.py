@@ -192,7 +192,7 @@ def test_the_agent_is_given_the_typed_answer_as_a_json_schema_the_gold_output_me
         jsonschema.validate({**GOOD, "bmi": 28.4}, schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({**GOOD, "category": "肥胖"}, schema)
-    assert "Answer schema" in prompt(task)[1]["content"] and '"enum": ["underweight"' in prompt(task)[1]["content"]
+    assert "Answer schema" in prompt(task)[1]["content"] and '"enum":["underweight"' in prompt(task)[1]["content"]
     public = bmi.public.model_copy(update={"task": bmi.public.task.model_copy(update={"answer": {}})})
     untyped = AgentTask.from_package(public, seed=0)  # a task that declares no typed answer
     assert untyped.answer_schema is None and "Answer schema" not in prompt(untyped)[1]["content"]
@@ -275,3 +275,9 @@ def test_an_expected_concept_its_terminology_does_not_know_is_refused_and_every_
     with pytest.raises(SpecError) as info:
         check_package(tmp_path / "task_packages" / "superclue" / "SC-IR-CURRENT-MEDS")
     assert "expect.medications: 'xyzzy' is not in the drugs terminology" in info.value.message
+
+
+def test_a_schema_field_without_words_to_say_carries_no_empty_description():
+    schema = answer_schema({"refs": AnswerField(type="list", items=AnswerField(type="text"), description="cited")})
+    assert schema["properties"]["refs"]["description"] == "cited"
+    assert "description" not in schema["properties"]["refs"]["items"]  # a prompt's tokens are not spent on ""

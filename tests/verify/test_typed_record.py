@@ -176,6 +176,6 @@ def test_the_llm_and_mcp_agents_are_given_the_record_schema(eligible):
     task = AgentTask.from_package(eligible.public, seed=0)
     criterion = task.answer_schema["properties"]["assessments"]["items"]["properties"]["criteria"]["items"]
     assert criterion["properties"]["status"]["enum"] == ["met", "not_met", "unknown", "conflict"]
-    shown = '"enum": ["met", "not_met", "unknown", "conflict"]'
+    shown = '"enum":["met","not_met","unknown","conflict"]'
     assert shown in prompt(task)[1]["content"] and shown in task_text(task)
     assert '"output"' not in prompt(task)[1]["content"].split("Answer schema")[0]  # no free-text shape in the context

@@ -5,9 +5,11 @@ from __future__ import annotations
 from pydantic import Field
 
 from ...spec import Strict
+from .._text import normal
+from ..matchers import values_at
 from ..registry import Outcome, verifier
 from ..verdict import GradeContext
-from .answer import field_values, same_choice
+from .answer import same_choice
 from .evidence import assessed_protocol, written_assessments
 
 
@@ -41,14 +43,33 @@ def status_problem(statuses: list[str], p: CriterionParams, said: list[str]) -> 
     return f"gives {differs}, the output {' / '.join(said)}" if differs else None
 
 
+def output_statuses(ctx: GradeContext) -> dict[tuple[str, str], list[str]]:
+    """(protocol id, criterion id), each as ``normal`` reads it -> the statuses the structured output gives it
+    (``assessments[protocol_id=...].criteria[criterion_id=...].status``), found once per grading for all the
+    criterion checks."""
+
+    def found() -> dict[tuple[str, str], list[str]]:
+        statuses: dict[tuple[str, str], list[str]] = {}
+        for assessment in values_at(ctx.result.output, "assessments"):
+            if not isinstance(assessment, dict):
+                continue
+            protocol = normal(str(assessment.get("protocol_id")))
+            for item in values_at(assessment, "criteria"):
+                if isinstance(item, dict):
+                    key = (protocol, normal(str(item.get("criterion_id"))))
+                    statuses.setdefault(key, []).extend(str(s) for s in values_at(item, "status"))
+        return statuses
+
+    return ctx.remember("output_statuses", found)
+
+
 @verifier("answer.criterion")
 def criterion(ctx: GradeContext, p: CriterionParams) -> Outcome:
     """A criterion of a protocol's assessment has a right status in the structured output and in every assessment
     of that protocol the trial wrote (its component of the criterion's code), and the written status agrees with the
     output's."""
     what = f"{p.protocol} {p.criterion}"
-    path = f"assessments[protocol_id={p.protocol}].criteria[criterion_id={p.criterion}].status"
-    said = [str(s) for s in field_values(ctx.result.output, path)]
+    said = output_statuses(ctx).get((normal(p.protocol), normal(p.criterion)), [])
     why = status_problem(said, p, [])
     if why:
         return Outcome(False, f"output {why} ({what})")

@@ -12,7 +12,7 @@ from pydantic import Field
 from ...ehr import EHRImage, codings_of, patient_of, time_of
 from ...spec import Strict
 from ...tools import code_label, criterion_codes, criterion_window
-from .._shown import returned_references
+from .._shown import returned_to
 from ..matchers import values_at
 from ..registry import Outcome, verifier
 from ..verdict import GradeContext
@@ -195,7 +195,7 @@ def evidence(ctx: GradeContext, p: EvidenceParams) -> Outcome:
     accepts, whatever status the criterion is given. Criteria named in ``complete`` cite at least the listed
     references."""
     cited, assessed = citations(ctx, p.path)
-    returned = returned_references(ctx.events, ctx.view.image)
+    returned = returned_to(ctx)
     for c in cited:
         why = problem(ctx, p, c, returned)
         if why:
