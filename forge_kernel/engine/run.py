@@ -291,8 +291,12 @@ def check_same_run(
     stored_hashes = store.package_hashes()
     differ = sorted(k for k, h in stored_hashes.items() if current.get(k) != h)
     if differ or len(stored_hashes) != len(packages):
+        named = ", ".join(differ[:3]) + (f" and {len(differ) - 3} more" if len(differ) > 3 else "")
         raise StoreError(
-            run_dir, "--suite", f"packages differ from the stored run ({', '.join(differ) or 'set changed'})"
+            run_dir,
+            "--suite",
+            f"packages differ from the stored run ({named or 'the set changed'}): its trials were graded on the "
+            "others; run into a new folder (for a release, move its folder away)",
         )
 
 

@@ -268,6 +268,20 @@ def test_read_trial_matches_the_frames(run_dir):
     assert all(isinstance(v.passed, bool) and isinstance(v.steps, tuple) for v in trial.grading.verdicts)
 
 
+def test_resuming_on_changed_packages_is_one_line_that_names_them_and_what_to_do(tmp_path):
+    copy_worked_examples(tmp_path)
+    argv = ("run", "--suite", "task_packages/superclue", "--agent", "scripted", "--out", "run")
+    assert forge(*argv, cwd=tmp_path).returncode == 0
+    stored = load_trials(tmp_path / "run")
+    public = tmp_path / "task_packages" / "superclue" / "SC-DDX-CHEST-PAIN" / "package.yaml"
+    public.write_text(public.read_text(encoding="utf-8").replace("胸痛伴出汗", "胸痛"), encoding="utf-8")
+    again = forge(*argv, "--resume", cwd=tmp_path)
+    assert again.returncode == 2 and len(again.stderr.strip().splitlines()) == 1
+    assert "packages differ from the stored run (SC-DDX-CHEST-PAIN)" in again.stderr
+    assert "run into a new folder" in again.stderr
+    assert len(load_trials(tmp_path / "run")) == len(stored)  # nothing lost, nothing added
+
+
 # --- regrade --------------------------------------------------------------------------------------------------
 
 
