@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
@@ -74,12 +75,16 @@ def nursing_items(text: str) -> set[str]:
     }
 
 
+@cache
+def nursing_item_names() -> dict[str, str]:
+    """Compact name or alias -> its nursing rule's type (the table is read once and never changes)."""
+    return {compact(n): r["type"] for r in reversed(table("device_rules")) for n in [r["type"], *r.get("aliases", [])]}
+
+
 def nursing_item_of(name: str) -> str | None:
     """The nursing rule (its type) a name is, whole: the device or item, or one of its aliases in either language
     ("urinary catheter" is 留置导尿管, "鼻胃管(硅胶)" is 鼻胃管（硅胶）); None for any other name."""
-    written = compact(name)
-    rules = table("device_rules")
-    return next((r["type"] for r in rules if written in {compact(n) for n in [r["type"], *r.get("aliases", [])]}), None)
+    return nursing_item_names().get(compact(name))
 
 
 def patient_codes(ctx: GradeContext) -> list[set[str]]:
