@@ -1,5 +1,5 @@
 """Shared fixtures: one run of the six reference agents over the bundled suites, and one of a model that says what
-it does beside baseline-v1, each made once per session."""
+it does beside baseline-v1, each made once per session; the order vocabulary broken on demand."""
 
 import asyncio
 from pathlib import Path
@@ -11,6 +11,7 @@ from forge_kernel.agents.reference import REFERENCE_SET
 from forge_kernel.engine import RunSpec, execute
 from forge_kernel.store import open_run
 from forge_kernel.verify import unit_registry
+from forge_kernel.verify.tables import synonyms
 
 ROOT = Path(__file__).resolve().parents[1]
 unit_registry()  # the units every grading reads, built once: each run's grader, a fork of this process, has them
@@ -66,3 +67,21 @@ def llm_run(tmp_path_factory) -> Path:
         )
         asyncio.run(execute(spec, root / "run", progress=False))
     return root / "run"
+
+
+def forget_order_lookups() -> None:
+    synonyms.synonym_key.cache_clear()
+    synonyms.order_identity.cache_clear()
+
+
+@pytest.fixture
+def break_order_table(monkeypatch):
+    """Call it to empty the order vocabulary (the mechanism broken); the look-ups that remember what it gave forget
+    it then, and again after the test."""
+
+    def broken() -> None:
+        monkeypatch.setattr(synonyms, "order_names", lambda: {})
+        forget_order_lookups()
+
+    yield broken
+    forget_order_lookups()

@@ -49,8 +49,17 @@ def criterion_window(protocol_id: object, version: object, criterion_id: object)
 def criterion_codes(protocol_id: object, version: object, criterion_id: object) -> frozenset[tuple[str, str]]:
     """The (system, code) pairs of the records that can support one criterion of a protocol version (its rule's
     ``codes``, by system name); empty when it declares none."""
-    codes = criterion_rule(protocol_id, version, criterion_id).get("codes", {})
-    return frozenset((CODE_SYSTEMS[name], str(code)) for name, listed in codes.items() for code in listed)
+    return criterion_code_sets().get((str(protocol_id), str(version), str(criterion_id)), frozenset())
+
+
+@cache
+def criterion_code_sets() -> dict[tuple[str, str, str], frozenset[tuple[str, str]]]:
+    """``criterion_codes`` of every criterion that declares codes, read once."""
+    return {
+        key: frozenset((CODE_SYSTEMS[name], str(code)) for name, listed in rule["codes"].items() for code in listed)
+        for key, rule in criterion_rules().items()
+        if rule.get("codes")
+    }
 
 
 def code_label(system: str, code: str) -> str:

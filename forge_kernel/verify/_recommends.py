@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
-from ._text import cue_pattern, language, negated, normal, phrase_pattern
+from ._text import cue_pattern, language, negated, normal, phrase_pattern, trie_pattern
+from .tables import TEXTS_CACHED
 
 SEGMENT_END = re.compile(r"[。！？!?；;\n]|\.(?!\d)|\bbut\b|\bhowever\b|\bthough\b|但|然而|不过")
 """Where a stretch of one voice ends: a sentence, or a turn to the agent's own ("the note asks for X, but I recommend
@@ -59,6 +60,19 @@ def concept_pattern(concept: tuple[str, ...]) -> re.Pattern:
     return re.compile("|".join(f"(?:{phrase_pattern(term).pattern})" for term in names))
 
 
+@lru_cache(maxsize=256)
+def squeezed_names(concept: tuple[str, ...]) -> re.Pattern:
+    """Every name of a concept without its spaces, as one plain alternation: a text whose ``squeezed`` form holds
+    none of them names the concept nowhere (``concept_pattern`` only adds spaces and word edges)."""
+    return re.compile(trie_pattern(squeezed(normal(term)) for term in concept))
+
+
+@lru_cache(maxsize=TEXTS_CACHED)
+def squeezed(text: str) -> str:
+    """A normalised text without its white space."""
+    return "".join(text.split())
+
+
 def urges(clause: str, names: re.Pattern) -> bool:
     """The clause names the concept and an action cue outside it, neither denied."""
     named = [m.span() for m in names.finditer(clause)]
@@ -75,8 +89,11 @@ def own_voice(segment: str) -> bool:
 def recommending_clause(text: str, concept: list[str]) -> str | None:
     """The first clause of the text that recommends the concept, or None (a stretch's voice is read only where one
     of its clauses urges the concept: the concept is rare, the cues are many)."""
+    text = normal(text)
+    if not squeezed_names(tuple(concept)).search(squeezed(text)):
+        return None
     names = concept_pattern(tuple(concept))
-    for segment in segments(normal(text)):
+    for segment in segments(text):
         if not names.search(segment):
             continue
         found = next((c.strip() for c in CLAUSE_END.split(segment) if urges(c, names)), None)

@@ -63,6 +63,11 @@ def decimals(value: float | int) -> int:
     return len(repr(value).partition(".")[2]) if isinstance(value, float) else 0
 
 
+def half_unit(decimals: int) -> float:
+    """Half the last written digit: how far a rounded number may be from what it rounds."""
+    return 0.5 * 10**-decimals
+
+
 @dataclass(frozen=True)
 class ShownAmount:
     """A number the agent was shown, with its unit and written precision."""
@@ -164,6 +169,16 @@ class Shown:
         """Every number: JSON numbers, quantities (``{value, unit}``, whose value is not also a bare number) and the
         amounts written in texts."""
         return self.read.amounts
+
+    @cached_property
+    def amounts_by_unit(self) -> dict[str, list[tuple[float, float]]]:
+        """Every number by its unit ("" for none): its absolute value, and how far it may be from the value it
+        stands for (a decimal number is rounded, a whole one exact: 154 is not 155 rounded)."""
+        found: dict[str, list[tuple[float, float]]] = {}
+        for shown_amount in self.amounts:
+            tolerance = half_unit(shown_amount.decimals) if shown_amount.decimals else 0.0
+            found.setdefault(shown_amount.amount.unit, []).append((abs(shown_amount.amount.value), tolerance))
+        return found
 
     @cached_property
     def dates(self) -> list[StatedDate]:

@@ -97,11 +97,19 @@ def values_at(doc: Any, path: str) -> list[Any]:
     for part in path.split("."):
         found = []
         for node in nodes:
-            for item in node if isinstance(node, list) else [node]:
-                if isinstance(item, dict) and part in item:
-                    found.append(item[part])
+            if isinstance(node, dict):
+                if part in node:
+                    found.append(node[part])
+            elif isinstance(node, list):
+                found += [item[part] for item in node if isinstance(item, dict) and part in item]
         nodes = found
-    return [v for node in nodes for v in (node if isinstance(node, list) else [node])]
+    values: list[Any] = []
+    for node in nodes:
+        if isinstance(node, list):
+            values += node
+        else:
+            values.append(node)
+    return values
 
 
 def matches_all(doc: Any, where: dict[str, Matcher]) -> bool:

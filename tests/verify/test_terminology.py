@@ -86,8 +86,8 @@ def test_every_concept_name_a_bundled_package_expects_resolves(bundled):
     assert unresolved(bundled) == []
 
 
-def test_an_unknown_name_is_reported(bundled, monkeypatch):
-    monkeypatch.setattr(sys.modules["forge_kernel.verify.tables.synonyms"], "order_names", lambda: {})
+def test_an_unknown_name_is_reported(bundled, break_order_table):
+    break_order_table()
     missing = unresolved(bundled)  # the mechanism broken: no order table
     assert ("SC-EXM-HEAD-CT", "orders", "头颅CT") in missing
 

@@ -14,7 +14,6 @@ from forge_kernel.spec import AnswerField, load_package
 from forge_kernel.verify.kinds import _typed
 from forge_kernel.verify.kinds._typed import mismatch
 from forge_kernel.verify.mutants import replaced, value_at
-from forge_kernel.verify.tables import synonyms
 from tests.helpers import ROOT
 from tests.verify.test_typed_retrieval import iso_only
 
@@ -52,8 +51,8 @@ def test_a_missing_extra_or_other_examination_fails_named(want, given, problem):
     assert mismatch(ORDERS, want, given, 0) == problem
 
 
-def test_without_the_order_table_an_examination_named_in_english_fails(monkeypatch):
-    monkeypatch.setattr(synonyms, "order_names", lambda: {})  # the mechanism broken: no order vocabulary
+def test_without_the_order_table_an_examination_named_in_english_fails(break_order_table):
+    break_order_table()  # the mechanism broken: no order vocabulary
     assert mismatch(ORDERS, ["血常规"], ["CBC"], 0) == "missing 血常规"
 
 

@@ -19,7 +19,6 @@ from forge_kernel.engine.trial import run_trial
 from forge_kernel.spec import AnswerField, Package, load_package
 from forge_kernel.verify.kinds import _typed
 from forge_kernel.verify.kinds._typed import mismatch
-from forge_kernel.verify.tables import synonyms
 from tests.helpers import ROOT
 
 SUPERCLUE = ROOT / "task_packages" / "superclue"
@@ -105,8 +104,8 @@ def test_a_wrong_measurement_fails_named(field, want, tol, given, problem):
     assert mismatch(measured(field), want, given, tol) == problem
 
 
-def test_without_the_order_table_an_order_named_in_english_fails(monkeypatch):
-    monkeypatch.setattr(synonyms, "order_names", lambda: {})  # the mechanism broken: no order vocabulary
+def test_without_the_order_table_an_order_named_in_english_fails(break_order_table):
+    break_order_table()  # the mechanism broken: no order vocabulary
     assert mismatch(ORDERS, ["24小时动态血压监测"], ["ABPM"], 0) == "missing 24小时动态血压监测"
 
 
@@ -127,10 +126,10 @@ def selftest(package: Package) -> dict[str, tuple[bool, str]]:
     return {r.case: (r.ok, r.detail) for r in asyncio.run(selftest_package(package, Images()))}
 
 
-def test_with_the_order_table_broken_the_english_names_variant_fails_typed(monkeypatch):
+def test_with_the_order_table_broken_the_english_names_variant_fails_typed(break_order_table):
     package = load_package(SUPERCLUE / "SC-OPS-PRENATAL")  # loaded while its expected orders are known
     assert selftest(package)["named-in-english"] == (True, "passes every hard verifier")
-    monkeypatch.setattr(synonyms, "order_names", lambda: {})
+    break_order_table()
     ok, detail = selftest(package)["named-in-english"]
     assert not ok and "typed" in detail
 

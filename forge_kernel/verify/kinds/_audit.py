@@ -30,7 +30,6 @@ from ..tables import (
     order_identity,
 )
 from ..verdict import GradeContext
-from ._state import steps_touching
 
 ORDER_TYPES = ["MedicationRequest", "ServiceRequest"]
 ENDED = {"stopped", "cancelled", "completed", "entered-in-error", "revoked", "ended"}
@@ -76,7 +75,7 @@ class Write:
 
 def trial_writes(ctx: GradeContext) -> list[Write]:
     """Every resource whose final version differs from its initial one."""
-    return [Write(key, before, after) for key, before, after in ctx.view.touched() if before != after]
+    return [Write(key, before, after) for key, before, after in ctx.written()]
 
 
 class ExpectedWrite(Strict):
@@ -186,27 +185,41 @@ def contraindication_problem(order: Write, condition_ref: str, condition: dict) 
     return f"{order.ref} {name}: contraindicated by {words(condition)} ({condition_ref}; {', '.join(found)})"
 
 
-def same_order(a: dict, b: dict) -> bool:
-    """Two orders of one type ordering the same thing (about the same records, e.g. the same device)."""
-    about = [sorted(r.get("reference", "") for r in d.get("supportingInfo", [])) for d in (a, b)]
-    return about[0] == about[1] and bool(
-        order_identity(a["resourceType"], words(a)) & order_identity(b["resourceType"], words(b))
-    )
+Ordered = tuple[tuple[str, ...], frozenset[str]]
+"""What an order is about and what it orders (``order_of``)."""
+
+
+def order_of(doc: dict) -> Ordered:
+    """What an order is about (the records it names as supporting information) and what it orders (its name's
+    identity): two orders with both in common order the same thing."""
+    about = tuple(sorted(r.get("reference", "") for r in doc.get("supportingInfo", [])))
+    return about, order_identity(doc["resourceType"], words(doc))
+
+
+def same_order(a: Ordered, b: Ordered) -> bool:
+    """Two orders (``order_of``) of one type ordering the same thing (about the same records, e.g. the same
+    device)."""
+    return a[0] == b[0] and bool(a[1] & b[1])
 
 
 def duplicates(ctx: GradeContext, orders: list[Write], writes: list[Write]) -> list[tuple[str, Write]]:
     """Orders that duplicate an order in force on file (from the start and left alone) or an earlier new order."""
     written = {w.ref for w in writes}
-    found = []
-    for i, order in enumerate(orders):
+    on_file_by_type = {
+        rtype: [(ref, doc, order_of(doc)) for ref, doc in on_record(ctx, rtype, []) if ref not in written]
+        for rtype in {o.type for o in orders}
+    }
+    found: list[tuple[str, Write]] = []
+    earlier: dict[str, list[tuple[str, dict, Ordered]]] = {}
+    for order in orders:
         ordered = order.after
         assert ordered is not None  # an order is in force after the trial
-        on_file = [(ref, doc) for ref, doc in on_record(ctx, order.type, []) if ref not in written]
-        earlier = [(o.ref, o.after) for o in orders[:i] if o.type == order.type and o.after is not None]
-        for ref, doc in [*on_file, *earlier]:
-            if same_order(ordered, doc):
+        this = order_of(ordered)
+        for ref, doc, that in [*on_file_by_type[order.type], *earlier.get(order.type, [])]:
+            if same_order(this, that):
                 found.append((f"{order.ref} {words(ordered)} duplicates {ref} {words(doc)}", order))
                 break
+        earlier.setdefault(order.type, []).append((order.ref, ordered, this))
     return found
 
 
@@ -264,7 +277,7 @@ def write_audit(ctx: GradeContext, p: WriteAuditParams) -> Outcome:
     reasons = list(dict.fromkeys(why for why, _ in failures))
     if reasons or (p.strict and others):
         bad = [w for _, w in failures] + (others if p.strict else [])
-        return Outcome(False, "; ".join(reasons + listed), steps_touching(ctx, {w.key for w in bad}))
+        return Outcome(False, "; ".join(reasons + listed), ctx.steps_writing({w.key for w in bad}))
     return Outcome(
         True,
         "; ".join(

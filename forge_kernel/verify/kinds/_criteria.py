@@ -22,13 +22,21 @@ class CriterionParams(Strict):
     """The statuses that are right (met, not_met, unknown, conflict)."""
 
 
-def written_statuses(assessment: dict, criterion: str) -> list[str]:
-    """The statuses a written assessment gives a criterion (the values of its components of that code)."""
-    return [
-        str((c.get("valueCodeableConcept") or {}).get("text"))
-        for c in assessment.get("component", [])
-        if (c.get("code") or {}).get("text") == criterion
-    ]
+def written_statuses(ctx: GradeContext) -> dict[str, list[tuple[str, dict[str, list[str]]]]]:
+    """Protocol id -> (``Observation/id``, criterion -> its statuses) of each assessment of that protocol the trial
+    wrote (the values of its components of that code), found once per grading for all the criterion checks."""
+
+    def found() -> dict[str, list[tuple[str, dict[str, list[str]]]]]:
+        by_protocol: dict[str, list[tuple[str, dict[str, list[str]]]]] = {}
+        for source, written in written_assessments(ctx):
+            statuses: dict[str, list[str]] = {}
+            for c in written.get("component", []):
+                criterion = str((c.get("code") or {}).get("text"))
+                statuses.setdefault(criterion, []).append(str((c.get("valueCodeableConcept") or {}).get("text")))
+            by_protocol.setdefault(assessed_protocol(written)[0], []).append((source, statuses))
+        return by_protocol
+
+    return ctx.remember("written_statuses", found)
 
 
 def status_problem(statuses: list[str], p: CriterionParams, said: list[str]) -> str | None:
@@ -73,10 +81,8 @@ def criterion(ctx: GradeContext, p: CriterionParams) -> Outcome:
     why = status_problem(said, p, [])
     if why:
         return Outcome(False, f"output {why} ({what})")
-    for source, written in written_assessments(ctx):
-        if assessed_protocol(written)[0] != p.protocol:
-            continue
-        why = status_problem(written_statuses(written, p.criterion), p, said)
+    for source, statuses in written_statuses(ctx).get(p.protocol, []):
+        why = status_problem(statuses.get(p.criterion, []), p, said)
         if why:
             return Outcome(False, f"{source} {why} ({what})")
     return Outcome(True, f"{what}: {' / '.join(said)} in the output and in every written assessment")

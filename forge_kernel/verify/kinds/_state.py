@@ -6,7 +6,6 @@ from typing import Literal
 
 from pydantic import Field
 
-from ...ehr import resource_key
 from ...spec import Strict
 from ..matchers import Matcher, matches_all
 from ..registry import Outcome, verifier
@@ -23,17 +22,13 @@ class ResourceParams(Strict):
     """Words for the reason, e.g. 'ECG request'."""
 
 
-def steps_touching(ctx: GradeContext, keys: set) -> tuple[int, ...]:
-    return tuple(e.step for e in ctx.events if any(resource_key(op["path"]) in keys for op in e.changes))
-
-
 @verifier("state.resource")
 def resource(ctx: GradeContext, p: ResourceParams) -> Outcome:
     """Resources of a type created, changed, or left unchanged by the trial, filtered by field matchers."""
     what = p.label or f"{p.type} {p.change}"
     hits = set()
-    for key, before, after in ctx.view.touched():
-        if key[0] != p.type or before == after:
+    for key, before, after in ctx.written():
+        if key[0] != p.type:
             continue
         status = "created" if before is None else "changed" if after is not None else "removed"
         if p.change == "unchanged":
@@ -41,7 +36,7 @@ def resource(ctx: GradeContext, p: ResourceParams) -> Outcome:
                 hits.add(key)
         elif status == p.change and matches_all(after, p.where):
             hits.add(key)
-    steps = steps_touching(ctx, hits)
+    steps = ctx.steps_writing(hits)
     if p.change == "unchanged":
         if hits:
             return Outcome(False, f"{what}: {len(hits)} resource(s) written", steps)

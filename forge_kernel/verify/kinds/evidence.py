@@ -97,11 +97,8 @@ def written_assessments(ctx: GradeContext) -> list[tuple[str, dict]]:
         "written_assessments",
         lambda: [
             (f"Observation/{key[1]}", after)
-            for key, before, after in ctx.view.touched()
-            if key[0] == "Observation"
-            and after is not None
-            and after != before
-            and (after.get("code") or {}).get("text") == ASSESSMENT
+            for key, _, after in ctx.written()
+            if key[0] == "Observation" and after is not None and (after.get("code") or {}).get("text") == ASSESSMENT
         ],
     )
 
@@ -196,10 +193,13 @@ def evidence(ctx: GradeContext, p: EvidenceParams) -> Outcome:
     references."""
     cited, assessed = citations(ctx, p.path)
     returned = returned_to(ctx)
+    passed: set[tuple] = set()  # citations of one record, window and codes pass or fail together
     for c in cited:
-        why = problem(ctx, p, c, returned)
+        same = (c.reference, c.window, c.codes)
+        why = None if same in passed else problem(ctx, p, c, returned)
         if why:
             return Outcome(False, f"{c.source} cites {c.reference} for {c.criterion}: it {why}")
+        passed.add(same)
     for criterion, required in p.complete.items():
         sources = [s for s, criteria in assessed.items() if criterion in criteria]
         if "output" not in sources:

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from ...spec import Strict
 from .._facts import Fact, FactKind, stated_facts
-from .._shown import Shown, ShownAmount, shown, walk
+from .._shown import Shown, half_unit, shown
 from ..quantities import Amount, in_unit, is_number
 from ..registry import Outcome, verifier
 from ..tables import TEXTS_CACHED, diagnosis_vocabulary, drug_vocabulary, term_pattern
@@ -27,32 +27,26 @@ class GroundedParams(Strict):
     """Also read the texts of the structured output (its JSON numbers are typed fields, for ``answer.field``)."""
 
 
-def half_unit(decimals: int) -> float:
-    """Half the last written digit: how far a rounded number may be from what it rounds."""
-    return 0.5 * 10**-decimals
-
-
-def known_to(seen: ShownAmount) -> float:
-    """How far a number shown may be from the value it stands for: a decimal one is rounded, a whole one exact
-    (154 is not 155 rounded)."""
-    return half_unit(seen.decimals) if seen.decimals else 0.0
-
-
 @lru_cache(maxsize=TEXTS_CACHED)
-def shows_amount(fact: Fact, seen: ShownAmount) -> bool:
+def scale_between(seen_unit: str, fact_unit: str) -> float | None:
+    """What one of the seen unit is in the fact's unit when pint reads both and they share a dimension; 1.0 when
+    either is a bare number or a unit pint cannot read (compared by value); None across dimensions."""
+    mine = Amount(1.0, fact_unit).quantity if fact_unit else None
+    theirs = Amount(1.0, seen_unit).quantity if seen_unit else None
+    if mine is None or theirs is None:
+        return 1.0
+    return in_unit(Amount(1.0, seen_unit), fact_unit)
+
+
+def shows_amount(fact: Fact, seen: Shown) -> bool:
     """A number shown is the fact's, up to the rounding of either and to its sign (a change of -24 mmHg is a fall
     of 24 mmHg): in the fact's unit where both units are read and of one dimension, by value where either has no
-    unit pint reads, never across dimensions."""
-    value, tol_seen = abs(seen.amount.value), known_to(seen)
-    mine = fact.number.quantity if fact.number.unit else None
-    theirs = seen.amount.quantity if seen.amount.unit else None
-    if mine is not None and theirs is not None:
-        if mine.dimensionality != theirs.dimensionality:
-            return False
-        scale = in_unit(Amount(1.0, seen.amount.unit), fact.number.unit)
-        assert scale is not None  # one dimension
-        value, tol_seen = value * scale, tol_seen * scale
-    return near(fact, value, tol_seen)
+    unit pint reads, never across dimensions. A whole number shown is exact (154 is not 155 rounded)."""
+    for unit, numbers in seen.amounts_by_unit.items():
+        scale = scale_between(unit, fact.number.unit)
+        if scale is not None and any(near(fact, value * scale, tol * scale) for value, tol in numbers):
+            return True
+    return False
 
 
 def near(fact: Fact, value: float, tol_seen: float = 0.0) -> bool:
@@ -96,21 +90,28 @@ def is_grounded(fact: Fact, seen: Shown) -> bool:
         return int(fact.number.value) in seen.years
     if fact.kind in ("drug", "diagnosis"):
         return names_shown(fact, seen)
-    if any(shows_amount(fact, s) for s in seen.amounts):
+    if shows_amount(fact, seen):
         return True
     return fact.kind == "duration" and spans_between(fact, seen)
 
 
 def output_texts(output: dict) -> list[str]:
     """The texts of a structured output but the unit of each quantity: like its JSON number, the unit of a
-    ``{value, unit}`` states no fact (a fraction's unit "1" is not a value)."""
+    ``{value, unit}`` states no fact (a fraction's unit "1" is not a value). Each container's own texts in turn,
+    depth first."""
     texts: list[str] = []
-    for node in walk(output):
-        if isinstance(node, dict):
-            quantity = is_number(node.get("value"))
-            texts += [v for k, v in node.items() if isinstance(v, str) and not (quantity and k == "unit")]
-        elif isinstance(node, list):
-            texts += [v for v in node if isinstance(v, str)]
+    stack: list[dict | list] = [output]
+    while stack:
+        node = stack.pop()
+        quantity = isinstance(node, dict) and is_number(node.get("value"))
+        children = []
+        for key, value in node.items() if isinstance(node, dict) else enumerate(node):
+            if isinstance(value, str):
+                if not (quantity and key == "unit"):
+                    texts.append(value)
+            elif isinstance(value, (dict, list)):
+                children.append(value)
+        stack += reversed(children)
     return texts
 
 

@@ -69,11 +69,9 @@ class CallPattern(Strict):
     args: dict[str, Matcher] = Field(default_factory=dict)
 
     def matches(self, event: Event) -> bool:
-        return (
-            (self.tool is None or event.tool == self.tool)
-            and (self.kind is None or event.kind == self.kind)
-            and all(m.matches(event.args.get(k)) for k, m in self.args.items())
-        )
+        if (self.tool is not None and event.tool != self.tool) or (self.kind is not None and event.kind != self.kind):
+            return False
+        return not self.args or all(m.matches(event.args.get(k)) for k, m in self.args.items())
 
     def __str__(self) -> str:
         return self.tool or (f"any {self.kind}" if self.kind else "any call")

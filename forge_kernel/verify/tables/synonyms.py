@@ -8,7 +8,7 @@ words compares equal: 血常规 = CBC = complete blood count, omeprazole = 奥�
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 
 from ...spec import Strict
 from ...tools import dose_code
@@ -37,6 +37,7 @@ def order_names() -> dict[str, str]:
     return {compact(term): row.name for row in rows for term in [row.name, *row.terms]}
 
 
+@lru_cache(maxsize=16384)
 def synonym_key(term: str) -> str:
     """What a term stands for: ``route:<code>``, ``frequency:<code>``, ``order:<name>`` or ``drug:<name>`` when a
     table knows it (looked up whole); else the term itself, compact."""
@@ -52,7 +53,8 @@ def synonym_key(term: str) -> str:
     return key
 
 
-def order_identity(rtype: str, name: str) -> set[str]:
+@lru_cache(maxsize=4096)
+def order_identity(rtype: str, name: str) -> frozenset[str]:
     """What an order of this name orders, to compare with other orders: the drugs a prescription names, or the
     known examinations and panels an order's name or its parts are ("心电图（术前）" is an ECG); else its
     compact name."""
@@ -61,4 +63,4 @@ def order_identity(rtype: str, name: str) -> set[str]:
     else:
         parts = [name, *PARTS.split(name)]
         found = {f"order:{order_names()[compact(p)]}" for p in parts if compact(p) in order_names()}
-    return found or {compact(name)}
+    return frozenset(found or {compact(name)})
