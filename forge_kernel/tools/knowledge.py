@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import unicodedata
 from functools import cache
 from itertools import combinations
 from pathlib import Path
@@ -10,6 +9,7 @@ from pathlib import Path
 import yaml
 from pydantic import Field
 
+from ..ehr import lookup_key
 from .base import Args, ToolContext, ToolError, tool
 
 TABLES = Path(__file__).with_name("tables")
@@ -29,11 +29,6 @@ def drug_names() -> dict[str, str]:
 
 def canonical_drug(name: str) -> str:
     return drug_names().get(name.strip().lower(), name.strip())
-
-
-def lookup_key(term: str) -> str:
-    """A term as vocabularies are looked up: full-width characters as ASCII, lower-cased, single spaces, trimmed."""
-    return " ".join(unicodedata.normalize("NFKC", term).lower().split())
 
 
 @cache
