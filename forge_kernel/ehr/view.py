@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .image import EHRImage, Key, codes_of, patient_of, time_of
+from .image import EHRImage, Key, patient_of, time_of
 from .patch import apply_op, clone, diff_ops, escape, resource_key
+from .terminology import resource_matches
 
 
 class EHRView:
@@ -57,7 +58,7 @@ class EHRView:
             return False
         if until is not None and (when is None or when > until):
             return False
-        return code is None or code.lower() in codes_of(resource)
+        return code is None or resource_matches(resource, code)
 
     def next_id(self, rtype: str) -> str:
         """A deterministic id for a new resource of this trial."""

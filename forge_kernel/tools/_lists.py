@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from pydantic import Field
 
-from ..ehr import concept_text, parse_time, summarize
+from ..ehr import concept_text, parse_time, search_hint, summarize
 from ._reads import PatientArgs, require_patient
 from .base import ToolContext, tool
 
@@ -58,7 +58,8 @@ def observations(ctx: ToolContext, args: ObservationArgs, category: str) -> dict
         for r in ctx.view.search(args.patient_id, "Observation", since=since, code=args.name)
         if in_category(r, category)
     ]
-    return {"total": len(found), "items": [summarize(r) for r in found[-200:]]}
+    hint = search_hint(ctx.view.image, args.patient_id, "Observation", args.name) if args.name and not found else {}
+    return {"total": len(found), "items": [summarize(r) for r in found[-200:]], **hint}
 
 
 @tool("vital_signs", kind="read")

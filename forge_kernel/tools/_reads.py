@@ -7,7 +7,7 @@ from typing import Annotated, Literal, overload
 
 from pydantic import Field, model_validator
 
-from ..ehr import age_at, patient_mrn, patient_name, summarize
+from ..ehr import age_at, patient_mrn, patient_name, search_hint, summarize
 from .base import ID_MAX, Args, Refers, ToolContext, ToolError, tool
 
 SEARCHABLE = Literal[
@@ -122,7 +122,8 @@ def record_search(ctx: ToolContext, args: RecordSearchArgs) -> dict:
         recent = stamp(ctx.view.now - timedelta(hours=args.last_hours), ctx)
         since = recent if since is None else max(since, recent)
     found = ctx.view.search(args.patient_id, args.type, since=since, until=stamp(args.until, ctx), code=args.code)
-    return {"total": len(found), "records": [summarize(r) for r in found[-args.limit :]]}
+    hint = search_hint(ctx.view.image, args.patient_id, args.type, args.code) if args.code and not found else {}
+    return {"total": len(found), "records": [summarize(r) for r in found[-args.limit :]], **hint}
 
 
 @overload

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import unicodedata
-from functools import cache
+from functools import cache, lru_cache
 from itertools import combinations
 from pathlib import Path
 
 import yaml
 from pydantic import Field
 
+from ..ehr import lookup_key
+from ._prescriptions import Resolved, ingredient_names, without_salt
 from .base import Args, ToolContext, ToolError, tool
 
 TABLES = Path(__file__).with_name("tables")
@@ -23,17 +24,35 @@ def table(name: str) -> list[dict]:
 
 @cache
 def drug_names() -> dict[str, str]:
-    """Lower-cased name or alias -> canonical drug name."""
-    return {alias.lower(): d["name"] for d in table("drugs") for alias in [d["name"], *d.get("aliases", [])]}
+    """Name or alias, looked-up form (lower case, ASCII widths) -> canonical drug name."""
+    return {lookup_key(alias): d["name"] for d in table("drugs") for alias in [d["name"], *d.get("aliases", [])]}
+
+
+@cache
+def ingredient_index() -> dict[frozenset[str], str]:
+    """The set of a drug's RxNorm ingredient names (looked-up form) -> the drug."""
+    return {frozenset(lookup_key(i) for i in d["rxnorm"]): d["name"] for d in table("drugs") if d.get("rxnorm")}
+
+
+@lru_cache(maxsize=4096)
+def resolve_drugs(text: str) -> Resolved:
+    """The drugs of the table a name or prescription string means (``_prescriptions`` says how)."""
+    names, rows = drug_names(), ingredient_index()
+    whole = names.get(lookup_key(text))
+    if whole:
+        return Resolved((whole,), ())
+    parts = [without_salt(part, names) for part in ingredient_names(text)]
+    if frozenset(parts) in rows:
+        return Resolved((rows[frozenset(parts)],), ())
+    known = [names.get(p) or rows.get(frozenset({p})) for p in parts]
+    unknown = [p for p, k in zip(parts, known, strict=True) if not k]
+    return Resolved(tuple(dict.fromkeys(k for k in known if k)), tuple(unknown if parts else [text.strip()]))
 
 
 def canonical_drug(name: str) -> str:
-    return drug_names().get(name.strip().lower(), name.strip())
-
-
-def lookup_key(term: str) -> str:
-    """A term as vocabularies are looked up: full-width characters as ASCII, lower-cased, single spaces, trimmed."""
-    return " ".join(unicodedata.normalize("NFKC", term).lower().split())
+    """The table's name of the one drug a name or prescription string means, or the name as given."""
+    found = resolve_drugs(name)
+    return found.names[0] if len(found.names) == 1 and not found.unknown else name.strip()
 
 
 @cache
@@ -57,12 +76,19 @@ class DrugInfoArgs(Args):
 
 @tool("drug_info", kind="compute")
 def drug_info(ctx: ToolContext, args: DrugInfoArgs) -> dict:
-    """Class, indications, contraindications and usual dose of a drug (synthetic table)."""
-    wanted = canonical_drug(args.name)
-    for drug in table("drugs"):
-        if drug["name"] == wanted:
-            return {key: value for key, value in drug.items() if key != "aliases"}
-    raise ToolError("not_found", f"no drug named {args.name!r} in the table")
+    """Class, indications, contraindications, usual dose and RxNorm ingredients of a drug (synthetic table); a
+    prescription string ("lisinopril 10 MG Oral Tablet") is read for its ingredients."""
+    found = resolve_drugs(args.name)
+    if found.unknown or not found.names:
+        raise ToolError("not_found", f"unknown drug: {', '.join(found.unknown) or args.name}")
+    rows = [drug_row(name) for name in found.names]
+    return rows[0] if len(rows) == 1 else {"name": args.name, "ingredients": rows}
+
+
+def drug_row(name: str) -> dict:
+    """A drug's row as drug_info shows it (without its aliases)."""
+    row = next(d for d in table("drugs") if d["name"] == name)
+    return {key: value for key, value in row.items() if key != "aliases"}
 
 
 class InteractionArgs(Args):
@@ -71,14 +97,18 @@ class InteractionArgs(Args):
 
 @tool("drug_interaction_check", kind="compute")
 def drug_interaction_check(ctx: ToolContext, args: InteractionArgs) -> dict:
-    """Known interactions between every pair of the given drugs (synthetic table)."""
-    names = sorted({canonical_drug(d) for d in args.drugs})
+    """Known interactions between every pair of the given drugs (synthetic table); names or prescription strings.
+    A drug the table does not know is named: no interaction with it can be ruled out."""
+    resolved = [resolve_drugs(d) for d in args.drugs]
+    known = {name for r in resolved for name in r.names}
+    unknown = sorted({u for r in resolved for u in r.unknown})
     found = []
-    for a, b in combinations(names, 2):
+    for a, b in combinations(sorted(known), 2):
         for row in table("interactions"):
             if {a, b} == set(row["drugs"]):
                 found.append({"drugs": [a, b], "severity": row["severity"], "effect": row["effect"]})
-    return {"checked": names, "interactions": found}
+    out = {"checked": sorted(known | set(unknown)), "interactions": found}
+    return out | ({"unknown": unknown, "message": f"unknown drug: {', '.join(unknown)}"} if unknown else {})
 
 
 SEXES = {"male": "male", "m": "male", "男": "male", "female": "female", "f": "female", "女": "female"}

@@ -19,7 +19,7 @@ from forge_kernel.verify.tables import codes, compact, diagnosis_vocabulary, syn
 from forge_kernel.verify.tables.diagnoses import diagnoses_in
 from tests.helpers import ROOT
 
-CODES = ROOT / "forge_kernel" / "verify" / "tables" / "codes.yaml"
+CODES = ROOT / "forge_kernel" / "ehr" / "tables" / "codes.yaml"
 ORDER_TEXT = "code.text"
 DRUG_TEXT = "medicationCodeableConcept.text"
 NAMING = {"orders": ("same_as", "equals"), "drugs": ("same_as", "equals", "contains")}

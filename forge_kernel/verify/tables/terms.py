@@ -9,10 +9,13 @@ from typing import TypeVar
 
 from pydantic import BaseModel, RootModel
 
+from ...ehr import TABLES as EHR_TABLES
 from ...spec import parse_model, read_yaml
 from ...tools import lookup_key
 
 HERE = Path(__file__).parent
+BELOW = {"codes", "labs"}
+"""Tables kept in the ehr layer's ``tables/``, which code search reads too."""
 CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 """A Chinese character."""
 SPACE_BY_CJK = re.compile(rf"\s+(?={CJK.pattern})|(?<={CJK.pattern})\s+")
@@ -24,8 +27,9 @@ Value = TypeVar("Value")
 
 
 def read_table(name: str, model: type[Model]) -> Model:
-    """``<name>.yaml`` beside this module, read with the YAML 1.2 reader and checked by ``model``."""
-    path = HERE / f"{name}.yaml"
+    """``<name>.yaml`` beside this module (or, for the tables in BELOW, the ehr layer's), read with the YAML 1.2
+    reader and checked by ``model``."""
+    path = (EHR_TABLES if name in BELOW else HERE) / f"{name}.yaml"
     return parse_model(model, read_yaml(path), path)
 
 
