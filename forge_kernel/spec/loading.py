@@ -88,12 +88,20 @@ for _tag, _pattern, _first in [
     UniqueKeyLoader.add_implicit_resolver(f"tag:yaml.org,2002:{_tag}", re.compile(f"^(?:{_pattern})$"), _first)
 
 
-def too_deep(value: Any, depth: int = 0) -> bool:
-    """Whether lists and mappings in value nest deeper than MAX_DEPTH."""
-    if depth > MAX_DEPTH:
-        return True
-    children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
-    return any(too_deep(child, depth + 1) for child in children)
+def too_deep(value: Any) -> bool:
+    """Whether lists and mappings in value nest deeper than MAX_DEPTH (a value below a container at that depth),
+    checked a level at a time."""
+    level = [value] if type(value) is dict or type(value) is list else []
+    for _ in range(MAX_DEPTH):
+        level = [
+            child
+            for node in level
+            for child in (node.values() if type(node) is dict else node)
+            if type(child) is dict or type(child) is list
+        ]
+        if not level:
+            return False
+    return any(level)
 
 
 def shallow(parse: Callable[[], Any], path: Path, field_name: str = "(file)") -> Any:

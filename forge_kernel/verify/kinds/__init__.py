@@ -5,6 +5,7 @@
 from . import (  # noqa: F401  (registers the kinds, in the catalog's order)
     answer,
     _typed,
+    _state,
     _audit,
     _budget,
     _checks,
@@ -13,7 +14,6 @@ from . import (  # noqa: F401  (registers the kinds, in the catalog's order)
     grounding,
     judge,
     _safety,
-    _state,
     trace,
 )
 
