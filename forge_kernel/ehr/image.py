@@ -22,9 +22,11 @@ DATE_FIELDS = (
     "timingDateTime",
     "date",
     "created",
+    "recorded",
+    "started",
     "birthDate",
 )
-PERIOD_FIELDS = ("effectivePeriod", "period", "performedPeriod", "timingPeriod")
+PERIOD_FIELDS = ("effectivePeriod", "period", "performedPeriod", "timingPeriod", "occurrencePeriod", "billablePeriod")
 
 
 def patient_of(resource: dict[str, Any]) -> str | None:
@@ -73,6 +75,20 @@ def codes_of(resource: dict[str, Any]) -> set[str]:
     return found
 
 
+def component_codes(resource: dict[str, Any]) -> set[str]:
+    """Lower-cased codes and texts of an Observation's components (8480-6 of a blood pressure panel)."""
+    return {
+        str(part).lower()
+        for component in resource.get("component") or []
+        if isinstance(component, dict) and isinstance(component.get("code"), dict)
+        for part in [
+            component["code"].get("text"),
+            *(c.get(f) for c in component["code"].get("coding", []) for f in ("code", "display")),
+        ]
+        if part
+    }
+
+
 def parse_time(value: str, tz: tzinfo = UTC) -> float:
     """POSIX seconds of a FHIR date or dateTime; a value without a zone is read in ``tz``."""
     parsed = datetime.fromisoformat(value if len(value) > 7 else f"{value}-01" if len(value) == 7 else f"{value}-01-01")
@@ -101,8 +117,11 @@ class EHRImage:
         self.tz = now.tzinfo or UTC
         self.resources: dict[Key, dict[str, Any]] = {}
         self.patient_ids: list[str] = []
+        self.future: set[Key] = set()
+        """Resources whose time (``time_of``) is after ``now``: beyond the edge of the trial's world."""
         slots: dict[tuple[str, str], list[tuple[float, Key]]] = defaultdict(list)
         codes: dict[tuple[str, str, str], list[Key]] = defaultdict(list)
+        parts: dict[tuple[str, str, str], list[Key]] = defaultdict(list)
         for resource in resources:
             key = (resource["resourceType"], resource["id"])
             self.resources[key] = resource
@@ -113,11 +132,16 @@ class EHRImage:
                 continue
             when = time_of(resource, self.tz)
             slots[(patient, key[0])].append((float("-inf") if when is None else when, key))
+            if when is not None and when > now.timestamp():
+                self.future.add(key)
             for code in codes_of(resource):
                 codes[(patient, key[0], code)].append(key)
+            for code in component_codes(resource):
+                parts[(patient, key[0], code)].append(key)
         self._slots = {k: sorted(v) for k, v in slots.items()}
         self._times = {k: [t for t, _ in v] for k, v in self._slots.items()}
         self._codes = dict(codes)
+        self._component_codes = dict(parts)
 
     def keys_for(
         self, patient: str, rtype: str, since: float | None = None, until: float | None = None, code: str | None = None
@@ -133,3 +157,7 @@ class EHRImage:
             return (key for _, key in slot[lo:hi])
         wanted = set(self._codes.get((patient, rtype, code.lower()), ()))
         return (key for _, key in slot[lo:hi] if key in wanted)
+
+    def with_component(self, patient: str, rtype: str, code: str) -> set[Key]:
+        """Keys of a patient's resources of a type with a component of this code or name (a panel's member)."""
+        return set(self._component_codes.get((patient, rtype, code.lower()), ()))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .image import EHRImage, Key, codes_of, patient_of, time_of
+from .image import EHRImage, Key, codes_of, component_codes, patient_of, time_of
 from .patch import apply_op, clone, diff_ops, escape, resource_key
 
 
@@ -32,12 +32,15 @@ class EHRView:
     def search(
         self, patient: str, rtype: str, since: float | None = None, until: float | None = None, code: str | None = None
     ) -> list[dict[str, Any]]:
-        """A patient's resources of one type, oldest first, by time window and code."""
-        found = [
-            self.image.resources[key]
-            for key in self.image.keys_for(patient, rtype, since, until, code)
-            if key not in self._overlay
-        ]
+        """A patient's resources of one type, oldest first, by time window and code (of the resource or of one of
+        its components). Nothing after the clock's ``now`` is found: the edge of the trial's world."""
+        keys = list(self.image.keys_for(patient, rtype, since, until, code))
+        if code is not None:
+            wanted = self.image.with_component(patient, rtype, code)
+            if wanted:
+                wanted.update(keys)
+                keys = [k for k in self.image.keys_for(patient, rtype, since, until) if k in wanted]
+        found = [self.image.resources[key] for key in keys if key not in self._overlay and key not in self.image.future]
         written = [
             r
             for key, r in self._overlay.items()
@@ -53,11 +56,13 @@ class EHRView:
 
     def _fits(self, resource: dict[str, Any], since: float | None, until: float | None, code: str | None) -> bool:
         when = time_of(resource, self.image.tz)
+        if when is not None and when > self.now.timestamp():
+            return False
         if since is not None and (when is None or when < since):
             return False
         if until is not None and (when is None or when > until):
             return False
-        return code is None or code.lower() in codes_of(resource)
+        return code is None or code.lower() in codes_of(resource) | component_codes(resource)
 
     def next_id(self, rtype: str) -> str:
         """A deterministic id for a new resource of this trial."""
