@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import datetime
 
 import pytest
 
-from forge_kernel.ehr import EHRImage, EHRView, fhir
-from forge_kernel.spec import TaskPackage
+from forge_kernel.ehr import EHRImage, fhir
 from forge_kernel.tools import TOOLS, ToolSession
+from tests.helpers import read_session
 
 NOW = "2026-11-30T09:00:00+08:00"
 LATE = "2026-11-30T09:01:00+08:00"
@@ -69,25 +70,7 @@ READ_TOOLS = sorted(name for name, spec in TOOLS.items() if spec.kind == "read")
 
 
 def session(resources: list[dict] = RESOURCES) -> ToolSession:
-    package = TaskPackage.model_validate(
-        {
-            "id": "UNIT-CLOCK",
-            "version": "1",
-            "title": "t",
-            "suite": "unit",
-            "category": "information_retrieval",
-            "environment": {
-                "ehr_image": "u",
-                "ehr_version": "1",
-                "fixtures": ["e.json"],
-                "now": NOW,
-                "patient_id": "p1",
-            },
-            "task": {"instruction": {"zh": "测试", "en": "test"}},
-            "tools": READ_TOOLS,
-        }
-    )
-    return ToolSession(package, EHRView(EHRImage(resources, package.environment.now)))
+    return read_session(EHRImage(resources, datetime.fromisoformat(NOW)))
 
 
 def replies(name: str, tools: ToolSession) -> str:
