@@ -367,7 +367,7 @@ class MergedEntries:
         self._first: dict[tuple[str, str], tuple[str, Path]] = {}
 
     def add(self, entries: list[Entry], path: Path) -> None:
-        for full_url, resource in entries:
+        for i, (full_url, resource) in enumerate(entries):
             key = (resource["resourceType"], resource["id"])
             canonical = json.dumps(resource, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
             if key not in self._first:
@@ -375,7 +375,7 @@ class MergedEntries:
                 self.entries.append((full_url, resource))
             elif self._first[key][0] != canonical:
                 first = self._first[key][1]
-                raise SpecError(path, f"{key[0]}/{key[1]}", f"differs from the one in {first} (same type and id)")
+                raise SpecError(path, f"entry.{i}.resource", f"{key[0]}/{key[1]} differs from the one in {first}")
 
 
 def find_packages(paths: Sequence[str | Path]) -> list[Path]:
