@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from forge_kernel.cli import main
 from forge_kernel.ehr import EHRImage, patient_mrn, patient_of, summarize, time_of
-from forge_kernel.spec import SpecError, load_package
+from forge_kernel.spec import SpecError, bundle_resources, load_package
 from forge_kernel.store import Run
 from forge_kernel.tools import TOOLS
 from tests.helpers import read_session
@@ -357,3 +357,26 @@ def test_without_reference_resolution_a_synthea_chart_comes_up_empty(tmp_path, m
     package = load_package(write_package(tmp_path, SYNTHEA[:1], patient_ids(SYNTHEA[0])[0]))
     image = EHRImage(package.resources, package.public.environment.now)
     assert not list(image.keys_for(image.patient_ids[0], "Observation"))
+
+
+def test_conditional_contained_and_unknown_references():
+    """A conditional reference is resolved by identifier; a contained one and one to nothing loaded stay."""
+    practitioner = {
+        "resourceType": "Practitioner",
+        "id": "dr-1",
+        "identifier": [{"system": "http://hl7.org/fhir/sid/us-npi", "value": "9999"}],
+    }
+    encounter = {
+        "resourceType": "Encounter",
+        "id": "e1",
+        "participant": [{"individual": {"reference": "Practitioner?identifier=http://hl7.org/fhir/sid/us-npi|9999"}}],
+        "serviceProvider": {"reference": "http://elsewhere.org/fhir/Organization/o9"},
+        "reasonReference": [{"reference": "#c1"}],
+    }
+    _, rewritten = bundle_resources(
+        {"resourceType": "Bundle", "entry": [{"resource": practitioner}, {"resource": encounter}]}, Path("b.json")
+    )
+    assert rewritten["participant"][0]["individual"]["reference"] == "Practitioner/dr-1"
+    assert rewritten["serviceProvider"] == encounter["serviceProvider"]
+    assert rewritten["reasonReference"] == [{"reference": "#c1"}]
+    assert "extension" not in encounter["participant"][0]["individual"]  # what was read is not changed in place
