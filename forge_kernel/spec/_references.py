@@ -54,20 +54,31 @@ class Resolver:
         return None
 
     def rewrite(self, value: Any) -> Any:
-        """``value`` with every Reference that needs it rewritten; unchanged parts are the same objects."""
+        """``value`` with every Reference that needs it rewritten; unchanged parts are the same objects (a part is
+        copied only when something inside it changes)."""
         if isinstance(value, list):
-            items = [self.rewrite(item) for item in value]
-            return items if any(a is not b for a, b in zip(items, value)) else value
+            items = None
+            for i, item in enumerate(value):
+                new = self.rewrite(item)
+                if new is not item:
+                    items = items or list(value)
+                    items[i] = new
+            return value if items is None else items
         if not isinstance(value, dict):
             return value
-        changed = {key: self.rewrite(item) for key, item in value.items()}
+        changed = None
+        for key, item in value.items():
+            if isinstance(item, (dict, list)):
+                new = self.rewrite(item)
+                if new is not item:
+                    changed = changed or dict(value)
+                    changed[key] = new
         written = value.get("reference")
         local = self.target(written) if isinstance(written, str) else None
         if local and local != written:
             original = {"url": ORIGINAL, "valueUri": written}
-            changed |= {"reference": local, "extension": [*value.get("extension", []), original]}
-            return changed
-        return changed if any(changed[key] is not value[key] for key in value) else value
+            return {**(changed or value), "reference": local, "extension": [*value.get("extension", []), original]}
+        return value if changed is None else changed
 
 
 def resolve_references(entries: list[tuple[str | None, dict[str, Any]]]) -> list[dict[str, Any]]:

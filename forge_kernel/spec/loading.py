@@ -364,18 +364,22 @@ class MergedEntries:
 
     def __init__(self) -> None:
         self.entries: list[Entry] = []
-        self._first: dict[tuple[str, str], tuple[str, Path]] = {}
+        self._first: dict[tuple[str, str], tuple[dict[str, Any], Path]] = {}
 
     def add(self, entries: list[Entry], path: Path) -> None:
         for i, (full_url, resource) in enumerate(entries):
             key = (resource["resourceType"], resource["id"])
-            canonical = json.dumps(resource, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
             if key not in self._first:
-                self._first[key] = (canonical, path)
+                self._first[key] = (resource, path)
                 self.entries.append((full_url, resource))
-            elif self._first[key][0] != canonical:
+            elif canonical(self._first[key][0]) != canonical(resource):
                 first = self._first[key][1]
                 raise SpecError(path, f"entry.{i}.resource", f"{key[0]}/{key[1]} differs from the one in {first}")
+
+
+def canonical(resource: dict[str, Any]) -> str:
+    """A resource as canonical JSON: keys sorted, no spaces (two equal resources are one text)."""
+    return json.dumps(resource, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def find_packages(paths: Sequence[str | Path]) -> list[Path]:
