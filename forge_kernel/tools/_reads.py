@@ -93,7 +93,7 @@ def patient_detail(ctx: ToolContext, args: PatientArgs) -> dict:
         "gender": patient.get("gender"),
         "birth_date": patient.get("birthDate"),
         "age": age_at(patient.get("birthDate"), ctx.view.now, died),
-        **({"deceased": died} if died else {}),
+        **({"deceased": died} if died else {"deceased": True} if patient.get("deceasedBoolean") is True else {}),
         "latest_encounter": shown(ctx, encounters[-1]) if encounters else None,
     }
 

@@ -115,6 +115,11 @@ def test_a_death_after_now_is_not_shown():
     assert "deceased" not in reply and reply["age"] == 56
 
 
+def test_a_death_without_a_date_is_shown():
+    patient = fhir.patient("p1", "测试甲", "female", "1970-05-01", "MRN-1") | {"deceasedBoolean": True}
+    assert asyncio.run(session([patient]).call("patient_detail", patient_id="p1"))["result"]["deceased"] is True
+
+
 def test_breaking_the_clip_lets_a_future_record_through(monkeypatch):
     """The test above fails when the image forgets which records lie after now."""
     tools = session()
