@@ -143,3 +143,28 @@ def unit_package(
         }
     )
     return Package(public=public, path=folder, fixture_hashes={}, resources=resources)
+
+
+def read_session(image, patient_id: str = "p1") -> ToolSession:
+    """A tool session with every read tool of the catalog, on a fresh view of the image, for ``patient_id``."""
+    from forge_kernel.tools import TOOLS
+
+    package = TaskPackage.model_validate(
+        {
+            "id": "UNIT-READ",
+            "version": "1",
+            "title": "t",
+            "suite": "unit",
+            "category": "information_retrieval",
+            "environment": {
+                "ehr_image": "u",
+                "ehr_version": "1",
+                "fixtures": ["e.json"],
+                "now": image.now.isoformat(),
+                "patient_id": patient_id,
+            },
+            "task": {"instruction": {"zh": "测试", "en": "test"}},
+            "tools": sorted(name for name, spec in TOOLS.items() if spec.kind == "read"),
+        }
+    )
+    return ToolSession(package, EHRView(image))

@@ -9,6 +9,11 @@ from typing import Any
 DOSE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([^\d\s.,;，；][^\s,;，；]*)?\s*")
 """A dose as one amount: a number and the unit written after it, with or without a space ("20mg", "2 吸")."""
 
+MRN_SYSTEM = "urn:forge:mrn"
+"""The identifier system of the MRNs forge's own fixtures give."""
+IDENTIFIER_TYPES = "http://terminology.hl7.org/CodeSystem/v2-0203"
+"""HL7 v2 table 0203, the identifier types: ``MR`` is a medical record number."""
+
 
 def ref(patient_id: str) -> dict:
     return {"reference": f"Patient/{patient_id}"}
@@ -27,7 +32,7 @@ def patient(pid: str, name: str, gender: str, birth_date: str, mrn: str) -> dict
     return {
         "resourceType": "Patient",
         "id": pid,
-        "identifier": [{"system": "urn:forge:mrn", "value": mrn}],
+        "identifier": [{"system": MRN_SYSTEM, "value": mrn}],
         "name": [{"text": name}],
         "gender": gender,
         "birthDate": birth_date,
@@ -338,11 +343,20 @@ def patient_name(patient: dict) -> str:
     return name.get("text") or " ".join([*name.get("given", []), name.get("family", "")]).strip()
 
 
+def is_mrn(identifier: dict) -> bool:
+    """Whether an identifier is a medical record number: typed MR (v2-0203) or of forge's MRN system."""
+    if identifier.get("system") == MRN_SYSTEM:
+        return True
+    codings = (identifier.get("type") or {}).get("coding") or []
+    return any(c.get("code") == "MR" and c.get("system") in (IDENTIFIER_TYPES, None) for c in codings)
+
+
 def patient_mrn(patient: dict) -> str | None:
-    """The first identifier value of a Patient (its MRN here)."""
+    """The medical record number of a Patient: the value of its first identifier that is one (``is_mrn``), not of
+    its first identifier (Synthea's first is its own id), or None."""
     for identifier in patient.get("identifier", []):
-        if identifier.get("value"):
-            return identifier["value"]
+        if isinstance(identifier, dict) and identifier.get("value") and is_mrn(identifier):
+            return str(identifier["value"])
     return None
 
 

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
+from ._concepts import main_concepts, searched_concepts
 from .terminology import index_terms, matching_keys, signature
 
 Key = tuple[str, str]
@@ -24,9 +25,11 @@ DATE_FIELDS = (
     "timingDateTime",
     "date",
     "created",
+    "recorded",
+    "started",
     "birthDate",
 )
-PERIOD_FIELDS = ("effectivePeriod", "period", "performedPeriod", "timingPeriod")
+PERIOD_FIELDS = ("effectivePeriod", "period", "performedPeriod", "timingPeriod", "occurrencePeriod", "billablePeriod")
 
 
 def patient_of(resource: dict[str, Any]) -> str | None:
@@ -40,16 +43,6 @@ def patient_of(resource: dict[str, Any]) -> str | None:
             referred: str = ref["reference"][8:]
             return referred
     return None
-
-
-def main_concepts(resource: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """The CodeableConcepts that say what a resource is: its code, medication, vaccine or (document) type."""
-    for field in ("code", "medicationCodeableConcept", "vaccineCode", "type"):
-        concept = resource.get(field)
-        if isinstance(concept, list):
-            concept = concept[0] if concept else None
-        if isinstance(concept, dict):
-            yield concept
 
 
 def codings_of(resource: dict[str, Any]) -> set[tuple[str, str]]:
@@ -103,6 +96,8 @@ class EHRImage:
         self.tz = now.tzinfo or UTC
         self.resources: dict[Key, dict[str, Any]] = {}
         self.patient_ids: list[str] = []
+        self.future: set[Key] = set()
+        """Resources whose time (``time_of``) is after ``now``: beyond the edge of the trial's world."""
         slots: dict[tuple[str, str], list[tuple[float, Key]]] = defaultdict(list)
         codes: dict[tuple[str, str, str], list[Key]] = defaultdict(list)
         for resource in resources:
@@ -115,7 +110,9 @@ class EHRImage:
                 continue
             when = time_of(resource, self.tz)
             slots[(patient, key[0])].append((float("-inf") if when is None else when, key))
-            for term in index_terms(signature(main_concepts(resource))):
+            if when is not None and when > now.timestamp():
+                self.future.add(key)
+            for term in index_terms(signature(searched_concepts(resource))):
                 codes[(patient, key[0], term)].append(key)
         self._slots = {k: sorted(v) for k, v in slots.items()}
         self._times = {k: [t for t, _ in v] for k, v in self._slots.items()}

@@ -31,6 +31,8 @@ from weakref import WeakKeyDictionary
 
 import yaml
 
+from ._concepts import searched_concepts
+
 if TYPE_CHECKING:
     from .image import EHRImage, Key
 
@@ -117,7 +119,7 @@ Signature = tuple[tuple[Any, tuple[tuple[Any, Any], ...]], ...]
 
 
 def signature(main: Iterable[dict[str, Any]]) -> Signature:
-    """The parts of main concepts (``image.main_concepts``) that say what a resource is indexed under."""
+    """The parts of a resource's concepts (``_concepts.searched_concepts``) that say what it is indexed under."""
     return tuple((c.get("text"), tuple((x.get("code"), x.get("display")) for x in c.get("coding", ()))) for c in main)
 
 
@@ -182,13 +184,11 @@ _LABELS: WeakKeyDictionary[EHRImage, dict[tuple[str, str], Labels]] = WeakKeyDic
 
 def labels(image: EHRImage, patient: str, rtype: str) -> Labels:
     """The labels of a patient's records of one type in an image, gathered once."""
-    from .image import main_concepts  # the image module imports this one
-
     cached = _LABELS.setdefault(image, {})
     if (patient, rtype) not in cached:
         found = Labels()
         for key in image.keys_for(patient, rtype):
-            codes, names = terms_of(signature(main_concepts(image.resources[key])))
+            codes, names = terms_of(signature(searched_concepts(image.resources[key])))
             found.codes[key] = codes
             for label in names:
                 found.keys.setdefault(label, []).append(key)
@@ -207,9 +207,7 @@ def matching_keys(image: EHRImage, patient: str, rtype: str, query: str) -> set[
 
 def resource_matches(resource: dict[str, Any], query: str) -> bool:
     """Whether a query matches one resource by code, label or synonym (a trial's own writes, not indexed)."""
-    from .image import main_concepts  # the image module imports this one
-
-    return not index_terms(signature(main_concepts(resource))).isdisjoint(query_terms(query))
+    return not index_terms(signature(searched_concepts(resource))).isdisjoint(query_terms(query))
 
 
 def search_hint(image: EHRImage, patient: str, rtype: str, query: str) -> dict[str, Any]:

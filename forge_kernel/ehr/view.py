@@ -33,12 +33,10 @@ class EHRView:
     def search(
         self, patient: str, rtype: str, since: float | None = None, until: float | None = None, code: str | None = None
     ) -> list[dict[str, Any]]:
-        """A patient's resources of one type, oldest first, by time window and code."""
-        found = [
-            self.image.resources[key]
-            for key in self.image.keys_for(patient, rtype, since, until, code)
-            if key not in self._overlay
-        ]
+        """A patient's resources of one type, oldest first, by time window and code (of the resource or of one of
+        its components). Nothing after the clock's ``now`` is found: the edge of the trial's world."""
+        keys = self.image.keys_for(patient, rtype, since, until, code)
+        found = [self.image.resources[key] for key in keys if key not in self._overlay and key not in self.image.future]
         written = [
             r
             for key, r in self._overlay.items()
@@ -54,6 +52,8 @@ class EHRView:
 
     def _fits(self, resource: dict[str, Any], since: float | None, until: float | None, code: str | None) -> bool:
         when = time_of(resource, self.image.tz)
+        if when is not None and when > self.now.timestamp():
+            return False
         if since is not None and (when is None or when < since):
             return False
         if until is not None and (when is None or when > until):

@@ -15,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 from yaml.constructor import ConstructorError
 
+from ._references import resolve_references
 from .errors import SpecError
 from .hashing import content_hash
 from .hidden import HiddenHalf, expand_cases, grading_content
@@ -305,9 +306,8 @@ def assemble(folder: Path, read: Callable[[str], bytes], resolved: Path | None =
     manifest = folder / PACKAGE_FILE
     data, names = public_content(folder, read)
     public = parse_model(TaskPackage, data, manifest)
-    resources: list[dict[str, Any]] = []
     hashes: dict[str, str] = {}
-    seen: set[tuple[str, str]] = set()
+    collected = MergedEntries()
     for i, name in enumerate(public.environment.fixtures):
         fixture = folder / name
         if resolved is not None and not (resolved / name).resolve().is_relative_to(resolved):
@@ -323,25 +323,35 @@ def assemble(folder: Path, read: Callable[[str], bytes], resolved: Path | None =
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise SpecError(fixture, "(file)", f"not UTF-8 text (byte {exc.start})") from None
-        resources.extend(bundle_resources(parse_json(text, fixture), fixture, seen))
+        collected.add(bundle_entries(parse_json(text, fixture), fixture), fixture)
     return Package(
         public=public,
         path=folder,
         fixture_hashes=hashes,
-        resources=resources,
+        resources=resolve_references(collected.entries),
         public_files=[*names, *public.environment.fixtures],
     )
 
 
-def bundle_resources(bundle: Any, path: Path, seen: set[tuple[str, str]] | None = None) -> list[dict[str, Any]]:
-    """The resources of a FHIR Bundle, each checked to have a type and an id not in ``seen`` (which it extends)."""
+def bundle_resources(bundle: Any, path: Path) -> list[dict[str, Any]]:
+    """The resources of a FHIR Bundle, each checked to have a type and an id given once, with their references
+    rewritten to ``Type/id`` (``_references``)."""
+    return resolve_references(bundle_entries(bundle, path))
+
+
+Entry = tuple[str | None, dict[str, Any]]
+"""A Bundle entry: its fullUrl (None when it has none) and its resource."""
+
+
+def bundle_entries(bundle: Any, path: Path) -> list[Entry]:
+    """The entries of a FHIR Bundle, each resource checked to have a type and an id not given before in the bundle."""
     if not isinstance(bundle, dict) or bundle.get("resourceType") != "Bundle":
         raise SpecError(path, "resourceType", "expected a FHIR Bundle")
     entries = bundle.get("entry") or []
     if not isinstance(entries, list):
         raise SpecError(path, "entry", "expected a list")
-    seen = set() if seen is None else seen
-    resources = []
+    seen: set[tuple[str, str]] = set()
+    found: list[Entry] = []
     for i, entry in enumerate(entries):
         resource = entry.get("resource") if isinstance(entry, dict) else None
         if not isinstance(resource, dict) or not resource.get("resourceType") or not resource.get("id"):
@@ -350,8 +360,34 @@ def bundle_resources(bundle: Any, path: Path, seen: set[tuple[str, str]] | None 
         if key in seen:
             raise SpecError(path, f"entry.{i}.resource", f"duplicate {key[0]}/{key[1]}")
         seen.add(key)
-        resources.append(resource)
-    return resources
+        full_url = entry.get("fullUrl")
+        found.append((full_url if isinstance(full_url, str) else None, resource))
+    return found
+
+
+class MergedEntries:
+    """The entries of several bundles as one EHR: a resource given again with the same content (a Practitioner every
+    Synthea patient's bundle repeats) is kept once; one given again with other content is a SpecError naming both
+    files."""
+
+    def __init__(self) -> None:
+        self.entries: list[Entry] = []
+        self._first: dict[tuple[str, str], tuple[dict[str, Any], Path]] = {}
+
+    def add(self, entries: list[Entry], path: Path) -> None:
+        for i, (full_url, resource) in enumerate(entries):
+            key = (resource["resourceType"], resource["id"])
+            if key not in self._first:
+                self._first[key] = (resource, path)
+                self.entries.append((full_url, resource))
+            elif canonical(self._first[key][0]) != canonical(resource):
+                first = self._first[key][1]
+                raise SpecError(path, f"entry.{i}.resource", f"{key[0]}/{key[1]} differs from the one in {first}")
+
+
+def canonical(resource: dict[str, Any]) -> str:
+    """A resource as canonical JSON: keys sorted, no spaces (two equal resources are one text)."""
+    return json.dumps(resource, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def find_packages(paths: Sequence[str | Path]) -> list[Path]:

@@ -7,8 +7,8 @@ from datetime import timedelta
 
 from pydantic import Field
 
-from ..ehr import concept_text, parse_time, search_hint, summarize
-from ._reads import PatientArgs, require_patient
+from ..ehr import codings_of, concept_text, parse_time, search_hint
+from ._reads import PatientArgs, require_patient, shown
 from .base import ToolContext, tool
 
 SIMPLE_LISTS = {
@@ -23,7 +23,7 @@ SIMPLE_LISTS = {
 def simple_list(rtype: str):
     def run(ctx: ToolContext, args: PatientArgs) -> dict:
         require_patient(ctx, args.patient_id)
-        return {"items": [summarize(r) for r in ctx.view.search(args.patient_id, rtype)]}
+        return {"items": [shown(ctx, r) for r in ctx.view.search(args.patient_id, rtype)]}
 
     return run
 
@@ -40,11 +40,34 @@ class ObservationArgs(PatientArgs):
     since_days: float | None = Field(None, gt=0, description="Only the last N days.")
 
 
+VITAL_SIGNS = {
+    "85353-1": "vital signs panel",
+    "9279-1": "respiratory rate",
+    "8867-4": "heart rate",
+    "2708-6": "oxygen saturation",
+    "59408-5": "oxygen saturation (pulse oximetry)",
+    "8310-5": "body temperature",
+    "8302-2": "body height",
+    "9843-4": "head circumference",
+    "29463-7": "body weight",
+    "39156-5": "body mass index",
+    "85354-9": "blood pressure panel",
+    "8480-6": "systolic blood pressure",
+    "8462-4": "diastolic blood pressure",
+}
+"""The LOINC codes of FHIR R4's vital signs profiles (hl7.org/fhir/R4/observation-vitalsigns.html)."""
+
+
 def in_category(resource: dict, category: str) -> bool:
-    """The Observation's category, by text or code, is ``category`` (e.g. vital-signs, laboratory)."""
+    """The Observation's category, by text or code, is ``category`` (e.g. vital-signs, laboratory). One without a
+    category is a vital sign when its LOINC code is one of ``VITAL_SIGNS``, else a laboratory result: an
+    uncategorised record is shown by one of the two tools, never by neither."""
+    categories = [c for c in resource.get("category") or [] if isinstance(c, dict)]
+    if not categories:
+        vital = any(code in VITAL_SIGNS for system, code in codings_of(resource) if system == "http://loinc.org")
+        return category == ("vital-signs" if vital else "laboratory")
     return any(
-        c.get("text") == category or any(x.get("code") == category for x in c.get("coding", []))
-        for c in resource.get("category", [])
+        c.get("text") == category or any(x.get("code") == category for x in c.get("coding", [])) for c in categories
     )
 
 
@@ -59,7 +82,7 @@ def observations(ctx: ToolContext, args: ObservationArgs, category: str) -> dict
         if in_category(r, category)
     ]
     hint = search_hint(ctx.view.image, args.patient_id, "Observation", args.name) if args.name and not found else {}
-    return {"total": len(found), "items": [summarize(r) for r in found[-200:]], **hint}
+    return {"total": len(found), "items": [shown(ctx, r) for r in found[-200:]], **hint}
 
 
 @tool("vital_signs", kind="read")
@@ -121,5 +144,5 @@ def note_search(ctx: ToolContext, args: NoteArgs) -> dict:
         text = note_text(doc)
         if args.keyword and args.keyword.lower() not in text.lower():
             continue
-        notes.append({**summarize(doc), "text": text})
+        notes.append({**shown(ctx, doc), "text": text})
     return {"items": notes}

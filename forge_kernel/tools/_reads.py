@@ -7,7 +7,7 @@ from typing import Annotated, Literal, overload
 
 from pydantic import Field, model_validator
 
-from ..ehr import age_at, patient_mrn, patient_name, search_hint, summarize
+from ..ehr import age_at, parse_time, patient_mrn, patient_name, search_hint, summarize
 from .base import ID_MAX, Args, Refers, ToolContext, ToolError, tool
 
 SEARCHABLE = Literal[
@@ -32,6 +32,11 @@ class PatientArgs(Args):
     patient_id: Annotated[str, Refers("Patient")] = Field(
         max_length=ID_MAX, description="The patient's id, as patient_search returns it."
     )
+
+
+def shown(ctx: ToolContext, resource: dict) -> dict:
+    """A resource as read tools show it (``summarize``), the Medication a ``medicationReference`` names looked up."""
+    return summarize(resource, ctx.view.get)
 
 
 def require_patient(ctx: ToolContext, patient_id: str) -> dict:
@@ -80,15 +85,25 @@ def patient_detail(ctx: ToolContext, args: PatientArgs) -> dict:
     """Demographics of one patient, with age at the EHR's current time and the latest encounter."""
     patient = require_patient(ctx, args.patient_id)
     encounters = ctx.view.search(args.patient_id, "Encounter")
+    died = death_date(ctx, patient)
     return {
         "patient_id": patient["id"],
         "name": patient_name(patient),
         "mrn": patient_mrn(patient),
         "gender": patient.get("gender"),
         "birth_date": patient.get("birthDate"),
-        "age": age_at(patient.get("birthDate"), ctx.view.now),
-        "latest_encounter": summarize(encounters[-1]) if encounters else None,
+        "age": age_at(patient.get("birthDate"), ctx.view.now, died),
+        **({"deceased": died} if died else {"deceased": True} if patient.get("deceasedBoolean") is True else {}),
+        "latest_encounter": shown(ctx, encounters[-1]) if encounters else None,
     }
+
+
+def death_date(ctx: ToolContext, patient: dict) -> str | None:
+    """The patient's date of death as recorded (``deceasedDateTime``), unless it is after the EHR's now."""
+    died = patient.get("deceasedDateTime")
+    if not isinstance(died, str) or parse_time(died, ctx.view.image.tz) > ctx.view.now.timestamp():
+        return None
+    return died
 
 
 @tool("patient_history", kind="read")
@@ -101,7 +116,7 @@ def patient_history(ctx: ToolContext, args: PatientArgs) -> dict:
         "procedures": "Procedure",
         "family_history": "FamilyMemberHistory",
     }
-    return {name: [summarize(r) for r in ctx.view.search(args.patient_id, rtype)] for name, rtype in sections.items()}
+    return {name: [shown(ctx, r) for r in ctx.view.search(args.patient_id, rtype)] for name, rtype in sections.items()}
 
 
 class RecordSearchArgs(PatientArgs):
@@ -123,7 +138,7 @@ def record_search(ctx: ToolContext, args: RecordSearchArgs) -> dict:
         since = recent if since is None else max(since, recent)
     found = ctx.view.search(args.patient_id, args.type, since=since, until=stamp(args.until, ctx), code=args.code)
     hint = search_hint(ctx.view.image, args.patient_id, args.type, args.code) if args.code and not found else {}
-    return {"total": len(found), "records": [summarize(r) for r in found[-args.limit :]], **hint}
+    return {"total": len(found), "records": [shown(ctx, r) for r in found[-args.limit :]], **hint}
 
 
 @overload
@@ -146,7 +161,7 @@ def examination_search(ctx: ToolContext, args: ExaminationSearchArgs) -> dict:
     require_patient(ctx, args.patient_id)
 
     def matching(rtype: str) -> list[dict]:
-        rows = [summarize(r) for r in ctx.view.search(args.patient_id, rtype)]
+        rows = [shown(ctx, r) for r in ctx.view.search(args.patient_id, rtype)]
         return [r for r in rows if not args.name or args.name.lower() in r.get("name", "").lower()]
 
     return {"reports": matching("DiagnosticReport"), "requests": matching("ServiceRequest")}
@@ -161,7 +176,7 @@ def medication_search(ctx: ToolContext, args: MedicationSearchArgs) -> dict:
     """A patient's medication orders and statements."""
     require_patient(ctx, args.patient_id)
     rows = [
-        summarize(r)
+        shown(ctx, r)
         for rtype in ("MedicationRequest", "MedicationStatement")
         for r in ctx.view.search(args.patient_id, rtype)
     ]

@@ -363,7 +363,8 @@ def test_bundle_entry_must_be_a_list(tmp_path):
 
 
 def test_a_resource_defined_twice_is_a_spec_error(tmp_path):
-    """The same type and id in two fixtures would be indexed twice and found twice by every search."""
+    """The same type and id with other content in two fixtures: which one is the record? (The same content is kept
+    once: tests/ehr/test_realformat.py.)"""
     folder = write_package(tmp_path, with_(PUBLIC, "environment.fixtures", ["fixtures/ehr.json", "fixtures/more.json"]))
     more = fhir.bundle([fhir.condition("c1", "p1", "高血压", "2020-01-01")])
     (folder / "fixtures" / "more.json").write_text(json.dumps(more, ensure_ascii=False), encoding="utf-8")
