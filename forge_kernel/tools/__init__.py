@@ -3,7 +3,7 @@
 Importing it registers every built-in tool; the names below are imported on first use."""
 
 from .. import _lazy
-from . import _calculators, _control, _lists, _nursing, _reads, _writes, knowledge, protocols  # noqa: F401  (registers)
+from . import _calculators, _control, _fhir, _lists, _nursing, _reads, _writes, knowledge, protocols  # noqa: F401  (registers)
 
 _HOMES = {
     "base": ("Args", "TOOLS", "Tool", "ToolContext", "ToolError", "tool"),
