@@ -12,9 +12,9 @@ import pytest
 from forge_kernel.ehr import EHRImage, EHRView, fhir, patient_of, time_of
 from forge_kernel.spec import CROSS_PATIENT, UNAUTHORIZED_READ, UNAUTHORIZED_WRITE, TaskPackage, load_package
 from forge_kernel.spec.trajectory import compact_json
-from forge_kernel.tools import TOOLS, ToolSession
-from forge_kernel.tools import session as session_module
+from forge_kernel.tools import TOOLS, ToolSession, session as session_module
 from forge_kernel.tools._paging import REPLY_CAP
+from tests.helpers import unit_package
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW = "2026-11-30T09:00:00+08:00"
@@ -31,25 +31,10 @@ SHARED = [
 
 
 def public(**overrides) -> TaskPackage:
-    doc = {
-        "id": "UNIT-FHIR",
-        "version": "1",
-        "title": "t",
-        "suite": "unit",
-        "category": "medication_management",
-        "environment": {
-            "ehr_image": "unit",
-            "ehr_version": "1",
-            "fixtures": ["ehr.json"],
-            "now": NOW,
-            "patient_id": "p1",
-        },
-        "task": {"instruction": {"zh": "测试", "en": "test"}},
-        "tools": sorted(TOOLS),
-        "policy": {"writable_types": ["Observation", "ServiceRequest"]},
-        "budget": {"max_calls": 5000},
-    }
-    return TaskPackage.model_validate(doc | overrides)
+    """A package for patient p1 with every tool, writing Observations and ServiceRequests."""
+    base = unit_package(ROOT, "UNIT-FHIR", "medication_management", [], NOW).public.model_dump(mode="json")
+    more = {"policy": {"writable_types": ["Observation", "ServiceRequest"]}, "budget": {"max_calls": 5000}}
+    return TaskPackage.model_validate(base | {"tools": sorted(TOOLS)} | more | overrides)
 
 
 def session(resources: list[dict], **overrides) -> ToolSession:
@@ -197,15 +182,17 @@ def test_a_record_after_the_clock_is_not_read():
 # --- create --------------------------------------------------------------------------------------------------------
 
 
+def coded(rtype: str, loinc: str, text: str, **fields) -> dict:
+    """A resource of p1 with a LOINC code."""
+    code = {"coding": [{"system": "http://loinc.org", "code": loinc}], "text": text}
+    return {"resourceType": rtype, "code": code, "subject": {"reference": "Patient/p1"}} | fields
+
+
 def blood_pressure(**extra) -> dict:
-    return {
-        "resourceType": "Observation",
-        "status": "final",
-        "code": {"coding": [{"system": "http://loinc.org", "code": "85354-9"}], "text": "Blood pressure"},
-        "subject": {"reference": "Patient/p1"},
-        "effectiveDateTime": NOW,
+    return coded("Observation", "85354-9", "Blood pressure", status="final", effectiveDateTime=NOW) | {
         "valueString": "118/77 mmHg",
-    } | extra
+        **extra,
+    }
 
 
 def test_create_stores_a_valid_resource_as_given_with_an_id_the_view_assigns():
@@ -216,16 +203,16 @@ def test_create_stores_a_valid_resource_as_given_with_an_id_the_view_assigns():
     assert stored == blood_pressure(id="observation-new-1")
     assert call(s, "fhir_create", resource=blood_pressure(), idempotency_key="bp-1")["result"] == out["result"]
     assert len(s.view.search("p1", "Observation")) == 1  # the repeat created nothing
-    order = {
-        "resourceType": "ServiceRequest",
-        "status": "active",
-        "intent": "order",
-        "code": {"coding": [{"system": "http://loinc.org", "code": "2823-3"}], "text": "Potassium (synthetic)"},
-        "subject": {"reference": "Patient/p1"},
-        "authoredOn": NOW,
-        "occurrenceDateTime": "2026-12-01T08:00:00+08:00",
-        "note": [{"text": "recheck potassium tomorrow morning"}],
-    }
+    order = coded(
+        "ServiceRequest",
+        "2823-3",
+        "Potassium (synthetic)",
+        status="active",
+        intent="order",
+        authoredOn=NOW,
+        occurrenceDateTime="2026-12-01T08:00:00+08:00",
+        note=[{"text": "recheck potassium tomorrow morning"}],
+    )
     made = call(s, "fhir_create", resource=order)["result"]
     assert s.view.get("ServiceRequest", made["id"])["occurrenceDateTime"] == "2026-12-01T08:00:00+08:00"
     assert s.view.changes and s.events[-1].changes
