@@ -82,6 +82,14 @@ class Tool:
     writes: str | None = None
     """FHIR resource type the tool creates or changes (write tools)."""
 
+    def written_type(self, args: dict[str, Any]) -> str | None:
+        """The resource type a call with these (raw) arguments writes: the tool's own, or, for a tool that writes
+        ``ANY_TYPE``, the ``resourceType`` of the resource it is given."""
+        resource = args.get("resource")
+        if self.writes != ANY_TYPE:
+            return self.writes
+        return resource.get("resourceType") if isinstance(resource, dict) else None
+
     def json_schema(self) -> dict[str, Any]:
         """The argument model's JSON Schema: generated once per model, a fresh copy on every call."""
         schema: dict[str, Any] = json.loads(schema_text(self.args_model))

@@ -293,3 +293,9 @@ def test_with_the_cap_broken_a_reply_goes_over_it(monkeypatch):
     assert len(compact_json(out["result"]).encode()) > REPLY_CAP
     with pytest.raises(AssertionError):
         walk(s, "note_search", lambda page: None, patient_id="p1")
+
+
+def test_the_type_a_call_writes_is_the_tools_own_or_the_one_its_resource_names():
+    assert TOOLS["fhir_create"].written_type({"resource": blood_pressure()}) == "Observation"
+    assert TOOLS["fhir_create"].written_type({"resource": "not a resource"}) is None
+    assert TOOLS["vital_sign_create"].written_type({"resource": {"resourceType": "Task"}}) == "Observation"
