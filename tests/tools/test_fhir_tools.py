@@ -299,3 +299,22 @@ def test_the_type_a_call_writes_is_the_tools_own_or_the_one_its_resource_names()
     assert TOOLS["fhir_create"].written_type({"resource": blood_pressure()}) == "Observation"
     assert TOOLS["fhir_create"].written_type({"resource": "not a resource"}) is None
     assert TOOLS["vital_sign_create"].written_type({"resource": {"resourceType": "Task"}}) == "Observation"
+
+
+PATIENT_ONLY = sorted(
+    name
+    for name, spec in TOOLS.items()
+    if spec.kind == "read" and [n for n, f in spec.args_model.model_fields.items() if f.is_required()] == ["patient_id"]
+)
+
+
+@pytest.mark.parametrize("name", PATIENT_ONLY)
+def test_every_patient_read_tool_answers_a_crowded_chart_under_the_cap(name):
+    vitals = [
+        fhir.observation(f"v{i}", "p1", "收缩压", 100 + i % 50, "mmHg", f"2026-11-{1 + i % 28:02d}T08:00:00+08:00", cat)
+        for i in range(300)
+        for cat in ["vital-signs" if i % 2 else "laboratory"]
+    ]
+    s = session([*NOTES, *vitals])
+    pages = walk(s, name, lambda page: page.get("page", {}).get("next"), patient_id="p1")
+    assert pages
