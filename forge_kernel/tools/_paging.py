@@ -80,8 +80,7 @@ def take(items: list[Any], cursor: Cursor, room: int, count: int | None = None) 
     first = items[cursor.item]
     if cursor.offset or size(first) > room:
         part, read = cut(first, cursor, room)
-        done = read is None
-        nxt = Cursor(cursor.item + 1) if done else Cursor(cursor.item, read or 0)
+        nxt = Cursor(cursor.item + 1) if read is None else Cursor(cursor.item, read)
         return [part], nxt if nxt.item < len(items) else None
     page: list[Any] = []
     used = 2
