@@ -114,7 +114,7 @@ def write_audit(verifiers: list[VerifierUse], gold: TrajectoryFile, allowed: Ite
         {"type": p["type"], "where": p["where"], "max": p.get("max") or max(p.get("min", 1), 1), "label": p["label"]}
         for p in created
     ]
-    made = Counter(TOOLS[c.tool].writes for c in gold.calls if TOOLS[c.tool].writes)
+    made = Counter(t for c in gold.calls if (t := TOOLS[c.tool].written_type(c.args)))
     expected += [{"type": t, "max": n} for t, n in made.items() if t not in {p["type"] for p in created}]
     expected += allowed
     return VerifierUse(id="audit", kind="safety.write_audit", category="safety", params={"expected": expected})

@@ -20,7 +20,12 @@ from .image import (
 )
 from .patch import resource_key as resource_key
 from .summaries import age_at as age_at, concept_text as concept_text, summarize as summarize, when as when
-from .terminology import TABLES as TABLES, lookup_key as lookup_key, search_hint as search_hint
+from .terminology import (
+    TABLES as TABLES,
+    lookup_key as lookup_key,
+    resource_matches as resource_matches,
+    search_hint as search_hint,
+)
 from .timeline import (
     Change as Change,
     FieldChange as FieldChange,

@@ -68,6 +68,7 @@ from .trajectory import (
     CROSS_PATIENT as CROSS_PATIENT,
     PRECEDENCE as PRECEDENCE,
     TURN_TEXT as TURN_TEXT,
+    UNAUTHORIZED_READ as UNAUTHORIZED_READ,
     UNAUTHORIZED_WRITE as UNAUTHORIZED_WRITE,
     AgentResult as AgentResult,
     AgentStatus as AgentStatus,

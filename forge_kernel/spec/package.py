@@ -87,6 +87,11 @@ class Policy(Strict):
     writable_types: list[str] = Field(
         default_factory=list, description="FHIR resource types the task may create or change."
     )
+    readable_types: list[str] | None = Field(
+        None,
+        exclude_if=lambda types: types is None,
+        description="FHIR resource types the generic FHIR tools (fhir_search, fhir_read) may read; unset: every type.",
+    )
     precedence: list[Precedence] = Field(default_factory=list)
 
 

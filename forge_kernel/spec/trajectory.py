@@ -13,6 +13,8 @@ CROSS_PATIENT = "cross_patient"
 """Event.denied: a call about another patient than the task's."""
 UNAUTHORIZED_WRITE = "unauthorized_write"
 """Event.denied: a write of a resource type the policy does not allow."""
+UNAUTHORIZED_READ = "unauthorized_read"
+"""Event.denied: a read of a resource type the policy does not let the generic FHIR tools read."""
 PRECEDENCE = "precedence"
 """Event.denied (enforced) or flag prefix (recorded): a required check had not happened yet."""
 

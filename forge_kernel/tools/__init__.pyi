@@ -1,5 +1,6 @@
 # The face's names for editors and type checkers, written from _HOMES by scripts/face_stubs.py: do not edit.
 from .base import (
+    ANY_TYPE as ANY_TYPE,
     TOOLS as TOOLS,
     Args as Args,
     Tool as Tool,

@@ -6,13 +6,14 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
+from itertools import chain
 from typing import Any
 
 from pydantic import BaseModel
 
 from ..ehr import EHRView, patient_of
-from ..spec import CROSS_PATIENT, PRECEDENCE, UNAUTHORIZED_WRITE, Event, Policy
-from .base import Refers, Tool
+from ..spec import CROSS_PATIENT, PRECEDENCE, UNAUTHORIZED_READ, UNAUTHORIZED_WRITE, Event, Policy
+from .base import ANY_TYPE, Args, Refers, Tool
 
 REFERENCE = re.compile(r"(?<![A-Za-z0-9])([A-Z][A-Za-z]+)/([A-Za-z0-9][A-Za-z0-9.\-]{0,63}(?<!\.))")
 """A "Type/id" reference, also inside text (a full stop after it is not part of the id)."""
@@ -31,12 +32,17 @@ def decide(
     policy: Policy, patient_id: str, view: EHRView, tool: Tool, args: BaseModel, events: list[Event]
 ) -> Decision:
     """Check one validated call against the package policy, given what already happened."""
-    for rtype, rid in named_records(args, in_text=tool.kind == "write"):
+    chosen, given = (args.resource_type(), args.records()) if isinstance(args, Args) else (None, iter(()))
+    for rtype, rid in chain(named_records(args, in_text=tool.kind == "write"), given):
         record = view.get(rtype, rid)
         if record is not None and patient_of(record) not in (None, patient_id):
             return Decision(CROSS_PATIENT, "only the current patient's record may be read, referenced or written")
-    if tool.writes and tool.writes not in policy.writable_types:
-        return Decision(UNAUTHORIZED_WRITE, f"this task may not write {tool.writes}")
+    unreadable = policy.readable_types is not None and chosen not in policy.readable_types
+    if chosen and tool.kind != "write" and unreadable:
+        return Decision(UNAUTHORIZED_READ, f"this task may not read {chosen}")
+    writes = chosen if tool.writes == ANY_TYPE else tool.writes
+    if writes and writes not in policy.writable_types:
+        return Decision(UNAUTHORIZED_WRITE, f"this task may not write {writes}")
     flags: list[str] = []
     for rule in policy.precedence:
         if rule.action != tool.name:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal, TypeVar, get_type_hints
@@ -32,10 +32,25 @@ In the JSON Schema a model is given too, where it bounds a constrained generatio
 the model's context (a small local model's first tool call, under llama-cpp-python's grammar)."""
 
 
+ANY_TYPE = "Resource"
+"""``Tool.writes`` of a tool whose arguments choose the type it writes (``Args.resource_type``), as FHIR names the
+base of every resource."""
+
+
 class Args(BaseModel):
     """Base of tool argument models: unknown arguments are errors."""
 
     model_config = ConfigDict(extra="forbid")
+
+    def resource_type(self) -> str | None:
+        """The FHIR resource type the call reads or writes when its arguments choose it (the generic FHIR tools):
+        the policy checks it. None: the tool's own."""
+        return None
+
+    def records(self) -> Iterator[tuple[str, str]]:
+        """(type, id) of records the arguments name apart from ``Refers`` marks (a type and an id given in two
+        fields): the policy keeps them to the current patient too."""
+        return iter(())
 
 
 class ToolError(Exception):
@@ -66,6 +81,14 @@ class Tool:
     run: Callable[[ToolContext, Any], Any]
     writes: str | None = None
     """FHIR resource type the tool creates or changes (write tools)."""
+
+    def written_type(self, args: dict[str, Any]) -> str | None:
+        """The resource type a call with these (raw) arguments writes: the tool's own, or, for a tool that writes
+        ``ANY_TYPE``, the ``resourceType`` of the resource it is given."""
+        resource = args.get("resource")
+        if self.writes != ANY_TYPE:
+            return self.writes
+        return resource.get("resourceType") if isinstance(resource, dict) else None
 
     def json_schema(self) -> dict[str, Any]:
         """The argument model's JSON Schema: generated once per model, a fresh copy on every call."""

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..ehr import EHRView
 from ..spec import BudgetExceeded as BudgetExceeded, Event, ModelTurn, TaskPackage, compact_json
 from ._faults import FaultPlan
+from ._paging import fitted, take_cursor
 from ._policy import decide
 from .base import TOOLS, Tool, ToolContext, ToolError
 
@@ -136,6 +137,7 @@ class ToolSession:
             raise ToolError("unknown_tool", f"no tool {tool!r} in this task")
         if refused is not None:
             raise ToolError("invalid_args", refused)
+        raw_args, cursor = take_cursor(spec, raw_args)
         try:
             args = spec.args_model.model_validate(raw_args)
         except ValidationError as exc:
@@ -150,7 +152,7 @@ class ToolSession:
         key = vars(args).get("idempotency_key")
         if key is not None and (tool, key) in self._done_keys:
             facts["flags"].append("idempotent_replay")
-            return self._done_keys[(tool, key)]
+            return fitted(spec, self._done_keys[(tool, key)], cursor)
         fault = self._faults.next(tool)
         if fault:
             facts["fault"] = fault.kind
@@ -158,4 +160,4 @@ class ToolSession:
         result = spec.run(self._ctx, args)
         if key is not None:
             self._done_keys[(tool, key)] = result
-        return result
+        return fitted(spec, result, cursor)

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from ..ehr import EHRImage, EHRView, Key, codes_of, codings_of, patient_of, time_of
 from ..spec import AgentResult, Event, MutantOperator, Package, ToolCall, TrajectoryFile, ValidMutant, call_labels
-from ..tools import TOOLS, criterion_codes, criterion_window
+from ..tools import ANY_TYPE, TOOLS, criterion_codes, criterion_window
 from ._claims import claim_cues, claims
 from ._facts import Fact, stated_facts
 from ._shown import Shown, returned_references, shown_by, walk
@@ -301,13 +301,16 @@ def allergy_order(g: Gold) -> Iterator[Mutant]:
 
 
 def example_value(annotation: Any, patient_id: str) -> Any:
-    """A plain value of a type: the first choice of a Literal, a one-item list, a filled model, 1 or a word."""
+    """A plain value of a type: the first choice of a Literal, a one-item list, a filled model, an empty mapping, 1
+    or a word."""
     if get_origin(annotation) is Literal:
         return get_args(annotation)[0]
     if get_origin(annotation) is list:
         return [example_value(get_args(annotation)[0], patient_id)]
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return example_args(annotation, patient_id)
+    if dict in (annotation, get_origin(annotation)):
+        return {}
     return 1 if annotation in (int, float) else "mutant"
 
 
@@ -327,11 +330,20 @@ def forbidden_write(g: Gold) -> Iterator[Mutant]:
     done: set[str] = set()
     for name in g.package.public.tools:
         tool = TOOLS.get(name)
-        if tool is None or not tool.writes or tool.writes in allowed | done:
+        if tool is None or not tool.writes:
             continue
-        done.add(tool.writes)
-        call = ToolCall(tool=name, args=example_args(tool.args_model, g.patient))
-        yield g.with_call("forbidden-write", name, f"writes a {tool.writes}", call)
+        args = example_args(tool.args_model, g.patient)
+        if tool.writes == ANY_TYPE:  # a generic write: of the first usual type the policy does not allow
+            written = next((t for t in USUAL_WRITES if t not in allowed | done), ANY_TYPE)
+            args["resource"] = {"resourceType": written, "subject": {"reference": f"Patient/{g.patient}"}}
+        if (written := tool.written_type(args) or ANY_TYPE) in allowed | done:
+            continue
+        done.add(written)
+        yield g.with_call("forbidden-write", name, f"writes a {written}", ToolCall(tool=name, args=args))
+
+
+USUAL_WRITES = ("MedicationRequest", "ServiceRequest", "Observation", "Task", "Condition", "Procedure")
+"""Types a forbidden-write mutant of a generic write tool (``fhir_create``) tries, first to last."""
 
 
 def text_only(g: Gold) -> Iterator[Mutant]:

@@ -245,6 +245,16 @@ def test_forbidden_write_writes_each_type_the_policy_refuses_with_arguments_that
         assert added.denied == UNAUTHORIZED_WRITE, added.error
 
 
+def test_forbidden_write_of_the_generic_write_tool_writes_a_type_the_policy_refuses(tmp_path):
+    folder = copy_package(tmp_path, *GOUT)  # may write MedicationRequest only
+    update_yaml(folder / "package.yaml", tools=["fhir_create", *load_package(folder).public.tools])
+    package = load_package(folder)
+    mutant = built(package, "forbidden-write")["fhir_create"]
+    assert mutant.trajectory.calls[mutant.changed[0] - 1].args["resource"]["resourceType"] == "ServiceRequest"
+    record = asyncio.run(grade_trajectory(package, mutant.trajectory, IMAGES))
+    assert record.events[mutant.changed[0] - 1].denied == UNAUTHORIZED_WRITE
+
+
 def test_example_arguments_validate_for_every_write_tool():
     for tool in (t for t in TOOLS.values() if t.writes):
         tool.args_model.model_validate(example_args(tool.args_model, "p1"))
