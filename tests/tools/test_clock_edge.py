@@ -61,6 +61,11 @@ CALLS: dict[str, list[dict]] = {
         for rtype in TOOLS["record_search"].args_model.model_fields["type"].annotation.__args__
         if rtype != "Device"  # a Device has no date of its own: device_list shows it by its dated use
     ],
+    "fhir_search": [
+        {"type": rtype, "patient": "p1"}
+        for rtype in sorted({r["resourceType"] for r in RESOURCES} - {"Device"})  # undated: shown whole, as it is
+    ],
+    "fhir_read": [{"type": r["resourceType"], "id": r["id"]} for r in records("now", NOW)],
 }
 """Arguments for the read tools that need more than the patient; any other is called with ``patient_id`` only."""
 NO_RECORDS = {"patient_search", "protocol_search", "protocol_get"}
@@ -125,3 +130,8 @@ def test_breaking_the_clip_lets_a_future_record_through(monkeypatch):
     tools = session()
     monkeypatch.setattr(tools.view.image, "future", set())
     assert "-late" in replies("vital_signs", tools)
+
+
+def test_a_record_after_now_read_by_its_id_is_not_found():
+    reply = asyncio.run(session().call("fhir_read", type="Observation", id="vs-late"))
+    assert reply["error"]["code"] == "not_found"
