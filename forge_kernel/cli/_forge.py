@@ -12,7 +12,7 @@ from ..spec import ForgeError, echo, printable
 from ._grading import grade, regrade
 from ._mcp import mcp_commands
 from ._model import model_group
-from ._packages import selftest, show_catalog, validate
+from ._packages import import_synthea, selftest, show_catalog, validate
 from ._read import ablation, compare_runs, ledger, replay, summary
 from ._release import keygen, release, signoff, verify_release
 from ._run import run
@@ -78,6 +78,7 @@ for command in (
     replay,
     show_catalog,
     selftest,
+    import_synthea,
     release,
     keygen,
     signoff,

@@ -1,9 +1,11 @@
-"""The commands about packages and what grades them: ``forge validate``, ``selftest`` and ``catalog``."""
+"""The commands about packages and what grades them: ``forge validate``, ``selftest``, ``catalog`` and
+``import-synthea``."""
 
 from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import click
 
@@ -119,3 +121,33 @@ def echo_mutants(reports) -> None:
     echo("mutants per operator (a check of the verifiers, not a model score):")
     for operator, counts in operator_totals(reports).items():
         echo(f"  {totals_line(operator, counts)}")
+
+
+@click.command(name="import-synthea")
+@click.argument("bundle_dir", type=click.Path(path_type=Path))
+@click.option(
+    "--out", required=True, type=click.Path(path_type=Path), help="The image folder: ehr_images/<name>/<version>."
+)
+@click.option(
+    "--patients", type=click.IntRange(min=1), default=None, help="How many patients to draw (all by default)."
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="The seed of the draw.")
+def import_synthea(bundle_dir: Path, out: Path, patients: int | None, seed: int) -> None:
+    """Write a named EHR image from Synthea's FHIR R4 patient bundles (synthetic data): each resource validated,
+    shared ones written once; says what was kept, merged and dropped."""
+    from ..spec import import_synthea as write_image
+
+    report = write_image(bundle_dir, out, patients, seed)
+    echo(f"image {out.parent.name} version {out.name}: {len(report.patients)} patient(s) in {out}")
+    echo(f"kept    {sum(report.kept.values()):,} resource(s): {counts(report.kept)}")
+    echo(
+        f"merged  {sum(report.merged.values()):,} identical copies of shared resources, written once: {counts(report.merged)}"
+    )
+    echo(f"dropped {len(report.dropped):,} resource(s), not valid FHIR R4" + ":" * bool(report.dropped))
+    for line in report.dropped:
+        echo(f"  {line}")
+
+
+def counts(by_type) -> str:
+    """``Observation 11,245 · Procedure 2,379 · ...``, most first; "none" when empty."""
+    return " · ".join(f"{name} {n:,}" for name, n in by_type.most_common()) or "none"

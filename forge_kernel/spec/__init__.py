@@ -60,6 +60,7 @@ _HOMES = {
         "TaskText",
     ),
     "suites": ("HiddenDefaults", "SUITE_FILE", "SuiteDefaults"),
+    "synthea": ("ImportReport", "import_synthea"),
     "trajectory": (
         "AgentResult",
         "AgentStatus",
@@ -102,6 +103,7 @@ __all__ = [
     "Grading",
     "HiddenDefaults",
     "HiddenHalf",
+    "ImportReport",
     "ModelTurn",
     "MutantOperator",
     "PACKAGE_FILE",
@@ -145,6 +147,7 @@ __all__ = [
     "edits_between",
     "find_packages",
     "hidden_schema",
+    "import_synthea",
     "load_package",
     "load_trajectory",
     "package_from_files",

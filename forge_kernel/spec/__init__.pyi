@@ -64,6 +64,7 @@ from .package import (
     TaskText as TaskText,
 )
 from .suites import SUITE_FILE as SUITE_FILE, HiddenDefaults as HiddenDefaults, SuiteDefaults as SuiteDefaults
+from .synthea import ImportReport as ImportReport, import_synthea as import_synthea
 from .trajectory import (
     CROSS_PATIENT as CROSS_PATIENT,
     PRECEDENCE as PRECEDENCE,
