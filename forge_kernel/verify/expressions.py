@@ -5,14 +5,16 @@ time, from the current patient's records in the EHR the trial started from (``ct
 
     value: {from_ehr: {latest: {type: Observation, code: "718-7", within_hours: 24}, field: valueQuantity.value}}
 
-- a selector, exactly one of ``latest``, ``earliest``, ``count`` and ``exists``, picks the current patient's
-  resources of a ``type``, optionally with a ``code`` (a code, display or text of the resource's main concept,
-  case-insensitive) and ``within_hours`` (dated no earlier than that many hours before the frozen clock and no
-  later than it; without it, every such resource, while ``latest`` / ``earliest`` consider dated ones only);
+- a selector, exactly one of ``latest``, ``earliest``, ``mean``, ``count`` and ``exists``, picks the current
+  patient's resources of a ``type``, optionally with a ``code`` (found as a code search finds it: a code, display,
+  text or synonym of the resource's concept or of a component's) and ``within_hours`` (dated no earlier than that
+  many hours before the frozen clock and no later than it; without it, every such resource, while ``latest``,
+  ``earliest`` and ``mean`` consider dated ones only, up to the clock: nothing the agent could not be shown);
 - ``count`` is how many there are, ``exists`` whether there is one;
 - ``latest`` / ``earliest`` is the newest / oldest one: its ``Type/id`` reference, or with ``field`` (a dotted
   path, lists searched element by element) the value there, a list where there are several;
-- ``none`` (null) when there is no such resource or field.
+- ``mean`` is the mean of the numbers at ``field`` (which it needs) over them all (the 24-hour mean glucose);
+- ``none`` (null) when there is no such resource, field or number.
 
 A none lands only where a parameter takes none as a value: a field whose default is none reads none as "not
 given", and an expectation the data lacks must not turn a check off, so that is an error of the verdict. A
@@ -31,11 +33,15 @@ from pydantic import BaseModel, Field, ValidationError, model_validator
 from ..ehr import EHRImage
 from ..spec import SpecError, Strict
 from .matchers import values_at
+from .quantities import is_number
 
 KEY = "from_ehr"
 """A mapping with this key is an expression; no parameter may use the key for anything else."""
 Location = tuple[str | int, ...]
 """Where in the params a value sits: mapping keys and list indexes."""
+
+
+SELECTORS = ("latest", "earliest", "mean", "count", "exists")
 
 
 class Select(Strict):
@@ -53,6 +59,7 @@ class FromEHR(Strict):
 
     latest: Select | None = None
     earliest: Select | None = None
+    mean: Select | None = None
     count: Select | None = None
     exists: Select | None = None
     field: str | None = None
@@ -60,11 +67,13 @@ class FromEHR(Strict):
 
     @model_validator(mode="after")
     def _one_selector(self) -> FromEHR:
-        given = [name for name in ("latest", "earliest", "count", "exists") if getattr(self, name) is not None]
+        given = [name for name in SELECTORS if getattr(self, name) is not None]
         if len(given) != 1:
-            raise ValueError("needs exactly one of latest, earliest, count, exists")
-        if self.field is not None and given[0] not in ("latest", "earliest"):
-            raise ValueError(f"field goes with latest or earliest, not {given[0]}")
+            raise ValueError(f"needs exactly one of {', '.join(SELECTORS)}")
+        if self.field is not None and given[0] not in ("latest", "earliest", "mean"):
+            raise ValueError(f"field goes with latest, earliest or mean, not {given[0]}")
+        if given[0] == "mean" and self.field is None:
+            raise ValueError("mean needs the field whose numbers it averages")
         return self
 
 
@@ -122,19 +131,22 @@ class Chart:
     def value(self, expression: Expression) -> Any:
         """What an expression stands for in this chart."""
         query = expression.from_ehr
-        selector = next(n for n in ("latest", "earliest", "count", "exists") if getattr(query, n) is not None)
+        selector = next(n for n in SELECTORS if getattr(query, n) is not None)
         select: Select = getattr(query, selector)
-        since = until = None
+        now = self.image.now.timestamp()
+        since, until = None, now if selector in ("latest", "earliest", "mean") else None
         if select.within_hours is not None:
-            until = self.image.now.timestamp()
-            since = (self.image.now - timedelta(hours=select.within_hours)).timestamp()
-        elif selector in ("latest", "earliest"):
-            until = float("inf")  # a window (even an open one) leaves undated records out
+            since, until = (self.image.now - timedelta(hours=select.within_hours)).timestamp(), now
         keys = list(self.image.keys_for(self.patient_id, select.type, since, until, select.code))
         if selector == "count":
             return len(keys)
         if selector == "exists":
             return bool(keys)
+        if selector == "mean":
+            numbers = [
+                v for key in keys for v in values_at(self.image.resources[key], str(query.field)) if is_number(v)
+            ]
+            return sum(numbers) / len(numbers) if numbers else None
         if not keys:
             return None
         key = keys[-1] if selector == "latest" else keys[0]

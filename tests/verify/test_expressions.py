@@ -51,6 +51,8 @@ CHART = chart_of(
     fhir.observation("hb-new", "p1", "血红蛋白", 96, "g/L", "2026-11-29T20:00:00+08:00", code="718-7"),
     fhir.observation("hb-other", "p2", "血红蛋白", 70, "g/L", "2026-11-30T08:00:00+08:00", code="718-7"),
     fhir.observation("k-1", "p1", "血钾", 4.1, "mmol/L", "2026-11-30T06:00:00+08:00", code="2823-3"),
+    fhir.observation("hr-now", "p1", "心率", 80, "/min", "2026-11-30T09:00:00+08:00", "vital-signs", "8867-4"),
+    fhir.observation("hr-late", "p1", "心率", 90, "/min", "2026-11-30T09:01:00+08:00", "vital-signs", "8867-4"),
     {
         "resourceType": "Observation",
         "id": "hb-undated",
@@ -68,7 +70,7 @@ CHART = chart_of(
         ({"earliest": {"type": "Observation", "code": "718-7"}, "field": "valueQuantity.value"}, 101),
         ({"latest": {"type": "Observation", "code": "718-7"}}, "Observation/hb-new"),  # no field: the reference
         ({"latest": {"type": "Observation", "code": "血红蛋白"}, "field": "id"}, "hb-new"),  # code text, too
-        ({"latest": {"type": "Observation"}, "field": "code.text"}, "血钾"),
+        ({"latest": {"type": "Observation", "code": "2823-3"}, "field": "code.text"}, "血钾"),
         ({"latest": {"type": "Observation", "code": "718-7", "within_hours": 24}, "field": "id"}, "hb-new"),
         ({"latest": {"type": "Observation", "code": "718-7", "within_hours": 6}}, None),  # none that recent
         ({"latest": {"type": "Condition"}}, None),
@@ -78,6 +80,11 @@ CHART = chart_of(
         ({"count": {"type": "Observation", "code": "718-7", "within_hours": 24}}, 1),
         ({"exists": {"type": "Observation", "code": "2823-3", "within_hours": 24}}, True),
         ({"exists": {"type": "Condition"}}, False),
+        ({"mean": {"type": "Observation", "code": "718-7"}, "field": "valueQuantity.value"}, 98.5),  # dated only
+        ({"mean": {"type": "Observation", "code": "718-7", "within_hours": 24}, "field": "valueQuantity.value"}, 96),
+        ({"mean": {"type": "Observation", "code": "718-7", "within_hours": 6}, "field": "valueQuantity.value"}, None),
+        ({"mean": {"type": "Observation", "code": "718-7"}, "field": "code.text"}, None),  # no number there
+        ({"latest": {"type": "Observation", "code": "8867-4"}, "field": "id"}, "hr-now"),  # a record after now: no
     ],
 )
 def test_an_expression_reads_the_current_patients_records(query, expected):
@@ -113,6 +120,7 @@ def test_a_field_with_several_values_gives_them_all():
             {"value": {"from_ehr": {"count": {"type": "Observation"}, "field": "id"}}},
             "verifiers.v.params.value.from_ehr",
         ),
+        ({"value": {"from_ehr": {"mean": {"type": "Observation"}}}}, "verifiers.v.params.value.from_ehr"),
         ({"value": {"from_ehr": {"latest": {"code": "718-7"}}}}, "verifiers.v.params.value.from_ehr.latest.type"),
         (
             {"value": {"from_ehr": {"latest": {"type": "Observation", "within_hours": 0}}}},
