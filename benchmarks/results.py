@@ -17,7 +17,17 @@ from time import perf_counter
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).with_name("RESULTS.md")
-ORDER = ("run.py", "scale.py", "player.py", "replay.py", "release.py", "timeline.py", "llm.py", "grading.py")
+ORDER = (
+    "run.py",
+    "scale.py",
+    "player.py",
+    "replay.py",
+    "release.py",
+    "timeline.py",
+    "llm.py",
+    "grading.py",
+    "images.py",
+)
 """The sections, in the order the file shows them."""
 MARK = re.compile(r"^<!-- section: (\S+) -->\n", re.M)
 PROCESS_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
