@@ -302,7 +302,8 @@ def report(rows: list[tuple[str, dict]], run_s: float, found: dict[str, float], 
         "",
         "`EHRImage.resources.get` with a 20-resource overlay over 30,000 (ns a look-up): "
         + ", ".join(f"{name} {ns:.0f}" for name, ns in found.items())
-        + ". `Layered` is kept: no copy of the image's dict per package, a look-up a few tens of ns dearer.",
+        + f". `Layered` is kept: no copy of the image's dict per package, a look-up {found['Layered'] / found['dict']:.1f}x "
+        f"a dict's and {found['ChainMap'] / found['Layered']:.1f}x faster than a ChainMap's.",
     ]
     return "\n".join(lines) + "\n"
 
