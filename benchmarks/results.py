@@ -3,7 +3,7 @@
 Each script owns one section of RESULTS.md (``benchmarks/run.py`` the header and benchmarks 1-5,
 ``benchmarks/scale.py`` benchmark 6, ``benchmarks/player.py`` benchmark 7, ``benchmarks/replay.py`` benchmark 8,
 ``benchmarks/release.py`` benchmark 9, ``benchmarks/timeline.py`` benchmark 10, ``benchmarks/llm.py`` benchmark 11,
-``benchmarks/grading.py`` benchmark 12), marked by an HTML comment, and rewrites only that one.
+``benchmarks/grading.py`` benchmark 12, ``benchmarks/images.py`` benchmark 13), marked by an HTML comment, and rewrites only that one.
 """
 
 from __future__ import annotations
@@ -17,7 +17,17 @@ from time import perf_counter
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).with_name("RESULTS.md")
-ORDER = ("run.py", "scale.py", "player.py", "replay.py", "release.py", "timeline.py", "llm.py", "grading.py")
+ORDER = (
+    "run.py",
+    "scale.py",
+    "player.py",
+    "replay.py",
+    "release.py",
+    "timeline.py",
+    "llm.py",
+    "grading.py",
+    "images.py",
+)
 """The sections, in the order the file shows them."""
 MARK = re.compile(r"^<!-- section: (\S+) -->\n", re.M)
 PROCESS_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}

@@ -168,3 +168,81 @@ def read_session(image, patient_id: str = "p1") -> ToolSession:
         }
     )
     return ToolSession(package, EHRView(image))
+
+
+SYNTHEA_BUNDLES = sorted((Path(__file__).parent / "fixtures" / "realformat" / "synthea").glob("*.json"))
+"""Three Synthea-format patients (synthetic), one bundle each."""
+
+
+def write_image(root: Path, name: str = "rf", version: str = "1") -> Path:
+    """``root/ehr_images/<name>/<version>/``: the Synthea fixtures as a shared image (the first bundle gzipped)."""
+    import gzip
+
+    folder = root / "ehr_images" / name / version
+    folder.mkdir(parents=True)
+    manifest = {"name": name, "version": version, "description": "three synthetic patients", "synthetic": True}
+    (folder / "image.yaml").write_text(yaml.safe_dump(manifest), encoding="utf-8")
+    for i, path in enumerate(SYNTHEA_BUNDLES):
+        if i == 0:
+            (folder / f"{path.name}.gz").write_bytes(gzip.compress(path.read_bytes()))
+        else:
+            shutil.copy(path, folder / path.name)
+    return folder
+
+
+def image_patients() -> list[str]:
+    """The Patient ids of the Synthea fixtures, in the order of their bundles."""
+    import json
+
+    bundles = [json.loads(p.read_text(encoding="utf-8")) for p in SYNTHEA_BUNDLES]
+    return [e["resource"]["id"] for b in bundles for e in b["entry"] if e["resource"]["resourceType"] == "Patient"]
+
+
+def image_package(
+    root: Path,
+    task_id: str,
+    patient_id: str,
+    now: str = "2026-06-01T00:00:00+00:00",
+    overlay: list[dict] | None = None,
+    image: str = "rf",
+) -> Path:
+    """A package naming the shared image ``image`` (``write_image``), its fixtures an overlay bundle of ``overlay``
+    (none when None), its hidden half asking only for a finish."""
+    import json
+
+    folder = root / "task_packages" / "images" / task_id
+    folder.mkdir(parents=True)
+    fixtures = []
+    if overlay is not None:
+        bundle = {"resourceType": "Bundle", "type": "collection", "entry": [{"resource": r} for r in overlay]}
+        (folder / "overlay.json").write_text(json.dumps(bundle), encoding="utf-8")
+        fixtures = ["overlay.json"]
+    public = {
+        "id": task_id,
+        "version": "1",
+        "title": "a chart of a shared image (synthetic)",
+        "suite": "images",
+        "category": "information_retrieval",
+        "environment": {
+            "ehr_image": image,
+            "ehr_version": "1",
+            "fixtures": fixtures,
+            "now": now,
+            "patient_id": patient_id,
+        },
+        "task": {"instruction": {"zh": "测试", "en": "test"}, "language": "en"},
+        "tools": ["vital_signs", "lab_results", "finish"],
+    }
+    (folder / "package.yaml").write_text(yaml.safe_dump(public, allow_unicode=True), encoding="utf-8")
+    verifiers = root / "verifiers" / "images"
+    verifiers.mkdir(parents=True, exist_ok=True)
+    rule = {"require": {"tool": "finish"}, "reason": "the task ends with finish"}
+    hidden = {
+        "id": task_id,
+        "version": "1",
+        "expected_tools": ["finish"],
+        "verifiers": [{"id": "done", "kind": "trace.events", "category": "trace", "params": {"rules": [rule]}}],
+        "gold": {"answer": "done", "calls": [{"tool": "finish", "args": {"summary": "done"}}]},
+    }
+    (verifiers / f"{task_id}.yaml").write_text(yaml.safe_dump(hidden), encoding="utf-8")
+    return folder

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 
 from ..ehr import EHRImage, EHRView, ResourceDiff, Timeline
-from ..spec import Event, ToolCall, TrajectoryFile, bundle_resources
+from ..spec import Event, ToolCall, TrajectoryFile, bundle_resources, image_above, overlay_bundles
 from ..tools import ToolSession
 from ._draft import Draft
 
@@ -31,10 +31,15 @@ class Recorder:
 
     def __init__(self, draft: Draft):
         self.draft = draft
-        resources = [
-            r for name, bundle in draft.fixtures.items() for r in bundle_resources(bundle, draft.folder / name)
-        ]
-        self.image = EHRImage(resources, draft.public.environment.now)
+        env = draft.public.environment
+        shared = image_above(draft.folder, env.ehr_image, env.ehr_version)
+        if shared is None:
+            resources = [
+                r for name, bundle in draft.fixtures.items() for r in bundle_resources(bundle, draft.folder / name)
+            ]
+        else:
+            resources = overlay_bundles(shared, {draft.folder / name: b for name, b in draft.fixtures.items()})
+        self.image = EHRImage(resources, env.now, shared)
         self.session = ToolSession(draft.public, EHRView(self.image))
         self.calls: list[RecordedCall] = []
 

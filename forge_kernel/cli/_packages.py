@@ -15,18 +15,23 @@ from ..spec import SpecError, echo
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
 def validate(paths: tuple[str, ...]) -> None:
-    """Check packages: both halves, their cross-references and FHIR R4 fixtures."""
-    from ..engine import check_package
+    """Check packages: both halves, their cross-references, FHIR R4 fixtures and shared images, and that each
+    current patient has records; every problem of every package is reported."""
+    from ..engine import package_problems
     from ..spec import find_packages
 
     failures = 0
     for folder in find_packages(list(paths)):
         try:
-            package = check_package(folder)
-            echo(f"ok    {package.id}  {package.package_hash[:19]}")
+            package, problems = package_problems(folder)
         except SpecError as exc:
+            problems = [exc]
+        for problem in problems:
+            echo(str(problem), err=True)
+        if problems:
             failures += 1
-            echo(str(exc), err=True)
+        else:
+            echo(f"ok    {package.id}  {package.package_hash[:19]}")
     if failures:
         sys.exit(2)
 

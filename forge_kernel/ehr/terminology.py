@@ -199,7 +199,7 @@ def labels(image: EHRImage, patient: str, rtype: str) -> Labels:
 def matching_keys(image: EHRImage, patient: str, rtype: str, query: str) -> set[Key]:
     """Keys of a patient's records of one type that the query matches, by the rules of this module."""
     terms = query_terms(query)
-    found = {key for term in terms for key in image._codes.get((patient, rtype, term), ())}
+    found = {key for term in terms for key in image.coded(patient, rtype, term)}
     if found or len(terms) > 1 or not words_enough(terms[0]):
         return found
     return set(labels(image, patient, rtype).matching_words(terms[0])[0])

@@ -35,8 +35,8 @@ class EHRView:
     ) -> list[dict[str, Any]]:
         """A patient's resources of one type, oldest first, by time window and code (of the resource or of one of
         its components). Nothing after the clock's ``now`` is found: the edge of the trial's world."""
-        keys = self.image.keys_for(patient, rtype, since, until, code)
-        found = [self.image.resources[key] for key in keys if key not in self._overlay and key not in self.image.future]
+        keys = self.image.keys_for(patient, rtype, since, until, code, clip=True)
+        found = [self.image.resources[key] for key in keys if key not in self._overlay]
         written = [
             r
             for key, r in self._overlay.items()

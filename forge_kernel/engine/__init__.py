@@ -25,7 +25,7 @@ _HOMES = {
         "totals_line",
     ),
     "trial": ("Images", "run_trial"),
-    "validate": ("check_halves", "check_package"),
+    "validate": ("check_halves", "check_package", "package_problems"),
 }
 
 __all__ = [
@@ -51,6 +51,7 @@ __all__ = [
     "mutation_test",
     "operator_totals",
     "operators_line",
+    "package_problems",
     "regrade",
     "run_trial",
     "selftest_package",

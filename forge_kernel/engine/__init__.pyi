@@ -24,4 +24,4 @@ from .selftest import (
     totals_line as totals_line,
 )
 from .trial import Images as Images, run_trial as run_trial
-from .validate import check_halves as check_halves, check_package as check_package
+from .validate import check_halves as check_halves, check_package as check_package, package_problems as package_problems

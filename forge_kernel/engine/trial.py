@@ -23,7 +23,8 @@ def acted(events: list[Event]) -> bool:
 
 
 class Images:
-    """Each package's initial EHR image, built once and shared by its trials."""
+    """Each package's initial EHR image, built once and shared by its trials (a shared image's records by every
+    package that names it)."""
 
     def __init__(self) -> None:
         self._images: dict[str, EHRImage] = {}
@@ -31,8 +32,13 @@ class Images:
     def __getitem__(self, package: Package) -> EHRImage:
         image = self._images.get(package.public_hash)
         if image is None:
-            image = self._images[package.public_hash] = EHRImage(package.resources, package.public.environment.now)
+            image = self._images[package.public_hash] = initial_image(package)
         return image
+
+
+def initial_image(package: Package) -> EHRImage:
+    """A package's initial EHR: its own resources over its shared image's, whose indexes are built once."""
+    return EHRImage(package.resources, package.public.environment.now, package.image)
 
 
 def task_template(package: Package) -> AgentTask:

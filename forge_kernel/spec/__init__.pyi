@@ -26,7 +26,7 @@ from .errors import (
     StoreError as StoreError,
     UsageError as UsageError,
 )
-from .fixtures import validate_fixture as validate_fixture
+from .fixtures import validate_fixture as validate_fixture, validate_image as validate_image
 from .gate_policy import DEFAULT_GATE as DEFAULT_GATE, GatePolicy as GatePolicy, read_policy as read_policy
 from .grading import ERROR_PREFIX as ERROR_PREFIX, Grading as Grading, Scores as Scores, Verdict as Verdict
 from .hashing import FORMAT_VERSION as FORMAT_VERSION, canonical_json as canonical_json, content_hash as content_hash
@@ -39,14 +39,17 @@ from .hidden import (
     ValidVariant as ValidVariant,
     VerifierUse as VerifierUse,
 )
+from .images import IMAGES_DIR as IMAGES_DIR, ImageManifest as ImageManifest, SharedImage as SharedImage
 from .loading import (
     PACKAGE_FILE as PACKAGE_FILE,
     SUITE_DEFAULTS as SUITE_DEFAULTS,
     Package as Package,
     bundle_resources as bundle_resources,
     find_packages as find_packages,
+    image_above as image_above,
     load_package as load_package,
     load_trajectory as load_trajectory,
+    overlay_bundles as overlay_bundles,
     package_from_files as package_from_files,
     parse_model as parse_model,
     read_json as read_json,

@@ -25,9 +25,11 @@ Key = tuple[str, str]
 
 
 class Resolver:
-    """Maps the references written in a set of bundles to the ``Type/id`` of the resources they were loaded as."""
+    """Maps the references written in a set of bundles to the ``Type/id`` of the resources they were loaded as; with
+    ``base``, a reference none of them answers is looked up there (an overlay's into its shared image)."""
 
-    def __init__(self, entries: Iterable[tuple[str | None, dict[str, Any]]]):
+    def __init__(self, entries: Iterable[tuple[str | None, dict[str, Any]]], base: Resolver | None = None):
+        self.base = base
         self.by_url: dict[str, str] = {}
         self.keys: set[Key] = set()
         self.by_identifier: dict[tuple[str, str, str], str] = {}
@@ -43,6 +45,11 @@ class Resolver:
 
     def target(self, written: str) -> str | None:
         """``Type/id`` of the loaded resource a reference as written points at, or None."""
+        found = self.own_target(written)
+        return found if found is not None or self.base is None else self.base.target(written)
+
+    def own_target(self, written: str) -> str | None:
+        """``target`` among this resolver's own entries only."""
         if written in self.by_url:
             return self.by_url[written]
         restful = RESTFUL.match(written)
@@ -81,7 +88,10 @@ class Resolver:
         return value if changed is None else changed
 
 
-def resolve_references(entries: list[tuple[str | None, dict[str, Any]]]) -> list[dict[str, Any]]:
-    """The resources of (fullUrl, resource) entries with their references rewritten to ``Type/id`` (module doc)."""
-    resolver = Resolver(entries)
+def resolve_references(
+    entries: list[tuple[str | None, dict[str, Any]]], base: Resolver | None = None
+) -> list[dict[str, Any]]:
+    """The resources of (fullUrl, resource) entries with their references rewritten to ``Type/id`` (module doc);
+    ``base``: see ``Resolver``."""
+    resolver = Resolver(entries, base)
     return [resolver.rewrite(resource) for _, resource in entries]

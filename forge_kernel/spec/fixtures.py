@@ -9,7 +9,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from .errors import SpecError
-from .loading import read_json
+from .images import SharedImage, gunzip
+from .loading import parse_json, read_file
 
 
 def cache_dir() -> Path:
@@ -18,8 +19,10 @@ def cache_dir() -> Path:
 
 
 def validate_fixture(path: Path) -> None:
-    """Raise a SpecError naming the first invalid field; a file once found valid is not checked again."""
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    """Raise a SpecError naming the first invalid field; a file once found valid is not checked again. A ``.gz``
+    file is read unzipped."""
+    raw = path.read_bytes()
+    digest = hashlib.sha256(raw).hexdigest()
     marker = cache_dir() / digest
     if marker.exists():
         return
@@ -27,9 +30,19 @@ def validate_fixture(path: Path) -> None:
         Bundle,  # slow import: only when a check is needed
     )
 
+    data = gunzip(raw, path) if path.name.endswith(".gz") else raw
     try:
-        Bundle.model_validate(read_json(path))
+        Bundle.model_validate(parse_json(read_file(lambda _: data, path, path.name), path))
     except ValidationError as exc:
         raise SpecError.from_validation(path, exc) from None
     marker.parent.mkdir(parents=True, exist_ok=True)
     marker.touch()
+
+
+def validate_image(image: SharedImage) -> None:
+    """Validate every bundle of a shared image (``validate_fixture``), once per process for all its packages."""
+    if image.validated:
+        return
+    for path in image.bundles:
+        validate_fixture(path)
+    image.validated = True

@@ -15,10 +15,11 @@ import yaml
 from pydantic import BaseModel, ValidationError
 from yaml.constructor import ConstructorError
 
-from ._references import resolve_references
+from ._references import Resolver, resolve_references
 from .errors import SpecError
 from .hashing import content_hash
 from .hidden import HiddenHalf, expand_cases, grading_content
+from .images import IMAGES_DIR, Listing, SharedImage, find_image
 from .package import TaskPackage
 from .suites import SUITE_FILE, HiddenDefaults, SuiteDefaults, merged, with_hidden_defaults
 from .trajectory_file import TrajectoryFile
@@ -174,6 +175,9 @@ class Package:
     """With ``hidden_source``: (where it was, the YAML text) of the suite's hidden defaults the run used, if any."""
     _hidden_facts: tuple[str, str] | None = field(default=None, repr=False)
     """(version, hash) of the hidden half as last read."""
+    image: SharedImage | None = field(default=None, repr=False)
+    """The shared EHR image the package names, when one is found above it: ``resources`` are then an overlay on
+    it (``images``)."""
 
     @property
     def id(self) -> str:
@@ -181,8 +185,16 @@ class Package:
 
     @cached_property
     def public_hash(self) -> str:
-        """Hash of the public half and its fixtures: what an agent can see."""
-        return content_hash("public", {"package": self.public.model_dump(mode="json"), "fixtures": self.fixture_hashes})
+        """Hash of the public half, its fixtures and its shared image (when it has one): what an agent can see."""
+        content: dict[str, Any] = {"package": self.public.model_dump(mode="json"), "fixtures": self.fixture_hashes}
+        if self.image is not None:
+            content["image"] = self.image.content_hash
+        return content_hash("public", content)
+
+    @property
+    def image_resources(self) -> list[dict[str, Any]]:
+        """The resources of its shared image (none without one), not copied."""
+        return self.image.resources if self.image is not None else []
 
     @cached_property
     def hidden_path(self) -> Path:
@@ -253,7 +265,31 @@ def load_package(path: str | Path) -> Package:
     """Load one package from its folder or its package.yaml."""
     path = Path(path)
     folder = path.parent if path.name == PACKAGE_FILE else path
-    return assemble(folder, lambda name: (folder / name).read_bytes(), resolved=folder.resolve())
+    return assemble(folder, lambda name: (folder / name).read_bytes(), disk_listing(folder), folder.resolve())
+
+
+def image_above(folder: Path, name: str, version: str) -> SharedImage | None:
+    """The shared EHR image ``name``/``version`` in the nearest folder above ``folder`` on disk, read once."""
+    found = find_image(folder, name, version, disk_listing(folder), lambda relative: (folder / relative).read_bytes())
+    return found[0] if found is not None else None
+
+
+def overlay_bundles(image: SharedImage, bundles: dict[Path, Any]) -> list[dict[str, Any]]:
+    """The resources of FHIR Bundles (by file) as an overlay on a shared image (``overlay``)."""
+    collected = MergedEntries()
+    for path, bundle in bundles.items():
+        collected.add(bundle_entries(bundle, path), path)
+    return overlay(image, collected)
+
+
+def disk_listing(folder: Path) -> Listing:
+    """The files in a folder given relative to ``folder``, as found on disk."""
+
+    def listing(relative: str) -> list[str]:
+        where = folder / relative
+        return sorted(p.name for p in where.iterdir() if p.is_file()) if where.is_dir() else []
+
+    return listing
 
 
 def package_from_files(
@@ -262,12 +298,20 @@ def package_from_files(
     """A package rebuilt from its files (``public_files``, by name), its hidden half's text and its suite's hidden
     defaults (if it had some), as a run store keeps them; the paths are where they were, for messages."""
 
-    def read(name: str) -> bytes:
-        if name not in files:
-            raise FileNotFoundError(name)
-        return files[name]
+    on_disk = disk_listing(folder)
 
-    package = assemble(folder, read)
+    def listing(relative: str) -> list[str]:
+        kept = sorted(name.rsplit("/", 1)[1] for name in files if name.rsplit("/", 1)[0] == relative)
+        return kept or on_disk(relative)  # a draft's image is on disk; a run store keeps its own copy
+
+    def read(name: str) -> bytes:
+        if name in files:
+            return files[name]
+        if name.startswith("../"):  # a shared image's file, from disk when the files do not hold it
+            return (folder / name).read_bytes()
+        raise FileNotFoundError(name)
+
+    package = assemble(folder, read, listing)
     package.hidden_source, package.hidden_defaults_source = hidden, hidden_defaults
     return package
 
@@ -301,11 +345,18 @@ def public_content(folder: Path, read: Callable[[str], bytes]) -> tuple[Any, lis
     return data, [PACKAGE_FILE, SUITE_DEFAULTS]
 
 
-def assemble(folder: Path, read: Callable[[str], bytes], resolved: Path | None = None) -> Package:
-    """A package from ``read(name)`` of its files; with ``resolved`` (a real folder), fixtures must stay inside it."""
+def assemble(folder: Path, read: Callable[[str], bytes], listing: Listing, resolved: Path | None = None) -> Package:
+    """A package from ``read(name)`` of its files and its shared image (found by ``listing``, ``images``); with
+    ``resolved`` (a real folder), fixtures must stay inside it."""
     manifest = folder / PACKAGE_FILE
     data, names = public_content(folder, read)
     public = parse_model(TaskPackage, data, manifest)
+    env = public.environment
+    found = find_image(folder, env.ehr_image, env.ehr_version, listing, read)
+    image, image_files = found if found is not None else (None, [])
+    if image is None and not env.fixtures:
+        where = f"{IMAGES_DIR}/{env.ehr_image}/{env.ehr_version}"
+        raise SpecError(manifest, "environment.fixtures", f"is empty and no EHR image {where} is above the package")
     hashes: dict[str, str] = {}
     collected = MergedEntries()
     for i, name in enumerate(public.environment.fixtures):
@@ -328,9 +379,26 @@ def assemble(folder: Path, read: Callable[[str], bytes], resolved: Path | None =
         public=public,
         path=folder,
         fixture_hashes=hashes,
-        resources=resolve_references(collected.entries),
-        public_files=[*names, *public.environment.fixtures],
+        resources=collected.resolved() if image is None else overlay(image, collected),
+        public_files=[*names, *public.environment.fixtures, *image_files],
+        image=image,
     )
+
+
+def overlay(image: SharedImage, collected: MergedEntries) -> list[dict[str, Any]]:
+    """A package's own resources over its shared image (references into the image resolved): one the image has
+    too is dropped when it is the same, else a SpecError naming both files."""
+    resources = collected.resolved(image.resolver)
+    own: list[dict[str, Any]] = []
+    for resource, path in zip(resources, collected.paths, strict=True):
+        key = (resource["resourceType"], resource["id"])
+        if key not in image.origin:
+            own.append(resource)
+            continue
+        shared, source = image.origin[key]
+        if canonical(shared) != canonical(resource):
+            raise SpecError(path, "entry", f"{key[0]}/{key[1]} differs from the one in the EHR image's {source}")
+    return own
 
 
 def bundle_resources(bundle: Any, path: Path) -> list[dict[str, Any]]:
@@ -372,6 +440,8 @@ class MergedEntries:
 
     def __init__(self) -> None:
         self.entries: list[Entry] = []
+        self.paths: list[Path] = []
+        """The file of each entry."""
         self._first: dict[tuple[str, str], tuple[dict[str, Any], Path]] = {}
 
     def add(self, entries: list[Entry], path: Path) -> None:
@@ -380,9 +450,14 @@ class MergedEntries:
             if key not in self._first:
                 self._first[key] = (resource, path)
                 self.entries.append((full_url, resource))
+                self.paths.append(path)
             elif canonical(self._first[key][0]) != canonical(resource):
                 first = self._first[key][1]
                 raise SpecError(path, f"entry.{i}.resource", f"{key[0]}/{key[1]} differs from the one in {first}")
+
+    def resolved(self, base: Resolver | None = None) -> list[dict[str, Any]]:
+        """The resources, references resolved (``_references``; ``base``: a shared image's resolver)."""
+        return resolve_references(self.entries, base)
 
 
 def canonical(resource: dict[str, Any]) -> str:

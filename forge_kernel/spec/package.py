@@ -24,7 +24,10 @@ class Environment(Strict):
 
     ehr_image: str = Field(description="Name of the EHR image (synthetic).")
     ehr_version: str
-    fixtures: list[str] = Field(min_length=1, description="FHIR R4 Bundle files, paths inside the package folder.")
+    fixtures: list[str] = Field(
+        description="FHIR R4 Bundle files, paths inside the package folder: the EHR, or an overlay on the shared "
+        "image ehr_images/<ehr_image>/<ehr_version>/ above the package (then it may be empty)."
+    )
     now: AwareDatetime = Field(description="The frozen clock of the EHR, with a time zone.")
     patient_id: str = Field(description="The current patient: the only one the agent may read.")
 

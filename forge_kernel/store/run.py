@@ -194,7 +194,7 @@ class Run:
         """A package's initial EHR, built once."""
         if task_id not in self._images:
             package = self.package(task_id)
-            self._images[task_id] = EHRImage(package.resources, package.public.environment.now)
+            self._images[task_id] = EHRImage(package.resources, package.public.environment.now, package.image)
         return self._images[task_id]
 
     def gold_criteria(self, task_id: str, hidden_hash: str) -> dict[matching.Key, matching.Gold]:
