@@ -45,7 +45,10 @@ class ImageManifest(Strict):
     version: str = Field(pattern=PLAIN_NAME)
     description: str = Field(description="One line: what patients and records the image holds.")
     synthetic: Literal[True] = Field(description="Every record is synthetic: no real patient's data.")
-    source: str | None = Field(None, description="Where the records came from (a generator and its settings).")
+    source: str | dict[str, Any] | None = Field(
+        None,
+        description="Where the records came from: a line, or facts (a generator, its settings, an import's report).",
+    )
 
 
 @dataclass(eq=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from click.testing import CliRunner
 
 from forge_kernel.cli import main
 from forge_kernel.spec import synthea
+from forge_kernel.spec.images import find_image
 from forge_kernel.spec.loading import MergedEntries, bundle_entries, canonical, resolve_references
 
 SYNTHEA = Path(__file__).resolve().parents[1] / "fixtures" / "realformat" / "synthea"
@@ -145,3 +147,19 @@ def test_an_empty_folder_or_a_used_image_folder_is_refused(tmp_path, bundles):
     (used / "image.yaml").write_text("name: used\n", encoding="utf-8")
     code, _, err = forge("import-synthea", str(bundles), "--out", str(used))
     assert code == 2 and "--out: exists and is not empty" in err
+
+
+def test_an_imported_image_is_one_that_packages_can_name(bundles, tmp_path):
+    image = tmp_path / "suite" / "ehr_images" / "synthea-mini" / "1"
+    assert forge("import-synthea", str(bundles), "--out", str(image))[0] == 0
+    package = tmp_path / "suite" / "pkg"
+    package.mkdir()
+    found = find_image(
+        package, "synthea-mini", "1", lambda rel: os.listdir(package / rel), lambda rel: (package / rel).read_bytes()
+    )
+    assert found is not None
+    shared, _ = found
+    assert shared.manifest.source["patients"] == 3
+    assert {canonical(r) for r in shared.resources} == {
+        canonical(r) for r in map(json.loads, loaded(sorted(bundles.glob("*.json"))))
+    }
