@@ -22,7 +22,8 @@ def check_package(path) -> Package:
 def package_problems(path) -> tuple[Package, list[SpecError]]:
     """Load one package (a package that does not load is raised as a SpecError) and every problem of it."""
     package = load_package(path)
-    return package, [*halves_problems(package), *fhir_problems(package)]
+    fhir = fhir_problems(package)
+    return package, [*fhir, *halves_problems(package, charted=not fhir)]
 
 
 def fhir_problems(package: Package) -> list[SpecError]:
@@ -47,8 +48,9 @@ def check_halves(package: Package) -> Package:
     return package
 
 
-def halves_problems(package: Package) -> Iterator[SpecError]:
-    """Every problem of a loaded package's two halves (``check_halves``); a hidden half that does not load ends them."""
+def halves_problems(package: Package, charted: bool = True) -> Iterator[SpecError]:
+    """Every problem of a loaded package's two halves (``check_halves``); a hidden half that does not load ends them.
+    With ``charted``, also the current patient's (``patient_problems``): only over an EHR that is valid FHIR."""
     public, manifest = package.public, package.path / "package.yaml"
     for i, name in enumerate(public.tools):
         if name not in TOOLS:
@@ -56,7 +58,8 @@ def halves_problems(package: Package) -> Iterator[SpecError]:
     for i, fault in enumerate(public.faults):
         if fault.tool not in public.tools:
             yield SpecError(manifest, f"faults.{i}.tool", f"{fault.tool!r} is not in the tool manifest")
-    yield from patient_problems(package)
+    if charted:
+        yield from patient_problems(package)
     try:
         hidden, hidden_file = package.read_hidden(), package.hidden_path
     except SpecError as exc:
