@@ -12,7 +12,8 @@ Under the base ``/fhir``:
 - ``POST $finish`` (``{"answer", "output", "confidence", "status"}``): calls the task's ``finish`` tool when the
   task has one (recorded, its summary the answer), hands in the result and ends the trial.
 
-Errors are OperationOutcomes: 400 invalid, 403 refused by the policy, 404 not found, 405 an interaction this task has
+Only a client on this machine is served: a request whose Host or Origin names another is refused (403; against DNS
+rebinding). Errors are OperationOutcomes: 400 invalid, 403 refused by the policy, 404 not found, 405 an interaction this task has
 no tool for, 410 after the trial has ended, 413 a body over ``MAX_BODY``, 429 a budget used up (the trial ends),
 500 a tool's own crash, 503 an injected fault. A request the tools cannot take (an unknown search parameter, a body
 that is not JSON) is still recorded, as a call refused with ``invalid_args``.
@@ -25,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from time import perf_counter
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from ..agents import AgentTask
 from ..spec import BudgetExceeded, printable
@@ -38,6 +39,7 @@ TASK = "$task"
 MAX_BODY = 256 * 1024
 """The largest request body read (a resource to create has 32 KiB at most: the tools' reply cap)."""
 FHIR_JSON = "application/fhir+json"
+LOCAL_HOSTS = ("127.0.0.1", "localhost")
 SEARCH_PARAMETERS = {
     "patient": "reference",
     "subject": "reference",
@@ -124,6 +126,8 @@ class FhirTrial(ServedTrial):
 
     async def _route(self, request) -> Reply:
         path, method = request.url.path, request.method
+        if not local(request.headers.get("host", "")) or not local(request.headers.get("origin", "//127.0.0.1")):
+            return outcome("denied", "only a client on this machine is served (the Host and Origin headers)")
         if path != BASE and not path.startswith(BASE + "/"):
             return outcome("not_found", f"no such endpoint: {path} (the FHIR base is {BASE})")
         parts = [p for p in path[len(BASE) :].split("/") if p]
@@ -189,6 +193,12 @@ class FhirTrial(ServedTrial):
         self.end(result)
         note = {"severity": "information", "code": "informational", "diagnostics": "result handed in; trial ended"}
         return Reply(200, {"resourceType": "OperationOutcome", "issue": [note]})
+
+
+def local(address: str) -> bool:
+    """Whether a Host header or an Origin names this machine (against DNS rebinding: a web page may not call)."""
+    host = urlsplit(address if "//" in address else f"//{address}").hostname
+    return host in LOCAL_HOSTS
 
 
 async def body_of(request) -> Any:

@@ -127,10 +127,12 @@ class Server:
         self.base = self.process.stdout.readline().strip()
         assert self.base.startswith("http://127.0.0.1:") and self.base.endswith("/fhir"), self.process.stderr.read()
 
-    def send(self, method: str, path: str, body: object = None, raw: bytes | None = None) -> tuple[int, dict, dict]:
+    def send(
+        self, method: str, path: str, body: object = None, raw: bytes | None = None, **headers: str
+    ) -> tuple[int, dict, dict]:
         """The status, headers and JSON body of one request."""
         data = raw if raw is not None else None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.base + path, data, {"User-Agent": UA}, method=method)
+        request = urllib.request.Request(self.base + path, data, {"User-Agent": UA, **headers}, method=method)
         try:
             with urllib.request.urlopen(request, timeout=30) as response:
                 return response.status, {k.lower(): v for k, v in response.headers.items()}, json.loads(response.read())
@@ -190,6 +192,9 @@ def test_reads_searches_creates_and_refusals_go_through_the_tools_and_are_record
 
     status, _, patient = srv.send("GET", f"/Patient/{PATIENT}")
     assert (status, patient["id"]) == (200, PATIENT)
+    for header in ({"Host": "attacker.example"}, {"Origin": "http://attacker.example"}):
+        status, _, body = srv.send("GET", f"/Patient/{PATIENT}", **header)
+        assert status == 403 and "only a client on this machine" in diagnostics(body)  # and not recorded
     status, _, body = srv.send("GET", "/Patient/nobody")
     assert status == 404 and "no Patient/nobody" in diagnostics(body)
     status, _, body = srv.send("GET", f"/Patient/{OTHER}")
