@@ -6,7 +6,8 @@ Under the base ``/fhir``:
 
 - ``GET metadata``: a CapabilityStatement (the types and interactions served; not a call);
 - ``GET $task``: the task as JSON (the ``AgentTask`` without its tool definitions; not a call);
-- ``GET {type}/{id}``: ``fhir_read``; ``GET {type}?patient=|subject=|code=|date=|_count=|_page_token=``:
+- ``GET {type}/{id}``: ``fhir_read`` (a resource over the reply cap comes in parts: its ``page`` and a ``Link`` header
+  say where the next part is); ``GET {type}?patient=|subject=|code=|date=|_count=|_page_token=``:
   ``fhir_search``, answered as a ``searchset`` Bundle whose ``next`` link carries the cursor;
 - ``POST {type}`` (a resource as JSON): ``fhir_create``, answered 201 with ``Location`` and the resource;
 - ``POST $finish`` (``{"answer", "output", "confidence", "status"}``): calls the task's ``finish`` tool when the
@@ -141,7 +142,7 @@ class FhirTrial(ServedTrial):
         if method == "POST" and parts == [FINISH]:
             return self._finish(await body_of(request))
         if method == "GET" and len(parts) == 2:
-            return self._read(*parts)
+            return self._read(parts[0], parts[1], list(request.query_params.multi_items()), base)
         if method == "GET" and len(parts) == 1:
             return self._search(parts[0], list(request.query_params.multi_items()), base)
         if method == "POST" and len(parts) == 1:
@@ -159,9 +160,20 @@ class FhirTrial(ServedTrial):
             return reply["result"]
         return outcome(reply["error"]["code"], reply["error"]["message"])
 
-    def _read(self, rtype: str, rid: str) -> Reply:
-        found = self._call("fhir_read", {"type": rtype, "id": rid})
-        return found if isinstance(found, Reply) else Reply(200, found)
+    def _read(self, rtype: str, rid: str, query: list[tuple[str, str]], base: str) -> Reply:
+        args: dict[str, Any] = {"type": rtype, "id": rid}
+        refused = None
+        for name, value in query:
+            if name == "_page_token":
+                args["page_token"] = value
+            elif name != "_format":
+                refused = f"{name}: a read takes no parameter but _page_token"
+        found = self._call("fhir_read", args, refused)
+        if isinstance(found, Reply):
+            return found
+        following = (found.get("page") or {}).get("next")
+        link = {"Link": f'<{url_of(base, f"{rtype}/{rid}", [("_page_token", following)])}>; rel="next"'}
+        return Reply(200, found, link if following else {})
 
     def _search(self, rtype: str, query: list[tuple[str, str]], base: str) -> Reply:
         args, refused = search_args(rtype, query)

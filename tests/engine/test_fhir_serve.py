@@ -8,6 +8,7 @@ serve`` process; the clients are urllib and ``tests/fhir_agent.py``, an agent in
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import sys
@@ -90,9 +91,9 @@ HIDDEN = {
 }
 
 
-def package(root: Path, record: str = "118/77 mmHg", **public) -> Path:
-    """The blood-pressure package under root; ``record``: the pressure its task asks for."""
-    folder = write_package(root, SYNTHEA, PATIENT, hidden=HIDDEN)
+def package(root: Path, record: str = "118/77 mmHg", extra: tuple[Path, ...] = (), **public) -> Path:
+    """The blood-pressure package under root; ``record``: the pressure its task asks for; ``extra``: more fixtures."""
+    folder = write_package(root, [*SYNTHEA, *extra], PATIENT, hidden=HIDDEN)
     update_yaml(
         folder / "package.yaml",
         title="record a blood pressure (synthetic)",
@@ -301,6 +302,29 @@ def test_a_fault_is_503_and_a_spent_budget_429_then_the_trial_is_over(tmp_path, 
     assert status == 429 and "calls > 2" in diagnostics(body)
     assert srv.send("GET", f"/Patient/{PATIENT}")[0] == 410
     assert "budget_exceeded (calls > 2)" in srv.ended()
+
+
+def test_a_resource_over_the_reply_cap_is_read_in_parts(tmp_path, server):
+    text = "".join(f"line {i}: a long synthetic note, nothing of a real person.\n" for i in range(1500))
+    note = {
+        "resourceType": "DocumentReference",
+        "id": "long-note",
+        "status": "current",
+        "subject": {"reference": f"Patient/{PATIENT}"},
+        "date": "2026-11-20T08:00:00+00:00",
+        "content": [{"attachment": {"contentType": "text/plain", "data": base64.b64encode(text.encode()).decode()}}],
+    }
+    bundle = {"resourceType": "Bundle", "type": "collection", "entry": [{"resource": note}]}
+    (tmp_path / "long-note.json").write_text(json.dumps(bundle), encoding="utf-8")
+    srv = server(package(tmp_path / "pkg", extra=(tmp_path / "long-note.json",)))
+    url, parts = "/DocumentReference/long-note", 0
+    while url:
+        status, headers, part = srv.send("GET", url)
+        assert status == 200 and part["id"] == "long-note" and len(json.dumps(part)) < 40_000
+        following = part["page"]["next"]
+        assert (headers.get("link") is None) == (following is None)
+        url, parts = headers["link"][1:].split(">")[0][len(srv.base) :] if following else "", parts + 1
+    assert parts > 1
 
 
 def test_an_unparseable_result_ends_the_trial_as_an_agent_error(tmp_path, server):
