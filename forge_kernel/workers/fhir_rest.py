@@ -172,8 +172,11 @@ class FhirTrial(ServedTrial):
         if isinstance(found, Reply):
             return found
         following = (found.get("page") or {}).get("next")
-        link = {"Link": f'<{url_of(base, f"{rtype}/{rid}", [("_page_token", following)])}>; rel="next"'}
-        return Reply(200, found, link if following else {})
+        if not isinstance(following, str):
+            return Reply(200, found)
+        return Reply(
+            200, found, {"Link": f'<{url_of(base, f"{rtype}/{rid}", [("_page_token", following)])}>; rel="next"'}
+        )
 
     def _search(self, rtype: str, query: list[tuple[str, str]], base: str) -> Reply:
         args, refused = search_args(rtype, query)
