@@ -5,9 +5,10 @@ once the trial has ended, its grading and, with ``--out``, its store as a run of
 from __future__ import annotations
 
 import asyncio
+import signal
 import socket
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -87,24 +88,56 @@ class ServedPackage:
             return Served(record, store.manifest()["run_id"])
 
 
+@dataclass(frozen=True)
+class Listening:
+    """An HTTP server that serves a trial (uvicorn's), and whether forge has been told to stop (SIGINT, SIGTERM)."""
+
+    server: Any
+    stopped: asyncio.Event
+
+    def why_stopped(self) -> str | None:
+        """Why the trial ends when forge has been told to stop, else None."""
+        return "forge was stopped before the trial ended" if self.stopped.is_set() else None
+
+    async def wait(self, event: asyncio.Event) -> str | None:
+        """Wait until ``event`` is set (None) or forge is told to stop (why)."""
+        waiting = [asyncio.ensure_future(event.wait()), asyncio.ensure_future(self.stopped.wait())]
+        try:
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for each in waiting:
+                each.cancel()
+        return self.why_stopped()
+
+
 @asynccontextmanager
-async def http_server(app: Any, port: int, path: str, say: Callable[[str], None]) -> AsyncIterator[Any]:
+async def http_server(app: Any, port: int, path: str, say: Callable[[str], None]) -> AsyncIterator[Listening]:
     """Serve the ASGI ``app`` on 127.0.0.1 (``port`` 0: any free port) while inside, its URL (ending in ``path``)
-    said once it listens; yields the uvicorn server."""
+    said once it listens. SIGINT and SIGTERM set ``stopped`` (the trial then ends, and is graded and stored)."""
     import uvicorn
+
+    class Server(uvicorn.Server):
+        @contextmanager
+        def capture_signals(self) -> Iterator[None]:  # forge's own handlers: the trial ends first
+            yield
 
     try:
         listening = socket.create_server(("127.0.0.1", port))
     except OSError as exc:
         raise UsageError("--port", str(port), f"cannot listen on 127.0.0.1:{port} ({exc.strerror})") from None
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1))
+    server = Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1))
     serving = asyncio.ensure_future(server.serve(sockets=[listening]))
-    while not (server.started or serving.done()):
-        await asyncio.sleep(0.01)
-    say(f"http://127.0.0.1:{listening.getsockname()[1]}{path}")
+    loop, stopped = asyncio.get_running_loop(), asyncio.Event()
+    for number in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(number, stopped.set)
     try:
-        yield server
+        while not (server.started or serving.done()):
+            await asyncio.sleep(0.01)
+        say(f"http://127.0.0.1:{listening.getsockname()[1]}{path}")
+        yield Listening(server, stopped)
     finally:
+        for number in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(number)
         server.should_exit = True
         await serving
         listening.close()

@@ -61,7 +61,7 @@ async def serve_stdio(trial: TrialServer, max_seconds: float) -> AgentOutcome:
 
 async def serve_http(trial: TrialServer, port: int, max_seconds: float, say: Callable[[str], None]) -> AgentOutcome:
     """Serve the trial over streamable HTTP on 127.0.0.1 (``port`` 0: any free port), the URL said once it listens;
-    the client leaves when it ends its session."""
+    the client leaves when it ends its session, and the trial ends when forge is stopped."""
     app, gone = trial.server.streamable_http_app(), asyncio.Event()
 
     async def watched(scope, receive, send) -> None:
@@ -69,8 +69,5 @@ async def serve_http(trial: TrialServer, port: int, max_seconds: float, say: Cal
         if scope["type"] == "http" and scope["method"] == "DELETE":
             gone.set()
 
-    async def left() -> None:
-        await gone.wait()
-
-    async with http_server(watched, port, "/mcp", say):
-        return await trial.run(left(), max_seconds)
+    async with http_server(watched, port, "/mcp", say) as listening:
+        return await trial.run(listening.wait(gone), max_seconds)

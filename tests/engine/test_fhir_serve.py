@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import base64
 import json
+import signal
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -290,6 +292,17 @@ def test_a_client_that_leaves_without_finish_ends_the_trial_and_it_is_stored(tmp
     trial = load_trials(out).iloc[0]
     assert (trial["status"], trial["agent"]) == ("agent_error", "urllib-test")
     assert load_events(out)["tool"].tolist() == ["fhir_read"]
+
+
+def test_stopping_forge_ends_the_trial_at_once_and_it_is_stored(tmp_path, server):
+    out = tmp_path / "run"
+    srv = server(package(tmp_path), out)
+    assert srv.send("GET", f"/Patient/{PATIENT}")[0] == 200
+    srv.process.send_signal(signal.SIGINT)
+    started = time.monotonic()
+    assert "agent_error (forge was stopped before the trial ended)" in srv.ended()
+    assert time.monotonic() - started < 20  # not the package's 60 s
+    assert load_trials(out).iloc[0]["status"] == "agent_error"
 
 
 def test_a_fault_is_503_and_a_spent_budget_429_then_the_trial_is_over(tmp_path, server):
