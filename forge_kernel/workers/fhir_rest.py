@@ -14,10 +14,10 @@ Under the base ``/fhir``:
   task has one (recorded, its summary the answer), hands in the result and ends the trial.
 
 Only a client on this machine is served: a request whose Host or Origin names another is refused (403; against DNS
-rebinding). Errors are OperationOutcomes: 400 invalid, 403 refused by the policy, 404 not found, 405 an interaction this task has
-no tool for, 410 after the trial has ended, 413 a body over ``MAX_BODY``, 429 a budget used up (the trial ends),
-500 a tool's own crash, 503 an injected fault. A request the tools cannot take (an unknown search parameter, a body
-that is not JSON) is still recorded, as a call refused with ``invalid_args``.
+rebinding). Errors are OperationOutcomes: 400 invalid, 403 refused by the policy, 404 not found, 405 an interaction
+this task has no tool for, 410 after the trial has ended, 429 a budget used up (the trial ends), 500 a tool's own
+crash, 503 an injected fault. A request the tools cannot take (an unknown search parameter, a body that is not JSON or
+is over ``MAX_BODY``) is still recorded, as a call refused with ``invalid_args``.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from time import perf_counter
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -56,7 +57,6 @@ STATUS = {
     "not_found": (404, "not-found"),
     "unknown_tool": (405, "not-supported"),
     "ended": (410, "processing"),
-    "too_large": (413, "too-costly"),
     "budget_exceeded": (429, "throttled"),
     "tool_crash": (500, "exception"),
     "timeout": (503, "timeout"),
@@ -231,7 +231,8 @@ async def body_of(request) -> Any:
 
 def search_args(rtype: str, query: list[tuple[str, str]]) -> tuple[dict[str, Any], str | None]:
     """The ``fhir_search`` arguments of a FHIR search, and why the query cannot be taken (or None). A token's
-    system (``system|code``) and a reference's type (``Patient/id``) are dropped; ``date`` takes the prefixes
+    system (``system|code``) and a reference's type (``Patient/id``) are dropped, a ``_count`` over the tool's
+    largest page asks for that page; ``date`` takes the prefixes
     ge, gt (both: from), le, lt (both: until) and eq (or none: that day)."""
     args: dict[str, Any] = {"type": rtype}
     for name, value in query:
@@ -242,12 +243,21 @@ def search_args(rtype: str, query: list[tuple[str, str]]) -> tuple[dict[str, Any
         elif name == "date":
             args.update(date_bounds(value))
         elif name == "_count":
-            args["_count"] = value
+            args["_count"] = str(min(int(value), most_per_page())) if value.isdigit() else value
         elif name == "_page_token":
             args["page_token"] = value
         elif name != "_format":
             return args, f"{name}: not a search parameter of this server ({', '.join(SEARCH_PARAMETERS)})"
     return args, None
+
+
+@cache
+def most_per_page() -> int:
+    """The largest ``_count`` of ``fhir_search``: a larger one asks for that many (a server may return fewer)."""
+    from ..tools import TOOLS
+
+    schema = TOOLS["fhir_search"].args_model.model_json_schema(by_alias=True)
+    return int(schema["properties"]["_count"]["maximum"])
 
 
 def date_bounds(value: str) -> dict[str, str]:

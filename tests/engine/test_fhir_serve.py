@@ -368,4 +368,5 @@ def test_fhir_search_parameters_become_the_tools_arguments():
     assert args == {"type": "Observation", "patient": "p1", "code": "4548-4", "date_ge": "2025-01", "_count": "3"}
     assert date_bounds("2025-03-01") == {"date_ge": "2025-03-01", "date_le": "2025-03-01"}
     assert date_bounds("lt2025") == {"date_le": "2025"}
+    assert search_args("Condition", [("_count", "5000")])[0]["_count"] == "100"  # a server may return fewer
     assert search_args("Condition", [("_sort", "-date")])[1].startswith("_sort: not a search parameter")
