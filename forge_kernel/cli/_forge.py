@@ -10,12 +10,12 @@ import click
 
 from ..spec import ForgeError, echo, printable
 from ._grading import grade, regrade
-from ._mcp import mcp_commands
 from ._model import model_group
 from ._packages import import_synthea, selftest, show_catalog, validate
 from ._read import ablation, compare_runs, ledger, replay, summary
 from ._release import keygen, release, signoff, verify_release
 from ._run import run
+from ._serve import fhir_commands, mcp_commands
 
 
 @contextmanager
@@ -74,6 +74,7 @@ for command in (
     ledger,
     grade,
     mcp_commands,
+    fhir_commands,
     regrade,
     replay,
     show_catalog,

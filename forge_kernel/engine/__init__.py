@@ -4,6 +4,7 @@ repro bundles and regrading. The names below are imported on first use."""
 from .. import _lazy
 
 _HOMES = {
+    "fhir_serve": ("serve_fhir",),
     "grading": ("grade_trajectory", "regrade", "trajectory_json"),
     "local_model": ("SMALL_SUITE", "config_path", "evaluate_local_model"),
     "mcp_serve": ("serve_mcp",),
@@ -55,6 +56,7 @@ __all__ = [
     "regrade",
     "run_trial",
     "selftest_package",
+    "serve_fhir",
     "serve_mcp",
     "totals_line",
     "trajectory_json",

@@ -1,4 +1,5 @@
 # The face's names for editors and type checkers, written from _HOMES by scripts/face_stubs.py: do not edit.
+from .fhir_serve import serve_fhir as serve_fhir
 from .grading import grade_trajectory as grade_trajectory, regrade as regrade, trajectory_json as trajectory_json
 from .local_model import (
     SMALL_SUITE as SMALL_SUITE,

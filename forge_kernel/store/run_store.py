@@ -40,8 +40,9 @@ def stored_slices(package: Package) -> dict[str, str]:
 
 
 OUTSIDE = "outside"
-"""The isolation of an agent that ran outside forge: the MCP client of ``forge mcp serve``."""
-OUTSIDE_TEXT = "MCP client outside forge"
+"""The isolation of an agent that ran outside forge: the client of ``forge mcp serve`` or ``forge fhir serve``."""
+OUTSIDE_TEXT = {"fhir serve": "FHIR REST client outside forge"}
+"""How an agent outside forge is shown, by how it was served (its spec's first words); an MCP client otherwise."""
 
 
 def isolation_of(manifest: dict[str, Any]) -> dict[str, str]:
@@ -59,7 +60,7 @@ def isolation_of(manifest: dict[str, Any]) -> dict[str, str]:
     return {
         a["name"]: "trusted, in process"
         if a.get("trusted", True)
-        else OUTSIDE_TEXT
+        else OUTSIDE_TEXT.get(str(a.get("spec", "")).split(" (")[0], "MCP client outside forge")
         if a.get("isolation") == OUTSIDE
         else isolated(a.get("isolation"))
         for a in manifest.get("agents", [])

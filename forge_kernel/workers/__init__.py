@@ -1,7 +1,7 @@
 """Agent workers: trusted agents in process, every other agent in a sandboxed worker process.
 
 The harness side: ``InProcess``, ``IsolatedAgent`` and ``McpAgent`` (each a ``Runner``), ``TrialServer`` (a trial
-served over MCP), ``Sandbox`` and ``choose``. The agent
+served over MCP), ``FhirTrial`` (a trial served as a FHIR REST endpoint), ``Sandbox`` and ``choose``. The agent
 side, inside a worker: the zygote (``python -m forge_kernel.workers.zygote``), the worker loop and
 ``RemoteToolClient``. What crosses between them is in ``wire``. The names below are imported on first use."""
 
@@ -19,6 +19,7 @@ _HOMES = {
         "describe",
     ),
     "client": ("LocalToolClient", "RemoteToolClient"),
+    "fhir_rest": ("FhirTrial",),
     "mcp": ("McpAgent", "TrialServer", "streams"),
     "pool": ("IsolatedAgent",),
     "sandbox": ("MCP_PREFIX", "MEMORY_MB", "MODES", "PROCESSES", "Sandbox", "bwrap_problem", "choose"),
@@ -30,6 +31,7 @@ __all__ = [
     "AgentOutcome",
     "BUDGET_EXCEEDED",
     "COMPLETED",
+    "FhirTrial",
     "Frames",
     "InProcess",
     "IsolatedAgent",

@@ -10,6 +10,7 @@ from .attempt import (
     describe as describe,
 )
 from .client import LocalToolClient as LocalToolClient, RemoteToolClient as RemoteToolClient
+from .fhir_rest import FhirTrial as FhirTrial
 from .mcp import McpAgent as McpAgent, TrialServer as TrialServer, streams as streams
 from .pool import IsolatedAgent as IsolatedAgent
 from .sandbox import (

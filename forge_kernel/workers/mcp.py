@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable
 from pathlib import Path
 from time import perf_counter
 from typing import Any
@@ -31,21 +30,19 @@ import mcp_types as types
 from anyio import create_memory_object_stream
 from mcp.server.lowlevel import Server
 from mcp.shared.message import SessionMessage
-from pydantic import ValidationError
 
 from ..agents import AgentTask
-from ..spec import RESULT, AgentError, AgentResult, BudgetExceeded, compact_json, printable
+from ..spec import RESULT, AgentError, BudgetExceeded, compact_json, printable
 from ..tools import ToolSession
 from ._output import Allowance
+from ._served import ServedTrial, stop
 from ._zygote_process import SandboxedProcess, WorkerError
-from .attempt import AGENT_ERROR, BUDGET_EXCEEDED, COMPLETED, REASON_CHARS, TIMEOUT, AgentOutcome
+from .attempt import AGENT_ERROR, AgentOutcome
 from .sandbox import Sandbox, program, script_of
 from .wire import MAX_DEPTH, MAX_FRAME_BYTES, depth_of
 
 SUBMIT = "submit_result"
 TASK_URI = "forge://task"
-GRACE_SECONDS = 1.0
-"""How long a client has, once its trial has ended, to read the last reply and leave before it is cut off."""
 HELLO_SECONDS = 30.0
 """How long an MCP agent's program may take to send its first message when it is started to learn its name."""
 INSTRUCTIONS = (
@@ -62,19 +59,13 @@ SUBMIT_TOOL = types.Tool(
 )
 
 
-class TrialServer:
+class TrialServer(ServedTrial):
     """The MCP server of one trial (``server``); ``run`` serves it until the trial ends and gives its outcome."""
 
+    HAND_IN = SUBMIT
+
     def __init__(self, task: AgentTask, session: ToolSession):
-        self.task = task
-        self.session = session
-        self.result: AgentResult | None = None
-        self.failure: str | None = None
-        """Why what the client handed in could not be taken (the trial then ends as agent_error)."""
-        self.ended = asyncio.Event()
-        """Set once the trial has ended: a result handed in, or a budget used up."""
-        self.client: tuple[str, str] | None = None
-        """The client's name and version (its ``clientInfo``, shown as text), once a request has carried them."""
+        super().__init__(task, session)
         self.server = Server(
             "medagent-forge",
             instructions=INSTRUCTIONS,
@@ -114,14 +105,12 @@ class TrialServer:
             return answer(compact_json({"ok": False, "error": {"code": "budget_exceeded", "message": str(exc)}}))
 
     def _submit(self, arguments: dict) -> types.CallToolResult:
-        try:
-            self.result = RESULT.validate_python(arguments)
-            reply = {"ok": True, "result": {"submitted": True}}
-        except (ValidationError, ValueError) as exc:
-            err = exc.errors()[0] if isinstance(exc, ValidationError) else {"loc": (), "msg": str(exc)}
-            self.failure = f"unparseable result: {'.'.join(map(str, err['loc'])) or 'result'}: {err['msg']}"
-            reply = {"ok": False, "error": {"code": "invalid_result", "message": self.failure}}
-        self.ended.set()
+        failure = self.hand_in(arguments)
+        reply = (
+            {"ok": True, "result": {"submitted": True}}
+            if failure is None
+            else {"ok": False, "error": {"code": "invalid_result", "message": failure}}
+        )
         return answer(compact_json(reply))
 
     async def _list_prompts(self, ctx, params) -> types.ListPromptsResult:
@@ -201,34 +190,6 @@ class TrialServer:
         finally:
             await stop(*tasks)
 
-    async def run(
-        self, client: Awaitable[str | None], max_seconds: float, started: float | None = None
-    ) -> AgentOutcome:
-        """Serve the trial until it ends, the ``client`` leaves (it gives why, if it broke the protocol) or
-        ``max_seconds`` pass since ``started`` (``perf_counter``; by default now); its outcome. A client whose trial
-        has ended has ``GRACE_SECONDS`` to read the last reply and leave."""
-        started = perf_counter() if started is None else started
-        leaving, ending = asyncio.ensure_future(client), asyncio.ensure_future(self.ended.wait())
-        try:
-            await asyncio.wait(
-                [leaving, ending], timeout=max_seconds - (perf_counter() - started), return_when=asyncio.FIRST_COMPLETED
-            )
-            duration = perf_counter() - started
-            if self.ended.is_set():
-                await asyncio.wait([leaving], timeout=GRACE_SECONDS)
-            left = leaving.done()
-            fault = leaving.result() if left else None
-        finally:
-            await stop(leaving, ending)
-        if self.result is not None:
-            return AgentOutcome(COMPLETED, None, self.result, duration)
-        if self.session.exceeded:
-            return AgentOutcome(BUDGET_EXCEEDED, self.session.exceeded, duration_s=duration)
-        if self.failure or left:
-            reason = self.failure or fault or f"the client left without {SUBMIT}"
-            return AgentOutcome(AGENT_ERROR, reason[:REASON_CHARS], duration_s=duration)
-        return AgentOutcome(TIMEOUT, f"no result within {max_seconds} s", duration_s=max_seconds)
-
 
 def answer(reply: str) -> types.CallToolResult:
     """A tool's reply as an MCP result: the JSON text, an error where it is not ok."""
@@ -253,13 +214,6 @@ def task_text(task: AgentTask) -> str:
             f"The patients are synthetic. {INSTRUCTIONS}",
         ]
     )
-
-
-async def stop(*tasks: asyncio.Future) -> None:
-    """Cancel tasks and wait until they have ended."""
-    for task in tasks:
-        task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def streams(incoming, outgoing) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, asyncio.BaseTransport]:
