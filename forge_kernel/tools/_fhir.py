@@ -10,7 +10,7 @@ from datetime import date, timedelta
 from typing import Annotated, Any
 from weakref import WeakKeyDictionary
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from ..ehr import EHRImage, Key, parse_time, patient_of, resource_matches, time_of
 from ._paging import REPLY_CAP, RESERVE, Cursor, size, take
@@ -35,8 +35,19 @@ class FhirSearchArgs(Args):
     code: str | None = Field(None, max_length=200, description="A code, display or name, e.g. 4548-4 or HbA1c.")
     date_ge: str | None = Field(None, pattern=FHIR_DATE, description="Only records of this date or later.")
     date_le: str | None = Field(None, pattern=FHIR_DATE, description="Only records of this date or earlier.")
+    name: str | None = Field(None, max_length=200, description="Patient only: part of a given or family name.")
+    birthdate: str | None = Field(None, pattern=FHIR_DATE, description="Patient only: the birth date, e.g. 1962-04-29.")
+    identifier: str | None = Field(
+        None, max_length=200, description="Patient only: an identifier's value, or system|value (an MRN)."
+    )
     count: int = Field(PAGE_SIZE, ge=1, le=MAX_PAGE, alias="_count", description="Resources on a page.")
     page_token: str | None = Field(None, max_length=ID_MAX, description="The `next` of the previous page.")
+
+    @model_validator(mode="after")
+    def _patient_parameters(self) -> FhirSearchArgs:
+        if self.type != "Patient" and (self.name or self.birthdate or self.identifier):
+            raise ValueError("name, birthdate and identifier search Patients only")
+        return self
 
     def resource_type(self) -> str:
         return self.type
@@ -45,9 +56,10 @@ class FhirSearchArgs(Args):
 @tool("fhir_search", kind="read")
 def fhir_search(ctx: ToolContext, args: FhirSearchArgs) -> dict:
     """Search FHIR resources of any type by patient, code and date (the record's clinical time), newest first
-    (records without a date last). Returns {total, entry: [resources, whole], next}: pass `next` as page_token
-    for the following page."""
-    found = matches(ctx, args)
+    (records without a date last); Patients also by name, birth date and identifier (only the current patient can
+    be found). Returns {total, entry: [resources, whole], next}: pass `next` as page_token for the following
+    page."""
+    found = [r for r in matches(ctx, args) if is_the_patient_asked(r, args)]
     cursor = Cursor.parse(args.page_token) if args.page_token else Cursor()
     room = REPLY_CAP - RESERVE - size({"total": len(found), "entry": [], "next": None})
     page, nxt = take(found, cursor, room, args.count)
@@ -65,6 +77,27 @@ def matches(ctx: ToolContext, args: FhirSearchArgs) -> list[dict[str, Any]]:
         found = ctx.view.search(ctx.patient_id, args.type, since, until, args.code)
         found += [r for r in shared(ctx, args.type) if fits(r, ctx, since, until, args.code)]
     return sorted(found, key=lambda r: -t if (t := time_of(r, ctx.view.image.tz)) is not None else float("inf"))
+
+
+def is_the_patient_asked(resource: dict[str, Any], args: FhirSearchArgs) -> bool:
+    """A Patient found has the name, birth date and identifier asked for (any resource else is kept)."""
+    if resource.get("resourceType") != "Patient":
+        return True
+    names = [
+        " ".join([*n.get("given", []), n.get("family", ""), n.get("text", "")]).lower()
+        for n in resource.get("name", [])
+        if isinstance(n, dict)
+    ]
+    system, _, value = (args.identifier or "").rpartition("|")
+    identifiers = [i for i in resource.get("identifier", []) if isinstance(i, dict)]
+    return (
+        (args.name is None or any(args.name.lower() in n for n in names))
+        and (args.birthdate is None or resource.get("birthDate") == args.birthdate)
+        and (
+            args.identifier is None
+            or any(i.get("value") == value and (not system or i.get("system") == system) for i in identifiers)
+        )
+    )
 
 
 def end_of(value: str, ctx: ToolContext) -> float:

@@ -7,7 +7,7 @@ Under the base ``/fhir``:
 - ``GET metadata``: a CapabilityStatement (the types and interactions served; not a call);
 - ``GET $task``: the task as JSON (the ``AgentTask`` without its tool definitions; not a call);
 - ``GET {type}/{id}``: ``fhir_read`` (a resource over the reply cap comes in parts: its ``page`` and a ``Link`` header
-  say where the next part is); ``GET {type}?patient=|subject=|code=|date=|_count=|_page_token=``:
+  say where the next part is); ``GET {type}?patient=|subject=|code=|date=|name=|birthdate=|identifier=|_count=|_page_token=``:
   ``fhir_search``, answered as a ``searchset`` Bundle whose ``next`` link carries the cursor;
 - ``POST {type}`` (a resource as JSON): ``fhir_create``, answered 201 with ``Location`` and the resource;
 - ``POST $finish`` (``{"answer", "output", "confidence", "status"}``): calls the task's ``finish`` tool when the
@@ -47,6 +47,9 @@ SEARCH_PARAMETERS = {
     "subject": "reference",
     "code": "token",
     "date": "date",
+    "name": "string",
+    "birthdate": "date",
+    "identifier": "token",
     "_count": "number",
     "_page_token": "string",
 }
@@ -244,6 +247,8 @@ def search_args(rtype: str, query: list[tuple[str, str]]) -> tuple[dict[str, Any
             args.update(date_bounds(value))
         elif name == "_count":
             args["_count"] = str(min(int(value), most_per_page())) if value.isdigit() else value
+        elif name in ("name", "birthdate", "identifier"):
+            args[name] = value
         elif name == "_page_token":
             args["page_token"] = value
         elif name != "_format":

@@ -212,8 +212,10 @@ def test_reads_searches_creates_and_refusals_go_through_the_tools_and_are_record
     )
     systolic, _ = walk(srv, f"/Observation?patient={PATIENT}&code=http://loinc.org|8480-6&date=ge2026-01-01")
     assert sorted(o["code"]["coding"][0]["code"] for o in systolic) == ["8480-6", "85354-9"]  # and the panel's part
+    status, _, body = srv.send("GET", "/Observation?value-quantity=x")
+    assert status == 400 and diagnostics(body).startswith("value-quantity: not a search parameter")
     status, _, body = srv.send("GET", "/Observation?name=x")
-    assert status == 400 and diagnostics(body).startswith("name: not a search parameter")
+    assert status == 400 and "search Patients only" in diagnostics(body)
 
     status, _, body = srv.send("POST", "/Observation", {k: v for k, v in blood_pressure().items() if k != "status"})
     assert status == 400 and diagnostics(body).startswith("resource.status")
@@ -242,7 +244,7 @@ def test_reads_searches_creates_and_refusals_go_through_the_tools_and_are_record
         "fhir_read",
         "fhir_read",
         "fhir_search",
-        *["fhir_search"] * (len(range(0, total, 5)) + 2),
+        *["fhir_search"] * (len(range(0, total, 5)) + 3),
         "fhir_create",
         "fhir_create",
         "fhir_create",
@@ -370,3 +372,8 @@ def test_fhir_search_parameters_become_the_tools_arguments():
     assert date_bounds("lt2025") == {"date_le": "2025"}
     assert search_args("Condition", [("_count", "5000")])[0]["_count"] == "100"  # a server may return fewer
     assert search_args("Condition", [("_sort", "-date")])[1].startswith("_sort: not a search parameter")
+    patients = search_args("Patient", [("name", "Satterfield"), ("birthdate", "1962-04-29"), ("identifier", "x|1")])
+    assert patients == (
+        {"type": "Patient", "name": "Satterfield", "birthdate": "1962-04-29", "identifier": "x|1"},
+        None,
+    )

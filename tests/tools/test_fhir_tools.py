@@ -318,3 +318,33 @@ def test_every_patient_read_tool_answers_a_crowded_chart_under_the_cap(name):
     s = session([*NOTES, *vitals])
     pages = walk(s, name, lambda page: page.get("page", {}).get("next"), patient_id="p1")
     assert pages
+
+
+LOOKUP = [
+    fhir.patient("p1", "Verna Satterfield", "female", "1962-04-29", "MRN-1"),
+    fhir.patient("p2", "Ward Gerhold", "male", "1927-09-24", "MRN-2"),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "found"),
+    [
+        ({"name": "satterfield", "birthdate": "1962-04-29"}, ["p1"]),
+        ({"identifier": "urn:forge:mrn|MRN-1"}, ["p1"]),
+        ({"identifier": "MRN-1"}, ["p1"]),
+        ({"name": "Satterfield", "birthdate": "1962-04-30"}, []),  # another birth date: no one
+        ({"identifier": "other-system|MRN-1"}, []),
+        ({"name": "Gerhold"}, []),  # another patient is never found, not even named
+        ({"identifier": "MRN-2"}, []),
+    ],
+)
+def test_a_patient_is_found_by_name_birth_date_or_identifier_only_when_current(args, found):
+    s = session(LOOKUP)
+    out = call(s, "fhir_search", type="Patient", **args)
+    assert [r["id"] for r in out["result"]["entry"]] == found
+    assert not [e for e in s.events if e.denied]
+
+
+def test_patient_search_parameters_are_for_patients_only():
+    out = call(session(LOOKUP), "fhir_search", type="Observation", name="Verna")
+    assert out["error"]["code"] == "invalid_args" and "Patients only" in out["error"]["message"]
