@@ -5,6 +5,7 @@ the record grounds nothing it says."""
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
@@ -66,6 +67,28 @@ def decimals(value: float | int) -> int:
 def half_unit(decimals: int) -> float:
     """Half the last written digit: how far a rounded number may be from what it rounds."""
     return 0.5 * 10**-decimals
+
+
+@dataclass(frozen=True)
+class ShownNumbers:
+    """The numbers shown in one unit, in order of their absolute values: each with how far it may be from the value
+    it stands for (a decimal number is rounded, a whole one exact: 154 is not 155 rounded), and the widest of
+    those, so that the numbers near a value are found by bisection."""
+
+    values: list[float]
+    tolerances: list[float]
+    widest: float
+
+    @classmethod
+    def of(cls, numbers: list[tuple[float, float]]) -> ShownNumbers:
+        numbers.sort()
+        return cls([v for v, _ in numbers], [t for _, t in numbers], max(t for _, t in numbers))
+
+    def around(self, value: float, reach: float) -> Iterator[tuple[float, float]]:
+        """(value, tolerance) of the numbers within ``reach`` of ``value`` plus the widest tolerance."""
+        lo = bisect_left(self.values, value - reach - self.widest)
+        hi = bisect_right(self.values, value + reach + self.widest)
+        return zip(self.values[lo:hi], self.tolerances[lo:hi], strict=True)
 
 
 @dataclass(frozen=True)
@@ -171,14 +194,13 @@ class Shown:
         return self.read.amounts
 
     @cached_property
-    def amounts_by_unit(self) -> dict[str, list[tuple[float, float]]]:
-        """Every number by its unit ("" for none): its absolute value, and how far it may be from the value it
-        stands for (a decimal number is rounded, a whole one exact: 154 is not 155 rounded)."""
+    def amounts_by_unit(self) -> dict[str, ShownNumbers]:
+        """Every number by its unit ("" for none), sorted (``ShownNumbers``)."""
         found: dict[str, list[tuple[float, float]]] = {}
         for shown_amount in self.amounts:
             tolerance = half_unit(shown_amount.decimals) if shown_amount.decimals else 0.0
             found.setdefault(shown_amount.amount.unit, []).append((abs(shown_amount.amount.value), tolerance))
-        return found
+        return {unit: ShownNumbers.of(numbers) for unit, numbers in found.items()}
 
     @cached_property
     def dates(self) -> list[StatedDate]:

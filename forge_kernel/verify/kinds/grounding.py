@@ -42,9 +42,17 @@ def shows_amount(fact: Fact, seen: Shown) -> bool:
     """A number shown is the fact's, up to the rounding of either and to its sign (a change of -24 mmHg is a fall
     of 24 mmHg): in the fact's unit where both units are read and of one dimension, by value where either has no
     unit pint reads, never across dimensions. A whole number shown is exact (154 is not 155 rounded)."""
+    target = fact.number.value
+    slack = max(half_unit(fact.decimals), ABOUT * abs(target) if fact.approximate else 0.0) + 1e-9
     for unit, numbers in seen.amounts_by_unit.items():
         scale = scale_between(unit, fact.number.unit)
-        if scale is not None and any(near(fact, value * scale, tol * scale) for value, tol in numbers):
+        if scale is None:
+            continue
+        if scale > 0:  # only the numbers that can be near, found by bisection (the margin covers float error)
+            candidates = numbers.around(target / scale, slack / scale + 1e-9 * max(1.0, abs(target / scale)))
+        else:
+            candidates = zip(numbers.values, numbers.tolerances, strict=True)
+        if any(near(fact, value * scale, tol * scale) for value, tol in candidates):
             return True
     return False
 
