@@ -72,6 +72,14 @@ def test_an_expectation_is_read_from_the_data_when_graded(images, loaded, monkey
     assert not typed.passed and "100.8" in typed.reason
 
 
+def test_an_expectation_the_data_lacks_is_an_error_of_the_verdict_not_a_pass(images, loaded, monkeypatch):
+    package = loaded["MAB-T4-STEFAN"]
+    monkeypatch.setattr(expressions.Chart, "value", lambda chart, e: None)
+    grading = asyncio.run(grade_trajectory(package, package.hidden.gold, images)).grading
+    typed = next(v for v in grading.verdicts if v.verifier_id == "typed")
+    assert not typed.passed and typed.error and "expect.magnesium: a number" in typed.reason
+
+
 def test_the_reference_agents_run_the_suite_and_compare(tmp_path, loaded):
     out = tmp_path / "run"
     spec = RunSpec(suite=[str(SUITE)], agents=["baseline-v1", "candidate-v2"], trials=1, seed=0)
