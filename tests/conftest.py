@@ -19,10 +19,11 @@ unit_registry()  # the units every grading reads, built once: each run's grader,
 
 @pytest.fixture(scope="session")
 def reference_run(tmp_path_factory) -> Path:
-    """RUN_DIR of 6 agents x 3 trials x 82 packages (about 4 s), declared with the default gate."""
+    """RUN_DIR of 6 agents x 3 trials x the 82 packages of superclue and forge-nsclc (about 4 s), declared with the
+    default gate (medagentbench-style has a run of its own: tests/suites/test_suite_medagentbench_style.py)."""
     out = tmp_path_factory.mktemp("reference") / "run"
     spec = RunSpec(
-        suite=[str(ROOT / "task_packages")],
+        suite=[str(ROOT / "task_packages" / "superclue"), str(ROOT / "task_packages" / "forge-nsclc")],
         agents=list(REFERENCE_SET),
         trials=3,
         seed=0,

@@ -109,12 +109,15 @@ def params_error(use: VerifierUse, file: object, err: ErrorDetails) -> SpecError
     return SpecError(file, where, inner.message)
 
 
-def graded_params(kind: VerifierKind, use: VerifierUse, file: object, chart: Chart) -> Strict:
-    """The params of a use with every expression valued in the chart; a value that does not fit is a SpecError."""
+def graded_params(
+    kind: VerifierKind, use: VerifierUse, file: object, chart: Chart, answer: dict[str, AnswerField] | None = None
+) -> Strict:
+    """The params of a use with every expression valued in the chart; a value that does not fit (the task's typed
+    ``answer`` where given) is a SpecError."""
     expressions = find_expressions(use.params, file, f"verifiers.{use.id}.params")
     params = chart.substitute(use.params, expressions)
     try:
-        model = validated(kind, use, params, file)
+        model = validated(kind, use, params, file, answer)
     except ValidationError as exc:
         raise params_error(use, file, exc.errors()[0]) from None
     unset = none_read_as_unset(model, params, list(expressions))
@@ -183,7 +186,8 @@ def run_verifier(bound: BoundUse, ctx: GradeContext) -> Verdict:
     try:
         if params is None:
             file = ctx.package.hidden_path
-            params = graded_params(kind, use, file, Chart(ctx.view.image, ctx.package.public.environment.patient_id))
+            chart = Chart(ctx.view.image, ctx.package.public.environment.patient_id)
+            params = graded_params(kind, use, file, chart, ctx.package.public.task.answer)
         outcome = kind.check(ctx, params)
     except Exception as exc:  # any failure of a verifier is the grading's, never the trial's
         reason = f"{ERROR_PREFIX}{type(exc).__name__}: {exc}"

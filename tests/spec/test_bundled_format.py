@@ -4,6 +4,7 @@ packages are synthetic."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from forge_kernel.spec.loading import read_yaml
 from forge_kernel.spec.suites import SUITE_FILE
 
 ROOT = Path(__file__).resolve().parents[2]
-SUITES = ("forge-nsclc", "superclue")
+SUITES = ("forge-nsclc", "medagentbench-style", "superclue")
 
 
 def in_full(package) -> tuple[dict, dict]:
@@ -41,6 +42,9 @@ def write_in_full(package, root: Path) -> Path:
     for name in package.fixture_hashes:
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_bytes((package.path / name).read_bytes())
+    images = root / "task_packages" / "ehr_images"
+    if package.image is not None and not images.exists():
+        shutil.copytree(ROOT / "task_packages" / "ehr_images", images)  # a shared image, found above the package
     hidden_file = root / "verifiers" / package.public.suite / f"{package.id}.yaml"
     hidden_file.parent.mkdir(parents=True, exist_ok=True)
     hidden_file.write_text(block_yaml(hidden), encoding="utf-8")
@@ -62,7 +66,7 @@ def lines(path: Path) -> int:
 def test_the_bundled_yaml_is_at_most_half_the_full_form(packages):
     written = sum(lines(p) for half in ("task_packages", "verifiers") for p in (ROOT / half).rglob("*.yaml"))
     full = sum(len(block_yaml(half).splitlines()) for package in packages for half in in_full(package))
-    assert len(packages) == 82
+    assert len(packages) == 103
     assert written * 2 <= full, (written, full)
 
 
@@ -71,7 +75,9 @@ def test_the_full_form_is_the_same_package(packages, tmp_path):
     for package in packages:
         again = load_package(write_in_full(package, tmp_path))
         assert (again.public_hash, again.hidden_hash) == (package.public_hash, package.hidden_hash), package.id
-        assert again.public_files == ["package.yaml", *package.fixture_hashes]
+        image_files = [f for f in again.public_files if "/ehr_images/" in f]
+        assert [f for f in again.public_files if f not in image_files] == ["package.yaml", *package.fixture_hashes]
+        assert bool(image_files) == (package.image is not None)
 
 
 def test_every_case_is_written_as_edits_of_the_gold():

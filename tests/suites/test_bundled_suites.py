@@ -1,4 +1,5 @@
-"""The bundled suites as a whole, and the six reference agents run on them (6 agents x 3 trials x 82 packages)."""
+"""The bundled suites as a whole, and the six reference agents run on the first two (6 agents x 3 trials x 82
+packages)."""
 
 import json
 from collections import Counter
@@ -25,9 +26,9 @@ def run_dir(reference_run):
     return reference_run
 
 
-def test_seventy_superclue_packages_in_seven_dimensions_and_twelve_nsclc(packages):
+def test_seventy_superclue_packages_in_seven_dimensions_twelve_nsclc_and_21_medagentbench_style(packages):
     by_suite = Counter(p.public.suite for p in packages)
-    assert by_suite == {"superclue": 70, "forge-nsclc": 12}
+    assert by_suite == {"superclue": 70, "forge-nsclc": 12, "medagentbench-style": 21}
     dimensions = Counter(p.public.slices["dimension"] for p in packages if p.public.suite == "superclue")
     assert len(dimensions) == 7 and set(dimensions.values()) == {10}
 

@@ -72,13 +72,17 @@ class PlanContext:
 PlanFn = Callable[[PlanContext], Awaitable[Plan]]
 PLANS: dict[str, PlanFn] = {}
 """Category -> plan."""
+FINDS_PATIENT: set[str] = set()
+"""Categories whose plan finds the patient itself when the context gives no MRN (by name and birth date)."""
 
 
-def plan(category: str):
-    """Register the plan of one task category."""
+def plan(category: str, finds_patient: bool = False):
+    """Register the plan of one task category (``finds_patient``: see ``FINDS_PATIENT``)."""
 
     def register(fn: PlanFn) -> PlanFn:
         PLANS[category] = fn
+        if finds_patient:
+            FINDS_PATIENT.add(category)
         return fn
 
     return register
@@ -104,16 +108,21 @@ class Planner:
         return self.features
 
     async def run(self, task: AgentTask, session: ToolClient) -> AgentResult:
-        found = await session.call("patient_search", mrn=task.context["mrn"])
-        patients = found["result"]["patients"] if found["ok"] else []
-        if len(patients) != 1:
-            await session.call("finish", summary="patient not identified")
-            return AgentResult(answer="未能唯一确定患者，已停止。Patient not identified; stopped.", status="escalated")
+        patient_id = ""  # a plan that finds its patient itself starts with none
+        if "mrn" in task.context or task.category not in FINDS_PATIENT:
+            found = await session.call("patient_search", mrn=task.context["mrn"])
+            patients = found["result"]["patients"] if found["ok"] else []
+            if len(patients) != 1:
+                await session.call("finish", summary="patient not identified")
+                return AgentResult(
+                    answer="未能唯一确定患者，已停止。Patient not identified; stopped.", status="escalated"
+                )
+            patient_id = patients[0]["patient_id"]
         category_plan = PLANS.get(task.category)
         if category_plan is None:
             await session.call("finish", summary="unsupported category")
             return AgentResult(answer="该任务类型不在本代理能力范围内。", status="gave_up")
-        ctx = PlanContext(task, session, self.features_for(task), patients[0]["patient_id"])
+        ctx = PlanContext(task, session, self.features_for(task), patient_id)
         outcome = await category_plan(ctx)
         await session.call("finish", summary=outcome.answer[:200])
         return AgentResult(answer=outcome.answer, output=outcome.output or {}, status=outcome.status)

@@ -13,6 +13,7 @@ from pydantic import Field, ValidationInfo, model_validator
 
 from ...spec import AnswerField, Strict
 from .._text import drug_of, normal
+from ..expressions import is_expression
 from ..matchers import within
 from ..quantities import Amount, amount, in_unit, is_number, located_amounts, normal_unit
 from ..registry import Outcome, verifier
@@ -50,7 +51,7 @@ class TypedParams(Strict):
             spec = declared.get(name)
             if spec is None:
                 raise ValueError(f"expect.{name}: the task's answer declares no such field")
-            problem = expectation_problem(spec, value)
+            problem = None if is_expression(value) else expectation_problem(spec, value)
             if problem:
                 raise ValueError(at_path(f"expect.{name}", problem))
         unknown = [n for n in self.tol if n not in self.expect]
