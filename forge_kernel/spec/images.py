@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import re
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,6 +74,9 @@ class SharedImage:
 
 _LOADED: WeakValueDictionary[tuple[str, str], SharedImage] = WeakValueDictionary()
 """(folder, content hash) -> the image read from it, while some package holds it."""
+_RECENT: deque[SharedImage] = deque(maxlen=2)
+"""The images used last, held so that packages loaded one after another (a command per package folder) do not
+read their image again each."""
 
 
 def candidates(folder: Path, name: str, version: str) -> list[str]:
@@ -106,6 +110,8 @@ def shared_image(folder: Path, relative: str, names: list[str], read: Reader) ->
     cached = _LOADED.get((str(where), digest))
     if cached is None:
         cached = _LOADED[(str(where), digest)] = parse_image(where, contents, digest)
+    if cached not in _RECENT:
+        _RECENT.append(cached)
     return cached, [f"{relative}/{n}" for n in contents]
 
 
