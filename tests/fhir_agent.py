@@ -6,7 +6,9 @@ pressure for a patient and report the latest systolic pressure on record before 
 
 It reads the task from ``$task`` (its context: ``patient``, ``record``), walks every page of the patient's systolic
 pressures (LOINC 8480-6) through the Bundle's ``next`` links, POSTs an Observation with the blood pressure as a
-string, then POSTs its answer to ``$finish``. Each request and its HTTP status is printed on a line.
+string, then POSTs its answer to ``$finish``. Each request and its HTTP status is printed on a line. A task of the
+medagentbench-style suite's ``record_vital`` family (its context: ``mrn``, ``value``, ``code``) is done as
+MedAgentBench's agents do it: the patient found by ``GET Patient?identifier=MRN``, the value POSTed as a string.
 """
 
 from __future__ import annotations
@@ -43,8 +45,30 @@ def every_entry(url: str) -> list[dict]:
     return resources
 
 
+def record_vital(base: str, task: dict) -> None:
+    """Find the patient by MRN, record the value as an Observation taken now, finish."""
+    context = task["context"]
+    patients = every_entry(f"{base}/Patient?identifier={context['mrn']}")
+    if len(patients) != 1:
+        send(f"{base}/$finish", {"answer": "Patient not found"})
+        return
+    observation = {
+        "resourceType": "Observation",
+        "status": "final",
+        "code": {"coding": [{"system": "http://loinc.org", "code": context["code"]}], "text": "Blood pressure"},
+        "subject": {"reference": f"Patient/{patients[0]['id']}"},
+        "effectiveDateTime": task["now"],
+        "valueString": context["value"],
+    }
+    send(f"{base}/Observation", observation)
+    send(f"{base}/$finish", {"answer": f"Blood pressure {context['value']} recorded now."})
+
+
 def main(base: str) -> None:
     task = send(f"{base}/$task")
+    if task["context"].get("family") == "record_vital":
+        record_vital(base, task)
+        return
     patient, pressure = task["context"]["patient"], task["context"]["record"]
     systolic = every_entry(f"{base}/Observation?patient={patient}&code=http://loinc.org|{SYSTOLIC}&_count=1")
     latest = max(systolic, key=lambda o: o["effectiveDateTime"])

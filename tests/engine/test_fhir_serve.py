@@ -277,6 +277,18 @@ def test_a_medagentbench_style_agent_completes_the_package(tmp_path, server):
     assert load_trials(out).iloc[0]["status"] == "completed"
 
 
+def test_a_medagentbench_style_agent_completes_a_package_of_the_bundled_suite(tmp_path, server):
+    out = tmp_path / "run"
+    srv = server(ROOT / "task_packages" / "medagentbench-style" / "MAB-T3-DONNELL", out)
+    done = subprocess.run([sys.executable, str(AGENT), srv.base], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "/Patient?identifier=3503973 -> 200" in done.stdout and "/Observation -> 201" in done.stdout
+    assert "MAB-T3-DONNELL · fhir-agent 1.0 · completed" in srv.ended()
+    with open_run(out) as run:
+        grading = run.trial("MAB-T3-DONNELL", "fhir-agent", 0).grading
+        assert grading.scores.passed, [v for v in grading.verdicts if not v.passed]
+
+
 def test_the_verdict_rests_on_the_created_resource(tmp_path, server):
     """The same agent asked to record another pressure: the resource check fails, and so the trial."""
     srv = server(package(tmp_path, record="120/80 mmHg"))

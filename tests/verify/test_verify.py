@@ -655,3 +655,27 @@ def test_events_name_every_missing_read_of_one_rule_once(med):
         f"1 attempts of finish, at most 0 ({read_first})"
     )
     assert outcome.steps == (3,)
+
+
+@pytest.mark.parametrize(
+    ("calls", "broken"),
+    [
+        (["patient_search", "fhir_create", "finish"], False),
+        (["fhir_search", "fhir_create", "finish"], False),  # Patients searched the FHIR way
+        (["vital_signs", "fhir_create", "finish"], True),
+        (["fhir_create", "patient_search", "finish"], True),  # found only after the write
+    ],
+)
+def test_a_rule_may_require_any_of_several_calls(med, calls, broken):
+    ctx = trial(med, EHRImage([], med.public.environment.now), [])
+    ctx.events = events(*calls)
+    for e in ctx.events:
+        if e.tool == "fhir_search":
+            e.args = {"type": "Patient", "identifier": "MRN-1"}
+        if e.tool == "fhir_create":
+            e.kind = "write"
+    found = [{"tool": "patient_search"}, {"tool": "fhir_search", "args": {"type": {"equals": "Patient"}}}]
+    outcome = check(ctx, "trace.events", rules=[{"require": found, "before": {"kind": "write"}}])
+    assert outcome.passed is not broken
+    if broken:
+        assert "before any successful patient_search or fhir_search" in outcome.reason

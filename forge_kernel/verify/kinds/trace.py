@@ -132,21 +132,22 @@ class Rule(Strict):
 
 
 class Require(Rule):
-    """A successful call like ``require``; with ``before``, one ahead of every attempt of a call like that (and
-    none needed where there is no such attempt): "an allergy read before any prescription"."""
+    """A successful call like ``require`` (or like any of a list of patterns: the patient found by
+    ``patient_search`` or by a ``fhir_search`` of Patients); with ``before``, one ahead of every attempt of a call
+    like that (and none needed where there is no such attempt): "an allergy read before any prescription"."""
 
-    require: CallPattern
+    require: CallPattern | Annotated[list[CallPattern], Field(min_length=1)]
     before: CallPattern | None = None
 
     def broken(self, events: list[Event]) -> Broken | None:
-        done = successes(events, self.require)
+        wanted = self.require if isinstance(self.require, list) else [self.require]
+        done = [step for pattern in wanted for step in successes(events, pattern)]
+        what = " or ".join(map(str, wanted))
         if self.before is None:
-            return None if done else Broken("no successful ", str(self.require))
+            return None if done else Broken("no successful ", what)
         early = tuple(e.step for e in events if self.before.matches(e) and not any(s < e.step for s in done))
         return (
-            Broken(
-                f"{self.before} at step {', '.join(map(str, early))} before any successful ", str(self.require), early
-            )
+            Broken(f"{self.before} at step {', '.join(map(str, early))} before any successful ", what, early)
             if early
             else None
         )
