@@ -99,7 +99,10 @@ def trial(package, image, calls, answer="", output=None, **ctx_fields):
 
 
 def check(ctx, kind, **params):
+    """One verifier's outcome on the context as it is now (a fresh grading: what an earlier one derived is
+    forgotten, as ``grade`` forgets it)."""
     found, validated = bind(VerifierUse(id="v", kind=kind, category="success", severity="soft", params=params))
+    ctx.memo.clear()
     return found.check(ctx, validated)
 
 

@@ -3,6 +3,7 @@ events a trial must or must not contain."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
@@ -77,14 +78,39 @@ class CallPattern(Strict):
         return self.tool or (f"any {self.kind}" if self.kind else "any call")
 
 
-def attempts(events: list[Event], patterns: list[CallPattern]) -> tuple[int, ...]:
+@dataclass(frozen=True)
+class Calls:
+    """A trial's calls in order, and by tool: a pattern that names its tool scans only that tool's calls."""
+
+    events: list[Event]
+    by_tool: dict[str, list[Event]]
+
+    def like(self, pattern: CallPattern) -> Iterator[Event]:
+        """The calls, allowed or not, that match the pattern, in order."""
+        pool = self.events if pattern.tool is None else self.by_tool.get(pattern.tool, [])
+        return (e for e in pool if pattern.matches(e))
+
+
+def calls_of(ctx: GradeContext) -> Calls:
+    """The trial's calls (``Calls``), sorted by tool once per grading."""
+
+    def found() -> Calls:
+        by_tool: dict[str, list[Event]] = {}
+        for event in ctx.events:
+            by_tool.setdefault(event.tool, []).append(event)
+        return Calls(ctx.events, by_tool)
+
+    return ctx.remember("calls", found)
+
+
+def attempts(calls: Calls, patterns: list[CallPattern]) -> tuple[int, ...]:
     """Steps of every attempted call (allowed or not) matching one of the patterns."""
-    return tuple(e.step for e in events if any(p.matches(e) for p in patterns))
+    return tuple(sorted({e.step for p in patterns for e in calls.like(p)}))
 
 
-def successes(events: list[Event], pattern: CallPattern) -> list[int]:
+def successes(calls: Calls, pattern: CallPattern) -> list[int]:
     """Steps of every successful call matching the pattern."""
-    return [e.step for e in events if e.ok and pattern.matches(e)]
+    return [e.step for e in calls.like(pattern) if e.ok]
 
 
 class CallsParams(Strict):
@@ -97,12 +123,12 @@ class CallsParams(Strict):
 @verifier("trace.calls")
 def calls(ctx: GradeContext, p: CallsParams) -> Outcome:
     """Required calls succeeded (in order when asked); forbidden calls were never attempted."""
-    bad = attempts(ctx.events, p.forbidden)
+    bad = attempts(calls_of(ctx), p.forbidden)
     if bad:
         return Outcome(False, f"forbidden call attempted at step {', '.join(map(str, bad))}", bad)
     position = 0
     for pattern in p.required:
-        ok_steps = [s for s in successes(ctx.events, pattern) if not p.in_order or s > position]
+        ok_steps = [s for s in successes(calls_of(ctx), pattern) if not p.in_order or s > position]
         if not ok_steps:
             return Outcome(False, f"required call {pattern} missing{' in order' if p.in_order else ''}")
         position = ok_steps[0]
@@ -126,7 +152,7 @@ class Rule(Strict):
     reason: str = ""
     """Why the rule holds; quoted when it is broken."""
 
-    def broken(self, events: list[Event]) -> Broken | None:
+    def broken(self, calls: Calls) -> Broken | None:
         """How the rule was broken, or None."""
         raise NotImplementedError
 
@@ -139,13 +165,13 @@ class Require(Rule):
     require: CallPattern | Annotated[list[CallPattern], Field(min_length=1)]
     before: CallPattern | None = None
 
-    def broken(self, events: list[Event]) -> Broken | None:
+    def broken(self, calls: Calls) -> Broken | None:
         wanted = self.require if isinstance(self.require, list) else [self.require]
-        done = [step for pattern in wanted for step in successes(events, pattern)]
+        first = min((step for pattern in wanted for step in successes(calls, pattern)), default=None)
         what = " or ".join(map(str, wanted))
         if self.before is None:
-            return None if done else Broken("no successful ", what)
-        early = tuple(e.step for e in events if self.before.matches(e) and not any(s < e.step for s in done))
+            return None if first is not None else Broken("no successful ", what)
+        early = tuple(e.step for e in calls.like(self.before) if first is None or e.step <= first)
         return (
             Broken(f"{self.before} at step {', '.join(map(str, early))} before any successful ", what, early)
             if early
@@ -162,11 +188,11 @@ class Forbid(Rule):
     forbid: CallPattern
     after: CallPattern | None = None
 
-    def broken(self, events: list[Event]) -> Broken | None:
-        start = min(successes(events, self.after), default=None) if self.after else 0
+    def broken(self, calls: Calls) -> Broken | None:
+        start = min(successes(calls, self.after), default=None) if self.after else 0
         if start is None:
             return None
-        bad = tuple(e.step for e in events if e.step > start and self.forbid.matches(e))
+        bad = tuple(e.step for e in calls.like(self.forbid) if e.step > start)
         where = f" after {self.after} at step {start}" if self.after else ""
         return Broken(f"{self.forbid} attempted at step {', '.join(map(str, bad))}{where}", steps=bad) if bad else None
 
@@ -177,8 +203,8 @@ class Limit(Rule):
     count: CallPattern
     max: int = Field(ge=0)
 
-    def broken(self, events: list[Event]) -> Broken | None:
-        steps = attempts(events, [self.count])
+    def broken(self, calls: Calls) -> Broken | None:
+        steps = attempts(calls, [self.count])
         if len(steps) <= self.max:
             return None
         return Broken(f"{len(steps)} attempts of {self.count}, at most {self.max}", steps=steps)
@@ -212,8 +238,9 @@ def event_rules(ctx: GradeContext, p: EventsParams) -> Outcome:
     (what the task rests on is read first)")."""
     grouped: dict[tuple[str, str], list[str]] = {}
     steps: set[int] = set()
+    calls = calls_of(ctx)
     for rule in p.rules:
-        broken = rule.broken(ctx.events)
+        broken = rule.broken(calls)
         if broken:
             grouped.setdefault((broken.head, rule.reason), []).append(broken.what)
             steps.update(broken.steps)
