@@ -60,14 +60,15 @@ def name_and_mrn(patient: dict) -> tuple[str, str]:
 
 
 def bundled_patients(task_root: str | Path = BUNDLED) -> list[PatientFixture]:
-    """The current patient of every package under ``task_root`` with one fixture, in package order."""
+    """The current patient of every package under ``task_root`` with one fixture and no shared image, in package
+    order."""
     out = []
     for manifest in sorted(Path(task_root).glob("*/*/package.yaml")):
         package = load_package(manifest.parent)
         env = package.public.environment
+        if package.image is not None or len(env.fixtures) != 1:
+            continue  # a patient of a shared image has no fixture of its own to start from
         patient = next(r for r in package.resources if r["resourceType"] == "Patient" and r["id"] == env.patient_id)
-        if len(env.fixtures) != 1:
-            continue
         out.append(
             PatientFixture(
                 package.id,
