@@ -37,7 +37,6 @@ SHARED_TYPES = frozenset({"Practitioner", "PractitionerRole", "Organization", "L
 class ImportReport:
     """What an import kept, merged and dropped."""
 
-    image: Path
     patients: list[str] = field(default_factory=list)
     """The ids of the patients imported, in file order."""
     kept: Counter[str] = field(default_factory=Counter)
@@ -117,7 +116,7 @@ def import_synthea(folder: Path, out: Path, patients: int | None = None, seed: i
         raise SpecError(out, "--out", "exists and is not empty: choose a new version folder")
     patients_found, others = bundles_in(folder)
     picked = chosen(patients_found, patients, seed, folder)
-    report, merged, shared = ImportReport(out), MergedEntries(), list[Entry]()
+    report, merged, shared = ImportReport(), MergedEntries(), list[Entry]()
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))  # renamed to ``out`` when whole
     partial.chmod(0o755)
