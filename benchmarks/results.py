@@ -3,7 +3,8 @@
 Each script owns one section of RESULTS.md (``benchmarks/run.py`` the header and benchmarks 1-5,
 ``benchmarks/scale.py`` benchmark 6, ``benchmarks/player.py`` benchmark 7, ``benchmarks/replay.py`` benchmark 8,
 ``benchmarks/release.py`` benchmark 9, ``benchmarks/timeline.py`` benchmark 10, ``benchmarks/llm.py`` benchmark 11,
-``benchmarks/grading.py`` benchmark 12, ``benchmarks/images.py`` benchmark 13), marked by an HTML comment, and rewrites only that one.
+``benchmarks/grading.py`` benchmark 12, ``benchmarks/images.py`` benchmark 13, ``benchmarks/first_paint.py``
+benchmark 14), marked by an HTML comment, and rewrites only that one.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ ORDER = (
     "llm.py",
     "grading.py",
     "images.py",
+    "first_paint.py",
 )
 """The sections, in the order the file shows them."""
 MARK = re.compile(r"^<!-- section: (\S+) -->\n", re.M)

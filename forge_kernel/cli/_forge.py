@@ -3,6 +3,7 @@ usage, exits 2 with one line."""
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import contextmanager
 
@@ -62,6 +63,11 @@ class Forge(click.Group):
 @click.version_option(package_name="medagent-forge")
 def main() -> None:
     """MedAgent Forge: grade what a medical agent did to a virtual EHR (synthetic data only)."""
+    here = os.getcwd()
+    if (
+        here not in sys.path
+    ):  # an agent of one's own (module:attribute) is found in this folder, as `python -m` finds it
+        sys.path.append(here)
 
 
 for command in (

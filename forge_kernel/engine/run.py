@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
+from tqdm.auto import tqdm
 
 from ..agents import LLM_PREFIX, agent_factory, model_needs
 from ..analysis import load_policy

@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 from pydantic import ValidationError
-from tqdm import tqdm
+from tqdm.auto import tqdm
 
 from .errors import SpecError
 from .loading import Entry, MergedEntries, bundle_entries, read_json

@@ -2,17 +2,21 @@
 percentiles, cost, model tokens and where each agent's time goes, and, given a baseline, the release gate of the
 comparison. The charts are Altair specs drawn in the
 browser by Vega, whose JavaScript comes from the installed vl-convert package (bundled with the dashboard's module,
-nothing fetched). Clicking a cell (dimension x agent) filters a linked failure browser.
+nothing fetched). Altair takes seconds to import, so in a notebook the specs are made once the cell has shown the rest
+of the dashboard. Clicking a cell (dimension x agent) filters a linked failure browser.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import sys
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
 import anywidget
+import pandas as pd
 import traitlets
 import vl_convert
 
@@ -28,7 +32,6 @@ from ..analysis import (
 )
 from ..spec import SYNTHETIC_BANNER, UsageError
 from ..store import Run, open_run
-from . import _charts as charts
 from ._frontend import bundled
 from .failures import FailureBrowser
 
@@ -83,6 +86,21 @@ def gate_state(
     }
 
 
+def after_this_cell(work: Callable[[], None]) -> None:
+    """``work`` done once the notebook cell running now has shown its output, before the next cell runs (at once
+    outside IPython)."""
+    shell = sys.modules["IPython"].get_ipython() if "IPython" in sys.modules else None
+    if shell is None:
+        work()
+        return
+
+    def once(_result: object) -> None:
+        shell.events.unregister("post_run_cell", once)
+        work()
+
+    shell.events.register("post_run_cell", once)
+
+
 class RunDashboard(anywidget.AnyWidget):
     """A run at a glance. ``failures``: a FailureBrowser that a click on a dimension x agent cell filters (its
     ``select``). ``baseline`` and ``candidate`` (agent names; ``baseline_run`` if the baseline is in another run):
@@ -93,7 +111,8 @@ class RunDashboard(anywidget.AnyWidget):
     banner = traitlets.Unicode(SYNTHETIC_BANNER).tag(sync=True)
     heading = traitlets.Dict().tag(sync=True)
     charts = traitlets.Dict().tag(sync=True)
-    """Chart name -> its Vega-Lite spec."""
+    """Chart name -> its Vega-Lite spec (in a notebook, made once the cell has shown the dashboard), or
+    ``{"error": ...}`` if they could not be made."""
     gate = traitlets.Dict(None, allow_none=True).tag(sync=True)
     usage = traitlets.Dict().tag(sync=True)
     """Per agent, as text: cost and model tokens per task and the median time per trial of each part
@@ -138,16 +157,26 @@ class RunDashboard(anywidget.AnyWidget):
                 "agents": sorted(outcomes["agent"].unique()),
                 "tasks": int(outcomes["task_id"].nunique()),
             },
-            charts={
-                "pass_rates": charts.pass_rate_grid(cells),
-                "overall": charts.overall_rates(cells),
-                "safety": charts.safety_bars(safety_findings(run)),
-                "latency": charts.latency_points(latency_percentiles(run)),
-            },
             gate=gate,
         )
         self.run, self.failures = run, failures
         self.observe(lambda change: self._filter(change["new"]), names="selection")
+        findings, latency = safety_findings(run), latency_percentiles(run)
+        after_this_cell(lambda: self._draw(cells, findings, latency))
+
+    def _draw(self, cells: pd.DataFrame, findings: pd.DataFrame, latency: pd.DataFrame) -> None:
+        try:
+            from . import _charts as charts  # Altair: seconds to import
+
+            self.charts = {
+                "pass_rates": charts.pass_rate_grid(cells),
+                "overall": charts.overall_rates(cells),
+                "safety": charts.safety_bars(findings),
+                "latency": charts.latency_points(latency),
+            }
+        except Exception as exc:  # said in the dashboard, and raised
+            self.charts = {"error": f"the charts could not be drawn: {type(exc).__name__}: {exc}"}
+            raise
 
     def select(self, agent: str | None = None, dimension: str | None = None) -> None:
         """Pick a cell (as a click does): the linked failure browser shows that agent's failures in that

@@ -271,6 +271,9 @@ class FailureBrowser(ipywidgets.VBox):
         decisions = [d.model_dump(exclude_none=True) for d in current.decisions if d.key != key]
         if decision != "open":
             reviewer = self.table.reviewer if reviewer is None else reviewer
+            for field, said, ask in (("comment", comment, "write why"), ("reviewer", reviewer, "write your name")):
+                if not said.strip():
+                    raise UsageError(f"{verifier} {decision}", field, f"{ask}: a triage decision is kept with it")
             decisions.append(
                 {
                     "task_id": key[0],

@@ -265,10 +265,12 @@ class Sandbox:
 
     def environment(self) -> dict[str, str]:
         """The zygote's environment: the harness's ``KEPT_ENV``, ``LC_*`` and ``env`` variables, its module search
-        path (so ``module:attribute`` imports there as it does here; inside a sandbox only the agent's own folder
-        of it is visible), and in a sandbox the proxy variables of its way out."""
+        path with the current folder as a path (so ``module:attribute`` imports there as it does here, a notebook's
+        own module too; inside a sandbox only the agent's own folder of it is visible), and in a sandbox the proxy variables of its way out."""
         kept = {k: v for k, v in os.environ.items() if k in KEPT_ENV or k.startswith("LC_") or k in self.env}
-        kept["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
+        kept["PYTHONPATH"] = os.pathsep.join(
+            os.path.abspath(p or os.curdir) for p in sys.path if os.path.isdir(p or ".")
+        )
         return kept | (proxy_environment(self.endpoints) if self.egress else {})
 
     def roots(self, spec: str) -> list[Path]:

@@ -42,11 +42,42 @@ function gatePanel(gate) {
 }
 
 /**
+ * Draw the charts into their panels' holders, once their specs have come (the kernel makes them after the rest of
+ * the dashboard is shown); the views drawn, for the caller to finalize.
+ * @param {DashboardModel} model
+ * @param {Record<string, HTMLElement>} holders
+ */
+async function drawCharts(model, holders) {
+  const specs = model.get("charts");
+  /** @type {VegaView[]} */
+  const views = [];
+  if (specs.error) {
+    for (const holder of Object.values(holders)) holder.replaceChildren(h("span", { class: "fd-error" }, String(specs.error)));
+    return views;
+  }
+  for (const [name, holder] of Object.entries(holders)) {
+    const spec = specs[name];
+    if (typeof spec !== "object") continue;
+    holder.replaceChildren();
+    const { view } = await vegaEmbed(holder, spec, { renderer: "svg", actions: false });
+    views.push(view);
+    if (name === "pass_rates" || name === "overall") {
+      view.addEventListener("click", (_event, item) => {
+        const selection = clicked(name, item);
+        if (selection) sync(model, "selection", selection);
+      });
+    }
+    if (name === "pass_rates") view.addEventListener("dblclick", () => sync(model, "selection", {}));
+  }
+  return views;
+}
+
+/**
  * @param {DashboardModel} model
  * @param {HTMLElement} root
  */
-async function draw(model, root) {
-  const head = model.get("heading"), specs = model.get("charts");
+function draw(model, root) {
+  const head = model.get("heading");
   const note = h("div", { class: "fd-selection", role: "status" });
   const showSelection = () => {
     const line = selectionLine(model.get("selection"));
@@ -60,25 +91,13 @@ async function draw(model, root) {
     banner(model.get("banner")),
     h("div", { class: "mf-heading fd-head" }, h("b", {}, "Run dashboard"), h("span", {}, headline(head))),
     note,
-    h("div", { class: "fd-grid" }, PANELS.filter(([name]) => specs[name]).map(([name, title, help]) =>
+    h("div", { class: "fd-grid" }, PANELS.map(([name, title, help]) =>
       h("section", { class: `fd-panel fd-${name}`, "data-panel": name }, h("h3", {}, title), h("p", { class: "mf-muted" }, help),
-        (holders[name] = h("div", { class: "fd-chart", "data-chart": name })))),
+        (holders[name] = h("div", { class: "fd-chart", "data-chart": name }, h("span", { class: "mf-muted" }, "drawing the chart\u2026"))))),
       usagePanel(model.get("usage")),
       gatePanel(model.get("gate"))));
   showSelection();
-  const views = [];
-  for (const [name, holder] of Object.entries(holders)) {
-    const { view } = await vegaEmbed(holder, specs[name], { renderer: "svg", actions: false });
-    views.push(view);
-    if (name === "pass_rates" || name === "overall") {
-      view.addEventListener("click", (_event, item) => {
-        const selection = clicked(name, item);
-        if (selection) sync(model, "selection", selection);
-      });
-    }
-    if (name === "pass_rates") view.addEventListener("dblclick", () => sync(model, "selection", {}));
-  }
-  return { views, showSelection };
+  return { holders, showSelection };
 }
 
 export default {
@@ -86,8 +105,15 @@ export default {
   async render({ model, el: host }) {
     const root = h("div", { class: "fd-dashboard" });
     host.replaceChildren(root);
-    const { views, showSelection } = await draw(model, root);
-    const stop = listen(model, { "change:selection": showSelection });
+    const { holders, showSelection } = draw(model, root);
+    /** @type {VegaView[]} */
+    let views = [];
+    const redraw = async () => {
+      for (const view of views) view.finalize();
+      views = await drawCharts(model, holders);
+    };
+    const stop = listen(model, { "change:selection": showSelection, "change:charts": redraw });
+    await redraw();
     return () => {
       stop();
       for (const view of views) view.finalize();

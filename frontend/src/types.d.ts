@@ -125,7 +125,8 @@ export interface Selection {
 export interface DashboardState {
   banner: string;
   heading: { run_id: string; trials: number; passed: number; agents: string[]; tasks: number };
-  charts: Record<string, object>;
+  /** Chart name -> its Vega-Lite spec; empty until the kernel has made them; `error` if it could not. */
+  charts: Record<string, object | string>;
   gate: { baseline: string; candidate: string; green: boolean; summary: string; checks: GateCheck[] } | null;
   usage: { columns: string[]; rows: string[][] };
   selection: Selection;

@@ -172,7 +172,7 @@ def test_triage_is_edited_in_the_page_and_a_bad_edit_shows_why(replay, browser, 
     verdict.locator(".ff-save").click()
     error = verdict.locator(".ff-message.ff-error")
     error.wait_for(timeout=15_000)
-    assert error.inner_text() == f"{triage}: decisions.0.comment: String should have at least 1 character"
+    assert error.inner_text() == f"{verifier} confirmed: comment: write why: a triage decision is kept with it"
     assert not triage.exists()
     assert verdict.locator(".ff-decision").input_value() == "confirmed"  # what was typed is kept
     verdict.locator(".ff-comment").fill("orders before any check; nobody asked for them")

@@ -16,6 +16,7 @@ from forge_kernel.spec.compact import SYNTHETIC_BANNER
 from forge_kernel.spec.errors import UsageError
 from forge_kernel.store import open_run
 from forge_kernel.widgets import FailureBrowser, RunDashboard, dashboard as dashboard_module
+from tests.helpers import ROOT
 
 
 @pytest.fixture(scope="module")
@@ -145,3 +146,45 @@ def test_the_module_carries_vega_and_fetches_nothing(dashboard, tmp_path, monkey
         assert cached.read_text(encoding="utf-8") == esm
     finally:
         dashboard_module.dashboard_esm.cache_clear()
+
+
+def test_in_a_notebook_the_dashboard_is_shown_before_its_charts_are_drawn(reference_run):
+    """In a kernel, the cell's output (the dashboard, which Lab then paints) goes out first; Altair's charts follow,
+    before the kernel is idle again (so a notebook run headless keeps them in its saved state)."""
+    from jupyter_client.manager import start_new_kernel
+
+    manager, client = start_new_kernel(kernel_name="python3", cwd=str(ROOT))
+    try:
+        cell = f"from forge_kernel.widgets import RunDashboard\nRunDashboard({str(reference_run)!r})"
+        msg_id, seen = client.execute(cell), []
+        while not seen or seen[-1] != "idle":
+            message = client.get_iopub_msg(timeout=120)
+            kind, content = message["msg_type"], message["content"]
+            assert kind != "error", "\n".join(content["traceback"])
+            state = content.get("data", {}).get("state", {}) if kind in ("comm_open", "comm_msg") else {}
+            if kind == "comm_open" and "heading" in state:
+                seen.append("dashboard" if state["charts"] == {} else "dashboard with charts")
+            elif state.get("charts"):
+                seen.append("charts")
+            elif kind == "execute_result":
+                seen.append("shown")
+            elif kind == "status" and content["execution_state"] == "idle":
+                seen += ["idle"] if message["parent_header"]["msg_id"] == msg_id else []
+        assert seen == ["dashboard", "shown", "charts", "idle"]
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+
+
+def test_charts_that_cannot_be_drawn_say_why(reference, monkeypatch):
+    from forge_kernel.widgets import _charts
+
+    def broken(_latency):
+        raise ValueError("no latency")
+
+    monkeypatch.setattr(_charts, "latency_points", broken)
+    monkeypatch.setattr(dashboard_module, "after_this_cell", lambda work: None)  # drawn below, as a kernel would
+    shown = RunDashboard(reference)
+    with pytest.raises(ValueError, match="no latency"):
+        shown._draw(pass_rate_cells(reference), safety_findings(reference), latency_percentiles(reference))
+    assert shown.charts == {"error": "the charts could not be drawn: ValueError: no latency"}

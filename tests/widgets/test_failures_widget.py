@@ -159,14 +159,15 @@ def test_a_bad_triage_edit_is_refused_with_a_clear_message(reference, tmp_path):
     row = single_hard(browser)
     front_end_edit(browser, row)
     before = path.read_bytes()
-    message = front_end_edit(browser, row, decision="fixed", comment="")
+    message = front_end_edit(browser, row, decision="fixed", comment=" ")
+    verifier = row["failing"][0]["id"]
     assert message == {
         "kind": "error",
-        "verifier": row["failing"][0]["id"],
-        "text": f"{path}: decisions.0.comment: String should have at least 1 character",
+        "verifier": verifier,
+        "text": f"{verifier} fixed: comment: write why: a triage decision is kept with it",
     }
     assert front_end_edit(browser, row, reviewer="")["text"] == (
-        f"{path}: decisions.0.reviewer: String should have at least 1 character"
+        f"{verifier} confirmed: reviewer: write your name: a triage decision is kept with it"
     )
     with pytest.raises(SpecError, match=r"decisions\.0\.decision: Input should be 'confirmed'"):
         browser.save_triage(row["trial_id"], row["failing"][0]["id"], "maybe", "why not")
@@ -185,8 +186,8 @@ def test_without_the_read_back_check_a_bad_edit_would_reach_the_file(reference, 
     browser = FailureBrowser(reference, path, reviewer="reviewer-a")
     row = single_hard(browser)
     monkeypatch.setattr(failures_module, "load_triage", lambda _path: TriageFile())
-    assert front_end_edit(browser, row, comment="")["kind"] == "saved"
-    with pytest.raises(SpecError, match=r"decisions\.0\.comment"):
+    assert front_end_edit(browser, row, decision="maybe")["kind"] == "saved"
+    with pytest.raises(SpecError, match=r"decisions\.0\.decision"):
         load_triage(path)
 
 

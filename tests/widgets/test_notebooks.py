@@ -68,6 +68,12 @@ def widgets(notebook, anywidget_id: str) -> list[dict]:
     return found
 
 
+def progress_bar(notebook) -> str:
+    """The text of the progress bars (tqdm's widgets) as they ended."""
+    states = notebook.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"].values()
+    return " ".join(m["state"]["value"] for m in states if m["model_name"] == "HTMLModel")
+
+
 def test_the_notebooks_are_committed_without_outputs():
     for name in (*NAMES, "05_evaluate_a_model"):  # 05 runs where the local model is (tests/models/test_local_model.py)
         notebook = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
@@ -79,7 +85,11 @@ def test_quickstart_makes_the_run_and_shows_the_dashboard(executed):
     text = text_of(executed["01_quickstart"])
     with open_run(executed["run_dir"]) as run:
         trials, failed = len(run.outcomes), int((~run.outcomes["passed"]).sum())
-    assert trials == 18 * 6 * 3 and f"{trials}/{trials}" in text  # the progress bar reached the end
+    assert trials == 18 * 6 * 3 and f"{trials}/{trials}" in progress_bar(executed["01_quickstart"])
+    outputs = [out for cell in executed["01_quickstart"].cells for out in cell.get("outputs", [])]
+    assert not [
+        out for out in outputs if out.get("name") == "stderr"
+    ]  # a widget, not red text that reads like an error
     assert text.count("SYNTHETIC DATA") >= 2 and "pass_rate" in text
     (table,) = widgets(executed["01_quickstart"], "failures.FailureTable")
     assert table["total"] == failed == len(table["rows"]) and table["filters"] == {}
