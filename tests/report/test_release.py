@@ -25,7 +25,7 @@ from forge_kernel.report.release import recorded
 from forge_kernel.report.sections import latency_cost
 from forge_kernel.store import open_run
 from forge_kernel.workers import sandbox as sandbox_module
-from tests.helpers import needs_bwrap
+from tests.helpers import needs_bwrap, signoff_argv
 
 ROOT = Path(__file__).resolve().parents[2]
 VENDOR = "tests.agents_for_tests:VendorCandidate"
@@ -348,20 +348,7 @@ def keys(release: Path, tmp_path: Path, name: str) -> Path:
 
 
 def signoff(release: Path, tmp_path: Path, name: str, role: str, decision: str, comment: str) -> None:
-    result = forge(
-        "signoff",
-        release,
-        "--reviewer",
-        name,
-        "--role",
-        role,
-        "--key",
-        tmp_path / f"{name}.key",
-        "--decision",
-        decision,
-        "--comment",
-        comment,
-    )
+    result = forge(*signoff_argv(release, tmp_path, name, role, decision, comment))
     assert result.exit_code == 0, result.output
 
 

@@ -21,6 +21,7 @@ from forge_kernel.report._approved import approved_releases, last_approved
 from forge_kernel.report.signoff import link, private_key, show_signoff
 from forge_kernel.report.signoff_section import STATE_START, render, render_state
 from forge_kernel.spec import canonical_json
+from tests.helpers import signoff_argv
 
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = ["SC-MED-GOUT-FLARE", "SC-MED-ASTHMA-ACUTE"]
@@ -72,20 +73,7 @@ def keys(tmp_path, *reviewers) -> Path:
 
 
 def sign(release, tmp_path, name, role, decision="approve", comment="checked the safety gates"):
-    result = forge(
-        "signoff",
-        release,
-        "--reviewer",
-        name,
-        "--role",
-        role,
-        "--key",
-        tmp_path / f"{name}.key",
-        "--decision",
-        decision,
-        "--comment",
-        comment,
-    )
+    result = forge(*signoff_argv(release, tmp_path, name, role, decision, comment))
     assert result.exit_code == 0, result.output
     return result
 
