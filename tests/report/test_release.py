@@ -13,6 +13,7 @@ from html import unescape
 from pathlib import Path
 from types import SimpleNamespace
 
+import nbformat
 import pytest
 import yaml
 from click.testing import CliRunner
@@ -363,6 +364,7 @@ def test_a_rejection_opens_the_page_and_the_notebook_in_red_with_the_gate_beside
         "to approve: clinician."
     )
     assert first.index(rejected) < first.index("GATE GREEN") < first.index("Provenance")  # the gate, still stated
+    nbformat.validate(nbformat.read(release / "release.ipynb", as_version=4))  # rewritten, still a notebook
     top = json.loads((release / "release.ipynb").read_text())["cells"]
     shown = next("".join(o["data"]["text/html"]) for c in top for o in c.get("outputs", []) if "text/html" in o["data"])
     assert "forge-signoff-state red" in shown and rejected in re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", shown))
