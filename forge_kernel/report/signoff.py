@@ -1,7 +1,8 @@
 """Reviewer sign-off of a release: Ed25519 signatures over a canonical manifest of everything the report rests on.
 
-A release folder holds ``release.ipynb``, ``release.html`` and ``release.json`` (what it was built from: the
-parameters file and the run stores, by path relative to the folder, and the roles whose approval it needs). The
+A release folder holds ``release.ipynb``, ``release.html``, ``parameters.yaml`` and ``release.json`` (what it was
+built from: the parameters file and the run stores, by path relative to the folder, and the roles whose approval it
+needs). The
 manifest lists a digest of each file and, per run store, one of its schema, one of each table and one per trial
 (with its events, scores and verdicts), so a failed verification names the file, the table or the trial that
 changed. Private keys are read from their file only when signing and never written anywhere else.
@@ -11,9 +12,10 @@ digest and ``follows``, the digest of the whole entry before it (``null`` for th
 changing one breaks the link of the next. A signature is never taken back by deleting it, only by a later
 withdrawal (``withdraws``: its number) signed by the same reviewer, role and key. A chain cannot show that its
 newest entries were cut off: ``forge signoff`` prints the head (length and last digest) and ``forge verify --head``
-fails when the chain no longer holds it. ``release.html`` is covered without its sign-off section, which signing
-rewrites from ``signoff.json`` and verifying checks (``signoff_section.py``). Digests, keys and the chain's links are
-in ``_chain.py``, which that section reads too.
+fails when the chain no longer holds it. ``release.html`` and ``release.ipynb`` are covered without their sign-off
+regions (the first screen's state and the section at the end), which signing rewrites from ``signoff.json`` and
+verifying checks (``signoff_section.py``). ``forge verify`` judges each signature once: one that fails a check counts
+for nothing. Digests, keys and the chain's links are in ``_chain.py``, which that section reads too.
 """
 
 from __future__ import annotations
