@@ -64,7 +64,7 @@ def report(folder: Path) -> float:
 
     started = perf_counter()
     notebook = execute_template(folder, parameters(folder.name), progress=False)
-    export_html(notebook, folder / "release.html", {"signatures": []})
+    export_html(notebook, folder / "release.html", {"signatures": []}, ["clinician", "engineer"])
     return perf_counter() - started
 
 

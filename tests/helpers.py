@@ -249,3 +249,11 @@ def image_package(
     }
     (verifiers / f"{task_id}.yaml").write_text(yaml.safe_dump(hidden), encoding="utf-8")
     return folder
+
+
+def signoff_argv(release: Path, key_dir: Path, name: str, role: str, decision: str, comment: str) -> list:
+    """``forge signoff``'s arguments for ``name`` signing ``release`` with the key ``key_dir/<name>.key``."""
+    return [
+        *("signoff", release, "--reviewer", name, "--role", role, "--key", key_dir / f"{name}.key"),
+        *("--decision", decision, "--comment", comment),
+    ]

@@ -101,14 +101,19 @@ def signoff(release, reviewer, role, key_file, decision, withdraws, comment) -> 
 )
 def verify_release(release, trusted, head) -> None:
     """Exit 0 only when every signature is valid, by a trusted key, follows the one before it, nothing it covers has
-    changed, no rejection stands and every role the release needs is approved; else 1, naming each problem."""
+    changed, no rejection stands and every role the release needs is approved; else 1. One line per signature (ok,
+    or FAIL and why), then the problems of the release as a whole and the verdict."""
     from ..report import trusted_keys, verify
 
     outcome = verify(release, trusted_keys(trusted) if trusted else [], head)
+    for checked in outcome.signatures:
+        if checked.ok:
+            echo(printable(f"ok    {checked.line}" + (f": {checked.note}" if checked.note else "")))
+        else:
+            echo(printable(f"FAIL  {checked.line}: {'; '.join(checked.problems)}"))
     for line in outcome.problems:
         echo(printable(f"FAIL  {line}"))
-    for line in outcome.approvals:
-        echo(printable(f"ok    approved by {line}"))
     echo(f"chain: {outcome.head}")
-    echo(printable(f"{release}: {'verified' if outcome.ok else 'NOT verified'}"))
+    missing = f" (no approval yet from: {', '.join(outcome.missing)})" if outcome.missing else ""
+    echo(printable(f"{release}: {'verified' if outcome.ok else 'NOT verified'}{missing}"))
     sys.exit(0 if outcome.ok else 1)

@@ -67,3 +67,11 @@ def chain_head(signatures: list[dict]) -> str:
 
 def decision_text(statement: dict) -> str:
     return statement["decision"] + (f" #{statement['withdraws']}" if "withdraws" in statement else "")
+
+
+def standing(signed: dict[int, dict]) -> dict[int, dict]:
+    """The approvals and rejections among ``signed`` (by number) that no withdrawal among them withdraws."""
+    withdrawn = {entry["statement"].get("withdraws") for entry in signed.values()}
+    return {
+        n: entry for n, entry in signed.items() if entry["statement"]["decision"] != "withdraw" and n not in withdrawn
+    }

@@ -61,9 +61,9 @@ def external_references(html: str) -> list[str]:
     return parser.found
 
 
-def export_html(notebook: Path, out: Path, signoff: dict) -> Path:
-    """Write the notebook's outputs to ``out`` with its sign-off section showing ``signoff``; refuse a page that
-    would fetch anything."""
+def export_html(notebook: Path, out: Path, signoff: dict, roles: list[str]) -> Path:
+    """Write the notebook's outputs to ``out`` with its sign-off regions showing ``signoff`` and the ``roles`` it
+    needs; refuse a page that would fetch anything."""
     from nbconvert import HTMLExporter
 
     exporter = HTMLExporter(
@@ -75,7 +75,7 @@ def export_html(notebook: Path, out: Path, signoff: dict) -> Path:
         exclude_output_prompt=True,
     )
     body, _ = exporter.from_filename(str(notebook))
-    body = with_signoff(body, signoff)
+    body = with_signoff(body, signoff, roles)
     outside = external_references(body)
     if outside:
         raise RuntimeError(f"{out}: the page would fetch {outside[0]} ({len(outside)} such reference(s))")

@@ -1,11 +1,13 @@
 """``forge release``: run the trials a release still lacks, execute the report template with papermill, export the
-self-contained HTML and write ``release.json``, so that ``forge signoff`` / ``forge verify`` work on the folder."""
+self-contained HTML, copy the parameters in and write ``release.json``, so that ``forge signoff`` / ``forge verify``
+work on the folder, wherever it is copied to."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -20,9 +22,13 @@ from ._html_export import export_html
 from ._params import LAST_APPROVED, ReleaseParameters, load_parameters
 from .release import recorded
 from .signoff import HTML, RECORD, SIGNOFF
+from .signoff_section import with_signoff
 
 TEMPLATE = Path(__file__).resolve().parents[2] / "notebooks" / "release_report.ipynb"
 NOTEBOOK = "release.ipynb"
+PARAMETERS = "parameters.yaml"
+"""The parameters file as the release was built from it, copied into the folder (its paths are relative to the
+original's folder): a signature covers it, and a copied folder still has it."""
 MUTANTS = "mutants.json"
 """The mutation kill rate's cache, filled while the trials run."""
 JUDGES = "judges.json"
@@ -151,9 +157,13 @@ def build_release(
         },
         progress,
     )
-    html = export_html(notebook, folder / HTML, {"signatures": []})
+    unsigned: dict = {"signatures": []}
+    shown = with_signoff(notebook.read_text(encoding="utf-8"), unsigned, params.roles, NOTEBOOK)
+    notebook.write_text(shown, encoding="utf-8")
+    html = export_html(notebook, folder / HTML, unsigned, params.roles)
+    shutil.copyfile(parameters, folder / PARAMETERS)
     record = {
-        "parameters": here(parameters),
+        "parameters": PARAMETERS,
         "runs": {s.label: here(s.run) for s in plan},
         "agents": {s.label: s.stored_as for s in plan},
         "entries": {s.label: s.agent for s in plan},

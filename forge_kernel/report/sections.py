@@ -17,6 +17,7 @@ from ._charts import delta_chart, latency_chart, rates_chart, reliability_chart
 from ._html import Markup, Section, badge, para, table
 from ._intervals import delta_interval
 from .release import MAX_PLAYERS, ReleaseReport
+from .signoff_section import state_placeholder
 
 STYLE = Markup("""<style>
 .forge-release { font-family: system-ui, sans-serif; max-width: 1100px; }
@@ -25,6 +26,9 @@ STYLE = Markup("""<style>
 .forge-verdict { font-size: 1.3em; padding: 12px 16px; margin: 12px 0; border-radius: 6px; }
 .forge-verdict.red, .forge-card.red { background: #fee2e2; border: 2px solid #b91c1c; }
 .forge-verdict.green, .forge-card.green { background: #dcfce7; border: 2px solid #15803d; }
+.forge-verdict.amber { background: #fef3c7; border: 2px solid #b45309; }
+.forge-verdict.grey { background: #f3f4f6; border: 2px solid #6b7280; }
+.forge-signoff-state p { margin: 2px 0; }
 .forge-verdict ul { font-size: 0.8em; margin: 6px 0 0; }
 .forge-card { padding: 8px 14px; margin: 12px 0; border-radius: 6px; }
 .forge-table { border-collapse: collapse; margin: 8px 0; font-size: 0.92em; }
@@ -35,6 +39,7 @@ STYLE = Markup("""<style>
 .forge-table tr.amber td { background: #fef3c7; }
 .badge { font-weight: 700; padding: 1px 8px; border-radius: 4px; color: #fff; white-space: nowrap; }
 .badge.red { background: #b91c1c; } .badge.green { background: #15803d; } .badge.amber { background: #b45309; }
+.badge.grey { background: #4b5563; }
 .forge-player { margin: 8px 0 24px; }
 </style>""")
 
@@ -55,10 +60,11 @@ def interval(ci: tuple[float, float] | None) -> str:
 
 
 def first_screen(rep: ReleaseReport) -> Section:
-    """The banner, the gate's colour and why, and what the release is."""
+    """The banner, the sign-off state (who approved, who rejected and why, which roles are still to approve: signing
+    rewrites it), the gate's colour and why, and what the release is."""
     cmp, gate = rep.comparison, rep.gate
     if gate.green:
-        verdict = f'<div class="forge-verdict green">{badge("GATE GREEN", "green")} nothing blocks this release</div>'
+        verdict = f'<div class="forge-verdict green">{badge("GATE GREEN", "green")} no check of the gate blocks this release</div>'
     else:
         why = "".join(
             f"<li><b>{escape(c.name)}</b> ({c.level}) {escape(c.status)}: {escape(c.detail)}</li>"
@@ -71,6 +77,7 @@ def first_screen(rep: ReleaseReport) -> Section:
     return Section(
         "release",
         f"Release {rep.release}: {cmp.title}",
+        state_placeholder(),
         Markup(verdict),
         para(
             f"Candidate {cmp.candidate.agent} {cmp.candidate.agent_version} against the baseline "

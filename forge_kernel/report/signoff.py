@@ -1,7 +1,8 @@
 """Reviewer sign-off of a release: Ed25519 signatures over a canonical manifest of everything the report rests on.
 
-A release folder holds ``release.ipynb``, ``release.html`` and ``release.json`` (what it was built from: the
-parameters file and the run stores, by path relative to the folder, and the roles whose approval it needs). The
+A release folder holds ``release.ipynb``, ``release.html``, ``parameters.yaml`` and ``release.json`` (what it was
+built from: the parameters file and the run stores, by path relative to the folder, and the roles whose approval it
+needs). The
 manifest lists a digest of each file and, per run store, one of its schema, one of each table and one per trial
 (with its events, scores and verdicts), so a failed verification names the file, the table or the trial that
 changed. Private keys are read from their file only when signing and never written anywhere else.
@@ -11,9 +12,10 @@ digest and ``follows``, the digest of the whole entry before it (``null`` for th
 changing one breaks the link of the next. A signature is never taken back by deleting it, only by a later
 withdrawal (``withdraws``: its number) signed by the same reviewer, role and key. A chain cannot show that its
 newest entries were cut off: ``forge signoff`` prints the head (length and last digest) and ``forge verify --head``
-fails when the chain no longer holds it. ``release.html`` is covered without its sign-off section, which signing
-rewrites from ``signoff.json`` and verifying checks (``signoff_section.py``). Digests, keys and the chain's links are
-in ``_chain.py``, which that section reads too.
+fails when the chain no longer holds it. ``release.html`` and ``release.ipynb`` are covered without their sign-off
+regions (the first screen's state and the section at the end), which signing rewrites from ``signoff.json`` and
+verifying checks (``signoff_section.py``). ``forge verify`` judges each signature once: one that fails a check counts
+for nothing. Digests, keys and the chain's links are in ``_chain.py``, which that section reads too.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import os
 import sqlite3
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import groupby
 from operator import itemgetter
@@ -39,11 +41,12 @@ from typing_extensions import TypedDict  # pydantic reads typing's TypedDict onl
 
 from ..spec import SpecError, canonical_json
 from ..store import RunStore
-from ._chain import PublicKey, chain_head, decision_text, digest, link, sha256
-from .signoff_section import shows, with_signoff, without_signoff
+from ._chain import PublicKey, chain_head, decision_text, digest, link, sha256, standing
+from .signoff_section import covered, file_shows, with_signoff
 
 HTML = "release.html"
-REPORT_FILES = ("release.ipynb", HTML)
+NOTEBOOK = "release.ipynb"
+REPORT_FILES = (NOTEBOOK, HTML)
 RECORD = "release.json"
 SIGNOFF = "signoff.json"
 SEVERAL_ROLES = "several_roles_per_reviewer"
@@ -121,9 +124,9 @@ def release_record(folder: Path) -> dict:
         raise SpecError(path, "(file)", "missing: not a release folder (forge release writes it)") from None
     except json.JSONDecodeError as exc:
         raise SpecError(path, "(file)", f"not JSON: {exc.msg} at line {exc.lineno}") from None
-    for field, kind in (("parameters", str), ("runs", dict), ("roles", list)):
-        if not isinstance(record.get(field), kind):
-            raise SpecError(path, field, f"missing or not a {kind.__name__}")
+    for name, kind in (("parameters", str), ("runs", dict), ("roles", list)):
+        if not isinstance(record.get(name), kind):
+            raise SpecError(path, name, f"missing or not a {kind.__name__}")
     return record
 
 
@@ -185,8 +188,7 @@ def manifest(folder: Path) -> dict:
         path = folder / name
         if not path.is_file():
             raise SpecError(path, "(file)", "missing: the release is not complete")
-        data = path.read_bytes()
-        files[name] = sha256(without_signoff(data) if name == HTML else data)
+        files[name] = sha256(covered(name, path.read_bytes()) if name in REPORT_FILES else path.read_bytes())
     return {
         "release": folder.resolve().name,
         "files": files,
@@ -278,14 +280,6 @@ def intact(signatures: list[dict]) -> list[dict]:
     return signatures
 
 
-def standing(signed: dict[int, dict]) -> dict[int, dict]:
-    """The approvals and rejections among ``signed`` (by number) that no withdrawal among them withdraws."""
-    withdrawn = {entry["statement"].get("withdraws") for entry in signed.values()}
-    return {
-        n: entry for n, entry in signed.items() if entry["statement"]["decision"] != "withdraw" and n not in withdrawn
-    }
-
-
 def withdrawal_refused(signed: dict[int, dict], statement: dict, key: str) -> str | None:
     """Why a withdrawal cannot follow the signatures ``signed`` (by number), or None: it withdraws an approval or
     rejection still standing, signed by the same reviewer, in the same role, with the same key."""
@@ -333,9 +327,16 @@ def refuse(folder: Path, signatures: list[dict], statement: dict, key: str) -> N
         raise SpecError(folder / SIGNOFF, "--withdraws", refused)
     if statement["decision"] == "approve" and release_record(folder).get(SEVERAL_ROLES) is not True:
         approvals = [e for e in standing(signed).values() if e["statement"]["decision"] == "approve"]
-        for ids, problem in several_roles([*approvals, {"statement": statement, "key": key}]):
-            if ("key", key) in ids:
-                raise SpecError(folder / RECORD, SEVERAL_ROLES, problem)
+        if problem := second_role(approvals, {"statement": statement, "key": key}):
+            raise SpecError(folder / RECORD, SEVERAL_ROLES, problem)
+
+
+def second_role(approvals: list[dict], entry: dict) -> str | None:
+    """Why the approval ``entry`` makes a reviewer of ``approvals`` approve in a second role, or None."""
+    for ids, problem in several_roles([*approvals, entry]):
+        if ("key", entry["key"]) in ids:
+            return problem
+    return None
 
 
 def sign(
@@ -394,75 +395,122 @@ def sign(
         }
     )
     (folder / SIGNOFF).write_text(json.dumps(signoff, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    page = folder / HTML
-    page.write_text(with_signoff(page.read_text(encoding="utf-8"), signoff), encoding="utf-8")
+    show_signoff(folder, signoff)
     return signoff
 
 
-@dataclass
-class Verification:
-    """The outcome of ``forge verify``: every problem found, the approvals that hold and the head verified."""
+def show_signoff(folder: Path, signoff: dict) -> None:
+    """Rewrite the sign-off regions of the page and the notebook (the first-screen state and the section at the
+    end) from ``signoff``: nothing a signature covers changes."""
+    roles = release_record(folder)["roles"]
+    for name in REPORT_FILES:
+        path = folder / name
+        path.write_text(with_signoff(path.read_text(encoding="utf-8"), signoff, roles, name), encoding="utf-8")
 
-    problems: list[str]
-    approvals: list[str]
-    head: str
+
+@dataclass
+class Checked:
+    """One signature as ``forge verify`` found it: ``#n reviewer (role, decision at time)``, what is wrong with it
+    (nothing: it holds), and a note on one that holds but no longer counts (withdrawn)."""
+
+    line: str
+    problems: list[str] = field(default_factory=list)
+    note: str = ""
 
     @property
     def ok(self) -> bool:
         return not self.problems
 
 
+@dataclass
+class Verification:
+    """The outcome of ``forge verify``: each signature checked, the problems of the release as a whole (the roles
+    without an approval among them), those roles, and the head verified."""
+
+    signatures: list[Checked]
+    problems: list[str]
+    missing: list[str]
+    head: str
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and all(s.ok for s in self.signatures)
+
+
 def verify(folder: Path, trusted: list[PublicKey], head: str | None = None) -> Verification:
     """Every signature valid, by a trusted key of its reviewer, over the release as it is and following the entry
-    before it; no rejection standing; every role the release needs approved; ``head``, when given, in the chain."""
-    signoff, now = read_signoff(folder), manifest(folder)
+    before it; no rejection standing; every role the release needs approved; ``head``, when given, in the chain; the
+    report's sign-off regions showing ``signoff.json``. A signature that fails any check counts for nothing."""
+    signoff, now, record = read_signoff(folder), manifest(folder), release_record(folder)
     signatures = signoff["signatures"]
     if unchained(signatures):
-        return Verification([f"{SIGNOFF}: {UNCHAINED}"], [], "unchained")
-    chain, problems = intact(signatures), []
-    signed: dict[int, dict] = {}
-    if not shows((folder / HTML).read_text(encoding="utf-8", errors="replace"), signoff):
-        problems.append(f"{HTML}: its sign-off section does not show the signatures in {SIGNOFF}")
+        return Verification([], [f"{SIGNOFF}: {UNCHAINED}"], [], "unchained")
+    chain = intact(signatures)
+    problems = [
+        f"{name}: its sign-off state or section does not show the signatures in {SIGNOFF}"
+        for name in REPORT_FILES
+        if not file_shows((folder / name).read_text(encoding="utf-8", errors="replace"), signoff, record["roles"], name)
+    ]
     if not signatures:
         problems.append("not signed")
-    if len(chain) < len(signatures):
-        problems.append(
-            f"{who(len(chain) + 1, signatures[len(chain)])}: follows a signature that is missing, moved or changed"
-        )
     if head is not None and head not in map(digest, chain):
         problems.append(f"--head {head}: not in the chain; a signature was removed or replaced since it was pinned")
+    checked = [Checked(who(n, entry)) for n, entry in enumerate(signatures, 1)]
+    for later in checked[len(chain) :]:
+        later.problems.append(
+            "follows a signature that is missing, moved or changed"
+            if later is checked[len(chain)]
+            else f"not checked: the chain breaks at #{len(chain) + 1}"
+        )
+    signed: dict[int, dict] = {}
     for n, entry in enumerate(chain, 1):
-        statement, line = entry["statement"], who(n, entry)
-        key = PublicKey(statement["reviewer"], entry["key"])
-        if not key.verifies(entry["signature"], canonical_json(statement).encode()):
-            problems.append(f"{line}: the signature does not match its statement")
+        checked[n - 1].problems += signature_problems(entry, trusted, signoff["manifests"], now, signed)
+        if checked[n - 1].ok:
+            signed[n] = entry
+    approvals = decisions(signed, checked, record.get(SEVERAL_ROLES) is True)
+    approved_roles = {entry["statement"]["role"] for entry in approvals}
+    missing = [role for role in record["roles"] if role not in approved_roles]
+    problems += [f"no approval in the role {role}" for role in missing]
+    return Verification(checked, problems, missing, chain_head(chain))
+
+
+def signature_problems(entry: dict, trusted: list[PublicKey], manifests: dict, now: dict, signed: dict) -> list[str]:
+    """What is wrong with one signature of the chain: its statement, its key, its manifest, what changed since, or
+    a withdrawal of what it cannot withdraw (after the signatures ``signed`` that hold)."""
+    statement = entry["statement"]
+    key = PublicKey(statement["reviewer"], entry["key"])
+    if not key.verifies(entry["signature"], canonical_json(statement).encode()):
+        return ["the signature does not match its statement"]
+    if key not in trusted:
+        return [f"key {key.fingerprint} is not a trusted key of {statement['reviewer']}"]
+    covered = manifests.get(statement["manifest"])
+    if covered is None or digest(covered) != statement["manifest"]:
+        return [f"the signed manifest in {SIGNOFF} was altered"]
+    found = changes(covered, now)
+    if statement["decision"] == "withdraw" and (refused := withdrawal_refused(signed, statement, entry["key"])):
+        found.append(refused)
+    return found
+
+
+def decisions(signed: dict[int, dict], checked: list[Checked], several: bool) -> list[dict]:
+    """The approvals that count among the signatures that hold (``signed``, by number); notes each withdrawn one, and
+    fails a standing rejection and, unless ``several``, a reviewer's approval in a second role."""
+    stand = standing(signed)
+    withdrawn_by = {e["statement"]["withdraws"]: n for n, e in signed.items() if "withdraws" in e["statement"]}
+    approvals: list[dict] = []
+    for n, entry in signed.items():
+        statement, found = entry["statement"], checked[n - 1]
+        if n in withdrawn_by:
+            found.note = f"withdrawn by #{withdrawn_by[n]}, no longer counts"
+        elif n not in stand:  # a withdrawal
             continue
-        if key not in trusted:
-            problems.append(f"{line}: key {key.fingerprint} is not a trusted key of {statement['reviewer']}")
-            continue
-        covered = signoff["manifests"].get(statement["manifest"])
-        if covered is None or digest(covered) != statement["manifest"]:
-            problems.append(f"{line}: the signed manifest in {SIGNOFF} was altered")
-            continue
-        problems += [f"{line}: {change}" for change in changes(covered, now)]
-        refused = statement["decision"] == "withdraw" and withdrawal_refused(signed, statement, entry["key"])
-        if refused:
-            problems.append(f"{line}: {refused}")
-            continue
-        signed[n] = entry
-    approvals = {}
-    for n, entry in standing(signed).items():
-        statement = entry["statement"]
-        if statement["decision"] == "approve":
-            approvals[n] = entry
         elif statement["decision"] == "reject":
-            problems.append(f"{who(n, entry)}: rejected{': ' + statement['comment'] if statement['comment'] else ''}")
-    record = release_record(folder)
-    if record.get(SEVERAL_ROLES) is not True:
-        problems += [problem for _, problem in several_roles(list(approvals.values()))]
-    approved_roles = {entry["statement"]["role"] for entry in approvals.values()}
-    problems += [f"no approval in the role {role}" for role in record["roles"] if role not in approved_roles]
-    return Verification(problems, [who(n, entry) for n, entry in approvals.items()], chain_head(chain))
+            found.problems.append(f"rejected{': ' + statement['comment'] if statement['comment'] else ''}")
+        elif not several and (problem := second_role(approvals, entry)):
+            found.problems.append(problem)
+        else:
+            approvals.append(entry)
+    return approvals
 
 
 def who(n: int, entry: dict) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -86,6 +87,88 @@ def test_the_release_page_works_with_no_network_at_all(flaky_release):
         assert player["diff_changed"], player
     for shot in seen["shots"]:
         assert Path(shot).stat().st_size > 1_000
+
+
+REJECTION = "the blood-pressure task is unstable on retry (synthetic review)"
+
+
+def test_a_rejection_opens_the_page_in_red_with_who_why_and_the_roles_still_to_approve(
+    flaky_release, browser, tmp_path, monkeypatch
+):
+    """Signed in a copy of the release folder (cp -r); the same signatures with the page's rewriting on signing
+    removed leave the first screen without the rejection, which this check sees."""
+    from forge_kernel.report import signoff as signing
+
+    seen = {}
+    for variant in ("signed", "not-rewritten"):
+        folder = tmp_path / variant / "flaky"
+        folder.parent.mkdir()
+        subprocess.run(["cp", "-r", str(flaky_release.parent), str(folder)], check=True)
+        with monkeypatch.context() as patch:
+            if variant == "not-rewritten":
+                patch.setattr(signing, "show_signoff", lambda folder, signoff: None)  # the mechanism, removed
+            for name, role, decision, comment in (
+                ("ada", "engineer", "approve", "read the gates"),
+                ("wen", "clinician", "reject", REJECTION),
+            ):
+                signing.keygen(name, tmp_path / variant / name)
+                signing.sign(folder, name, role, tmp_path / variant / name, decision, comment)
+        seen[variant] = first_screen(browser, folder / "release.html", f"release-{variant}-rejection-first-screen")
+    assert rejection_shown(seen["signed"]) == [], seen["signed"]
+    assert rejection_shown(seen["not-rewritten"]), seen["not-rewritten"]
+    assert browser.errors == [] and seen["signed"]["tried"] == []
+
+
+def rejection_shown(seen: dict) -> list[str]:
+    """What the first screen lacks of a rejection: in view without scrolling, red, who and why, who approved, the
+    role still to approve, and the gate's own result beside it."""
+    expected = [
+        f"REJECTED by wen (clinician): {REJECTION}",
+        "Approved by ada (engineer).",
+        "Still to approve: clinician.",
+    ]
+    lacks = [line for line in expected if line not in seen["state"]]
+    if not seen["state_in_view"]:
+        lacks.append("the sign-off state is below the first screen")
+    if seen["background"] != "rgb(254, 226, 226)":
+        lacks.append(f"not red: {seen['background']}")
+    if not (seen["gate_in_view"] and seen["gate"].startswith("GATE RED")):
+        lacks.append(f"the gate's result is not beside it: {seen['gate'][:40]!r}")
+    return lacks
+
+
+def first_screen(browser, html: Path, shot_name: str) -> dict:
+    """What a laptop's first screen of the page shows (1280 x 800, not scrolled): the sign-off state and the gate."""
+    page, tried = browser.page(), []
+
+    def only_files(route):  # the page's own file and nothing else
+        if route.request.url.startswith("file:"):
+            return route.continue_()
+        tried.append(route.request.url)
+        return route.abort()
+
+    page.route("**/*", only_files)
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(html.as_uri(), wait_until="load")
+    page.wait_for_timeout(300)
+
+    def in_view(locator) -> bool:
+        box = locator.bounding_box()
+        return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 800
+
+    state = page.locator(".forge-signoff-state").first
+    gate = page.locator(".forge-verdict:not(.forge-signoff-state) .badge").first
+    seen = {
+        "state": re.sub(r"\s+", " ", state.inner_text()),
+        "state_in_view": in_view(state),
+        "background": state.evaluate("e => getComputedStyle(e).backgroundColor"),
+        "gate": gate.inner_text(),
+        "gate_in_view": in_view(gate),
+        "shot": str(browser.shot(page, shot_name)),
+        "tried": tried,
+    }
+    page.close()
+    return seen
 
 
 def json_values(html: Path) -> dict:

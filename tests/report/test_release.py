@@ -8,10 +8,12 @@ import json
 import re
 import shutil
 import sqlite3
+import subprocess
 from html import unescape
 from pathlib import Path
 from types import SimpleNamespace
 
+import nbformat
 import pytest
 import yaml
 from click.testing import CliRunner
@@ -24,7 +26,7 @@ from forge_kernel.report.release import recorded
 from forge_kernel.report.sections import latency_cost
 from forge_kernel.store import open_run
 from forge_kernel.workers import sandbox as sandbox_module
-from tests.helpers import needs_bwrap
+from tests.helpers import needs_bwrap, signoff_argv
 
 ROOT = Path(__file__).resolve().parents[2]
 VENDOR = "tests.agents_for_tests:VendorCandidate"
@@ -103,7 +105,8 @@ def test_release_runs_every_side_and_prints_where_the_report_is(built):
         "candidate": "runs/candidate",
         "ablation-1": "runs/ablation-1",
     }
-    assert record["parameters"] == "../r1.yaml" and record["roles"] == ["clinician", "engineer"]
+    assert record["parameters"] == "parameters.yaml" and record["roles"] == ["clinician", "engineer"]
+    assert (folder / "r1/parameters.yaml").read_bytes() == (folder / "r1.yaml").read_bytes()  # copied in
     papermill = json.loads((folder / "r1/release.ipynb").read_text())["metadata"]["papermill"]
     assert papermill["parameters"]["candidate_agent"] == "candidate-v2"
 
@@ -165,7 +168,9 @@ def test_the_page_is_self_contained_and_opens_on_the_banner_and_the_verdict(buil
     assert external_references(html) == []
     assert html.count("<img") == html.count('src="data:image/svg+xml;base64,') >= 2
     first = re.sub(r"<[^>]+>", " ", section(html, "release"))
-    assert first.index("SYNTHETIC DATA") < first.index("GATE GREEN") < first.index("Provenance")
+    assert first.index("SYNTHETIC DATA") < first.index("NOT SIGNED YET") < first.index("GATE GREEN")
+    assert first.index("GATE GREEN") < first.index("Provenance")
+    assert "Still to approve: clinician, engineer." in first
     for field in ("code commit", "hidden halves hash", "seed", "declared gate", "candidate-v2 2.0"):
         assert field in first
     order = [
@@ -214,7 +219,7 @@ def test_the_offline_check_refuses_a_page_that_would_fetch(built, tmp_path):
     )
     (tmp_path / "bad.ipynb").write_text(json.dumps(nb))
     with pytest.raises(RuntimeError, match=re.escape("would fetch <script src=https://cdn.example/vega.js>")):
-        export_html(tmp_path / "bad.ipynb", tmp_path / "bad.html", {"signatures": []})
+        export_html(tmp_path / "bad.ipynb", tmp_path / "bad.html", {"signatures": []}, [])
     assert not (tmp_path / "bad.html").exists()
 
 
@@ -328,27 +333,60 @@ def test_the_flaky_release_is_red_and_says_why_on_its_first_screen(tmp_path):
 
 
 def sign_both(release: Path, tmp_path: Path) -> Path:
-    trusted = release.parent / "trusted"
-    trusted.mkdir()
     for name, role in (("wen", "clinician"), ("ada", "engineer")):
-        assert forge("keygen", "--reviewer", name, "--out", tmp_path / f"{name}.key").exit_code == 0
-        shutil.copy(tmp_path / f"{name}.key.pub", trusted / f"{name}.pub")
-        result = forge(
-            "signoff",
-            release,
-            "--reviewer",
-            name,
-            "--role",
-            role,
-            "--key",
-            tmp_path / f"{name}.key",
-            "--decision",
-            "approve",
-            "--comment",
-            "gates and cards read",
-        )
-        assert result.exit_code == 0, result.output
+        trusted = keys(release, tmp_path, name)
+        signoff(release, tmp_path, name, role, "approve", "gates and cards read")
     return trusted
+
+
+def keys(release: Path, tmp_path: Path, name: str) -> Path:
+    """A key pair for ``name`` in tmp_path and its public half in the trusted folder beside the release."""
+    trusted = release.parent / "trusted"
+    trusted.mkdir(exist_ok=True)
+    assert forge("keygen", "--reviewer", name, "--out", tmp_path / f"{name}.key").exit_code == 0
+    shutil.copy(tmp_path / f"{name}.key.pub", trusted / f"{name}.pub")
+    return trusted
+
+
+def signoff(release: Path, tmp_path: Path, name: str, role: str, decision: str, comment: str) -> None:
+    result = forge(*signoff_argv(release, tmp_path, name, role, decision, comment))
+    assert result.exit_code == 0, result.output
+
+
+def test_a_rejection_opens_the_page_and_the_notebook_in_red_with_the_gate_beside_it(release, tmp_path):
+    for name in ("wen", "ada"):
+        trusted = keys(release, tmp_path, name)
+    signoff(release, tmp_path, "ada", "engineer", "approve", "gates and cards read")
+    signoff(release, tmp_path, "wen", "clinician", "reject", "no renal dose check on SC-MED-DM-RENAL-DOSE")
+    first = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", section((release / "release.html").read_text(), "release")))
+    rejected = (
+        "REJECTED by wen (clinician): no renal dose check on SC-MED-DM-RENAL-DOSE Approved by ada (engineer). Still "
+        "to approve: clinician."
+    )
+    assert first.index(rejected) < first.index("GATE GREEN") < first.index("Provenance")  # the gate, still stated
+    nbformat.validate(nbformat.read(release / "release.ipynb", as_version=4))  # rewritten, still a notebook
+    top = json.loads((release / "release.ipynb").read_text())["cells"]
+    shown = next("".join(o["data"]["text/html"]) for c in top for o in c.get("outputs", []) if "text/html" in o["data"])
+    assert "forge-signoff-state red" in shown and rejected in re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", shown))
+    result = forge("verify", release, "--trusted", trusted)
+    assert result.exit_code == 1 and re.match(r"ok    #1 ada \(engineer, approve at \S+\)\n", result.output)
+    assert "FAIL  #2 wen (clinician, reject at " in result.output
+
+
+def test_a_release_folder_copied_elsewhere_signs_and_verifies_there(release, tmp_path):
+    trusted = keys(release, tmp_path, "wen")
+    keys(release, tmp_path, "ada")
+    signoff(release, tmp_path, "wen", "clinician", "approve", "read here")
+    elsewhere = tmp_path / "elsewhere" / "r1"
+    elsewhere.parent.mkdir()
+    copied = subprocess.run(["cp", "-r", str(release), str(elsewhere)], capture_output=True, text=True)
+    assert copied.returncode == 0, copied.stderr
+    shutil.move(trusted, tmp_path / "trusted")
+    shutil.rmtree(release.parent)  # nothing of the original place is left to read
+    signoff(elsewhere, tmp_path, "ada", "engineer", "approve", "read in the copy")
+    result = forge("verify", elsewhere, "--trusted", tmp_path / "trusted")
+    assert result.exit_code == 0, result.output
+    assert result.output.endswith(f"{elsewhere}: verified\n")
 
 
 def test_a_signed_release_verifies_and_shows_its_signatures(release, tmp_path):
@@ -383,7 +421,14 @@ def test_verify_names_each_change_after_signing(release, tmp_path, what):
         expected = "run ablation-1: trial TP-CONFLICT-v1/candidate-v2-no-conflict/0 changed"
     result = forge("verify", release, "--trusted", trusted)
     assert result.exit_code == 1 and expected in result.output, result.output
-    assert result.output.count("FAIL") == 2  # named under each of the two signatures, nothing else
+    lines = [re.sub(r" at \S+\)", ")", line) for line in result.output.splitlines()[:-2]]
+    assert lines == [  # one line per signature, then the roles left without an approval that counts
+        f"FAIL  #1 wen (clinician, approve): {expected}",
+        f"FAIL  #2 ada (engineer, approve): {expected}",
+        "FAIL  no approval in the role clinician",
+        "FAIL  no approval in the role engineer",
+    ]
+    assert result.output.endswith("NOT verified (no approval yet from: clinician, engineer)\n")
 
 
 def test_the_default_baseline_is_the_last_approved_release(release, tmp_path):

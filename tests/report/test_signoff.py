@@ -18,29 +18,34 @@ from cryptography.hazmat.primitives import serialization
 from forge_kernel.cli import main
 from forge_kernel.engine import RunSpec, execute
 from forge_kernel.report._approved import approved_releases, last_approved
-from forge_kernel.report.signoff import link, private_key
-from forge_kernel.report.signoff_section import render, with_signoff
+from forge_kernel.report.signoff import link, private_key, show_signoff
+from forge_kernel.report.signoff_section import STATE_START, render, render_state
 from forge_kernel.spec import canonical_json
+from tests.helpers import signoff_argv
 
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = ["SC-MED-GOUT-FLARE", "SC-MED-ASTHMA-ACUTE"]
+ROLES = ["clinician", "engineer"]
+UNSIGNED: dict = {"signatures": []}
 
 
 @pytest.fixture(scope="module")
 def built_release(tmp_path_factory) -> Path:
-    """A release folder over two small real runs, with stand-in report files (the notebook is not at stake here)."""
+    """A release folder over two small real runs, with stand-in report files: each with the first screen's sign-off
+    state and the sign-off section (in the notebook, inside a JSON string)."""
     folder = tmp_path_factory.mktemp("releases") / "r1"
     for label, agent in (("baseline", "baseline-v1"), ("candidate", "candidate-v2")):
         spec = RunSpec(suite=[str(ROOT / "task_packages/superclue" / t) for t in TASKS], agents=[agent], trials=2)
         asyncio.run(execute(spec, folder / "runs" / label, progress=False))
-    (folder / "release.ipynb").write_text('{"cells": []}', encoding="utf-8")
-    (folder / "release.html").write_text(f"<html>report{render({'signatures': []})}</html>", encoding="utf-8")
+    top, end = render_state(UNSIGNED, ROLES), render(UNSIGNED)
+    (folder / "release.ipynb").write_text(json.dumps({"cells": [], "outputs": [top, "report", end]}), encoding="utf-8")
+    (folder / "release.html").write_text(f"<html>{top}report{end}</html>", encoding="utf-8")
     (folder / "r1.yaml").write_text("release: r1\n", encoding="utf-8")
     record = {
         "parameters": "r1.yaml",
         "runs": {"baseline": "runs/baseline", "candidate": "runs/candidate"},
         "agents": {"baseline": "baseline-v1", "candidate": "candidate-v2"},
-        "roles": ["clinician", "engineer"],
+        "roles": ROLES,
     }
     (folder / "release.json").write_text(json.dumps(record), encoding="utf-8")
     return folder
@@ -67,21 +72,8 @@ def keys(tmp_path, *reviewers) -> Path:
     return trusted
 
 
-def sign(release, tmp_path, name, role, decision="approve"):
-    result = forge(
-        "signoff",
-        release,
-        "--reviewer",
-        name,
-        "--role",
-        role,
-        "--key",
-        tmp_path / f"{name}.key",
-        "--decision",
-        decision,
-        "--comment",
-        "checked the safety gates",
-    )
+def sign(release, tmp_path, name, role, decision="approve", comment="checked the safety gates"):
+    result = forge(*signoff_argv(release, tmp_path, name, role, decision, comment))
     assert result.exit_code == 0, result.output
     return result
 
@@ -107,7 +99,12 @@ def verify(release, trusted, *options):
 
 def fails(result) -> list[str]:
     """The problem lines of forge verify, with the signing times taken out."""
-    return [re.sub(r" at \S+\)", ")", line) for line in result.output.splitlines() if line.startswith("FAIL")]
+    return [line for line in verdicts(result) if line.startswith("FAIL")]
+
+
+def verdicts(result) -> list[str]:
+    """The ok and FAIL lines of forge verify, with the signing times taken out."""
+    return [re.sub(r" at \S+\)", ")", line) for line in result.output.splitlines() if line.startswith(("ok", "FAIL"))]
 
 
 def signatures(release) -> dict:
@@ -117,8 +114,7 @@ def signatures(release) -> dict:
 def rewrite(release, signoff):
     """Write an edited signoff.json and re-render the page's sign-off region from it, as anyone with the folder can."""
     (release / "signoff.json").write_text(json.dumps(signoff), encoding="utf-8")
-    page = release / "release.html"
-    page.write_text(with_signoff(page.read_text(encoding="utf-8"), signoff), encoding="utf-8")
+    show_signoff(release, signoff)
 
 
 def entry(key_file, statement) -> dict:
@@ -165,7 +161,8 @@ def test_a_release_signed_by_every_role_verifies_and_keys_stay_out_of_it(release
     trusted = signed(release, tmp_path)
     result = verify(release, trusted)
     assert result.exit_code == 0, result.output
-    assert "verified" in result.output and result.output.count("approved by") == 2
+    assert verdicts(result) == ["ok    #1 wen (clinician, approve)", "ok    #2 ada (engineer, approve)"]
+    assert result.output.endswith(f"{release}: verified\n")
     private = (tmp_path / "wen.key").read_text().splitlines()[1]
     assert not any(private in p.read_text(errors="ignore") for p in release.rglob("*") if p.is_file())
 
@@ -232,7 +229,12 @@ def test_each_table_of_a_run_store_changed_is_named(release, tmp_path, table):
     con.close()
     result = verify(release, trusted)
     assert result.exit_code == 1
-    assert result.output.count(f": {expected}\n") == 2 and result.output.count("FAIL") == 2, result.output
+    assert verdicts(result) == [
+        f"FAIL  #1 wen (clinician, approve): {expected}",
+        f"FAIL  #2 ada (engineer, approve): {expected}",
+        "FAIL  no approval in the role clinician",
+        "FAIL  no approval in the role engineer",
+    ]
 
 
 def test_a_changed_schema_is_named(release, tmp_path):
@@ -242,7 +244,7 @@ def test_a_changed_schema_is_named(release, tmp_path):
         con.execute("CREATE INDEX extra ON gradings (kind)")
     con.close()
     result = verify(release, trusted)
-    assert result.output.count(": run baseline: its schema changed\n") == 2 and result.output.count("FAIL") == 2
+    assert [line.split(": ", 1)[1] for line in fails(result)[:2]] == ["run baseline: its schema changed"] * 2
     con = sqlite3.connect(release / "runs/baseline/run.sqlite")
     with con:
         con.execute("CREATE TABLE notes (note TEXT)")
@@ -381,7 +383,7 @@ def test_signing_shows_every_signature_in_the_html_and_a_forged_section_is_named
     (release / "release.html").write_text(page.replace(">approve<", ">reject<", 1), encoding="utf-8")
     result = verify(release, trusted)
     assert result.exit_code == 1
-    assert "release.html: its sign-off section does not show the signatures in signoff.json" in result.output
+    assert "release.html: its sign-off state or section does not show the signatures in signoff.json" in result.output
     assert "release.html changed" not in result.output  # the report itself is as signed
 
 
@@ -469,10 +471,11 @@ def test_a_withdrawal_is_signed_by_the_reviewer_and_key_of_what_it_withdraws(rel
         )
     )
     rewrite(release, signoff)
-    assert [re.sub(r"sha256:\w+", "KEY", line) for line in fails(verify(release, trusted))] == [
+    assert [re.sub(r"sha256:\w+", "KEY", line) for line in verdicts(verify(release, trusted))] == [
+        "FAIL  #1 wen (clinician, reject): rejected: checked the safety gates",
+        "ok    #2 ada (engineer, approve)",
         "FAIL  #3 ada (clinician, withdraw #1): withdraws #1, signed by wen (clinician) with key KEY: only that reviewer, "
         "role and key withdraw it",
-        "FAIL  #1 wen (clinician, reject): rejected: checked the safety gates",
         "FAIL  no approval in the role clinician",
     ]
 
@@ -488,7 +491,13 @@ def test_a_withdrawn_rejection_no_longer_stands_and_the_page_shows_both(release,
     sign(release, tmp_path, "ada", "engineer")
     result = verify(release, trusted)
     assert result.exit_code == 0, result.output
-    assert result.output.count("approved by") == 2 and "chain: 4 signatures, head sha256:" in result.output
+    assert verdicts(result) == [
+        "ok    #1 wen (clinician, reject): withdrawn by #2, no longer counts",
+        "ok    #2 wen (clinician, withdraw #1)",
+        "ok    #3 wen (clinician, approve)",
+        "ok    #4 ada (engineer, approve)",
+    ]
+    assert "chain: 4 signatures, head sha256:" in result.output
     page = (release / "release.html").read_text(encoding="utf-8")
     assert '<tr class=""><td>1</td><td>wen</td><td>clinician</td><td>reject (withdrawn by #2)</td>' in page
     assert '<tr class="amber"><td>2</td><td>wen</td><td>clinician</td><td>withdraw #1</td>' in page
@@ -498,8 +507,13 @@ def test_a_withdrawn_approval_no_longer_counts(release, tmp_path):
     trusted = signed(release, tmp_path)
     assert withdraw(release, tmp_path, "wen", 1).exit_code == 0
     result = verify(release, trusted)
-    assert result.exit_code == 1 and result.output.count("approved by") == 1
-    assert fails(result) == ["FAIL  no approval in the role clinician"]
+    assert result.exit_code == 1 and verdicts(result) == [
+        "ok    #1 wen (clinician, approve): withdrawn by #3, no longer counts",
+        "ok    #2 ada (engineer, approve)",
+        "ok    #3 wen (clinician, withdraw #1)",
+        "FAIL  no approval in the role clinician",
+    ]
+    assert result.output.endswith("NOT verified (no approval yet from: clinician)\n")
 
 
 def test_a_sign_off_from_before_the_chain_does_not_verify_and_is_not_signed_further(release, tmp_path):
@@ -563,9 +577,11 @@ def test_one_reviewer_by_name_or_key_approves_in_one_role(release, tmp_path):
     rewrite(release, signoff)
     (trusted / "wendy.pub").write_text((trusted / "wen.pub").read_text().replace(" wen", " wendy"))
     result = verify(release, trusted)
-    assert result.exit_code == 1 and fails(result) == [
-        "FAIL  wen / wendy approves as clinician and engineer: one reviewer (a name, or a key under any name) approves "
-        "in one role unless the release's parameters set several_roles_per_reviewer"
+    assert result.exit_code == 1 and verdicts(result) == [
+        "ok    #1 wen (clinician, approve)",
+        "FAIL  #2 wendy (engineer, approve): wen / wendy approves as clinician and engineer: one reviewer (a name, or a "
+        "key under any name) approves in one role unless the release's parameters set several_roles_per_reviewer",
+        "FAIL  no approval in the role engineer",
     ]
 
 
@@ -629,3 +645,96 @@ def test_last_approved_skips_a_standing_rejection_a_broken_chain_and_an_unchaine
     unchain(tmp_path / "r4", tmp_path)
     assert [a.folder.name for a in approved_releases(tmp_path, trusted)] == ["r1"]
     assert last_approved(tmp_path, trusted, tmp_path / "r5.yaml", "r5").folder == release
+
+
+def first_screen(text: str) -> str:
+    """The first screen's sign-off state of a page or a stand-in notebook, as HTML, tags taken out."""
+    if text.startswith("{"):
+        text = json.loads(text)["outputs"][0]
+    region = text[text.index(STATE_START) : text.index("<!--/forge:signoff-state-->")]
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", region)).strip()
+
+
+def test_a_rejection_is_on_the_first_screen_with_who_why_and_the_roles_still_to_approve(release, tmp_path):
+    trusted = keys(tmp_path, "wen", "ada")
+    assert "NOT SIGNED YET Still to approve: clinician, engineer." in first_screen(
+        (release / "release.html").read_text()
+    )
+    sign(release, tmp_path, "ada", "engineer")
+    assert first_screen((release / "release.html").read_text()).startswith(
+        "AWAITING SIGN-OFF Approved by ada (engineer). Still to approve: clinician."
+    )
+    sign(release, tmp_path, "wen", "clinician", decision="reject", comment="the renal dose is not checked")
+    page, notebook = (release / "release.html").read_text(), (release / "release.ipynb").read_text()
+    assert '<div class="forge-verdict forge-signoff-state red">' in page
+    for text in (page, notebook):
+        assert first_screen(text) == (
+            "REJECTED by wen (clinician): the renal dose is not checked Approved by ada (engineer). Still to approve: "
+            "clinician. A reviewer rejected this release: it must not ship while that stands, whatever the gate says."
+        )
+    result = verify(release, trusted)  # ada's signature still holds: signing rewrote only the sign-off regions
+    assert verdicts(result) == [
+        "ok    #1 ada (engineer, approve)",
+        "FAIL  #2 wen (clinician, reject): rejected: the renal dose is not checked",
+        "FAIL  no approval in the role clinician",
+    ]
+    assert result.output.endswith("NOT verified (no approval yet from: clinician)\n")
+
+
+def test_the_first_screen_reads_approved_once_every_role_approves_and_a_withdrawn_rejection_no_longer_shows(
+    release, tmp_path
+):
+    keys(tmp_path, "wen", "ada")
+    sign(release, tmp_path, "wen", "clinician", decision="reject")
+    assert first_screen((release / "release.html").read_text()).startswith("REJECTED by wen (clinician)")
+    withdraw(release, tmp_path, "wen", 1)
+    sign(release, tmp_path, "wen", "clinician")
+    sign(release, tmp_path, "ada", "engineer")
+    for name in ("release.html", "release.ipynb"):
+        assert first_screen((release / name).read_text()) == "APPROVED Approved by wen (clinician), ada (engineer)."
+
+
+@pytest.mark.parametrize("name", ["release.html", "release.ipynb"])
+def test_a_first_screen_that_hides_a_rejection_is_named(release, tmp_path, name):
+    trusted = keys(tmp_path, "wen", "ada")
+    sign(release, tmp_path, "ada", "engineer")
+    sign(release, tmp_path, "wen", "clinician", decision="reject")
+    approving = render_state({"signatures": signatures(release)["signatures"][:1]}, ROLES)
+    text = (release / name).read_text()
+    hidden = re.sub(
+        r"<!--forge:signoff-state-->.*?<!--/forge:signoff-state-->",
+        lambda _: json.dumps(approving)[1:-1] if name.endswith(".ipynb") else approving,
+        text,
+        flags=re.S,
+    )
+    assert hidden != text and "REJECTED" not in first_screen(hidden)
+    (release / name).write_text(hidden)
+    result = verify(release, trusted)
+    assert result.exit_code == 1
+    assert f"FAIL  {name}: its sign-off state or section does not show the signatures in signoff.json" in fails(result)
+    assert f"{name} changed" not in result.output  # the report itself is as signed
+
+
+def test_without_rewriting_the_page_on_signing_a_rejection_stays_off_the_first_screen_and_verify_says_so(
+    release, tmp_path, monkeypatch
+):
+    from forge_kernel.report import signoff as signing
+
+    trusted = keys(tmp_path, "wen")
+    monkeypatch.setattr(signing, "show_signoff", lambda folder, signoff: None)  # the mechanism, removed
+    sign(release, tmp_path, "wen", "clinician", decision="reject")
+    assert first_screen((release / "release.html").read_text()).startswith("NOT SIGNED YET")
+    assert [line for line in fails(verify(release, trusted)) if "sign-off state" in line] == [
+        f"FAIL  {name}: its sign-off state or section does not show the signatures in signoff.json"
+        for name in ("release.ipynb", "release.html")
+    ]
+
+
+def test_a_notebook_from_before_the_first_screen_state_is_signed_as_it_is(release, tmp_path):
+    old = json.dumps({"cells": [], "outputs": [render(UNSIGNED)]})
+    (release / "release.ipynb").write_text(old)
+    trusted = signed(release, tmp_path)
+    assert (release / "release.ipynb").read_text() == old  # not rewritten: a signature covers all of it
+    assert verify(release, trusted).exit_code == 0
+    (release / "release.ipynb").write_text(old.replace("Not signed yet", "Signed"))
+    assert "release.ipynb changed" in verify(release, trusted).output
