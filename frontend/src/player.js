@@ -118,6 +118,7 @@ function mount(model, el) {
     ui.kinds = jumpRows(sides, ui.visible);
     list.setRows(ui.visible);
     slider.max = String(Math.max(0, ui.visible.length - 1));
+    find.filtered(ui.visible, rows.length, ui.kinds, filter);
     go(settle(ui.visible, ui.row));
   }
 
@@ -180,7 +181,7 @@ function mount(model, el) {
       columns[i].diff.replaceChildren(diffPanel(sd, ui.row, ui, paint));
     });
     list.show(ui.row);
-    find.update(ui.row, ui.visible, rows.length, ui.kinds, ui.filter);
+    find.at(ui.row, ui.kinds);
   }
 
   /** @type {Record<string, () => void>} */
@@ -218,8 +219,7 @@ function mount(model, el) {
       h("h3", {}, b ? `${label(i)} \u00b7 verdicts` : "Verdicts"), verdictsPanel(sd.traj, (s) => jump(i, s), () => openAnswer(i)),
       h("h3", {}, "Scores and why"), scoresPanel(sd.traj)))));
   el.replaceChildren(root);
-  slider.max = String(Math.max(0, rows.length - 1));
-  paint();
+  setFilter(NO_FILTER);
   return () => toggle(false);
 }
 

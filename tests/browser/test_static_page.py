@@ -217,6 +217,10 @@ def test_a_filter_narrows_the_step_list_and_the_keys_step_within_it(browser, pag
     page.keyboard.press("End")
     assert position.inner_text() == f"step {stops[-1]} of {LONG}"
     browser.shot(page, "static-page-filtered-by-tool")
+    player.locator(".mf-why .mf-steplink").first.click()  # a link to a step the filter hides: the filter goes
+    assert (
+        position.inner_text() == f"step {LONG // 2} of {LONG}" and showing.inner_text() == f"showing all {LONG} steps"
+    )
     player.locator(".mf-filter-tool").select_option("")
     player.locator(".mf-filter-verdict").select_option("failed")
     assert showing.inner_text() == f"showing 1 of {LONG} steps"  # the one step the failing verdicts point at

@@ -68,26 +68,32 @@ export function findBar(sides, onJump, onFilter) {
   return {
     box,
     /**
-     * Show where the player stands: the row, the rows shown of how many, the rows of each kind among them, and
-     * the filter.
-     * @param {number} row
+     * Show what the filter leaves: the rows shown of how many, the rows of each kind among them, and the filter.
      * @param {readonly number[]} visible
      * @param {number} total
      * @param {Record<JumpKind, number[]>} kinds
      * @param {Filter} filter
      */
-    update(row, visible, total, kinds, filter) {
-      for (const { kind } of JUMPS) {
-        counts.get(kind)?.replaceChildren(String(kinds[kind].length));
-        for (const dir of /** @type {const} */ ([1, -1])) {
-          const b = buttons.get(`${kind} ${dir}`);
-          if (b) b.disabled = nextIn(kinds[kind], row, dir) === null;
-        }
-      }
+    filtered(visible, total, kinds, filter) {
+      for (const { kind } of JUMPS) counts.get(kind)?.replaceChildren(String(kinds[kind].length));
       toolPick.value = filter.tool;
       verdictPick.value = filter.verdict;
       shown.textContent = showing(visible.length, total, sides.length > 1);
       clear.hidden = !filtering(filter);
+    },
+    /**
+     * Grey the jumps that have nowhere to go from `row`; only what changes is written (this runs at every step).
+     * @param {number} row
+     * @param {Record<JumpKind, number[]>} kinds
+     */
+    at(row, kinds) {
+      for (const { kind } of JUMPS) {
+        for (const dir of /** @type {const} */ ([1, -1])) {
+          const b = /** @type {HTMLButtonElement} */ (buttons.get(`${kind} ${dir}`));
+          const none = nextIn(kinds[kind], row, dir) === null;
+          if (b.disabled !== none) b.disabled = none;
+        }
+      }
     },
   };
 }
