@@ -134,6 +134,6 @@ def render_trial(trial: TrialRecord, isolation: str = "") -> str:
     out.append(f"verdicts (hidden half {trial.grading.hidden_version}):")
     for v in sorted(trial.grading.verdicts, key=lambda v: (v.passed, v.verifier_id)):
         mark = "PASS" if v.passed else "ERROR" if v.error else "FAIL"
-        at = f" @ step {', '.join(map(str, v.steps))}" if v.steps else ""
+        at = f" @ step {', '.join(map(str, v.steps))}" if v.steps else " @ answer" if v.category == "answer" else ""
         out.append(f"  {mark} {v.severity:<4} {v.category:<7} {v.verifier_id}: {clip(v.reason, 70)}{at}")
     return "\n".join(out)

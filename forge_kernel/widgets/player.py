@@ -17,7 +17,9 @@ class ReplayPlayer(anywidget.AnyWidget):
     """One trial of a run, step by step, beside the patient-state diff, with its verdicts and scores.
 
     ``other`` puts a second trial of the same task beside it, aligned by step: a Trial (of any run, e.g. the
-    baseline's), or ``(agent, trial)`` in this run.
+    baseline's), or ``(agent, trial)`` in this run. In the browser, with no kernel round trip: Left / Right step,
+    C / V / F / W jump to the next change, verdict, fault or write (Shift: the previous), and the step list filters
+    by tool or by verdict.
     """
 
     _esm = ESM

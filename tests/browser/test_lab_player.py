@@ -94,6 +94,33 @@ def test_side_by_side_aligns_the_two_trials(notebook, browser):
     browser.shot(page, "lab-side-by-side")
 
 
+def test_the_pair_jumps_and_filters_by_letters_lab_leaves_to_it(notebook, browser):
+    """C, V and W jump on both trials' rows without a websocket frame, and Lab's own letter shortcuts (C copies a
+    cell, V pastes one) do not fire; a filter by verdict keeps the rows a failed verdict judged."""
+    page, sent = notebook
+    pair = page.locator(".mf-player.mf-pair")
+    position = pair.locator(".mf-position")
+    cells = page.locator(".jp-Notebook .jp-Cell").count()
+    pair.focus()
+    page.keyboard.press("Home")
+    before = len(sent)
+    page.keyboard.press("c")
+    assert "A step 6 of 7 · B step 3 of 4" in position.inner_text()  # the order both wrote
+    page.keyboard.press("v")
+    assert "A step 7 of 7 · B step 4 of 4" in position.inner_text()  # the finish calls: the answer verdicts
+    page.keyboard.press("Shift+W")
+    assert "A step 6 of 7 · B step 3 of 4" in position.inner_text()
+    page.wait_for_timeout(300)
+    assert len(sent) == before and page.locator(".jp-Notebook .jp-Cell").count() == cells
+    pair.locator(".mf-filter-verdict").select_option("failed")
+    assert pair.locator(".mf-showing").inner_text() == "showing 2 of 7 rows"  # B's checks-first and events
+    assert pair.locator(".mf-row").count() == 2
+    pair.evaluate("el => el.scrollIntoView({block: 'start'})")
+    browser.shot(page, "lab-side-by-side-filtered")
+    pair.locator(".mf-clear").click()
+    assert pair.locator(".mf-showing").inner_text() == "showing all 7 rows"
+
+
 def test_an_llm_trial_shows_its_model_turns_as_the_agents_own_account(notebook, browser, llm_run):
     page, sent = notebook
     with open_run(llm_run) as run:

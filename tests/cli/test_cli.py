@@ -146,6 +146,8 @@ def test_replay_shows_steps_changes_and_verdicts(cli_run, replays, task):
         assert any(
             re.match(rf"^  PASS {use.severity}\s+{use.category}\s+{re.escape(use.id)}: ", v) for v in verdict_lines
         ), use.id
+    answer_verdicts = [v for v in verdict_lines if re.match(r"^  \w+ \w+\s+answer ", v)]
+    assert answer_verdicts and all(v.endswith(" @ answer") for v in answer_verdicts)  # the answer is what they judged
 
 
 def test_replay_of_a_missing_trial_is_one_line(cli_run):

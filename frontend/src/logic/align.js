@@ -3,11 +3,12 @@
 // differ, and each side's lookups by row. No DOM.
 
 /** @import { CompactTurn, CompactVerdict, Step, Trial } from "../types" */
+import { finishStep, judgedSteps } from "./navigate.js";
 
 /**
  * A trial beside its aligned rows: `idx[row]` its step's index there (-1: a gap), `reached[row]` its last step at or
- * before that row (0: none yet), `marks` step -> the verdicts pointing at it, `spoke` step -> the model turns shown
- * with it.
+ * before that row (0: none yet), `marks` step -> the verdicts that judged it (an answer verdict: the finish call),
+ * `spoke` step -> the model turns shown with it.
  * @typedef {{ traj: Trial, idx: number[], reached: number[], marks: Map<number, CompactVerdict[]>,
  *   spoke: Map<number, CompactTurn[]>, step: (row: number) => Step | null }} Side
  */
@@ -67,7 +68,8 @@ export function side(traj, rows, which) {
   }
   /** @type {Map<number, CompactVerdict[]>} */
   const marks = new Map();
-  for (const v of traj.verdicts) for (const s of v.steps) add(marks, s, v);
+  const finish = finishStep(traj);
+  for (const v of traj.verdicts) for (const s of judgedSteps(v, finish)) add(marks, s, v);
   // step -> the model turns shown with it: those reported just before it, and after the last step those after it
   /** @type {Map<number, CompactTurn[]>} */
   const spoke = new Map();

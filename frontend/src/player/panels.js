@@ -9,9 +9,10 @@
 import { h } from "../common.js";
 import { describe, describeItem, isItem, itemRef, num } from "../logic/describe.js";
 import { CATEGORIES, failingHard, ms, tokens, usd, verdictMark } from "../logic/format.js";
+import { FINISH } from "../logic/navigate.js";
 import { diffState } from "../logic/state.js";
 import { jsonTree, scalar } from "./json.js";
-import { ACCOUNT, badge, stepLink } from "./marks.js";
+import { ACCOUNT, badge, verdictLinks } from "./marks.js";
 import { turnsAround } from "./turns.js";
 
 const SHOW_RESOURCES = 30; // resource changes listed before "show all"
@@ -33,8 +34,9 @@ const STATUS = { added: ["+", "added"], changed: ["~", "changed"], removed: ["\u
  * @param {Trial} t
  * @param {string} label
  * @param {Jump} onJump
+ * @param {() => void} onAnswer
  */
-export function headerPanel(t, label, onJump) {
+export function headerPanel(t, label, onJump, onAnswer) {
   const s = t.scores;
   const failing = failingHard(t);
   return h("div", { class: "mf-head" },
@@ -59,7 +61,7 @@ export function headerPanel(t, label, onJump) {
         `accuracy ${s.accuracy.toFixed(2)} \u00b7 completion ${s.completion} \u00b7 safety gate ${s.safety_gate}`),
       h("span", { class: "mf-muted" }, `seed ${t.seed} \u00b7 run ${t.run_id} \u00b7 hidden half ${t.hidden_version}`)),
     failing.length ? h("div", { class: "mf-why" }, h("b", {}, "Failed:"), failing.map((v) => h("span", {}, `\u2717 ${v.id} (${v.category})`,
-      v.steps.slice(0, 1).map((st) => stepLink(st, onJump))))) : null);
+      verdictLinks(v, onJump, onAnswer, 1)))) : null);
 }
 
 /** @param {Trial} t */
@@ -114,8 +116,8 @@ function readableResult(step) {
 }
 
 /**
- * The call at a row: the model turns around it, its tool, policy, fault, the verdicts pointing at it, its
- * arguments and result; at a gap, where this trial stands.
+ * The call at a row: the model turns around it, its tool, policy, fault, the verdicts pointing at it, the answer
+ * (at the finish call), its arguments and result; at a gap, where this trial stands.
  * @param {Side} sd
  * @param {number} row
  * @param {Jump} onJump
@@ -144,10 +146,19 @@ export function stepPanel(sd, row, onJump) {
       const [sym, word, cls] = verdictMark(v);
       return h("div", { class: `mf-point mf-${cls}` }, h("b", {}, `${sym} ${word} `), `${v.id} (${v.category}, ${v.severity}): ${v.reason}`);
     })) : null,
+    step.tool === FINISH ? answerBox(sd.traj) : null,
     h("h4", {}, "Arguments"), argsTable(step.args),
     step.ok ? [h("h4", {}, "Result"), readableResult(step), h("div", { class: "mf-raw" }, jsonTree(step.result, 1))] : null,
     after);
 }
+
+/**
+ * The agent's final answer, as its finish call gave it: the text and the structured output.
+ * @param {Trial} t
+ */
+const answerBox = (t) => h("div", { class: "mf-answer" }, h("h4", {}, `The agent's final answer (it says: ${t.self_status})`),
+  h("p", { class: "mf-answer-text" }, t.answer || "(none)"),
+  Object.keys(t.output || {}).length ? h("div", { class: "mf-raw" }, jsonTree(t.output, 0)) : null);
 
 /** @param {FieldChange} f */
 function fieldRow(f) {
@@ -195,11 +206,13 @@ export function diffPanel(sd, row, ui, rerender) {
 }
 
 /**
- * A trial's verdicts by category (safety first), failed ones first, each with links to the steps it points at.
+ * A trial's verdicts by category (safety first), failed ones first, each with links to the steps it points at (an
+ * answer verdict: to the answer).
  * @param {Trial} t
  * @param {Jump} onJump
+ * @param {() => void} onAnswer
  */
-export function verdictsPanel(t, onJump) {
+export function verdictsPanel(t, onJump, onAnswer) {
   const groups = [...CATEGORIES, ...new Set(t.verdicts.map((v) => v.category).filter((c) => !CATEGORIES.includes(c)))];
   return h("div", { class: "mf-verdicts" }, groups.map((cat) => {
     const vs = t.verdicts.filter((v) => v.category === cat).sort((a, b) => Number(a.passed) - Number(b.passed) || a.id.localeCompare(b.id));
@@ -213,7 +226,7 @@ export function verdictsPanel(t, onJump) {
           h("span", { class: "mf-v-mark" }, `${sym} ${word}`), h("span", { class: "mf-v-sev" }, v.severity),
           h("span", { class: "mf-v-id", title: v.kind }, v.id),
           h("span", { class: "mf-v-reason" }, v.reason),
-          v.steps.map((s) => stepLink(s, onJump)));
+          verdictLinks(v, onJump, onAnswer));
       })));
   }));
 }
@@ -241,6 +254,7 @@ export function scoresPanel(t) {
     h("div", { class: "mf-score" }, h("b", {}, `Task completion: ${s.completion}`),
       h("span", {}, s.completion ? "accuracy 1.0, nothing extra, and the state and answer checks passed"
         : "needs accuracy 1.0, no tool missing or extra, and every success and answer check passing")),
-    h("div", { class: "mf-score" }, h("b", {}, `Agent's answer (says: ${t.self_status})`), h("span", {}, t.answer || "(none)")),
-    Object.keys(t.output || {}).length ? h("details", { class: "mf-output" }, h("summary", {}, "Structured output"), jsonTree(t.output, 1)) : null);
+    h("div", { class: "mf-answer" },
+      h("div", { class: "mf-score" }, h("b", {}, `Agent's answer (says: ${t.self_status})`), h("span", {}, t.answer || "(none)")),
+      Object.keys(t.output || {}).length ? h("details", { class: "mf-output" }, h("summary", {}, "Structured output"), jsonTree(t.output, 1)) : null));
 }

@@ -4,6 +4,7 @@
 /** @import { Side } from "../logic/align.js" */
 import { h } from "../common.js";
 import { verdictMark } from "../logic/format.js";
+import { positionOf } from "../logic/navigate.js";
 import { ROW, rowsInView, scrollFor } from "../logic/viewport.js";
 import { ACCOUNT } from "./marks.js";
 
@@ -37,47 +38,62 @@ function rowCell(sd, row) {
 }
 
 /**
- * The list of `count` rows; `show(row)` marks a row current and scrolls it into view. Only the rows in view (and a
- * few more) exist; the scroll offset and height are kept, never read while painting.
+ * The list of the rows shown (ascending; all of them unless a filter hides some); `show(row)` marks a row current and
+ * scrolls it into view, `setRows(rows)` shows other rows. Only the rows in view (and a few more) exist; the scroll
+ * offset and height are kept, never read while painting.
  * @param {Side[]} sides
- * @param {number} count
+ * @param {readonly number[]} rows
  * @param {(row: number) => void} onPick
  */
-export function stepList(sides, count, onPick) {
+export function stepList(sides, rows, onPick) {
   const box = h("div", { class: "mf-steps", role: "listbox", "aria-label": "steps" });
-  const spacer = h("div", { class: "mf-spacer", style: `height:${count * ROW}px` });
-  box.append(spacer);
+  const spacer = h("div", { class: "mf-spacer" });
+  const empty = h("p", { class: "mf-steps-empty mf-muted" }, "No step matches the filter.");
+  box.append(spacer, empty);
   let current = 0, top = 0, height = 480;
   /** @type {Map<number, HTMLElement>} */
-  const shown = new Map(); // row -> its node
-  /** @param {number} row */
-  const rowNode = (row) => {
+  const shown = new Map(); // position in the list -> its node
+  /** @param {number} at a position in the list */
+  const rowNode = (at) => {
+    const row = rows[at];
     const gap = sides.length > 1 && sides.some((sd) => sd.idx[row] < 0);
     return h("div", { class: `mf-row${gap ? " mf-row-gap" : ""}`, role: "option", "data-row": row,
-      style: `top:${row * ROW}px;height:${ROW}px`, onclick: () => onPick(row) }, sides.map((sd) => rowCell(sd, row)));
+      style: `top:${at * ROW}px;height:${ROW}px`, onclick: () => onPick(row) }, sides.map((sd) => rowCell(sd, row)));
   };
   function draw() {
-    const [first, last] = rowsInView(top, height, count);
-    for (const [row, node] of shown) if (row < first || row >= last) { node.remove(); shown.delete(row); }
-    for (let row = first; row < last; row++) {
-      if (shown.has(row)) continue;
-      const node = rowNode(row);
-      shown.set(row, node);
+    const [first, last] = rowsInView(top, height, rows.length);
+    for (const [at, node] of shown) if (at < first || at >= last) { node.remove(); shown.delete(at); }
+    for (let at = first; at < last; at++) {
+      if (shown.has(at)) continue;
+      const node = rowNode(at);
+      shown.set(at, node);
       spacer.append(node);
     }
-    for (const [row, node] of shown) {
-      node.classList.toggle("mf-current", row === current);
-      node.setAttribute("aria-selected", String(row === current));
+    for (const [at, node] of shown) {
+      node.classList.toggle("mf-current", rows[at] === current);
+      node.setAttribute("aria-selected", String(rows[at] === current));
     }
+  }
+  /** @param {readonly number[]} next */
+  function setRows(next) {
+    rows = next;
+    top = 0;
+    box.scrollTop = 0;
+    for (const node of shown.values()) node.remove();
+    shown.clear();
+    spacer.style.height = `${rows.length * ROW}px`;
+    empty.hidden = rows.length > 0;
   }
   box.addEventListener("scroll", () => { top = box.scrollTop; draw(); }, { passive: true });
   new ResizeObserver(() => { height = box.clientHeight || height; draw(); }).observe(box);
+  setRows(rows);
   return {
     box,
+    setRows,
     /** @param {number} row */
     show(row) {
       current = row;
-      const want = scrollFor(row, top, height);
+      const want = scrollFor(Math.min(positionOf(rows, row), Math.max(0, rows.length - 1)), top, height);
       if (want !== top) {
         top = want;
         requestAnimationFrame(() => { box.scrollTop = top; }); // written once a frame: no forced layout per step
