@@ -17,9 +17,7 @@ from pathlib import Path
 
 from pydantic import Field, model_validator
 
-from ..spec import SpecError, UsageError
-from ..spec.loading import parse_model, read_yaml
-from ..spec.package import Strict
+from ..spec import SpecError, Strict, UsageError, parse_model, read_yaml
 
 IMPACT_FILE = Path("parameterized_runs") / "impact.yaml"
 EVERY_SUITE = "*"
