@@ -164,9 +164,9 @@ def changed_since(ref: str) -> list[str]:
     """The paths changed since the commit ``ref``: committed since, changed in the work tree, or new and not
     ignored; relative to this folder."""
     git(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"], "--since", ref, "no such commit")
-    changed = git(["diff", "--name-only", "--relative", ref, "--"], "--since", ref, "git diff failed").splitlines()
-    new = git(["ls-files", "--others", "--exclude-standard"], "--since", ref, "git ls-files failed").splitlines()
-    return list(dict.fromkeys(p for p in [*changed, *new] if p))
+    changed = git(["diff", "-z", "--name-only", "--relative", ref, "--"], "--since", ref, "git diff failed")
+    new = git(["ls-files", "-z", "--others", "--exclude-standard"], "--since", ref, "git ls-files failed")
+    return list(dict.fromkeys(p for p in [*changed.split("\0"), *new.split("\0")] if p))
 
 
 def run_commands(selection: Selection, impact: ImpactMap, source: Path) -> list[list[str]]:
