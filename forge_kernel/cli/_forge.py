@@ -10,6 +10,7 @@ from contextlib import contextmanager
 import click
 
 from ..spec import ForgeError, echo, printable
+from ._change import select_change, trace_requirements
 from ._grading import grade, regrade
 from ._model import model_group
 from ._packages import import_synthea, selftest, show_catalog, validate
@@ -85,6 +86,8 @@ for command in (
     replay,
     show_catalog,
     selftest,
+    trace_requirements,
+    select_change,
     import_synthea,
     release,
     keygen,

@@ -1,6 +1,15 @@
 # The face's names for editors and type checkers, written from _HOMES by scripts/face_stubs.py: do not edit.
 from .fhir_serve import serve_fhir as serve_fhir
 from .grading import grade_trajectory as grade_trajectory, regrade as regrade, trajectory_json as trajectory_json
+from .impact import (
+    IMPACT_FILE as IMPACT_FILE,
+    ImpactMap as ImpactMap,
+    Selection as Selection,
+    changed_since as changed_since,
+    read_impact as read_impact,
+    run_commands as run_commands,
+    select_for_change as select_for_change,
+)
 from .local_model import (
     SMALL_SUITE as SMALL_SUITE,
     config_path as config_path,

@@ -66,6 +66,15 @@ from .package import (
     TaskPackage as TaskPackage,
     TaskText as TaskText,
 )
+from .requirements import (
+    REQUIREMENTS_FILE as REQUIREMENTS_FILE,
+    Coverage as Coverage,
+    Requirement as Requirement,
+    Requirements as Requirements,
+    TraceMatrix as TraceMatrix,
+    read_requirements as read_requirements,
+    trace_matrix as trace_matrix,
+)
 from .suites import SUITE_FILE as SUITE_FILE, HiddenDefaults as HiddenDefaults, SuiteDefaults as SuiteDefaults
 from .synthea import ImportReport as ImportReport, import_synthea as import_synthea
 from .trajectory import (

@@ -126,6 +126,12 @@ class TaskPackage(Strict):
     purpose: Literal["capability", "regression"] = "capability"
     risk: Literal["low", "medium", "high", "critical"] = "low"
     slices: dict[str, str] = Field(default_factory=dict)
+    covers: list[str] = Field(
+        default_factory=list,
+        exclude_if=lambda ids: not ids,
+        description="Ids of the requirements the package tests (task_packages/requirements.yaml); `forge trace` "
+        "checks each names one. Never given to the agent.",
+    )
     environment: Environment
     task: TaskText
     tools: list[str] = Field(min_length=1, description="The tool manifest: the only tools that exist for this task.")

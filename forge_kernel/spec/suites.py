@@ -35,7 +35,7 @@ SuiteDefaults = partial(
     "SuiteDefaults",
     "Public defaults of a suite (``task_packages/<suite>/suite.yaml``): "
     "what its packages share (tool manifest, policy, budget, faults, clock and EHR, slices).",
-    drop=("id", "version", "title", "suite", "task"),
+    drop=("id", "version", "title", "suite", "task", "covers"),
     environment=EnvironmentDefaults,
 )
 
