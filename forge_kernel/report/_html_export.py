@@ -10,6 +10,7 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
+from ..widgets._fonts import FAMILY, page_font_face
 from .signoff_section import with_signoff
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -26,6 +27,12 @@ SOURCES = {
     "track": "src",
     "input": "src",
 }
+THEME_FONTS = {
+    "ui": "system-ui,-apple-system,'Segoe UI',helvetica,arial,sans-serif",
+    "content": "system-ui,-apple-system,'Segoe UI',helvetica,arial,sans-serif",
+    "code": "menlo,consolas,'DejaVu Sans Mono',monospace",
+}
+"""The lab theme's font lists, which the page's Chinese font is put in front of."""
 CSS_URL = re.compile(r"""url\(\s*['"]?(?!data:|#)([^'")\s]+)|@import\s+['"]([^'"]+)""")
 
 
@@ -61,6 +68,17 @@ def external_references(html: str) -> list[str]:
     return parser.found
 
 
+def with_font(html: str) -> str:
+    """The page with the shipped Chinese font cut to the CJK characters it shows, at the end of its head (after the
+    theme, whose font lists it then extends)."""
+    rule = page_font_face(html)
+    if not rule:
+        return html
+    lists = "".join(f'--jp-{part}-font-family:"{FAMILY}",{fonts};' for part, fonts in THEME_FONTS.items())
+    end = html.index("</head>")
+    return f"{html[:end]}<style>{rule}:root{{{lists}}}</style>\n{html[end:]}"
+
+
 def export_html(notebook: Path, out: Path, signoff: dict) -> Path:
     """Write the notebook's outputs to ``out`` with its sign-off section showing ``signoff``; refuse a page that
     would fetch anything."""
@@ -75,7 +93,7 @@ def export_html(notebook: Path, out: Path, signoff: dict) -> Path:
         exclude_output_prompt=True,
     )
     body, _ = exporter.from_filename(str(notebook))
-    body = with_signoff(body, signoff)
+    body = with_font(with_signoff(body, signoff))
     outside = external_references(body)
     if outside:
         raise RuntimeError(f"{out}: the page would fetch {outside[0]} ({len(outside)} such reference(s))")

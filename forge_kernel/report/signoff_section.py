@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from ..spec import printable
+from ..widgets._fonts import part_font_style
 from ._chain import PublicKey, chain_head, decision_text
 from ._html import Markup, Section, para, table
 
@@ -80,12 +81,19 @@ def without_signoff(html: bytes) -> bytes:
     )
 
 
+def shown(signoff: dict) -> str:
+    """The region as the page holds it: ``render(signoff)`` with the Chinese font its own text needs (a reviewer's
+    comment may bring characters the page's font was not cut to)."""
+    region = render(signoff)
+    return region[: -len(END)] + part_font_style(region) + END
+
+
 def with_signoff(html: str, signoff: dict) -> str:
     """The page with its sign-off region showing ``signoff``."""
-    return REGION.sub(lambda _: render(signoff), html, count=1)
+    return REGION.sub(lambda _: shown(signoff), html, count=1)
 
 
 def shows(html: str, signoff: dict) -> bool:
     """The page has one sign-off region, and it shows exactly ``signoff``'s signatures."""
     found = regions(html)
-    return len(found) == 1 and found[0] == render(signoff)
+    return len(found) == 1 and found[0] == shown(signoff)
