@@ -48,7 +48,7 @@ def _shipped_sfnt() -> bytes:
     """The shipped font decompressed (1.5 s, once): a subset cut from it then takes 0.1 s."""
     from fontTools.ttLib import TTFont
 
-    font, out = TTFont(FONT), io.BytesIO()
+    font, out = TTFont(FONT, recalcTimestamp=False), io.BytesIO()
     font.flavor = None
     font.save(out)
     return out.getvalue()

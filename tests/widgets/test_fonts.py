@@ -78,3 +78,12 @@ def test_a_package_bringing_a_character_the_font_lacks_is_caught(tmp_path):
     package.parent.mkdir(parents=True)
     package.write_text("title: 龘\n", encoding="utf-8")  # U+9F98: in no bundled package, nor in GB2312 level 1
     assert make_cjk_font.bundled_characters(tmp_path) - covered(_fonts.FONT.read_bytes()) == {"龘"}
+
+
+def test_a_subset_is_the_same_bytes_in_another_process():
+    """forge verify renders the sign-off region again (its font included) and compares it with the page's."""
+    import subprocess
+
+    code = "from forge_kernel.widgets._fonts import part_font_style; print(part_font_style('同意发布'), end='')"
+    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    assert other == _fonts.part_font_style("同意发布") != ""
