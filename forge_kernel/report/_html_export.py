@@ -10,7 +10,7 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
-from ..widgets._fonts import FAMILY, page_font_face
+from ..widgets._fonts import page_font_face, theme_fonts
 from .signoff_section import with_signoff
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -27,12 +27,6 @@ SOURCES = {
     "track": "src",
     "input": "src",
 }
-THEME_FONTS = {
-    "ui": "system-ui,-apple-system,'Segoe UI',helvetica,arial,sans-serif",
-    "content": "system-ui,-apple-system,'Segoe UI',helvetica,arial,sans-serif",
-    "code": "menlo,consolas,'DejaVu Sans Mono',monospace",
-}
-"""The lab theme's font lists, which the page's Chinese font is put in front of."""
 CSS_URL = re.compile(r"""url\(\s*['"]?(?!data:|#)([^'")\s]+)|@import\s+['"]([^'"]+)""")
 
 
@@ -74,9 +68,8 @@ def with_font(html: str) -> str:
     rule = page_font_face(html)
     if not rule:
         return html
-    lists = "".join(f'--jp-{part}-font-family:"{FAMILY}",{fonts};' for part, fonts in THEME_FONTS.items())
     end = html.index("</head>")
-    return f"{html[:end]}<style>{rule}:root{{{lists}}}</style>\n{html[end:]}"
+    return f"{html[:end]}<style>{rule}{theme_fonts(':root')}</style>\n{html[end:]}"
 
 
 def export_html(notebook: Path, out: Path, signoff: dict) -> Path:

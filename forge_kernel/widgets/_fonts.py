@@ -34,6 +34,12 @@ CJK_RANGES = (
 )
 CJK = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in CJK_RANGES) + "]")
 UNICODE_RANGE = ", ".join(f"U+{lo:X}-{hi:X}" for lo, hi in CJK_RANGES)
+THEME_FONTS = {
+    "ui": "system-ui,-apple-system,blinkmacsystemfont,'Segoe UI',helvetica,arial,sans-serif",
+    "content": "system-ui,-apple-system,blinkmacsystemfont,'Segoe UI',helvetica,arial,sans-serif",
+    "code": "menlo,consolas,'DejaVu Sans Mono',monospace",
+}
+"""JupyterLab's theme font lists (its defaults), which the Chinese font is put in front of."""
 JSON_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
 
 
@@ -83,6 +89,14 @@ def font_face(woff2: bytes, unicode_range: str = UNICODE_RANGE) -> str:
         f'@font-face{{font-family:"{FAMILY}";src:url(data:font/woff2;base64,{data}) format("woff2");'
         f"unicode-range:{unicode_range};font-display:block}}\n"
     )
+
+
+def theme_fonts(selector: str) -> str:
+    """A rule putting ``FAMILY`` first in JupyterLab's theme font lists within ``selector``: what Lab's own outputs
+    (a DataFrame, a Markdown cell) and nbconvert's page use. A font a person chose in Lab's settings still wins (Lab
+    sets it on the element itself)."""
+    lists = "".join(f'--jp-{part}-font-family:"{FAMILY}",{fonts};' for part, fonts in THEME_FONTS.items())
+    return f"{selector}{{{lists}}}\n"
 
 
 @cache

@@ -1,6 +1,6 @@
 """Headless Debian Chromium through Playwright, offline: every request not to 127.0.0.1, data: or blob: is aborted.
 Chromium sees none of the machine's CJK fonts (``no_cjk_fonts``): the zh text renders in the font the package ships,
-as on a machine that has none (tests/browser/test_fonts.py checks it).
+as on a machine that has none (tests/browser/test_chinese_fonts.py checks it).
 
 Skipped, with the reason, where chromium is missing outside CI; CI installs it (.ci/run) and never skips.
 Screenshots are kept as test artefacts in tmp/artefacts/browser/ (or $FORGE_ARTEFACTS), listed at the end of the run.

@@ -1,5 +1,5 @@
 """The Chinese font the package ships: it covers every CJK character of the bundled packages, and a page's subset
-holds exactly the characters the page shows (in the browser: tests/browser/test_fonts.py)."""
+holds exactly the characters the page shows (in the browser: tests/browser/test_chinese_fonts.py)."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ import pytest
 
 from forge_kernel import open_run
 from forge_kernel.widgets import page
-from forge_kernel.widgets._fonts import shipped_font_face
+from forge_kernel.widgets._fonts import shipped_font_face, theme_fonts
 from forge_kernel.widgets._frontend import BUNDLE, CSS, ESM, bundled, payload
 from forge_kernel.widgets.dashboard import RunDashboard
 from forge_kernel.widgets.designer import CSS as DESIGNER_CSS
@@ -153,10 +153,9 @@ def test_the_player_receives_every_field_its_types_promise(reference, llm_run):
 
 def test_each_widget_serves_its_bundle():
     assert {p.name for p in BUNDLE.iterdir()} == BUILT
-    font = shipped_font_face()  # each live widget's sheet starts with the shipped Chinese font (test_fonts.py)
-    assert ReplayPlayer._esm == ESM == bundled("player.js") and ReplayPlayer._css == font + CSS == font + bundled(
-        "player.css"
-    )
+    font = shipped_font_face() + theme_fonts(".jp-Notebook")  # what each live widget's sheet starts with: test_fonts.py
+    assert ReplayPlayer._esm == ESM == bundled("player.js")
+    assert ReplayPlayer._css == font + CSS == font + bundled("player.css")
     assert (FailureTable._esm, FailureTable._css) == (bundled("failures.js"), font + bundled("failures.css"))
     assert RunDashboard._css == font + bundled("dashboard.css")  # its module is bundled with Vega: test_dashboard.py
     assert page.SHIM == BUNDLE / "static.js" and font + bundled("designer.css") == DESIGNER_CSS

@@ -110,6 +110,7 @@ def test_without_its_font_the_release_page_has_no_chinese_glyphs(built, browser,
 def lab(lab_server, reference_run):
     cells = [
         f"from forge_kernel import open_run\nfrom forge_kernel.widgets import play\nrun = open_run({str(reference_run)!r})",
+        "import pandas as pd\npd.DataFrame({'剂量': ['20 mg']}, index=['奥美拉唑'])",  # Lab's own output, no widget's
         "play(run.trial('SC-MED-GASTRIC-ULCER', 'unsafe-shortcut', 0))",
     ]
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
@@ -125,6 +126,9 @@ def test_a_lab_widget_draws_its_chinese_in_the_font_it_carries(built, browser):
     page.evaluate("document.fonts.ready")
     probes = drawn(page, ".mf-player")
     assert len(probes) >= 2, probes
-    for probe in probes:
+    table = drawn(page, ".jp-OutputArea-output table")  # the widget's font reaches the notebook's other outputs
+    assert len(table) == 2, table
+    for probe in probes + table:
         assert probe["carried"] == probe["cjk"] > 0, probe
-    browser.shot(page, "fonts-lab-player", locator=page.locator(".mf-player").first)
+    page.locator(".jp-OutputArea-output table").first.scroll_into_view_if_needed()
+    browser.shot(page, "fonts-lab-notebook")
