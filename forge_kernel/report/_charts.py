@@ -8,13 +8,18 @@ from html import escape
 import altair as alt
 import vl_convert
 
+from ..widgets._charts import FONT
+from ..widgets._fonts import with_font
+
 RED, GREEN, AMBER, BLUE, GREY, PURPLE = "#b91c1c", "#15803d", "#b45309", "#1d4ed8", "#6b7280", "#6d28d9"
 PART_COLOURS = {"agent's own": BLUE, "model": PURPLE, "tool": AMBER}
 
 
 def inline(chart: alt.TopLevelMixin, alt_text: str) -> str:
-    """The chart as an ``<img class="forge-chart">`` whose source is an SVG ``data:`` URL: nothing is fetched."""
-    svg = vl_convert.vegalite_to_svg(chart.to_dict())
+    """The chart as an ``<img class="forge-chart">`` whose source is an SVG ``data:`` URL: nothing is fetched. Its text
+    is in the dashboard's fonts, the shipped Chinese font first, which the SVG carries cut to its own characters (an
+    image sees none of the page's fonts)."""
+    svg = with_font(vl_convert.vegalite_to_svg(chart.to_dict(), config={"font": FONT}))
     data = base64.b64encode(svg.encode()).decode()
     return f'<img class="forge-chart" alt="{escape(alt_text)}" src="data:image/svg+xml;base64,{data}">'
 

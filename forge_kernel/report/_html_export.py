@@ -10,6 +10,7 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
+from ..widgets._fonts import page_font_face, theme_fonts
 from .signoff_section import with_signoff
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -61,9 +62,19 @@ def external_references(html: str) -> list[str]:
     return parser.found
 
 
+def with_font(html: str) -> str:
+    """The page with the shipped Chinese font cut to the CJK characters it shows, at the end of its head (after the
+    theme, whose font lists it then extends)."""
+    rule = page_font_face(html)
+    if not rule:
+        return html
+    end = html.index("</head>")
+    return f"{html[:end]}<style>{rule}{theme_fonts(':root')}</style>\n{html[end:]}"
+
+
 def export_html(notebook: Path, out: Path, signoff: dict, roles: list[str]) -> Path:
     """Write the notebook's outputs to ``out`` with its sign-off regions showing ``signoff`` and the ``roles`` it
-    needs; refuse a page that would fetch anything."""
+    needs, and the Chinese font its text needs; refuse a page that would fetch anything."""
     from nbconvert import HTMLExporter
 
     exporter = HTMLExporter(
@@ -75,7 +86,7 @@ def export_html(notebook: Path, out: Path, signoff: dict, roles: list[str]) -> P
         exclude_output_prompt=True,
     )
     body, _ = exporter.from_filename(str(notebook))
-    body = with_signoff(body, signoff, roles)
+    body = with_font(with_signoff(body, signoff, roles))
     outside = external_references(body)
     if outside:
         raise RuntimeError(f"{out}: the page would fetch {outside[0]} ({len(outside)} such reference(s))")

@@ -20,7 +20,7 @@ from .release import MAX_PLAYERS, ReleaseReport
 from .signoff_section import state_placeholder
 
 STYLE = Markup("""<style>
-.forge-release { font-family: system-ui, sans-serif; max-width: 1100px; }
+.forge-release { font-family: "Forge CJK", system-ui, sans-serif; max-width: 1100px; }
 .forge-release h2 { border-bottom: 2px solid #d1d5db; padding-bottom: 4px; margin-top: 28px; }
 .forge-banner { background: #fef3c7; border: 2px solid #b45309; color: #78350f; padding: 8px 12px; font-weight: 700; }
 .forge-verdict { font-size: 1.3em; padding: 12px 16px; margin: 12px 0; border-radius: 6px; }

@@ -14,6 +14,7 @@ import re
 from html import escape
 
 from ..spec import printable
+from ..widgets._fonts import part_font_style
 from ._chain import PublicKey, chain_head, decision_text, standing
 from ._html import Markup, Section, badge, para, table
 
@@ -119,8 +120,15 @@ def state_placeholder() -> Markup:
     return Markup(render_state({"signatures": []}, []))
 
 
+def with_part_font(region: str) -> str:
+    """A region with the Chinese font its own text needs (a reviewer's comment may bring characters the page's font
+    was not cut to), inside its markers."""
+    end = region.rindex("<!--/forge:")
+    return region[:end] + part_font_style(region) + region[end:]
+
+
 def renderings(signoff: dict, roles: list[str]) -> dict[str, str]:
-    return {SECTION: render(signoff), STATE: render_state(signoff, roles)}
+    return {SECTION: with_part_font(render(signoff)), STATE: with_part_font(render_state(signoff, roles))}
 
 
 def quoted(html: str) -> str:

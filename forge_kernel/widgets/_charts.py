@@ -9,8 +9,11 @@ import altair as alt
 import pandas as pd
 
 from ..analysis import SEVERITIES
+from ._fonts import FAMILY
 
-FONT = "system-ui, 'Noto Sans', 'Noto Sans CJK SC', 'WenQuanYi Micro Hei', 'DejaVu Sans', sans-serif"
+FONT = f"'{FAMILY}', system-ui, 'Noto Sans', 'Noto Sans CJK SC', 'WenQuanYi Micro Hei', 'DejaVu Sans', sans-serif"
+"""The charts' fonts: the shipped Chinese font first (the widget's style sheet declares it; a static page's SVG carries
+its own, ``_fonts.with_font``)."""
 SEVERITY_COLOURS = ("#7a0916", "#e0632b", "#f3c34b")
 """critical, hard, soft."""
 PERCENT = ".0%"

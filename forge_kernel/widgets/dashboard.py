@@ -32,7 +32,7 @@ from ..analysis import (
 )
 from ..spec import SYNTHETIC_BANNER, UsageError
 from ..store import Run, open_run
-from ._frontend import bundled
+from ._frontend import bundled, widget_css
 from .failures import FailureBrowser
 
 VEGA_LITE = "v6_4"
@@ -107,7 +107,7 @@ class RunDashboard(anywidget.AnyWidget):
     the release gate of that comparison under ``policy`` (default: the bundled policy).
     """
 
-    _css = bundled("dashboard.css")
+    _css = widget_css("dashboard.css")
     banner = traitlets.Unicode(SYNTHETIC_BANNER).tag(sync=True)
     heading = traitlets.Dict().tag(sync=True)
     charts = traitlets.Dict().tag(sync=True)

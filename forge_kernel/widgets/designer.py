@@ -28,9 +28,9 @@ from ..catalog import model_of
 from ..spec import BudgetExceeded, Edit, EditError, ForgeError, SpecError, apply_edits, call_labels, load_package
 from . import _designer_views as views
 from ._designer_forms import SchemaForm
-from ._frontend import BUNDLE
+from ._frontend import widget_css
 
-CSS = (BUNDLE / "designer.css").read_text(encoding="utf-8")
+CSS = widget_css("designer.css")
 
 
 def category_help(category: str) -> str:

@@ -19,7 +19,7 @@ import yaml
 from ..analysis import TriageFile, failure_rows, load_triage
 from ..spec import SYNTHETIC_BANNER, SpecError, UsageError
 from ..store import Run, open_run
-from ._frontend import bundled
+from ._frontend import bundled, widget_css
 from .player import ReplayPlayer, play
 
 FILTERS = ("suite", "dimension", "agent", "verifier", "error_class", "triage")
@@ -38,7 +38,7 @@ class FailureTable(anywidget.AnyWidget):
     messages (``{"action": "triage", ...}``) and their outcome is ``message``."""
 
     _esm = bundled("failures.js")
-    _css = bundled("failures.css")
+    _css = widget_css("failures.css")
     banner = traitlets.Unicode(SYNTHETIC_BANNER).tag(sync=True)
     rows: traitlets.List[dict] = traitlets.List().tag(sync=True)
     """The rows shown: those matching ``filters``, sorted, at most ``MAX_ROWS``."""

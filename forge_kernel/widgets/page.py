@@ -2,6 +2,8 @@
 
 No kernel, no widget manager, nothing fetched: the state, the module's source and its style are inlined, and the
 module is imported from a ``blob:`` URL, so the fragment works in an exported notebook, a report and from file://.
+The fragment brings no font: the page that holds it does (``write_player_page``, release.html), cut to the CJK
+characters of the whole page.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..spec import SYNTHETIC_BANNER
+from ._fonts import page_font_face
 from ._frontend import BUNDLE, CSS, ESM, compact_of, player_state
 
 SHIM = BUNDLE / "static.js"
@@ -40,15 +43,16 @@ def player_html(trial: Any, other: Any = None) -> str:
 
 
 def write_player_page(path: str | Path, trial: Any, other: Any = None) -> Path:
-    """A whole offline HTML page with the player; returns its path."""
+    """A whole offline HTML page with the player and the Chinese font cut to the characters it shows; returns its
+    path."""
     compact = compact_of(trial)
     title = f"{compact.task_id} · {compact.agent} trial {compact.trial} · replay (synthetic data)"
-    path = Path(path)
+    path, body = Path(path), player_html(compact, other)
     path.write_text(
         f'<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{escape(title)}</title>\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        "<style>body { margin: 16px; background: #fff; }</style>\n</head>\n<body>\n"
-        f"{player_html(compact, other)}</body>\n</html>\n",
+        f"<style>{page_font_face(title + body)}body {{ margin: 16px; background: #fff; }}</style>\n</head>\n<body>\n"
+        f"{body}</body>\n</html>\n",
         encoding="utf-8",
     )
     return path

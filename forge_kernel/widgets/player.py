@@ -10,7 +10,7 @@ import traitlets
 
 from ..spec import UsageError
 from ..store import Run, Trial, open_run
-from ._frontend import CSS, ESM, player_state
+from ._frontend import ESM, player_state, widget_css
 
 
 class ReplayPlayer(anywidget.AnyWidget):
@@ -23,7 +23,7 @@ class ReplayPlayer(anywidget.AnyWidget):
     """
 
     _esm = ESM
-    _css = CSS
+    _css = widget_css("player.css")
     trajectory = traitlets.Bytes().tag(sync=True)
     """The trial's compact trajectory (``forge_kernel.spec.compact``) as JSON: one binary buffer, sent as it is."""
     other = traitlets.Bytes(allow_none=True, default_value=None).tag(sync=True)

@@ -1,4 +1,6 @@
 """Headless Debian Chromium through Playwright, offline: every request not to 127.0.0.1, data: or blob: is aborted.
+Chromium sees none of the machine's CJK fonts (``no_cjk_fonts``): the zh text renders in the font the package ships,
+as on a machine that has none (tests/browser/test_chinese_fonts.py checks it).
 
 Skipped, with the reason, where chromium is missing outside CI; CI installs it (.ci/run) and never skips.
 Screenshots are kept as test artefacts in tmp/artefacts/browser/ (or $FORGE_ARTEFACTS), listed at the end of the run.
@@ -34,6 +36,8 @@ LOCAL = ("http://127.0.0.1:", "ws://127.0.0.1:", "data:", "blob:")
 ARTEFACTS = (
     Path(os.environ.get("FORGE_ARTEFACTS", Path(__file__).resolve().parents[2] / "tmp" / "artefacts")) / "browser"
 )
+CJK_FONT_FILES = ("*wqy*", "*Noto*CJK*", "*SourceHan*", "*DroidSansFallback*", "*uming*", "*ukai*", "*arphic*")
+"""Globs for CJK font files fontconfig would otherwise offer (fc-list names the rest, where it is installed)."""
 SHOTS: list[Path] = []
 """Every screenshot this session kept, listed at the end of the run."""
 
@@ -42,6 +46,28 @@ if not Path(CHROMIUM).exists() and not os.environ.get("CI"):
         f"browser tests need Debian's chromium at {CHROMIUM} (apt-get install chromium; .ci/run does)",
         allow_module_level=True,
     )
+
+
+def no_cjk_fonts(folder: Path) -> dict[str, str]:
+    """The environment for a Chromium whose fontconfig sees the machine's fonts less every CJK one: a fonts.conf of its
+    own in ``folder`` (with its own cache), the system's (its folders and aliases) and a rule rejecting them."""
+    found = set()
+    if shutil.which("fc-list"):
+        for lang in ("zh", "ja", "ko"):
+            listed = subprocess.run(["fc-list", f":lang={lang}", "file"], capture_output=True, text=True).stdout
+            found |= {line.split(":")[0].strip() for line in listed.splitlines() if line.strip()}
+    rejected = "".join(f"<glob>{pattern}</glob>" for pattern in [*CJK_FONT_FILES, *sorted(found)])
+    folder.mkdir(parents=True, exist_ok=True)
+    conf = folder / "fonts.conf"
+    conf.write_text(
+        '<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">\n<fontconfig>'
+        f"<cachedir>{folder / 'cache'}</cachedir>"
+        '<include ignore_missing="yes">/etc/fonts/fonts.conf</include><dir>/usr/share/fonts</dir>'
+        f"<selectfont><rejectfont>{rejected}</rejectfont></selectfont>"
+        "</fontconfig>\n",
+        encoding="utf-8",
+    )
+    return {**os.environ, "FONTCONFIG_FILE": str(conf)}
 
 
 class Browser:
@@ -86,6 +112,7 @@ def browser(tmp_path_factory):
             headless=True,
             viewport={"width": 1360, "height": 1000},
             locale="zh-CN",
+            env=no_cjk_fonts(tmp_path_factory.mktemp("fontconfig")),
         )
         try:
             yield Browser(context, ARTEFACTS)

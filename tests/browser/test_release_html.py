@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -185,7 +186,10 @@ def inspect(page_path: str, shots: str) -> dict:
     Path(shots).mkdir(parents=True, exist_ok=True)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(
-            executable_path=shutil.which(SETTINGS.CHROMIUM) or SETTINGS.CHROMIUM, args=SETTINGS.FLAGS, headless=True
+            executable_path=shutil.which(SETTINGS.CHROMIUM) or SETTINGS.CHROMIUM,
+            args=SETTINGS.FLAGS,
+            headless=True,
+            env=SETTINGS.no_cjk_fonts(Path(tempfile.mkdtemp(prefix="fontconfig-"))),
         )
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.on("requestfailed", lambda r: found["failed_requests"].append(r.url))

@@ -23,6 +23,7 @@ import pytest
 
 from forge_kernel import open_run
 from forge_kernel.widgets import page
+from forge_kernel.widgets._fonts import shipped_font_face, theme_fonts
 from forge_kernel.widgets._frontend import BUNDLE, CSS, ESM, bundled, payload
 from forge_kernel.widgets.dashboard import RunDashboard
 from forge_kernel.widgets.designer import CSS as DESIGNER_CSS
@@ -152,12 +153,14 @@ def test_the_player_receives_every_field_its_types_promise(reference, llm_run):
 
 def test_each_widget_serves_its_bundle():
     assert {p.name for p in BUNDLE.iterdir()} == BUILT
-    assert ReplayPlayer._esm == ESM == bundled("player.js") and ReplayPlayer._css == CSS == bundled("player.css")
-    assert (FailureTable._esm, FailureTable._css) == (bundled("failures.js"), bundled("failures.css"))
-    assert RunDashboard._css == bundled("dashboard.css")  # its module is bundled with Vega: test_dashboard.py
-    assert page.SHIM == BUNDLE / "static.js" and bundled("designer.css") == DESIGNER_CSS
+    font = shipped_font_face() + theme_fonts(".jp-Notebook")  # what each live widget's sheet starts with: test_fonts.py
+    assert ReplayPlayer._esm == ESM == bundled("player.js")
+    assert ReplayPlayer._css == font + CSS == font + bundled("player.css")
+    assert (FailureTable._esm, FailureTable._css) == (bundled("failures.js"), font + bundled("failures.css"))
+    assert RunDashboard._css == font + bundled("dashboard.css")  # its module is bundled with Vega: test_dashboard.py
+    assert page.SHIM == BUNDLE / "static.js" and font + bundled("designer.css") == DESIGNER_CSS
     data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["package-data"]
-    assert {"widgets/bundle/*.js", "widgets/bundle/*.css"} <= set(data["forge_kernel"])  # pip install ships them
+    assert {"widgets/bundle/*.js", "widgets/bundle/*.css", "widgets/fonts/*"} <= set(data["forge_kernel"])  # shipped
     for name in BUILT:  # one line under the note: a tool that compares lines takes none for a copy of the sources
         note, code = bundled(name).split("\n", 1)
         assert "Built by frontend/scripts/build.mjs" in note and "\n" not in code.rstrip("\n"), name
