@@ -132,7 +132,11 @@ def test_an_unstable_task_opens_its_failed_trial_beside_a_passing_one(quickstart
     # a row of the failure browser, filtered to unstable tasks, opens the pair too
     table.locator(".ff-clear").click()
     table.locator('select[data-filter="stability"]').select_option("unstable")
-    table.locator(".ff-count").filter(has_text="stability = unstable").wait_for(timeout=15_000)
+    page.wait_for_function(  # the kernel's rows, not those painted before it answered
+        """() => { const rows = [...document.querySelectorAll(".ff-browser .ff-row")];
+                   return rows.length > 1 && rows.every((row) => row.querySelector(".ff-unstable")); }""",
+        timeout=15_000,
+    )
     trial_id = table.locator(".ff-row:not(.ff-selected)").first.get_attribute("data-trial-id")
     row = table.locator(f'.ff-row[data-trial-id="{trial_id}"]')
     assert "unstable" in row.locator(".ff-passes").inner_text()
