@@ -511,24 +511,35 @@ def ledger(rep: ReleaseReport) -> Section:
 
 def failed_players(rep: ReleaseReport, played: dict) -> list[Markup]:
     """The candidate's failed trials that the highlights do not play, critical and safety failures first, each
-    beside a passing trial of its task where there is one; how many are not shown."""
+    beside a passing trial of its task where there is one; those not played, named with the command that opens
+    them. Their players use the module the highlights section puts on the page."""
     if not played["failures"]:
         return []
-    total = len(played["failures"]) + played["not_shown"]["failures"]
     missing = played["not_shown"]["failures"]
-    head = f"Failed trials replayed: {len(played['failures'])} of {total}, critical and safety failures first" + (
-        f"; the other {missing} are not played here (at most {MAX_FAILED} are)" if missing else ""
-    )
-    more = f"Open the others with forge replay {rep.runs['candidate'].path} --task TASK --agent {rep.candidate.agent}"
-    return [
-        Markup(f"<h3>{escape(head)}</h3>"),
+    count = len(played["failures"])
+    head = f"Failed trials replayed: {count} of {count + missing} (critical and safety failures first)"
+    parts = [Markup(f"<h3>{escape(head)}</h3>")]
+    if missing:
+        trial_of = dict(zip(rep.ledgers["candidate"].table["trial_id"], rep.ledgers["candidate"].table["trial"]))
+        rest = [f"{s['task']} trial {trial_of[s['trial_id']]}" for s in rep.failures()[count:]]
+        named = ", ".join(rest[:NAMED]) + (f" and {len(rest) - NAMED} more" if len(rest) > NAMED else "")
+        parts.append(
+            para(
+                f"At most {MAX_FAILED} are played here; not played: {named}. Open one with forge replay "
+                f"{rep.runs['candidate'].path} --task TASK --agent {rep.candidate.agent} --trial N."
+            )
+        )
+    parts.append(
         para(
-            *([f"{more} --trial N."] if missing else []),
             "A failed trial plays on the left; on the right, where its task has one, a trial of the same task that "
-            "passed (the candidate's, else the baseline's), aligned step by step.",
-        ),
-        *(player_box(rep, shown) for shown in played["failures"]),
-    ]
+            "passed (the candidate's, else the baseline's), aligned step by step."
+        )
+    )
+    return parts + [player_box(rep, shown) for shown in played["failures"]]
+
+
+NAMED = 20
+"""Failed trials not played that the page names one by one."""
 
 
 def kill_rate(rep: ReleaseReport) -> Section:
