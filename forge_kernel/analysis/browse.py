@@ -27,9 +27,9 @@ def failure_rows(run: Run, triage: TriageFile | None = None) -> pd.DataFrame:
 
 
 def task_passes(run: Run) -> pd.DataFrame:
-    """Per task and agent: ``passed`` of ``trials`` (k of n), whether the task is ``unstable`` (some of its trials
-    passed, some failed), and the ids of its first failed and first passed trial (``failed_trial_id``,
-    ``passed_trial_id``; -1 where there is none), which a player shows side by side."""
+    """Per task (with its ``dimension``) and agent: ``passed`` of ``trials`` (k of n), whether the task is
+    ``unstable`` (some of its trials passed, some failed), and the ids of its first failed and first passed trial
+    (``failed_trial_id``, ``passed_trial_id``; -1 where there is none), which a player shows side by side."""
     trials = run.outcomes.sort_values(["task_id", "agent", "trial"])
     grouped = trials.groupby(["task_id", "agent"], sort=True)
     first = {
@@ -38,7 +38,10 @@ def task_passes(run: Run) -> pd.DataFrame:
     }
     table = grouped["passed"].agg(passed="sum", trials="size").astype(int)
     table = table.join(pd.DataFrame(first)).fillna(-1).astype(int).reset_index()
-    return table.assign(unstable=(table["passed"] > 0) & (table["passed"] < table["trials"]))
+    return table.assign(
+        dimension=table["task_id"].map(slice_value(run, "dimension")).fillna("(none)"),
+        unstable=(table["passed"] > 0) & (table["passed"] < table["trials"]),
+    )
 
 
 def pass_rate_cells(run: Run, by: str = "dimension") -> pd.DataFrame:

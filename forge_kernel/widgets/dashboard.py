@@ -27,7 +27,6 @@ from ..analysis import (
     task_passes,
     usage,
 )
-from ..analysis._slices import slice_value
 from ..spec import SYNTHETIC_BANNER, UsageError
 from ..store import Run, open_run
 from . import _charts as charts
@@ -88,7 +87,6 @@ def gate_state(
 def task_rows(run: Run) -> dict:
     """Each task that some agent did not pass in every trial, unstable ones first: per agent "k of n" passed."""
     passes = task_passes(run)
-    dimension = slice_value(run, "dimension")
     agents = sorted(passes["agent"].unique())
     rows = []
     for task_id, cells in passes.groupby("task_id", sort=True):
@@ -97,7 +95,7 @@ def task_rows(run: Run) -> dict:
             rows.append(
                 {
                     "task_id": task_id,
-                    "dimension": dimension.get(task_id) or "(none)",
+                    "dimension": cells["dimension"].iloc[0],
                     "unstable": bool(cells["unstable"].any()),
                     "cells": [
                         {"agent": a, "passed": int(c.passed), "trials": int(c.trials), "unstable": bool(c.unstable)}

@@ -100,6 +100,7 @@ def test_k_of_n_passed_per_task_and_agent(reference):
         mine = outcomes[(outcomes["task_id"] == row.task_id) & (outcomes["agent"] == row.agent)]
         assert (row.passed, row.trials) == (int(mine["passed"].sum()), len(mine))
         assert row.unstable == (0 < row.passed < row.trials)
+        assert row.dimension == slice_value(reference, "dimension")[row.task_id]
         failed, passed = mine[~mine["passed"]], mine[mine["passed"]]
         assert row.failed_trial_id == (int(failed.sort_values("trial")["trial_id"].iloc[0]) if len(failed) else -1)
         assert row.passed_trial_id == (int(passed.sort_values("trial")["trial_id"].iloc[0]) if len(passed) else -1)
