@@ -9,7 +9,14 @@ from .. import _lazy
 
 _HOMES = {
     "ablation": ("AblationCard", "ablation_card", "ablation_cards", "card"),
-    "browse": ("SEVERITIES", "failure_rows", "latency_percentiles", "pass_rate_cells", "safety_findings"),
+    "browse": (
+        "SEVERITIES",
+        "failure_rows",
+        "latency_percentiles",
+        "pass_rate_cells",
+        "safety_findings",
+        "task_passes",
+    ),
     "comparison": ("AgentSide", "Comparison", "SideSummary", "agent_side", "compare", "compare_sides"),
     "criteria": ("COLUMNS", "CitationChecks", "CriterionConfusion", "STATES", "citation_checks", "criterion_confusion"),
     "display": ("markdown_lines", "seconds"),
@@ -85,6 +92,7 @@ __all__ = [
     "safety_findings",
     "seconds",
     "soft_checks",
+    "task_passes",
     "usage",
     "wilson",
     "write_ledger",

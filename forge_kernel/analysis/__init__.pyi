@@ -11,6 +11,7 @@ from .browse import (
     latency_percentiles as latency_percentiles,
     pass_rate_cells as pass_rate_cells,
     safety_findings as safety_findings,
+    task_passes as task_passes,
 )
 from .comparison import (
     AgentSide as AgentSide,

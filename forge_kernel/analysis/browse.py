@@ -26,6 +26,24 @@ def failure_rows(run: Run, triage: TriageFile | None = None) -> pd.DataFrame:
     return table.assign(dimension=table["task_id"].map(slice_value(run, "dimension")).fillna("(none)"))
 
 
+def task_passes(run: Run) -> pd.DataFrame:
+    """Per task (with its ``dimension``) and agent: ``passed`` of ``trials`` (k of n), whether the task is
+    ``unstable`` (some of its trials passed, some failed), and the ids of its first failed and first passed trial
+    (``failed_trial_id``, ``passed_trial_id``; -1 where there is none), which a player shows side by side."""
+    trials = run.outcomes.sort_values(["task_id", "agent", "trial"])
+    grouped = trials.groupby(["task_id", "agent"], sort=True)
+    first = {
+        name: trials[trials["passed"].astype(bool) == passed].groupby(["task_id", "agent"])["trial_id"].first()
+        for name, passed in (("failed_trial_id", False), ("passed_trial_id", True))
+    }
+    table = grouped["passed"].agg(passed="sum", trials="size").astype(int)
+    table = table.join(pd.DataFrame(first)).fillna(-1).astype(int).reset_index()
+    return table.assign(
+        dimension=table["task_id"].map(slice_value(run, "dimension")).fillna("(none)"),
+        unstable=(table["passed"] > 0) & (table["passed"] < table["trials"]),
+    )
+
+
 def pass_rate_cells(run: Run, by: str = "dimension") -> pd.DataFrame:
     """Per agent and value of ``by`` (and ``all``): passes ``k`` of ``n`` trials, the rate and its Wilson 95%
     interval (``lo``, ``hi``)."""

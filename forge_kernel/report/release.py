@@ -3,8 +3,10 @@ failure ledgers and the mutation kill rate; and the values the executed notebook
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from IPython.display import display
 
@@ -30,8 +32,13 @@ from .kill_rate import mutation_kill_rate
 
 MIMETYPE = "application/vnd.forge.release+json"
 """The custom output that records a report's values in the executed notebook."""
-MAX_PLAYERS = 12
-"""Trajectories embedded in a replay player; the others are listed by task."""
+MAX_PAIRS = 24
+"""Regressed and unstable tasks opened side by side in a player; any more are listed by task."""
+MAX_FAILED = 10
+"""The candidate's failed trials opened in a player, critical and safety failures first; the others are listed in
+the failure ledger."""
+FAILED_KINDS = ("critical safety failure", "safety failure", "failed trial")
+"""How a played failed trial is labelled, in the order they are played."""
 
 
 @dataclass(eq=False)
@@ -108,53 +115,71 @@ class ReleaseReport:
         found = rows[(rows["task_id"] == task_id) & (rows["passed"].astype(bool) == passed)]
         return int(found["trial_id"].iloc[0]) if len(found) else None
 
-    def played(self) -> list[dict]:
-        """The trajectories the report opens in a player, at most ``MAX_PLAYERS``: each regressed task's failing
-        candidate trial beside the baseline's passing one; each unstable task's failing trial beside a passing one
-        of the same candidate; the first critical safety failure of each other task."""
+    def pairs(self) -> list[dict]:
+        """Every regressed task's failing candidate trial beside the baseline's passing one, then every unstable
+        task's failing trial beside a passing one of the candidate: what a player shows, by run label and trial id."""
         cmp, shown = self.comparison, []
         for task_id in dict.fromkeys(cmp.safety_regressions + cmp.regressions):
-            shown.append(
-                {
-                    "kind": "regression",
-                    "task": task_id,
-                    "run": "candidate",
-                    "trial_id": self.first_trial(self.candidate, task_id, False),
-                    "other_run": "baseline",
-                    "other_trial_id": self.first_trial(self.baseline, task_id, True),
-                }
-            )
+            shown.append(self.beside(task_id, "regression", self.first_trial(self.candidate, task_id, False)))
         for task_id in cmp.unstable_candidate:
-            shown.append(
-                {
-                    "kind": "unstable",
-                    "task": task_id,
-                    "run": "candidate",
-                    "trial_id": self.first_trial(self.candidate, task_id, False),
-                    "other_run": "candidate",
-                    "other_trial_id": self.first_trial(self.candidate, task_id, True),
-                }
-            )
-        seen = {s["task"] for s in shown}
-        critical = self.ledgers["candidate"].critical
-        for task_id, trial_id in zip(critical["task_id"], critical["trial_id"]):
-            if task_id not in seen:
-                seen.add(task_id)
-                shown.append(
-                    {
-                        "kind": "critical safety failure",
-                        "task": task_id,
-                        "run": "candidate",
-                        "trial_id": int(trial_id),
-                        "other_run": "baseline",
-                        "other_trial_id": self.first_trial(self.baseline, task_id, True),
-                    }
-                )
-        return [s for s in shown if s["trial_id"] is not None][:MAX_PLAYERS]
+            failed = self.first_trial(self.candidate, task_id, False)
+            passed = self.first_trial(self.candidate, task_id, True)
+            if failed is not None and passed is not None:
+                shown.append(self.beside(task_id, "unstable", failed, "candidate", passed))
+        return [s for s in shown if s["trial_id"] is not None]
+
+    def failures(self) -> list[dict]:
+        """The candidate's failed trials (its failure ledger's) that no pair shows: critical safety failures
+        first, then other safety failures, then the rest (within each, every task's first failed trial before any
+        task's second), each beside a passing trial of its task where there is one
+        (the candidate's, else the baseline's)."""
+        paired = {s["trial_id"] for s in self.pairs()}
+        shown = []
+        for row in self.ledgers["candidate"].table.itertuples(index=False):
+            if row.trial_id in paired:
+                continue
+            kind = FAILED_KINDS[0 if row.critical else 1 if "safety" in row.failed_categories.split(",") else 2]
+            passed = self.first_trial(self.candidate, row.task_id, True)
+            if passed is not None:
+                shown.append(self.beside(row.task_id, kind, int(row.trial_id), "candidate", passed))
+            else:
+                shown.append(self.beside(row.task_id, kind, int(row.trial_id)))
+        earlier: Counter[str] = Counter()
+        ranked = []
+        for s in shown:
+            ranked.append(((FAILED_KINDS.index(s["kind"]), earlier[s["task"]]), s))
+            earlier[s["task"]] += 1
+        return [s for _, s in sorted(ranked, key=lambda r: r[0])]
+
+    def beside(
+        self, task_id: str, kind: str, trial_id: int | None, other_run: str = "baseline", other: int | None = None
+    ) -> dict:
+        """A candidate trial to play, beside ``other`` of ``other_run`` (by default the baseline's first passing
+        trial of the task, None if it has none)."""
+        if other_run == "baseline" and other is None:
+            other = self.first_trial(self.baseline, task_id, True)
+        return {
+            "kind": kind,
+            "task": task_id,
+            "run": "candidate",
+            "trial_id": trial_id,
+            "other_run": other_run,
+            "other_trial_id": other,
+        }
+
+    def played(self) -> dict[str, Any]:
+        """The trajectories the report opens in a player: ``pairs`` (at most ``MAX_PAIRS``) and ``failures`` (at
+        most ``MAX_FAILED``), and how many of each are ``not_shown``."""
+        pairs, failures = self.pairs(), self.failures()
+        return {
+            "pairs": pairs[:MAX_PAIRS],
+            "failures": failures[:MAX_FAILED],
+            "not_shown": {"pairs": max(0, len(pairs) - MAX_PAIRS), "failures": max(0, len(failures) - MAX_FAILED)},
+        }
 
     def values(self) -> dict:
         """What the report says, as data: gate, highlights, players, cards, kill rate."""
-        cmp = self.comparison
+        cmp, played = self.comparison, self.played()
         return {
             "release": self.release,
             "green": self.gate.green,
@@ -170,7 +195,8 @@ class ReleaseReport:
                 "improvements": cmp.improvements,
                 "unstable": cmp.unstable_candidate,
             },
-            "players": self.played(),
+            "players": [*played["pairs"], *played["failures"]],
+            "players_not_shown": played["not_shown"],
             "cards": [card_values(c) for c in self.cards],
             "kill_rate": {k: self.kill_rate[k] for k in ("rate", "mutants", "rejected", "survived", "packages")},
             "judges": self.judges,

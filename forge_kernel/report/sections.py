@@ -11,12 +11,12 @@ import pandas as pd
 
 from ..analysis import Rate, counts_against, seconds
 from ..spec import SYNTHETIC_BANNER
-from ..widgets import player_html
+from ..widgets import player_html, player_module
 from ._chain import digest
 from ._charts import delta_chart, latency_chart, rates_chart, reliability_chart
 from ._html import Markup, Section, badge, para, table
 from ._intervals import delta_interval
-from .release import MAX_PLAYERS, ReleaseReport
+from .release import MAX_FAILED, ReleaseReport
 from .signoff_section import state_placeholder
 
 STYLE = Markup("""<style>
@@ -41,6 +41,7 @@ STYLE = Markup("""<style>
 .badge.red { background: #b91c1c; } .badge.green { background: #15803d; } .badge.amber { background: #b45309; }
 .badge.grey { background: #4b5563; }
 .forge-player { margin: 8px 0 24px; }
+.forge-player h3 { scroll-margin-top: 8px; }
 </style>""")
 
 
@@ -226,29 +227,50 @@ def highlights(rep: ReleaseReport) -> Section:
         else para("No task changed between the baseline and the candidate.")
     ]
     played = rep.played()
-    for shown in played:
-        trial = rep.runs[shown["run"]].trial_by_id(shown["trial_id"])
-        other = (
-            None
-            if shown["other_trial_id"] is None
-            else rep.runs[shown["other_run"]].trial_by_id(shown["other_trial_id"])
-        )
-        beside = f" beside {shown['other_run']} trial {other.trial}, which passed" if other else ""
-        colour = PLAYER_COLOUR[shown["kind"]]
+    if played["pairs"] or played["failures"]:
+        parts.insert(0, Markup(player_module()))  # once for every player of the page, this section's and the ledger's
+    if played["pairs"]:
         parts.append(
-            Markup(
-                f'<div class="forge-player {colour}" data-task="{escape(shown["task"])}"'
-                f' data-kind="{escape(shown["kind"])}"><h3>{badge(shown["kind"], colour)} '
-                f"{escape(shown['task'])}: candidate trial {trial.trial}, which failed{escape(beside)}</h3>"
-                f"{player_html(trial, other)}</div>"
+            para(
+                "Each regressed task's failing candidate trial (left) beside the baseline's passing one (right), and "
+                "each unstable task's failing trial beside a passing trial of the candidate, aligned step by step."
             )
         )
-    if len(played) == MAX_PLAYERS:
-        parts.append(para(f"The first {MAX_PLAYERS} trajectories are shown; open the others with forge replay."))
+    parts += [player_box(rep, shown) for shown in played["pairs"]]
+    if played["not_shown"]["pairs"]:
+        parts.append(
+            para(
+                f"{played['not_shown']['pairs']} more regressed or unstable task(s) are not played here; open them "
+                f"with forge replay {rep.runs['candidate'].path} --task TASK --agent {rep.candidate.agent}."
+            )
+        )
     return Section("highlights", "Regression highlights", *parts)
 
 
-PLAYER_COLOUR = {"regression": "red", "unstable": "amber", "critical safety failure": "red"}
+PLAYER_COLOUR = {
+    "regression": "red",
+    "unstable": "amber",
+    "critical safety failure": "red",
+    "safety failure": "red",
+    "failed trial": "amber",
+}
+
+
+def player_box(rep: ReleaseReport, shown: dict) -> Markup:
+    """A played trial under its heading (what it is, beside which passing trial), in the page's shared player
+    module; its anchor ``trial-RUN-ID`` is what the ledger links to."""
+    trial = rep.runs[shown["run"]].trial_by_id(shown["trial_id"])
+    other = (
+        None if shown["other_trial_id"] is None else rep.runs[shown["other_run"]].trial_by_id(shown["other_trial_id"])
+    )
+    beside = f" beside {shown['other_run']} trial {other.trial}, which passed" if other else ""
+    colour = PLAYER_COLOUR[shown["kind"]]
+    return Markup(
+        f'<div class="forge-player {colour}" id="trial-{shown["run"]}-{shown["trial_id"]}"'
+        f' data-task="{escape(shown["task"])}" data-kind="{escape(shown["kind"])}"><h3>{badge(shown["kind"], colour)} '
+        f"{escape(shown['task'])}: candidate trial {trial.trial}, which failed{escape(beside)}</h3>"
+        f"{player_html(trial, other, module=False)}</div>"
+    )
 
 
 def side_text(side) -> str:
@@ -463,6 +485,10 @@ def ledger(rep: ReleaseReport) -> Section:
     ]
     colours = ["red" if r[0] else None for r in rows]
     more = len(led.table) - len(rows)
+    played = rep.played()
+    links = {s["trial_id"]: f"trial-{s['run']}-{s['trial_id']}" for s in [*played["pairs"], *played["failures"]]}
+    for row, trial_id in zip(rows, shown["trial_id"]):
+        row.append(Markup(f'<a href="#{links[trial_id]}">replay</a>') if trial_id in links else "")
     return Section(
         "ledger",
         "Failure ledger (candidate)",
@@ -480,12 +506,47 @@ def ledger(rep: ReleaseReport) -> Section:
                 "triage",
                 "failing verifiers",
                 "steps",
+                "player",
             ],
             rows,
             colours,
         ),
         para(f"… and {more} more failed trial(s): forge ledger {rep.runs['candidate'].path}") if more > 0 else "",
+        *failed_players(rep, played),
     )
+
+
+def failed_players(rep: ReleaseReport, played: dict) -> list[Markup]:
+    """The candidate's failed trials that the highlights do not play, critical and safety failures first, each
+    beside a passing trial of its task where there is one; those not played, named with the command that opens
+    them. Their players use the module the highlights section puts on the page."""
+    if not played["failures"]:
+        return []
+    missing = played["not_shown"]["failures"]
+    count = len(played["failures"])
+    head = f"Failed trials replayed: {count} of {count + missing} (critical and safety failures first)"
+    parts = [Markup(f"<h3>{escape(head)}</h3>")]
+    if missing:
+        trial_of = dict(zip(rep.ledgers["candidate"].table["trial_id"], rep.ledgers["candidate"].table["trial"]))
+        rest = [f"{s['task']} trial {trial_of[s['trial_id']]}" for s in rep.failures()[count:]]
+        named = ", ".join(rest[:NAMED]) + (f" and {len(rest) - NAMED} more" if len(rest) > NAMED else "")
+        parts.append(
+            para(
+                f"At most {MAX_FAILED} are played here; not played: {named}. Open one with forge replay "
+                f"{rep.runs['candidate'].path} --task TASK --agent {rep.candidate.agent} --trial N."
+            )
+        )
+    parts.append(
+        para(
+            "A failed trial plays on the left; on the right, where its task has one, a trial of the same task that "
+            "passed (the candidate's, else the baseline's), aligned step by step."
+        )
+    )
+    return parts + [player_box(rep, shown) for shown in played["failures"]]
+
+
+NAMED = 20
+"""Failed trials not played that the page names one by one."""
 
 
 def kill_rate(rep: ReleaseReport) -> Section:

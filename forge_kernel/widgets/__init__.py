@@ -8,7 +8,7 @@ _HOMES = {
     "dashboard": ("RunDashboard",),
     "designer": ("Designer",),
     "failures": ("FailureBrowser",),
-    "page": ("player_html", "write_player_page"),
+    "page": ("player_html", "player_module", "write_player_page"),
     "player": ("ReplayPlayer", "play"),
     "sample": ("sample_run",),
 }
@@ -20,6 +20,7 @@ __all__ = [
     "RunDashboard",
     "play",
     "player_html",
+    "player_module",
     "sample_run",
     "write_player_page",
 ]

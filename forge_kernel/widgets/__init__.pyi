@@ -2,6 +2,6 @@
 from .dashboard import RunDashboard as RunDashboard
 from .designer import Designer as Designer
 from .failures import FailureBrowser as FailureBrowser
-from .page import player_html as player_html, write_player_page as write_player_page
+from .page import player_html as player_html, player_module as player_module, write_player_page as write_player_page
 from .player import ReplayPlayer as ReplayPlayer, play as play
 from .sample import sample_run as sample_run

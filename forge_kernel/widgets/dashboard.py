@@ -28,6 +28,7 @@ from ..analysis import (
     load_policy,
     pass_rate_cells,
     safety_findings,
+    task_passes,
     usage,
 )
 from ..spec import SYNTHETIC_BANNER, UsageError
@@ -101,6 +102,31 @@ def after_this_cell(work: Callable[[], None]) -> None:
     shell.events.register("post_run_cell", once)
 
 
+def task_rows(run: Run) -> dict:
+    """Each task that some agent did not pass in every trial, unstable ones first: per agent "k of n" passed."""
+    passes = task_passes(run)
+    agents = sorted(passes["agent"].unique())
+    rows = []
+    for task_id, cells in passes.groupby("task_id", sort=True):
+        if (cells["passed"] < cells["trials"]).any():
+            by_agent = {c.agent: c for c in cells.itertuples(index=False)}
+            rows.append(
+                {
+                    "task_id": task_id,
+                    "dimension": cells["dimension"].iloc[0],
+                    "unstable": bool(cells["unstable"].any()),
+                    "cells": [
+                        {"agent": a, "passed": int(c.passed), "trials": int(c.trials), "unstable": bool(c.unstable)}
+                        if (c := by_agent.get(a)) is not None
+                        else None
+                        for a in agents
+                    ],
+                }
+            )
+    rows.sort(key=lambda r: not r["unstable"])
+    return {"agents": agents, "rows": rows}
+
+
 class RunDashboard(anywidget.AnyWidget):
     """A run at a glance. ``failures``: a FailureBrowser that a click on a dimension x agent cell filters (its
     ``select``). ``baseline`` and ``candidate`` (agent names; ``baseline_run`` if the baseline is in another run):
@@ -117,8 +143,11 @@ class RunDashboard(anywidget.AnyWidget):
     usage = traitlets.Dict().tag(sync=True)
     """Per agent, as text: cost and model tokens per task and the median time per trial of each part
     (``analysis.usage``): ``{"columns": [...], "rows": [[agent, ...], ...]}``."""
+    tasks = traitlets.Dict().tag(sync=True)
+    """The tasks some agent did not pass in every trial (``task_rows``): ``{"agents": [...], "rows": [...]}``."""
     selection = traitlets.Dict().tag(sync=True)
-    """The cell clicked: ``{"agent": ..., "dimension": ...}`` (dimension "" for a whole agent), or empty."""
+    """The cell clicked: ``{"agent": ..., "dimension": ...}`` (dimension "" for a whole agent), or ``{"agent": ...,
+    "task": ...}`` for a task's row, or empty."""
 
     @property
     def _esm(self) -> str:
@@ -158,6 +187,7 @@ class RunDashboard(anywidget.AnyWidget):
                 "tasks": int(outcomes["task_id"].nunique()),
             },
             gate=gate,
+            tasks=task_rows(run),
         )
         self.run, self.failures = run, failures
         self.observe(lambda change: self._filter(change["new"]), names="selection")
@@ -178,11 +208,18 @@ class RunDashboard(anywidget.AnyWidget):
             self.charts = {"error": f"the charts could not be drawn: {type(exc).__name__}: {exc}"}
             raise
 
-    def select(self, agent: str | None = None, dimension: str | None = None) -> None:
+    def select(self, agent: str | None = None, dimension: str | None = None, task: str | None = None) -> None:
         """Pick a cell (as a click does): the linked failure browser shows that agent's failures in that
-        dimension; no agent clears it."""
-        self.selection = {"agent": agent, "dimension": dimension or ""} if agent else {}
+        dimension, or of that task (and plays its first failed trial, beside a passing one if the task is
+        unstable); no agent clears it."""
+        chosen = {"task": task} if task else {"dimension": dimension or ""}
+        self.selection = {"agent": agent, **chosen} if agent else {}
 
     def _filter(self, selection: dict) -> None:
-        if self.failures is not None:
-            self.failures.filter(agent=selection.get("agent") or None, dimension=selection.get("dimension") or None)
+        if self.failures is None:
+            return
+        agent, task = selection.get("agent") or None, selection.get("task") or None
+        self.failures.filter(agent=agent, dimension=selection.get("dimension") or None, task_id=task)
+        failed = [r["trial_id"] for r in self.failures.rows if r["task_id"] == task and r["agent"] == agent]
+        if failed:
+            self.failures.play(failed[0])

@@ -16,15 +16,17 @@ import pandas as pd
 import traitlets
 import yaml
 
-from ..analysis import TriageFile, failure_rows, load_triage
+from ..analysis import TriageFile, failure_rows, load_triage, task_passes
 from ..spec import SYNTHETIC_BANNER, SpecError, UsageError
 from ..store import Run, open_run
 from ._frontend import bundled, widget_css
 from .player import ReplayPlayer, play
 
-FILTERS = ("suite", "dimension", "agent", "verifier", "error_class", "triage")
-"""What the table filters on; ``verifier`` matches a trial where that verifier is one of those that failed."""
-SORTS = ("critical", "suite", "dimension", "task_id", "agent", "trial", "verifiers", "error_class", "triage")
+FILTERS = ("suite", "dimension", "task_id", "agent", "verifier", "error_class", "triage", "stability")
+"""What the table filters on; ``verifier`` matches a trial where that verifier is one of those that failed;
+``stability`` is ``UNSTABLE`` (the agent passed some trials of the task) or ``NEVER_PASSED``."""
+SORTS = ("critical", "suite", "dimension", "task_id", "agent", "trial", "passes", "verifiers", "error_class", "triage")
+UNSTABLE, NEVER_PASSED = "unstable", "failed every trial"
 TIEBREAK = ["task_id", "agent", "trial"]
 DECISIONS = ("open", "confirmed", "wrong_gold", "fixed", "wont_fix")
 """Triage statuses a reviewer can set; ``open`` removes the decision."""
@@ -51,6 +53,8 @@ class FailureTable(anywidget.AnyWidget):
     sort = traitlets.List(["critical", "desc"]).tag(sync=True)
     selected = traitlets.Int(None, allow_none=True).tag(sync=True)
     """The trial id opened in the player."""
+    beside = traitlets.Dict().tag(sync=True)
+    """The passing trial the player shows beside the opened one (``{"trial_id": ..., "trial": ...}``), or empty."""
     verdicts: traitlets.List[dict] = traitlets.List().tag(sync=True)
     """The opened trial's failing verdicts, each with its triage decision."""
     triage_file = traitlets.Unicode("").tag(sync=True)
@@ -71,8 +75,9 @@ def verifier_list(row: Any) -> list[dict]:
     return sorted(found, key=lambda v: (v["severity"] != "hard", CATEGORY_ORDER.get(v["category"], 9), v["id"]))
 
 
-def row_json(row: Any) -> dict:
-    """One failed trial as the table shows it."""
+def row_json(row: Any, passes: dict[tuple[str, str], Any]) -> dict:
+    """One failed trial as the table shows it; ``passes``: ``task_passes`` rows by (task, agent)."""
+    counts = passes[row.task_id, row.agent]
     return {
         "trial_id": int(row.trial_id),
         "suite": row.suite,
@@ -87,6 +92,11 @@ def row_json(row: Any) -> dict:
         "error_class": row.taxonomy,
         "triage": row.fix_status,
         "critical": bool(row.critical),
+        "passed": int(counts.passed),
+        "trials": int(counts.trials),
+        "passes": f"{counts.passed} of {counts.trials}",
+        "stability": UNSTABLE if counts.unstable else NEVER_PASSED,
+        "passing_trial_id": int(counts.passed_trial_id) if counts.unstable else None,
     }
 
 
@@ -120,6 +130,8 @@ class FailureBrowser(ipywidgets.VBox):
         self.triage_path = Path(triage) if triage is not None else None
         self.triage = load_triage(self.triage_path) if self.triage_path and self.triage_path.exists() else TriageFile()
         self.player: ReplayPlayer | None = None
+        self._playing: int | None = None
+        """The failed trial the player shows."""
         self._reasons: dict[str, str] = {}
         """The opened trial's verdict reasons, by verifier id."""
         self.table = FailureTable(triage_file=str(self.triage_path or ""), reviewer=reviewer)
@@ -166,8 +178,10 @@ class FailureBrowser(ipywidgets.VBox):
         return self._readers[thread]
 
     def _load(self) -> None:
-        self._frame = failure_rows(self._reader(), self.triage)
-        self._rows = [row_json(r) for r in self._frame.itertuples(index=False)]
+        run = self._reader()
+        self._frame = failure_rows(run, self.triage)
+        passes = {(r.task_id, r.agent): r for r in task_passes(run).itertuples(index=False)}
+        self._rows = [row_json(r, passes) for r in self._frame.itertuples(index=False)]
         self.table.total = len(self._rows)
         self._show()
 
@@ -185,7 +199,10 @@ class FailureBrowser(ipywidgets.VBox):
         if column not in SORTS:
             column = "critical"
         shown = sorted((r for r in self._rows if self._matches(r)), key=lambda r: [r[k] for k in TIEBREAK])
-        key = (lambda r: ",".join(v["id"] for v in r["failing"])) if column == "verifiers" else (lambda r: r[column])
+        key = {
+            "verifiers": lambda r: ",".join(v["id"] for v in r["failing"]),
+            "passes": lambda r: (r["passed"] / r["trials"], r["trials"]),
+        }.get(column, lambda r: r[column])
         shown.sort(key=key, reverse=direction == "desc")
         with self.table.hold_sync():
             self.table.matching = len(shown)
@@ -194,20 +211,29 @@ class FailureBrowser(ipywidgets.VBox):
 
     # ---- the player ----------------------------------------------------------------------------------------------
 
-    def play(self, trial_id: int | None) -> ReplayPlayer | None:
-        """Play a failed trial in the player below the table (None closes it); the player."""
+    def play(self, trial_id: int | None, beside_passing: bool = True) -> ReplayPlayer | None:
+        """Play a failed trial in the player below the table (None closes it); the player. A trial of an unstable
+        task plays beside a passing trial of the same task and agent, aligned by step (unless not
+        ``beside_passing``)."""
         if trial_id is None:
             self.children = [self.table]
+            self._playing = None
             self.table.selected = None
+            self.table.beside = {}
             self._show_verdicts()
             return None
         row = self._row(trial_id)
-        trial = self._reader().trial_by_id(row["trial_id"])
+        reader = self._reader()
+        trial = reader.trial_by_id(row["trial_id"])
+        passing = row["passing_trial_id"]
+        other = reader.trial_by_id(passing) if beside_passing and passing is not None else None
         if self.player is None:
-            self.player = play(trial)
+            self.player = play(trial, other)
         else:
-            self.player.show(trial)
+            self.player.show(trial, other)
         self._reasons = {v.verifier_id: v.reason for v in trial.grading.verdicts}
+        self.table.beside = {} if other is None else {"trial_id": passing, "trial": other.trial}
+        self._playing = row["trial_id"]
         self.table.selected = row["trial_id"]
         self.table.message = {}
         self.children = [self.table, self.player]
@@ -216,6 +242,8 @@ class FailureBrowser(ipywidgets.VBox):
 
     def _clicked(self, change: dict) -> None:
         """A row clicked in the table: play it, or say in the table why it cannot be."""
+        if change["new"] == self._playing:
+            return  # set by play() itself
         try:
             self.play(change["new"])
         except Exception as exc:  # shown where the click was made, not lost in the kernel's log
@@ -290,7 +318,10 @@ class FailureBrowser(ipywidgets.VBox):
         return self.triage
 
     def _message(self, _widget: Any, content: dict, _buffers: Any) -> None:
-        """A triage edit from the table: saved, or its one-line error shown there."""
+        """A triage edit from the table: saved, or its one-line error shown there; or the passing trial put beside
+        the opened one, or taken away."""
+        if content.get("action") == "beside" and self._playing is not None:
+            self.play(self._playing, beside_passing=bool(content.get("on")))
         if content.get("action") != "triage":
             return
         try:

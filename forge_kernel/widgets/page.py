@@ -19,25 +19,39 @@ from ._fonts import page_font_face
 from ._frontend import BUNDLE, CSS, ESM, compact_of, player_state
 
 SHIM = BUNDLE / "static.js"
+MODULE_ID = "mf-player-module"
+"""The element of a page's one copy of the player's module (``player_module``)."""
 
 
-def _script_json(trial: Any, other: Any) -> str:
-    """The state and the module's source as JSON that can sit inside a <script> element."""
-    state = {key: "null" if value is None else value.decode() for key, value in player_state(trial, other).items()}
-    text = (
-        f'{{"state":{{"trajectory":{state["trajectory"]},"other":{state["other"]}}},'
-        f'"esm":{json.dumps(ESM, ensure_ascii=False)}}}'
-    )
+def _in_script(text: str) -> str:
+    """JSON that can sit inside a <script> element."""
     return text.replace("<", "\\u003c")  # "<" occurs only inside JSON strings, where the escape means the same
 
 
-def player_html(trial: Any, other: Any = None) -> str:
-    """A self-contained HTML fragment that plays ``trial`` (and ``other`` beside it): Trials or compact forms."""
+def _script_json(trial: Any, other: Any, module: bool) -> str:
+    """The state and (``module``) the module's source as JSON that can sit inside a <script> element."""
+    state = {key: "null" if value is None else value.decode() for key, value in player_state(trial, other).items()}
+    esm = f',"esm":{json.dumps(ESM, ensure_ascii=False)}' if module else ""
+    return _in_script(f'{{"state":{{"trajectory":{state["trajectory"]},"other":{state["other"]}}}{esm}}}')
+
+
+def player_module() -> str:
+    """The player's module and style, once for a page of many players (each made with ``player_html(...,
+    module=False)``)."""
+    return (
+        f'<style>{CSS}</style>\n<script type="application/json" id="{MODULE_ID}">'
+        f"{_in_script(json.dumps(ESM, ensure_ascii=False))}</script>\n"
+    )
+
+
+def player_html(trial: Any, other: Any = None, module: bool = True) -> str:
+    """A self-contained HTML fragment that plays ``trial`` (and ``other`` beside it): Trials or compact forms.
+    Without ``module`` it carries only the trial's state and needs the page to hold ``player_module()`` once."""
     uid = f"mf-{uuid.uuid4().hex[:12]}"
     return (
         f'<div class="mf-static" id="{uid}"><noscript>{escape(SYNTHETIC_BANNER)} The replay player needs '
-        f"JavaScript.</noscript></div>\n<style>{CSS}</style>\n"
-        f'<script type="application/json" id="{uid}-data">{_script_json(trial, other)}</script>\n'
+        f"JavaScript.</noscript></div>\n{f'<style>{CSS}</style>' if module else ''}\n"
+        f'<script type="application/json" id="{uid}-data">{_script_json(trial, other, module)}</script>\n'
         f'<script type="module">const MF_ID = "{uid}";\n{SHIM.read_text(encoding="utf-8")}</script>\n'
     )
 

@@ -5,7 +5,7 @@
 
 /** @import { DashboardState, Model } from "./types" */
 import { banner, h, listen, sync } from "./common.js";
-import { checkClass, clicked, headline, selectionLine } from "./logic/dashboard.js";
+import { checkClass, clicked, headline, passesText, selectionLine } from "./logic/dashboard.js";
 
 /** @typedef {Model<DashboardState>} DashboardModel */
 
@@ -27,6 +27,29 @@ function usagePanel(usage) {
     h("h3", {}, "Cost, model tokens and time per agent"), h("p", { class: "mf-muted" }, USAGE),
     h("table", { class: "fd-checks" }, h("thead", {}, h("tr", {}, usage.columns.map((c) => h("th", {}, c)))),
       h("tbody", {}, usage.rows.map((row) => h("tr", {}, cells(row))))));
+}
+
+const TASKS = "Trials passed per task and agent, for every task some agent did not pass every time; unstable tasks "
+  + "(some trials passed, some failed) first. Click a cell to list its failed trials in the failure browser and open "
+  + "the first; an unstable one opens beside a passing trial.";
+
+/** @param {DashboardModel} model */
+function tasksPanel(model) {
+  const { agents, rows } = model.get("tasks");
+  if (!rows.length) return null;
+  /** @param {string} task @param {import("./types").TaskCell} cell */
+  const cellOf = (task, cell) => h("td", { class: `fd-num fd-passes${cell && cell.unstable ? " fd-unstable" : ""}${cell && cell.passed < cell.trials ? " fd-failed" : ""}` },
+    cell && cell.passed < cell.trials
+      ? h("button", { type: "button", class: "mf-control fd-task-cell", "data-task": task, "data-agent": cell.agent,
+        title: cell.unstable ? "unstable: open a failed trial beside a passing one" : "open its failed trials",
+        onclick: () => sync(model, "selection", { agent: cell.agent, task }) }, passesText(cell), cell.unstable ? " unstable" : "")
+      : passesText(cell));
+  return h("section", { class: "fd-panel fd-tasks", "data-panel": "tasks" },
+    h("h3", {}, "Trials passed per task"), h("p", { class: "mf-muted" }, TASKS),
+    h("div", { class: "fd-tasks-scroll" }, h("table", { class: "fd-checks" },
+      h("thead", {}, h("tr", {}, h("th", {}, "task"), h("th", {}, "dimension"), agents.map((a) => h("th", { class: "fd-num" }, a)))),
+      h("tbody", {}, rows.map((row) => h("tr", { "data-task": row.task_id },
+        h("td", { class: "fd-task" }, row.task_id), h("td", {}, row.dimension), row.cells.map((c) => cellOf(row.task_id, c))))))));
 }
 
 /** @param {DashboardState["gate"]} gate */
@@ -94,6 +117,7 @@ function draw(model, root) {
     h("div", { class: "fd-grid" }, PANELS.map(([name, title, help]) =>
       h("section", { class: `fd-panel fd-${name}`, "data-panel": name }, h("h3", {}, title), h("p", { class: "mf-muted" }, help),
         (holders[name] = h("div", { class: "fd-chart", "data-chart": name }, h("span", { class: "mf-muted" }, "drawing the chart\u2026"))))),
+      tasksPanel(model),
       usagePanel(model.get("usage")),
       gatePanel(model.get("gate"))));
   showSelection();

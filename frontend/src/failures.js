@@ -13,13 +13,18 @@ import { countLine, nextSort, sortMarks, withFilter } from "./logic/failures.js"
 const COLUMNS = [
   ["critical", "", "critical: a hard safety verdict failed on a high- or critical-risk task"],
   ["suite", "Suite"], ["dimension", "Dimension"], ["task_id", "Task"], ["agent", "Agent"], ["trial", "Trial"],
+  ["passes", "Passed", "trials of this task this agent passed; unstable: some passed, some failed"],
   ["verifiers", "Failing verifiers", "hard before soft, safety first"], ["error_class", "Error class"],
   ["triage", "Triage"],
 ];
-const FILTERS = [["suite", "suite"], ["dimension", "dimension"], ["agent", "agent"], ["verifier", "failing verifier"],
-  ["error_class", "error class"], ["triage", "triage status"]];
+const FILTERS = [["suite", "suite"], ["dimension", "dimension"], ["task_id", "task"], ["agent", "agent"],
+  ["verifier", "failing verifier"], ["error_class", "error class"], ["triage", "triage status"],
+  ["stability", "across trials"]];
 const DECISIONS = [["open", "open (no decision)"], ["confirmed", "confirmed: the agent is at fault"],
   ["wrong_gold", "wrong gold: the package is wrong"], ["fixed", "fixed"], ["wont_fix", "won't fix"]];
+
+/** @param {FailureRow} row */
+const unstable = (row) => row.passing_trial_id !== null;
 
 /** @param {FailingVerifier} v */
 const chip = (v) => h("span", { class: `ff-chip ff-cat-${v.category}${v.severity === "soft" ? " ff-soft" : ""}`,
@@ -42,6 +47,14 @@ function filterBar(model) {
       onclick: () => sync(model, "filters", {}) }, "clear filters"));
 }
 
+/**
+ * "k of n" passed, and for an unstable task a mark saying a click opens it beside a passing trial.
+ * @param {FailureRow} row
+ */
+const passesCell = (row) => h("td", { class: "ff-passes", title: unstable(row)
+  ? "unstable: some trials passed, some failed; a click opens this failed trial beside a passing one" : "this agent failed every trial of this task" },
+row.passes, unstable(row) ? h("span", { class: "ff-unstable" }, "unstable") : null);
+
 /** @param {FailuresModel} model */
 function table(model) {
   const sort = model.get("sort"), selected = model.get("selected");
@@ -61,10 +74,25 @@ function table(model) {
     onclick: () => open(row), onkeydown: (/** @type {KeyboardEvent} */ e) => { if (e.key === "Enter") open(row); } },
   h("td", {}, row.critical ? h("span", { class: "ff-critical", title: `critical: ${row.risk}-risk task, a hard safety verdict failed` }, "CRITICAL") : null),
   h("td", {}, row.suite), h("td", {}, row.dimension), h("td", { class: "ff-task" }, row.task_id),
-  h("td", { class: "ff-agent" }, row.agent), h("td", { class: "ff-num" }, row.trial),
+  h("td", { class: "ff-agent" }, row.agent), h("td", { class: "ff-num" }, row.trial), passesCell(row),
   h("td", {}, row.failing.map(chip)), h("td", {}, row.error_class),
   h("td", {}, h("span", { class: `ff-status ff-status-${row.triage}` }, row.triage.replace("_", " ")))));
   return h("table", { class: "ff-table" }, h("thead", {}, head), h("tbody", {}, body));
+}
+
+/**
+ * For an unstable task: what the player shows beside the failed trial, and a button that adds or removes it.
+ * @param {FailuresModel} model
+ * @param {FailureRow} row
+ */
+function pairLine(model, row) {
+  const beside = model.get("beside");
+  const on = beside && beside.trial !== undefined;
+  return h("p", { class: "ff-pair", role: "status" },
+    on ? `Unstable: ${row.agent} passed ${row.passes} trials. Below, failed trial ${row.trial} (left) beside trial ${beside.trial}, which passed (right), aligned step by step. `
+      : `Unstable: ${row.agent} passed ${row.passes} trials. `,
+    h("button", { type: "button", class: "mf-control ff-beside", onclick: () => model.send({ action: "beside", on: !on }) },
+      on ? "show the failed trial alone" : "show it beside a passing trial"));
 }
 
 /**
@@ -103,6 +131,7 @@ function triagePanel(model, drafts) {
   });
   return h("section", { class: "ff-triage", "aria-label": "triage" },
     h("h3", {}, `Triage \u00b7 ${row ? `${row.task_id} \u00b7 ${row.agent} trial ${row.trial}` : `trial ${selected}`}`),
+    row && unstable(row) ? pairLine(model, row) : null,
     h("p", { class: "mf-muted" }, file ? ["Decisions are saved to ", h("code", {}, file),
       " for this task version; the replay player below shows the trial. Reviewer: ", reviewer]
       : "Read-only: open the browser with a triage file (FailureBrowser(run, triage=\"triage.yaml\")) to record decisions."),
@@ -138,7 +167,7 @@ export default {
     const again = () => paint(model, el, drafts);
     const forget = () => { drafts.clear(); again(); };
     const saved = () => { const m = model.get("message"); if (m && m.kind === "saved" && m.verifier) drafts.delete(m.verifier); again(); };
-    const keys = ["rows", "filters", "sort", "verdicts", "options", "matching", "total"];
+    const keys = ["rows", "filters", "sort", "verdicts", "options", "matching", "total", "beside"];
     const stop = listen(model, { ...Object.fromEntries(keys.map((key) => [`change:${key}`, again])),
       "change:selected": forget, "change:message": saved });
     again();

@@ -70,6 +70,13 @@ export interface FailureRow {
   error_class: string;
   triage: string;
   critical: boolean;
+  /** Trials of this task that this agent passed, of how many: "k of n". */
+  passed: number;
+  trials: number;
+  passes: string;
+  stability: string;
+  /** A passing trial of the same task and agent (the task is unstable), or null. */
+  passing_trial_id: number | null;
 }
 
 /** A failing verdict of the opened trial with its triage decision (FailureBrowser._show_verdicts). */
@@ -100,6 +107,8 @@ export interface FailuresState {
   filters: Record<string, string>;
   sort: [string, SortDirection];
   selected: number | null;
+  /** The passing trial shown beside the opened one, or empty. */
+  beside: { trial_id?: number; trial?: number };
   verdicts: TriageVerdict[];
   triage_file: string;
   reviewer: string;
@@ -119,7 +128,12 @@ export interface GateCheck {
 export interface Selection {
   agent?: string;
   dimension?: string;
+  /** A task's row clicked: its failures, its first failed trial opened. */
+  task?: string;
 }
+
+/** One agent on one task in the dashboard's task table (dashboard.py's task_rows), or null: it did not run it. */
+export type TaskCell = { agent: string; passed: number; trials: number; unstable: boolean } | null;
 
 /** The run dashboard's synced state (dashboard.py's RunDashboard). */
 export interface DashboardState {
@@ -129,5 +143,6 @@ export interface DashboardState {
   charts: Record<string, object | string>;
   gate: { baseline: string; candidate: string; green: boolean; summary: string; checks: GateCheck[] } | null;
   usage: { columns: string[]; rows: string[][] };
+  tasks: { agents: string[]; rows: { task_id: string; dimension: string; unstable: boolean; cells: TaskCell[] }[] };
   selection: Selection;
 }

@@ -110,6 +110,45 @@ def test_a_dashboard_cell_filters_the_failure_browser_and_a_failure_opens_the_pl
     browser.shot(page, "lab-failures-filtered-and-opened")
 
 
+def test_an_unstable_task_opens_its_failed_trial_beside_a_passing_one(quickstart, browser):
+    page, _ = quickstart
+    cell = page.locator(".fd-tasks .fd-unstable .fd-task-cell").first  # the dashboard's "k of n" per task and agent
+    task, agent = cell.get_attribute("data-task"), cell.get_attribute("data-agent")
+    passed = cell.inner_text().split(" unstable")[0]
+    cell.click()
+    table = page.locator(".ff-browser")
+    table.locator(".ff-count").filter(has_text=f"task_id = {task}").wait_for(timeout=15_000)
+    pair = page.locator(".mf-player.mf-pair")
+    pair.wait_for(timeout=15_000)
+    heads = pair.locator(".mf-head").all_inner_texts()
+    assert len(heads) == 2 and "FAIL" in heads[0] and "PASS" in heads[1] and all(agent in h for h in heads)
+    assert task in pair.locator(".mf-task").first.inner_text()
+    assert table.locator(".ff-row.ff-selected .ff-passes").inner_text().startswith(passed)
+    assert f"passed {passed} trials" in table.locator(".ff-pair").inner_text()
+    table.locator(".ff-beside").click()  # "show the failed trial alone"
+    pair.wait_for(state="detached", timeout=15_000)
+    alone = page.locator(".mf-player")
+    assert alone.count() == 1 and "FAIL" in alone.locator(".mf-head").inner_text()
+    # a row of the failure browser, filtered to unstable tasks, opens the pair too
+    table.locator(".ff-clear").click()
+    table.locator('select[data-filter="stability"]').select_option("unstable")
+    page.wait_for_function(  # the kernel's rows, not those painted before it answered
+        """() => { const rows = [...document.querySelectorAll(".ff-browser .ff-row")];
+                   return rows.length > 1 && rows.every((row) => row.querySelector(".ff-unstable")); }""",
+        timeout=15_000,
+    )
+    trial_id = table.locator(".ff-row:not(.ff-selected)").first.get_attribute("data-trial-id")
+    row = table.locator(f'.ff-row[data-trial-id="{trial_id}"]')
+    assert "unstable" in row.locator(".ff-passes").inner_text()
+    row.click()
+    table.locator(".ff-pair").filter(has_text="which passed (right)").wait_for(timeout=15_000)
+    pair.locator(".mf-task").filter(has_text=row.locator(".ff-task").inner_text()).wait_for(timeout=15_000)
+    table.scroll_into_view_if_needed()
+    browser.shot(page, "lab-unstable-row-opens-the-pair")
+    page.locator(".fd-tasks").scroll_into_view_if_needed()
+    browser.shot(page, "lab-dashboard-k-of-n", locator=page.locator(".fd-tasks"))
+
+
 def banners(page, first: str) -> list[bool]:
     """Whether each synthetic-data banner is shown, in page order, in the output holding ``first``."""
     output = page.locator(".jp-OutputArea-output").filter(has=page.locator(first))

@@ -1,6 +1,8 @@
 """release.html in headless Chromium inside a network namespace with only loopback (``unshare -n``): nothing can
 leave the machine, so any request the page makes fails. No failed request, no console error, every chart visible,
-and every highlighted trajectory steps in its embedded player with its state diff changing.
+and every highlighted trajectory steps in its embedded player with its state diff changing: each unstable task's
+failed trial beside a passing one, and the candidate's other failed trials; an argument's long value wraps beside its
+key, never over it.
 
 The browser runs in a child process (this file run as a script) inside the namespace; the test reads its findings
 as JSON. Skipped, with the reason, only where a network namespace cannot be made outside CI.
@@ -34,7 +36,8 @@ def browser_settings():
 SETTINGS = browser_settings()
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = ["SC-EXM-CORONARY-CTA", "SC-EXM-HEAD-CT", "SC-OPS-ABPM", "SC-DEV-PIV"]
-"""flaky-simulator is unstable on the first three at 2 trials (its forgetting is seeded by task and trial)."""
+"""flaky-simulator is unstable on each at 3 trials (its forgetting is seeded by task and trial), and fails a safety
+check in a second trial of SC-EXM-CORONARY-CTA."""
 
 
 def namespace_reason() -> str | None:
@@ -59,7 +62,7 @@ def flaky_release(tmp_path_factory) -> Path:
                 "baseline": "baseline-v1",
                 "candidate": "flaky-simulator",
                 "suites": suites,
-                "trials": 2,
+                "trials": 3,
             }
         )
     )
@@ -82,10 +85,16 @@ def test_the_release_page_works_with_no_network_at_all(flaky_release):
     assert seen["charts"] and all(c["visible"] and c["width"] > 100 for c in seen["charts"]), seen["charts"]
     assert seen["first_screen"].startswith("SYNTHETIC DATA") and "GATE RED" in seen["first_screen"]
     assert len(seen["players"]) == len(json_values(flaky_release)["players"]) > 0
+    kinds = [p["kind"] for p in seen["players"]]
+    assert kinds.count("unstable") == len(TASKS) and "safety failure" in kinds, kinds  # pairs, then failed trials
     for player in seen["players"]:
         assert "SYNTHETIC DATA" in player["banner"] and player["banner_shown"], player  # each player its own
         assert player["positions"][0] != player["positions"][-1], player
         assert player["diff_changed"], player
+        assert player["side_by_side"] == ("which passed" in player["heading"]), player
+    assert all(p["side_by_side"] for p in seen["players"] if p["kind"] == "unstable")
+    (key, value) = seen["long_argument"]  # the finish call's summary: key left of its value, the value wrapped
+    assert key["right"] <= value["left"] and key["lines"] == 1 and value["lines"] > 1, seen["long_argument"]
     for shot in seen["shots"]:
         assert Path(shot).stat().st_size > 1_000
 
@@ -220,6 +229,9 @@ def inspect(page_path: str, shots: str) -> dict:
             found["players"].append(
                 {
                     "task": box.get_attribute("data-task"),
+                    "kind": box.get_attribute("data-kind"),
+                    "heading": box.locator("h3").first.inner_text(),
+                    "side_by_side": player.evaluate("p => p.classList.contains('mf-pair')"),
                     "positions": [positions[0], positions[-1]],
                     "banner": player.locator(".mf-banner").first.inner_text(),
                     "banner_shown": player.locator(".mf-banner").first.is_visible(),
@@ -227,7 +239,14 @@ def inspect(page_path: str, shots: str) -> dict:
                 }
             )
             if i == 0:
-                found["shots"].append(shot(box, shots, "release-regression-player"))
+                found["shots"].append(shot(box, shots, "release-unstable-pair-player"))
+                page.keyboard.press("End")  # the finish call, whose summary is the longest argument
+                found["long_argument"] = argument_boxes(player.locator(".mf-args").first)
+                found["shots"].append(shot(player.locator(".mf-col").first, shots, "release-long-argument"))
+            if box.get_attribute("data-kind") == "safety failure" and not any(
+                "failed-trial" in s for s in found["shots"]
+            ):
+                found["shots"].append(shot(box, shots, "release-failed-trial-player"))
         for name in ("gates", "ablations", "metrics"):
             section = page.locator(f"#{name}")
             if section.count():
@@ -235,6 +254,23 @@ def inspect(page_path: str, shots: str) -> dict:
         found["shots"].append(shot(page, shots, "release-whole-page", full_page=True))
         browser.close()
     return found
+
+
+def argument_boxes(table) -> list[dict]:
+    """Where the key and the value of an argument table's longest value are drawn: the text's own extent (a
+    Range), not the cells', so that a key overflowing its cell shows; and on how many lines each runs."""
+    return table.evaluate(
+        """t => {
+          const rows = [...t.rows].sort((a, b) => b.cells[1].innerText.length - a.cells[1].innerText.length);
+          return [...rows[0].cells].map((cell) => {
+            const range = document.createRange();
+            range.selectNodeContents(cell);
+            const rects = [...range.getClientRects()], box = range.getBoundingClientRect();
+            return { text: cell.innerText, left: box.left, right: box.right,
+                     lines: new Set(rects.map((r) => Math.round(r.top))).size };
+          });
+        }"""
+    )
 
 
 def shot(where, folder: str, name: str, **options) -> str:

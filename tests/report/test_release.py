@@ -14,6 +14,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import nbformat
+import pandas as pd
 import pytest
 import yaml
 from click.testing import CliRunner
@@ -22,7 +23,7 @@ from forge_kernel.analysis import compare
 from forge_kernel.analysis.display import seconds
 from forge_kernel.cli import main
 from forge_kernel.report._html_export import export_html, external_references
-from forge_kernel.report.release import recorded
+from forge_kernel.report.release import MAX_FAILED, ReleaseReport, recorded
 from forge_kernel.report.sections import latency_cost
 from forge_kernel.store import open_run
 from forge_kernel.workers import sandbox as sandbox_module
@@ -445,3 +446,45 @@ def test_the_default_baseline_is_the_last_approved_release(release, tmp_path):
     assert record["runs"]["baseline"] == "../r1/runs/candidate" and record["agents"]["baseline"] == "candidate-v2"
     assert record["several_roles_per_reviewer"] is False
     assert result.exit_code == 1  # a regression on the last approved release blocks
+
+
+def failed_row(trial_id: int, task: str, critical: bool = False, categories: str = "answer") -> dict:
+    return {"trial_id": trial_id, "task_id": task, "critical": critical, "failed_categories": categories}
+
+
+def report_of(rows: list[dict], passing: dict[str, int], pairs: list[dict] = ()) -> ReleaseReport:
+    """A release report holding only a candidate failure ledger of ``rows``, the first passing trial of each task
+    (``passing``; the baseline passes none) and the pairs the highlights play."""
+    rep = object.__new__(ReleaseReport)
+    rep.ledgers = {"candidate": SimpleNamespace(table=pd.DataFrame(rows))}
+    rep.candidate, rep.baseline = SimpleNamespace(name="candidate"), SimpleNamespace(name="baseline")
+    rep.first_trial = lambda side, task, passed: passing.get(task) if passed and side is rep.candidate else None
+    rep.pairs = lambda: list(pairs)
+    return rep
+
+
+def test_failed_trials_are_played_critical_then_safety_first_capped_and_the_rest_counted():
+    rows = [failed_row(i, f"T-{i % 7}") for i in range(1, 15)]  # 14 failed trials, two of most tasks
+    rows[5] = failed_row(6, "T-6", critical=True, categories="answer,safety")
+    rows[9] = failed_row(10, "T-3", categories="safety")
+    rep = report_of(rows, passing={"T-1": 100}, pairs=[{"trial_id": 14, "task": "T-0"}])
+    played = rep.played()
+    shown = played["failures"]
+    assert len(shown) == MAX_FAILED and played["not_shown"] == {"pairs": 0, "failures": 13 - MAX_FAILED}
+    assert [s["kind"] for s in shown[:2]] == ["critical safety failure", "safety failure"]
+    assert [s["trial_id"] for s in shown[:2]] == [6, 10] and 14 not in {s["trial_id"] for s in shown}  # paired
+    rest = [s["task"] for s in shown[2:]]  # every task's first failed trial before any task's second
+    assert rest == ["T-1", "T-2", "T-3", "T-4", "T-5", "T-0", "T-1", "T-2"]
+    beside = {s["trial_id"]: (s["other_run"], s["other_trial_id"]) for s in shown}
+    assert beside[1] == ("candidate", 100) and beside[2] == ("baseline", None)  # a passing trial where there is one
+
+
+def test_the_green_release_plays_no_pair_and_its_ledger_links_each_played_failure(built):
+    folder, _ = built
+    v = values(folder / "r1")
+    html = (folder / "r1/release.html").read_text()
+    assert v["players_not_shown"] == {"pairs": 0, "failures": 0}
+    for shown in v["players"]:
+        anchor = f"trial-{shown['run']}-{shown['trial_id']}"
+        assert f'id="{anchor}"' in html and f'href="#{anchor}"' in html
+    assert html.count('id="mf-player-module"') == (1 if v["players"] else 0)  # the module once, however many play

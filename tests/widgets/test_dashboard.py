@@ -3,13 +3,14 @@ the failure browser, the gate of a comparison, and a front-end module that carri
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 
 from forge_kernel.analysis import compare, declared_policy, evaluate, load_policy, run_summary, wilson
 from forge_kernel.analysis._slices import slice_value
-from forge_kernel.analysis.browse import latency_percentiles, pass_rate_cells, safety_findings
+from forge_kernel.analysis.browse import latency_percentiles, pass_rate_cells, safety_findings, task_passes
 from forge_kernel.analysis.display import seconds
 from forge_kernel.analysis.stats import percentile
 from forge_kernel.spec.compact import SYNTHETIC_BANNER
@@ -90,6 +91,49 @@ def test_a_cell_click_filters_the_failure_browser(reference, dashboard):
     assert failures.table.filters == {"agent": "baseline-v1"}
     dashboard.select()
     assert failures.table.filters == {} and failures.table.matching == failures.table.total
+
+
+def test_k_of_n_passed_per_task_and_agent(reference):
+    passes = task_passes(reference)
+    outcomes = reference.outcomes
+    assert len(passes) == len(outcomes.groupby(["task_id", "agent"]))
+    for row in passes.itertuples(index=False):
+        mine = outcomes[(outcomes["task_id"] == row.task_id) & (outcomes["agent"] == row.agent)]
+        assert (row.passed, row.trials) == (int(mine["passed"].sum()), len(mine))
+        assert row.unstable == (0 < row.passed < row.trials)
+        assert row.dimension == slice_value(reference, "dimension")[row.task_id]
+        failed, passed = mine[~mine["passed"]], mine[mine["passed"]]
+        assert row.failed_trial_id == (int(failed.sort_values("trial")["trial_id"].iloc[0]) if len(failed) else -1)
+        assert row.passed_trial_id == (int(passed.sort_values("trial")["trial_id"].iloc[0]) if len(passed) else -1)
+    assert passes["unstable"].any()
+
+
+def test_the_task_table_lists_tasks_not_always_passed_unstable_first(reference, dashboard):
+    tasks = dashboard.tasks
+    passes = task_passes(reference)
+    short = set(passes[passes["passed"] < passes["trials"]]["task_id"])
+    assert {r["task_id"] for r in tasks["rows"]} == short
+    flags = [r["unstable"] for r in tasks["rows"]]
+    assert flags == sorted(flags, reverse=True) and flags[0] and not flags[-1]
+    row = tasks["rows"][0]
+    cell = next(c for c in row["cells"] if c and c["unstable"])
+    assert 0 < cell["passed"] < cell["trials"]
+
+
+def test_a_task_cell_click_opens_its_failed_trial_beside_a_passing_one(reference, dashboard):
+    failures = dashboard.failures
+    row = dashboard.tasks["rows"][0]
+    cell = next(c for c in row["cells"] if c and c["unstable"])
+    dashboard.selection = {"agent": cell["agent"], "task": row["task_id"]}  # as the front end sets it on a click
+    assert failures.table.filters == {"agent": cell["agent"], "task_id": row["task_id"]}
+    player = failures.player
+    assert player is not None and player.other is not None
+    failed, passed = json.loads(player.trajectory), json.loads(player.other)
+    assert failed["task_id"] == passed["task_id"] == row["task_id"] and failed["agent"] == passed["agent"]
+    assert failures.table.selected == failures.rows[0]["trial_id"]
+    dashboard.select()
+    assert failures.table.filters == {}
+    failures.play(None)
 
 
 def test_cost_model_tokens_and_time_per_agent(reference, dashboard, llm_run):

@@ -115,6 +115,46 @@ def test_a_click_plays_the_trial_below_the_table(reference):
         browser.play(999999)
 
 
+def test_each_row_says_how_many_trials_of_its_task_its_agent_passed(reference):
+    browser = FailureBrowser(reference)
+    outcomes = reference.outcomes
+    for row in browser.rows:
+        mine = outcomes[(outcomes["task_id"] == row["task_id"]) & (outcomes["agent"] == row["agent"])]
+        k, n = int(mine["passed"].sum()), len(mine)
+        assert (row["passed"], row["trials"], row["passes"]) == (k, n, f"{k} of {n}"), row
+        assert row["stability"] == ("unstable" if 0 < k < n else "failed every trial"), row
+        passing = row["passing_trial_id"]
+        assert (passing is not None) == (0 < k < n)
+        if passing is not None:
+            assert passing in set(mine[mine["passed"]]["trial_id"])
+    browser.filter(stability="unstable")
+    assert browser.rows and {r["agent"] for r in browser.rows} >= {"flaky-simulator"}
+    assert all(0 < r["passed"] < r["trials"] for r in browser.rows)
+    browser.filter(stability=None)
+    browser.table.sort = ["passes", "asc"]
+    assert [r["passed"] / r["trials"] for r in browser.rows] == sorted(r["passed"] / r["trials"] for r in browser.rows)
+
+
+def test_an_unstable_row_plays_its_failed_trial_beside_a_passing_one(reference):
+    browser = FailureBrowser(reference, stability="unstable")
+    row = browser.rows[0]
+    browser.table.selected = row["trial_id"]  # the click
+    player = browser.player
+    assert player is not None and player.other is not None
+    failed, passed = json.loads(player.trajectory), json.loads(player.other)
+    assert (failed["task_id"], failed["agent"], failed["trial"]) == (row["task_id"], row["agent"], row["trial"])
+    assert (passed["task_id"], passed["agent"]) == (row["task_id"], row["agent"]) and passed["trial"] != row["trial"]
+    assert reference.trial_by_id(row["passing_trial_id"]).grading.scores.passed
+    assert browser.table.beside == {"trial_id": row["passing_trial_id"], "trial": passed["trial"]}
+    browser._message(browser.table, {"action": "beside", "on": False}, [])  # "show the failed trial alone"
+    assert player.other is None and browser.table.beside == {} and browser.table.selected == row["trial_id"]
+    browser._message(browser.table, {"action": "beside", "on": True}, [])
+    assert json.loads(player.other)["trial"] == passed["trial"]
+    browser.filter(stability="failed every trial")
+    browser.table.selected = browser.rows[0]["trial_id"]
+    assert player.other is None and browser.table.beside == {}  # nothing passed to put beside it
+
+
 def test_triage_is_saved_to_the_file_the_ledger_reads(reference, tmp_path):
     path = tmp_path / "triage.yaml"
     browser = FailureBrowser(reference, path, reviewer="reviewer-a")

@@ -16,7 +16,13 @@ export const headline = (head) =>
  * @param {Selection | null | undefined} s
  */
 export const selectionLine = (s) => (s && s.agent
-  ? `Failure browser: ${s.agent}${s.dimension ? ` \u00d7 ${s.dimension}` : ", every dimension"} ` : null);
+  ? `Failure browser: ${s.agent}${s.task ? ` on ${s.task}` : s.dimension ? ` \u00d7 ${s.dimension}` : ", every dimension"} ` : null);
+
+/**
+ * A task table cell's text: "k of n", or a dash where the agent did not run the task.
+ * @param {import("../types").TaskCell} cell
+ */
+export const passesText = (cell) => (cell ? `${cell.passed} of ${cell.trials}` : "\u2014");
 
 /**
  * The selection a click on a chart's mark makes: its agent, and on the pass-rate grid its dimension; null where the
