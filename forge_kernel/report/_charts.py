@@ -8,8 +8,7 @@ from html import escape
 import altair as alt
 import vl_convert
 
-from ..widgets._charts import FONT
-from ..widgets._fonts import with_font
+from ..widgets import CHART_FONTS, svg_with_font
 
 RED, GREEN, AMBER, BLUE, GREY, PURPLE = "#b91c1c", "#15803d", "#b45309", "#1d4ed8", "#6b7280", "#6d28d9"
 PART_COLOURS = {"agent's own": BLUE, "model": PURPLE, "tool": AMBER}
@@ -19,7 +18,7 @@ def inline(chart: alt.TopLevelMixin, alt_text: str) -> str:
     """The chart as an ``<img class="forge-chart">`` whose source is an SVG ``data:`` URL: nothing is fetched. Its text
     is in the dashboard's fonts, the shipped Chinese font first, which the SVG carries cut to its own characters (an
     image sees none of the page's fonts)."""
-    svg = with_font(vl_convert.vegalite_to_svg(chart.to_dict(), config={"font": FONT}))
+    svg = svg_with_font(vl_convert.vegalite_to_svg(chart.to_dict(), config={"font": CHART_FONTS}))
     data = base64.b64encode(svg.encode()).decode()
     return f'<img class="forge-chart" alt="{escape(alt_text)}" src="data:image/svg+xml;base64,{data}">'
 

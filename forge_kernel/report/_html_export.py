@@ -10,7 +10,7 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
-from ..widgets._fonts import page_font_face, theme_fonts
+from ..widgets import page_font_face, theme_fonts
 from .signoff_section import with_signoff
 
 TEMPLATES = Path(__file__).parent / "templates"

@@ -14,7 +14,7 @@ import re
 from html import escape
 
 from ..spec import printable
-from ..widgets._fonts import part_font_style
+from ..widgets import part_font_style
 from ._chain import PublicKey, chain_head, decision_text, standing
 from ._html import Markup, Section, badge, para, table
 

@@ -5,6 +5,7 @@ dashboard needs Altair)."""
 from .. import _lazy
 
 _HOMES = {
+    "_fonts": ("CHART_FONTS", "page_font_face", "part_font_style", "svg_with_font", "theme_fonts"),
     "dashboard": ("RunDashboard",),
     "designer": ("Designer",),
     "failures": ("FailureBrowser",),
@@ -14,14 +15,19 @@ _HOMES = {
 }
 
 __all__ = [
+    "CHART_FONTS",
     "Designer",
     "FailureBrowser",
     "ReplayPlayer",
     "RunDashboard",
+    "page_font_face",
+    "part_font_style",
     "play",
     "player_html",
     "player_module",
     "sample_run",
+    "svg_with_font",
+    "theme_fonts",
     "write_player_page",
 ]
 __getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

@@ -9,11 +9,10 @@ import altair as alt
 import pandas as pd
 
 from ..analysis import SEVERITIES
-from ._fonts import FAMILY
+from ._fonts import CHART_FONTS
 
-FONT = f"'{FAMILY}', system-ui, 'Noto Sans', 'Noto Sans CJK SC', 'WenQuanYi Micro Hei', 'DejaVu Sans', sans-serif"
 """The charts' fonts: the shipped Chinese font first (the widget's style sheet declares it; a static page's SVG carries
-its own, ``_fonts.with_font``)."""
+its own, ``_fonts.svg_with_font``)."""
 SEVERITY_COLOURS = ("#7a0916", "#e0632b", "#f3c34b")
 """critical, hard, soft."""
 PERCENT = ".0%"
@@ -22,7 +21,7 @@ PERCENT = ".0%"
 def configured(chart: alt.TopLevelMixin) -> dict:
     """A chart's spec with the dashboard's fonts and no border, ready for vega-embed."""
     return (
-        chart.configure(font=FONT)
+        chart.configure(font=CHART_FONTS)
         .configure_view(strokeWidth=0)
         .configure_axis(labelFontSize=12, titleFontSize=12, labelLimit=220)
         .configure_legend(labelFontSize=12, titleFontSize=12)

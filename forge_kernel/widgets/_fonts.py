@@ -19,6 +19,10 @@ FAMILY = "Forge CJK"
 """The family name the style sheets list first: only CJK characters are in the font (and in its unicode-range), so
 Latin text falls through to the next family."""
 FONT = Path(__file__).parent / "fonts" / "forge-cjk.woff2"
+CHART_FONTS = (
+    f"'{FAMILY}', system-ui, 'Noto Sans', 'Noto Sans CJK SC', 'WenQuanYi Micro Hei', 'DejaVu Sans', sans-serif"
+)
+"""The font list of the charts (Vega-Lite's ``font``): the shipped Chinese font first."""
 CJK_RANGES = (
     (0x2E80, 0x2FDF),  # radicals
     (0x3000, 0x303F),  # CJK symbols and punctuation
@@ -123,7 +127,7 @@ def part_font_style(text: str) -> str:
     return f"<style>{font_face(subset(characters), exact)}</style>"
 
 
-def with_font(svg: str) -> str:
+def svg_with_font(svg: str) -> str:
     """An SVG whose CJK text renders where it is shown as an image (which sees none of the page's fonts): the
     subset its text needs, in a ``<style>`` of its own."""
     rule = page_font_face(svg)

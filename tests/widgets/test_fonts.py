@@ -61,10 +61,10 @@ def test_each_live_widget_carries_the_whole_font():
 
 def test_a_chart_image_carries_its_own_characters():
     svg = '<svg xmlns="http://www.w3.org/2000/svg" width="9"><text>肺炎</text></svg>'
-    fonted = _fonts.with_font(svg)
+    fonted = _fonts.svg_with_font(svg)
     assert fonted.startswith('<svg xmlns="http://www.w3.org/2000/svg" width="9"><defs><style>@font-face')
     assert covered(faces(fonted)[0]) == set("肺炎")
-    assert _fonts.with_font("<svg><text>lung</text></svg>") == "<svg><text>lung</text></svg>"
+    assert _fonts.svg_with_font("<svg><text>lung</text></svg>") == "<svg><text>lung</text></svg>"
 
 
 def test_a_part_written_later_adds_only_its_own_characters():
