@@ -21,6 +21,12 @@ from .comparison import (
     compare as compare,
     compare_sides as compare_sides,
 )
+from .components import (
+    Components as Components,
+    CoverageSlices as CoverageSlices,
+    components as components,
+    coverage_slices as coverage_slices,
+)
 from .criteria import (
     COLUMNS as COLUMNS,
     STATES as STATES,
@@ -45,9 +51,21 @@ from .ledger import (
     read_ledger as read_ledger,
     write_ledger as write_ledger,
 )
+from .retrieval import (
+    RetrievalFigures as RetrievalFigures,
+    TrialRetrieval as TrialRetrieval,
+    ndcg_at as ndcg_at,
+    precision as precision,
+    recall_at as recall_at,
+    retrieval_by_slice as retrieval_by_slice,
+    retrieval_figures as retrieval_figures,
+    trial_retrievals as trial_retrievals,
+)
 from .stats import (
     Kappa as Kappa,
+    Mean as Mean,
     Rate as Rate,
+    bootstrap as bootstrap,
     brier as brier,
     cohens_kappa as cohens_kappa,
     ece as ece,

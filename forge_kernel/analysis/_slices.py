@@ -6,6 +6,9 @@ from ..store import Run
 
 SLICE_NAMES = ("dimension", "language", "age_band", "sex", "missingness", "site", "period", "outcome")
 """Declared slices a comparison reports on, when packages declare them."""
+SLICE_COVERAGE = ("site", "period")
+"""Out-of-site and out-of-time slices: the EHR image and the month of the frozen clock unless a package declares
+them (``slices: {site: ..., period: ...}``). Synthetic: they prove test coverage, not fairness."""
 SLICE_COLUMNS = ("suite", "category", "purpose", *SLICE_NAMES)
 
 

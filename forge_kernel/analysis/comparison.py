@@ -17,6 +17,7 @@ from ._slices import SLICE_COLUMNS, task_slices
 from ._tasks import SAFETY_RISKS, TaskSide, Tokens, per_task, task_sides, tokens_of
 from .criteria import CitationChecks, CriterionConfusion, citations_of, confusion_of, graded_trials
 from .display import Shown, html_heading, html_paragraphs, html_table, some_ids
+from .retrieval import RetrievalFigures, retrieval_figures, trial_retrievals
 from .stats import Rate, brier, ece, mcnemar_exact, percentile, reliability
 
 Change = Literal["improvement", "regression", "both_pass", "both_fail", "not_compared"]
@@ -90,6 +91,8 @@ class SideSummary(BaseModel):
     criteria: CriterionConfusion | None = None
     """Trial-matching criteria against the gold (None: no trial-matching tasks)."""
     citations: CitationChecks | None = None
+    retrieval: RetrievalFigures | None = None
+    """What the trials fetched against the gold evidence set (None: no task names one)."""
 
 
 class Comparison(Shown, BaseModel):
@@ -264,6 +267,7 @@ def side_summary(side: AgentSide) -> SideSummary:
         calibration=calibration(trials),
         criteria=confusion_of(graded),
         citations=citations_of(graded, side.run),
+        retrieval=retrieval_figures(trial_retrievals(trials, side.run)),
     )
 
 

@@ -22,6 +22,9 @@ Definitions, for trials of tasks of category ``trial_matching``:
   ANC outside the look-back window is both); whether the status is right is the matrix's question. Each rate is
   over all citations. A list is complete when it holds every reference the gold cites for that criterion; only gold
   criteria with citations are judged, and one the agent did not report is incomplete.
+- In the window: of the citations of a gold criterion whose protocol version (the one the gold assesses) declares a
+  look-back window, those whose resource exists and is dated within it before the frozen clock, as
+  ``answer.evidence`` places it (the same function: no grading is repeated).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import pandas as pd
 from pydantic import BaseModel, PlainSerializer
 
 from ..store import STATES, Gold, Key, Run, evidence_of, gold_criteria, reported_criteria, status_of
+from .display import markdown_lines
 from .stats import Rate
 
 __all__ = ["CitationChecks", "CriterionConfusion", "citation_checks", "criterion_confusion", "gold_criteria"]
@@ -79,6 +83,21 @@ class CitationChecks(BaseModel):
     supports: RateOut
     complete: RateOut
     """Gold-cited criteria whose reported evidence holds every gold reference."""
+    window: RateOut | None = None
+    """Citations of a criterion with a look-back window whose resource is dated within it."""
+
+    def rows(self) -> list[tuple[str, str]]:
+        """(check, rate as text) of each check, in the order shown: existence, scope, support, completeness."""
+        return [
+            ("exists", str(self.exists)),
+            ("scope: this patient's", str(self.patient)),
+            ("scope: in the criterion's window", "no samples" if self.window is None else str(self.window)),
+            ("supports the status (the gold cites it)", str(self.supports)),
+            ("complete (every gold citation)", str(self.complete)),
+        ]
+
+    def to_markdown(self) -> str:
+        return "\n".join(markdown_lines(["citations", "rate"], [list(row) for row in self.rows()]))
 
 
 @dataclass(frozen=True)
@@ -175,6 +194,9 @@ def citations_of(graded: list[Graded], run: Run) -> CitationChecks | None:
                 n["exists"] += times * exists
                 n["patient"] += times * mine
                 n["supports"] += times * (gold is not None and ref in gold.evidence)
+                if gold is not None and gold.window is not None:
+                    n["windowed"] += times
+                    n["in_window"] += times * run.in_window(task_id, ref, gold.window)
         for key, gold in g.gold.items():
             if gold.evidence:
                 n["lists"] += times
@@ -184,4 +206,5 @@ def citations_of(graded: list[Graded], run: Run) -> CitationChecks | None:
         patient=Rate(n["patient"], n["cited"]),
         supports=Rate(n["supports"], n["cited"]),
         complete=Rate(n["complete"], n["lists"]),
+        window=Rate(n["in_window"], n["windowed"]),
     )

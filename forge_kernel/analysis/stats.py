@@ -1,4 +1,4 @@
-"""Statistics for comparing agents: Wilson intervals, exact McNemar, pass@k / pass^k, calibration, percentiles;
+"""Statistics for comparing agents: Wilson intervals, bootstrap intervals of means, exact McNemar, pass@k / pass^k, calibration, percentiles;
 and Cohen's kappa, for a judge against its labelled set.
 
 Every figure carries its sample size; below the minimum a figure is reported as too few samples, not a number.
@@ -59,6 +59,55 @@ class Rate:
             "ci95": list(interval) if interval else None,
             "too_few_samples": not self.enough,
         }
+
+
+@dataclass(frozen=True)
+class Mean:
+    """The mean of n figures (each in [0, 1], one per trial), with a 95% percentile bootstrap interval."""
+
+    value: float | None
+    n: int
+    interval: tuple[float, float] | None
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> Mean:
+        """The mean of ``values`` with its ``bootstrap`` interval (none without values)."""
+        if not values:
+            return cls(None, 0, None)
+        return cls(sum(values) / len(values), len(values), bootstrap(values))
+
+    @property
+    def enough(self) -> bool:
+        return self.n >= MIN_RATE_SAMPLES
+
+    def __str__(self) -> str:
+        if self.value is None or self.interval is None:
+            return "no samples"
+        if not self.enough:
+            return f"{self.value:.2f} (n={self.n}, too few samples)"
+        return f"{self.value:.2f} [{self.interval[0]:.2f}, {self.interval[1]:.2f}] (n={self.n})"
+
+    def as_dict(self) -> dict:
+        return {
+            "mean": self.value,
+            "n": self.n,
+            "ci95": list(self.interval) if self.interval else None,
+            "too_few_samples": not self.enough,
+        }
+
+
+BOOTSTRAP_RESAMPLES = 2000
+
+
+def bootstrap(values: Sequence[float], resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> tuple[float, float]:
+    """95% percentile bootstrap interval of the mean of ``values`` (resampled with replacement; a fixed seed, so a
+    report is the same each time it is made)."""
+    import numpy as np
+
+    data = np.asarray(values, dtype=float)
+    means = data[np.random.default_rng(seed).integers(0, len(data), (resamples, len(data)))].mean(axis=1)
+    lo, hi = np.quantile(means, [0.025, 0.975])
+    return float(lo), float(hi)
 
 
 def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:

@@ -50,7 +50,7 @@ def summary(run_dir, by, markdown) -> None:
 @click.option("--markdown", "md_out", type=OutputFile(), help="Write a Markdown report.")
 def compare_runs(baseline_run, candidate_run, baseline_agent, candidate_agent, gate_file, json_out, md_out) -> None:
     """Compare a candidate with a baseline and apply the release gate: exit 0 green, 1 red, 2 bad input."""
-    from ..analysis import compare, declared_policy, evaluate, load_policy
+    from ..analysis import compare, components, coverage_slices, declared_policy, evaluate, load_policy
     from ..report import render_comparison
     from ..spec import SYNTHETIC_BANNER
 
@@ -77,6 +77,8 @@ def compare_runs(baseline_run, candidate_run, baseline_agent, candidate_agent, g
                 *gate.check_lines(),
                 cmp.headline,
                 *(f"  {line}" for line in cmp.usage_lines()),
+                *components(cmp).lines(),
+                *coverage_slices(cmp).lines(),
             ]
         )
     )

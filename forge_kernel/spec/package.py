@@ -125,7 +125,12 @@ class TaskPackage(Strict):
     category: str
     purpose: Literal["capability", "regression"] = "capability"
     risk: Literal["low", "medium", "high", "critical"] = "low"
-    slices: dict[str, str] = Field(default_factory=dict)
+    slices: dict[str, str] = Field(
+        default_factory=dict,
+        description="Values a comparison reports every figure by (dimension, language, ...). `site` (the EHR image the "
+        "data come from; default: environment.ehr_image) and `period` (e.g. 2024-H1; default: the month of "
+        "environment.now) give out-of-site and out-of-time slices: synthetic, they prove test coverage, not fairness.",
+    )
     covers: list[str] = Field(
         default_factory=list,
         exclude_if=lambda ids: not ids,

@@ -25,6 +25,8 @@ class Gold:
     evidence: frozenset[str]
     critical: bool
     """An exclusion that applies (gold ``met``)."""
+    window: float | None = None
+    """The look-back window in days the criterion's protocol version declares, if any."""
 
 
 def criteria_of(output: Any) -> Iterator[tuple[Key, str | None, dict]]:
@@ -69,7 +71,10 @@ def exclusion_ids(protocol_id: str, version: str | None) -> set[str] | None:
 
 
 def gold_criteria(package: Package) -> dict[Key, Gold]:
-    """The gold output's criteria, each with its status, references and whether it is a critical exclusion."""
+    """The gold output's criteria, each with its status, references, whether it is a critical exclusion and its
+    look-back window."""
+    from ..tools import criterion_window
+
     gold: dict[Key, Gold] = {}
     for key, version, item in criteria_of(package.hidden.gold.output):
         status, exclusions = status_of(item), exclusion_ids(key[0], version)
@@ -78,5 +83,8 @@ def gold_criteria(package: Package) -> dict[Key, Gold]:
             raise SpecError(package.hidden_path, where, "protocol version not in the protocol table")
         if status == "missing":
             raise SpecError(package.hidden_path, where, f"status {item.get('status')!r} is not one of {STATES}")
-        gold.setdefault(key, Gold(status, frozenset(evidence_of(item)), status == "met" and key[1] in exclusions))
+        critical = status == "met" and key[1] in exclusions
+        gold.setdefault(
+            key, Gold(status, frozenset(evidence_of(item)), critical, criterion_window(key[0], version, key[1]))
+        )
     return gold

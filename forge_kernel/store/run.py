@@ -224,6 +224,16 @@ class Run:
             resource is not None and patient_of(resource) == self.package(task_id).public.environment.patient_id,
         )
 
+    def in_window(self, task_id: str, reference: str, days: float) -> bool:
+        """Whether the resource of a package's initial EHR that a reference names is dated within ``days`` before
+        the frozen clock (the window ``answer.evidence`` holds a criterion's citations to)."""
+        from ..verify.kinds import outside_window, resolve
+
+        image = self.image(task_id)
+        resource = resolve(image, reference)
+        now = self.package(task_id).public.environment.now
+        return resource is not None and outside_window(resource, days, now, image.tz) is None
+
     def files(self, task_id: str) -> list[tuple[str, str, bytes]]:
         """(role, name, content) of every file of a package, as the run keeps them."""
         from .snapshots import stored_files

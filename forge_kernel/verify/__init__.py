@@ -7,6 +7,7 @@ from . import kinds  # noqa: F401  (registers the built-in kinds)
 from .grade import grade  # imported now: the module and its function share the name
 
 _HOMES = {
+    "_shown": ("returned_in_order",),
     "expressions": ("Expression",),
     "grade": ("grade",),
     "matchers": ("values_at",),
@@ -31,6 +32,7 @@ __all__ = [
     "grade",
     "plugin_path",
     "register_plugin",
+    "returned_in_order",
     "score",
     "unit_registry",
     "values_at",

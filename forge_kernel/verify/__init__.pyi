@@ -1,4 +1,5 @@
 # The face's names for editors and type checkers, written from _HOMES by scripts/face_stubs.py: do not edit.
+from ._shown import returned_in_order as returned_in_order
 from .expressions import Expression as Expression
 from .grade import grade as grade
 from .matchers import values_at as values_at

@@ -44,7 +44,13 @@ def references_in(found: Read, image: EHRImage) -> set[str]:
 def returned_references(events: Iterable[Event], image: EHRImage) -> set[str]:
     """``Type/id`` of every resource of the initial EHR that a successful call returned to the agent, whole or as a
     search row."""
-    return references_in(read([e.result for e in events if e.ok]), image)
+    return set(returned_in_order(events, image))
+
+
+def returned_in_order(events: Iterable[Event], image: EHRImage) -> list[str]:
+    """``returned_references`` in the order the agent got them (call by call, each result as written), each once."""
+    found = read([e.result for e in events if e.ok]).records
+    return list(dict.fromkeys(f"{t}/{i}" for t, i in found if (t, i) in image.resources))
 
 
 def returned_to(ctx: GradeContext) -> set[str]:

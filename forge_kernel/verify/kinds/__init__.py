@@ -23,7 +23,7 @@ from ... import _lazy
 _HOMES = {
     "_checks": ("ChecksBeforeParams", "as_checks", "retargeted"),
     "answer": ("NumberParams", "read_date", "stated"),
-    "evidence": ("CLINICAL_TYPES", "resolve"),
+    "evidence": ("CLINICAL_TYPES", "outside_window", "resolve"),
     "grounding": ("is_grounded",),
     "judge": ("JUDGE", "RubricParams", "identity", "labelled_pairs", "labelled_set_path"),
     "trace": ("called_tools",),
@@ -41,6 +41,7 @@ __all__ = [
     "is_grounded",
     "labelled_pairs",
     "labelled_set_path",
+    "outside_window",
     "read_date",
     "resolve",
     "retargeted",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta, tzinfo
 
 from pydantic import Field
 
@@ -135,11 +135,16 @@ def stale(ctx: GradeContext, resource: dict, days: float | None) -> str | None:
     """Why a record falls outside a look-back window of ``days`` before the frozen clock, or None."""
     if days is None:
         return None
-    image = ctx.view.image
-    when = time_of(resource, image.tz)
+    return outside_window(resource, days, ctx.package.public.environment.now, ctx.view.image.tz)
+
+
+def outside_window(resource: dict, days: float, now: datetime, tz: tzinfo) -> str | None:
+    """Why a record falls outside the look-back window of ``days`` before ``now``, or None (its date read in
+    ``tz``)."""
+    when = time_of(resource, tz)
     if when is None:
         return f"has no date, so it cannot be placed in the {days:g}-day window"
-    cutoff = ctx.package.public.environment.now - timedelta(days=days)
+    cutoff = now - timedelta(days=days)
     return (
         f"is dated before the {days:g}-day window (from {cutoff.date().isoformat()})"
         if when < cutoff.timestamp()
