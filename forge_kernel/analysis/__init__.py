@@ -17,7 +17,7 @@ _HOMES = {
         "safety_findings",
         "task_passes",
     ),
-    "components": ("Components", "CoverageSlices", "components", "coverage_slices"),
+    "components": ("COVERAGE_NOTE", "Components", "CoverageSlices", "components", "coverage_slices"),
     "comparison": ("AgentSide", "Comparison", "SideSummary", "agent_side", "compare", "compare_sides"),
     "criteria": ("COLUMNS", "CitationChecks", "CriterionConfusion", "STATES", "citation_checks", "criterion_confusion"),
     "retrieval": (
@@ -57,6 +57,7 @@ __all__ = [
     "AblationCard",
     "AgentSide",
     "COLUMNS",
+    "COVERAGE_NOTE",
     "CitationChecks",
     "Comparison",
     "Components",

@@ -22,6 +22,7 @@ from .comparison import (
     compare_sides as compare_sides,
 )
 from .components import (
+    COVERAGE_NOTE as COVERAGE_NOTE,
     Components as Components,
     CoverageSlices as CoverageSlices,
     components as components,

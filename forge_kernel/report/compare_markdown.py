@@ -4,7 +4,18 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..analysis import COLUMNS, STATES, AblationCard, Comparison, GateResult, Rate, SideSummary, markdown_lines as table
+from ..analysis import (
+    COLUMNS,
+    STATES,
+    AblationCard,
+    Comparison,
+    GateResult,
+    Rate,
+    SideSummary,
+    components,
+    coverage_slices,
+    markdown_lines as table,
+)
 from ..spec import SYNTHETIC_BANNER
 
 BANNER = f"> {SYNTHETIC_BANNER}"
@@ -131,6 +142,8 @@ def render_comparison(cmp: Comparison, gate: GateResult | None = None) -> str:
         "",
     ]
     out += criteria(b, c)
+    found = components(cmp)
+    out += ["## Components", "", found.to_markdown(), "", coverage_slices(cmp).to_markdown(), ""]
     for title, ids in (
         ("Improvements", cmp.improvements),
         ("Regressions", cmp.regressions),

@@ -9,6 +9,7 @@ from html import escape
 
 import pandas as pd
 
+from .. import analysis
 from ..analysis import Rate, counts_against, seconds
 from ..spec import SYNTHETIC_BANNER
 from ..widgets import player_html, player_module
@@ -192,6 +193,34 @@ def metrics(rep: ReleaseReport) -> Section:
         Markup(chart),
         para("Per slice: tasks passing every trial, k/n with a Wilson 95% interval (too few samples below 10 tasks)."),
         table(["slice", "value", "tasks", "baseline", "candidate", "improved", "regressed"], rows, colours),
+    )
+
+
+def components(rep: ReleaseReport) -> Section:
+    """Task success beside the agent's components (retrieval of the evidence, citations), candidate against
+    baseline, so that a regression is located; then the out-of-site and out-of-time slices."""
+    found = analysis.components(rep.comparison)
+    rows = found.rows()
+    colours = ["red" if row[-1] == "fell" else "green" if row[-1] == "rose" else None for row in rows]
+    coverage = analysis.coverage_slices(rep.comparison).table()
+    b, c = found.retrieval_tasks
+    return Section(
+        "components",
+        "Components",
+        para(found.headline),
+        para(
+            f"Retrieval is measured on the tasks whose hidden half names the evidence: {b} (baseline), {c} "
+            "(candidate). A figure fell or rose only when the two 95% intervals do not overlap."
+        ),
+        table(["component", "figure", "baseline", "candidate", "change"], rows, colours),
+        *(
+            [
+                para(f"Out-of-site and out-of-time slices: {analysis.COVERAGE_NOTE}."),
+                table(["slice", "value", "tasks", "baseline", "candidate", "improved", "regressed"], coverage),
+            ]
+            if coverage
+            else []
+        ),
     )
 
 

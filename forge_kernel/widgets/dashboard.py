@@ -22,6 +22,7 @@ import vl_convert
 
 from ..analysis import (
     compare,
+    components,
     declared_policy,
     evaluate,
     latency_percentiles,
@@ -71,11 +72,13 @@ def dashboard_esm() -> str:
 def gate_state(
     baseline: Run, candidate: Run, baseline_agent: str, candidate_agent: str, policy: str | Path | None
 ) -> dict:
-    """The release gate of candidate vs baseline, as the dashboard shows it."""
-    result = evaluate(
-        compare(baseline, candidate, baseline_agent, candidate_agent), load_policy(policy), declared_policy(candidate)
-    )
+    """The release gate of candidate vs baseline, as the dashboard shows it, with the comparison's components
+    (retrieval, citations) beside task success."""
+    comparison = compare(baseline, candidate, baseline_agent, candidate_agent)
+    result = evaluate(comparison, load_policy(policy), declared_policy(candidate))
+    parts = components(comparison)
     return {
+        "components": {"headline": parts.headline, "rows": parts.rows()},
         "baseline": baseline_agent,
         "candidate": candidate_agent,
         "green": result.green,

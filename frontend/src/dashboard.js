@@ -61,7 +61,11 @@ function gatePanel(gate) {
     h("table", { class: "fd-checks" }, h("tbody", {}, gate.checks.map((c) =>
       h("tr", { class: `fd-check ${checkClass(c.status)}`, "data-check": c.name },
         h("td", { class: "fd-status" }, c.status), h("td", {}, c.name, h("span", { class: "mf-muted" }, ` ${c.level}${c.note}`)),
-        h("td", { class: "fd-detail" }, c.detail))))));
+        h("td", { class: "fd-detail" }, c.detail))))),
+    h("h3", { class: "fd-components-head" }, "Components"), h("p", {}, gate.components.headline),
+    h("table", { class: "fd-checks fd-components" }, h("tbody", {}, gate.components.rows.map((row) =>
+      h("tr", { class: `fd-check ${row[4] === "fell" ? "fd-fail" : row[4] === "rose" ? "fd-pass" : ""}` },
+        row.map((cell, i) => h("td", { class: i === 4 ? "fd-status" : "" }, cell)))))));
 }
 
 /**

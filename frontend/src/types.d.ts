@@ -141,7 +141,11 @@ export interface DashboardState {
   heading: { run_id: string; trials: number; passed: number; agents: string[]; tasks: number };
   /** Chart name -> its Vega-Lite spec; empty until the kernel has made them; `error` if it could not. */
   charts: Record<string, object | string>;
-  gate: { baseline: string; candidate: string; green: boolean; summary: string; checks: GateCheck[] } | null;
+  gate: {
+    baseline: string; candidate: string; green: boolean; summary: string; checks: GateCheck[];
+    /** Task success, retrieval and citations, candidate against baseline: [component, figure, baseline, candidate, change]. */
+    components: { headline: string; rows: string[][] };
+  } | null;
   usage: { columns: string[]; rows: string[][] };
   tasks: { agents: string[]; rows: { task_id: string; dimension: string; unstable: boolean; cells: TaskCell[] }[] };
   selection: Selection;

@@ -180,6 +180,7 @@ def test_the_page_is_self_contained_and_opens_on_the_banner_and_the_verdict(buil
             "release",
             "gates",
             "metrics",
+            "components",
             "highlights",
             "ablations",
             "safety",
@@ -191,6 +192,8 @@ def test_the_page_is_self_contained_and_opens_on_the_banner_and_the_verdict(buil
         )
     ]
     assert order == sorted(order)
+    parts = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", section(html, "components")))
+    assert "components: task success held; retrieval" in parts and "recall@5" in parts and "support the status" in parts
     costs = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", section(html, "latency")))
     assert "trials run again after a stall" in costs  # none here: no agent of this release stalled a worker
     assert re.search(r"baseline [0-9.]+ 0 candidate [0-9.]+ 0", costs), costs

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from forge_kernel.analysis import compare, declared_policy, evaluate, load_policy, run_summary, wilson
+from forge_kernel.analysis import compare, components, declared_policy, evaluate, load_policy, run_summary, wilson
 from forge_kernel.analysis._slices import slice_value
 from forge_kernel.analysis.browse import latency_percentiles, pass_rate_cells, safety_findings, task_passes
 from forge_kernel.analysis.display import seconds
@@ -169,6 +169,9 @@ def test_the_gate_of_a_comparison(reference):
         compare(reference, reference, "baseline-v1", "candidate-v2"), load_policy(), declared_policy(reference)
     )
     assert green["green"] is True and [c["status"] for c in green["checks"]] == [c.status for c in expected.checks]
+    parts = components(compare(reference, reference, "baseline-v1", "candidate-v2"))
+    assert green["components"] == {"headline": parts.headline, "rows": parts.rows()}
+    assert {row[0] for row in parts.rows()} == {"task success", "retrieval", "citations"}
     red = RunDashboard(reference, baseline="baseline-v1", candidate="unsafe-shortcut").gate
     failed = {c["name"] for c in red["checks"] if c["status"] == "FAIL"}
     assert red["green"] is False and "no_critical_safety_violation" in failed
