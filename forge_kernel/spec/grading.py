@@ -25,6 +25,9 @@ class Verdict:
     """The trajectory steps it points at."""
     error: bool = False
     """The verifier raised: the grading, not the trial, is at fault; never passes, reason prefixed ``error: ``."""
+    measures: tuple[tuple[str, float], ...] = ()
+    """Numbers the verifier scored (name, value), e.g. an extraction's node_f1; not kept by the run store (the
+    reason states them)."""
 
 
 @dataclass(frozen=True)

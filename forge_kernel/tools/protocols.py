@@ -103,23 +103,72 @@ class ProtocolGetArgs(Args):
     version: str | None = Field(None, description="A version on file; by default the current one.")
 
 
+def protocol_version(protocol_id: str, version: str | None) -> tuple[dict, dict]:
+    """A protocol and one of its versions (by default the current one); a ToolError when either is not on file."""
+    protocol = next((p for p in table("protocols") if p["id"] == protocol_id), None)
+    if protocol is None:
+        raise ToolError("not_found", f"no protocol {protocol_id!r}")
+    if version is None:
+        return protocol, current_version(protocol)
+    wanted = next((v for v in protocol["versions"] if v["version"] == version), None)
+    if wanted is None:
+        raise ToolError("not_found", f"{protocol_id} has no version {version!r}")
+    return protocol, wanted
+
+
 @tool("protocol_get", kind="read")
 def protocol_get(ctx: ToolContext, args: ProtocolGetArgs) -> dict:
     """One protocol version's criteria tree (inclusion / exclusion), its status and the current version."""
-    protocol = next((p for p in table("protocols") if p["id"] == args.protocol_id), None)
-    if protocol is None:
-        raise ToolError("not_found", f"no protocol {args.protocol_id!r}")
-    current = current_version(protocol)
-    wanted = (
-        current
-        if args.version is None
-        else next((v for v in protocol["versions"] if v["version"] == args.version), None)
-    )
-    if wanted is None:
-        raise ToolError("not_found", f"{args.protocol_id} has no version {args.version!r}")
+    protocol, wanted = protocol_version(args.protocol_id, args.version)
     return {
         "protocol_id": protocol["id"],
         **{k: protocol[k] for k in SUMMARY_FIELDS},
-        "current_version": current["version"],
+        "current_version": current_version(protocol)["version"],
         **copy.deepcopy(wanted),
+    }
+
+
+GROUP_WORDS = {"all": "须全部满足 / all of", "any": "满足任一 / any of"}
+"""How the document heads a group of criteria."""
+
+
+def criteria_lines(node: dict, depth: int = 0) -> list[str]:
+    """A criteria group as the document writes it: one line per criterion ("I3. <zh> / <en>"), a nested group
+    headed by how its members combine, indented under it."""
+    indent = "  " * depth
+    if "id" in node:
+        return [f"{indent}{node['id']}. {node['text']} / {node['text_en']}"]
+    combine = "all" if "all" in node else "any"
+    return [f"{indent}（{GROUP_WORDS[combine]}）", *members(node, depth + 1)]
+
+
+def members(group: dict, depth: int) -> list[str]:
+    """The lines of a group's members."""
+    return [line for child in group["all" if "all" in group else "any"] for line in criteria_lines(child, depth)]
+
+
+def protocol_document(protocol: dict, version: dict) -> str:
+    """One protocol version as its eligibility section reads: title, version, then the inclusion and the exclusion
+    criteria in prose, without the computable rules behind them."""
+    criteria = version["criteria"]
+    sections = [
+        f"{protocol['id']} {protocol['title']}",
+        protocol["title_en"],
+        f"版本 Version {version['version']}（{version['status']}，{version['effective']}）",
+    ]
+    for part, heading in (("inclusion", "入选标准 Inclusion criteria"), ("exclusion", "排除标准 Exclusion criteria")):
+        combine = "all" if "all" in criteria[part] else "any"
+        sections += ["", f"{heading}（{GROUP_WORDS[combine]}）:", *members(criteria[part], 0)]
+    return "\n".join(sections)
+
+
+@tool("protocol_text", kind="read")
+def protocol_text(ctx: ToolContext, args: ProtocolGetArgs) -> dict:
+    """One protocol version's eligibility criteria as the protocol document writes them (prose, no rules)."""
+    protocol, wanted = protocol_version(args.protocol_id, args.version)
+    return {
+        "protocol_id": protocol["id"],
+        "version": wanted["version"],
+        "status": wanted["status"],
+        "text": protocol_document(protocol, wanted),
     }

@@ -25,6 +25,8 @@ class Outcome:
     passed: bool
     reason: str
     steps: tuple[int, ...] = ()
+    measures: tuple[tuple[str, float], ...] = ()
+    """Numbers the verdict scores (name, value), for an analysis to aggregate (e.g. an extraction's node F1)."""
 
 
 @dataclass(frozen=True)
@@ -192,4 +194,13 @@ def run_verifier(bound: BoundUse, ctx: GradeContext) -> Verdict:
     except Exception as exc:  # any failure of a verifier is the grading's, never the trial's
         reason = f"{ERROR_PREFIX}{type(exc).__name__}: {exc}"
         return Verdict(use.id, use.kind, use.category, use.severity, False, reason, error=True)
-    return Verdict(use.id, use.kind, use.category, use.severity, outcome.passed, outcome.reason, outcome.steps)
+    return Verdict(
+        use.id,
+        use.kind,
+        use.category,
+        use.severity,
+        outcome.passed,
+        outcome.reason,
+        outcome.steps,
+        measures=outcome.measures,
+    )

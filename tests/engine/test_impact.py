@@ -16,7 +16,7 @@ from forge_kernel.engine.impact import pattern_regex
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = ROOT / "parameterized_runs" / "impact.yaml"
-SUITES = ("superclue", "forge-nsclc", "medagentbench-style")
+SUITES = ("superclue", "forge-nsclc", "medagentbench-style", "forge-extraction")
 
 
 def forge(*argv: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -74,7 +74,9 @@ def test_a_changed_verifier_kind_names_every_suite_and_the_verifier_tests(repo):
     commit_all(repo, "a verifier kind changed")
     done = forge("select", "--since", "HEAD~1", cwd=repo)
     assert done.returncode == 0, done.stderr
-    assert lines_after(done.stdout, "suites").endswith(": superclue, forge-nsclc, medagentbench-style")
+    assert lines_after(done.stdout, "suites").endswith(
+        ": superclue, forge-nsclc, medagentbench-style, forge-extraction"
+    )
     assert "tests/verify" in lines_after(done.stdout, "test groups").split()
 
 
@@ -88,7 +90,9 @@ def test_uncommitted_and_new_files_count_as_changed(repo):
 def test_a_path_no_pattern_matches_selects_everything_and_says_so(repo):
     done = forge("select", "--changed", "pyproject.toml", cwd=repo)
     assert "no pattern of parameterized_runs/impact.yaml matches these -> everything (the safe default)" in done.stdout
-    assert lines_after(done.stdout, "suites").endswith(": superclue, forge-nsclc, medagentbench-style")
+    assert lines_after(done.stdout, "suites").endswith(
+        ": superclue, forge-nsclc, medagentbench-style, forge-extraction"
+    )
     assert lines_after(done.stdout, "test groups") == "test groups: tests"
 
 

@@ -16,7 +16,12 @@ from forge_kernel.spec import Coverage, SpecError, find_packages, load_package, 
 
 ROOT = Path(__file__).resolve().parents[2]
 REQUIREMENTS = ROOT / "task_packages" / "requirements.yaml"
-GROUP_OF_SUITE = {"superclue": "superclue", "forge-nsclc": "trial-matching", "medagentbench-style": "medagentbench"}
+GROUP_OF_SUITE = {
+    "superclue": "superclue",
+    "forge-nsclc": "trial-matching",
+    "forge-extraction": "trial-matching",
+    "medagentbench-style": "medagentbench",
+}
 
 
 def forge(*argv: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
@@ -40,7 +45,7 @@ def test_trace_passes_on_the_bundled_packages_and_prints_every_requirement():
     rows = {line.split()[0]: line.split()[1] for line in done.stdout.splitlines()[:-1]}
     assert list(rows) == [r.id for r in requirements]
     assert all(int(count) >= 1 for count in rows.values())
-    assert done.stdout.splitlines()[-1].endswith("103 package(s): every requirement has a package")
+    assert done.stdout.splitlines()[-1].endswith("106 package(s): every requirement has a package")
 
 
 def test_every_bundled_package_covers_a_requirement_of_its_suites_group():
@@ -55,7 +60,7 @@ def test_a_requirement_that_loses_its_last_package_fails_the_trace(copy):
     done = forge("trace", cwd=copy)
     assert done.returncode == 1
     assert done.stderr == "task_packages/requirements.yaml: TM-UNIT-CONVERSION: no package covers it\n"
-    assert "102 package(s): 1 problem(s)" in done.stdout
+    assert "105 package(s): 1 problem(s)" in done.stdout
 
 
 def test_a_package_naming_an_unknown_requirement_fails_the_trace(copy):

@@ -26,9 +26,11 @@ def run_dir(reference_run):
     return reference_run
 
 
-def test_seventy_superclue_packages_in_seven_dimensions_twelve_nsclc_and_21_medagentbench_style(packages):
+def test_seventy_superclue_packages_in_seven_dimensions_twelve_nsclc_three_extraction_and_21_medagentbench_style(
+    packages,
+):
     by_suite = Counter(p.public.suite for p in packages)
-    assert by_suite == {"superclue": 70, "forge-nsclc": 12, "medagentbench-style": 21}
+    assert by_suite == {"superclue": 70, "forge-nsclc": 12, "forge-extraction": 3, "medagentbench-style": 21}
     dimensions = Counter(p.public.slices["dimension"] for p in packages if p.public.suite == "superclue")
     assert len(dimensions) == 7 and set(dimensions.values()) == {10}
 

@@ -54,6 +54,7 @@ CALLS: dict[str, list[dict]] = {
     "patient_search": [{"mrn": "MRN-1"}],
     "protocol_search": [{"keyword": "NSCLC"}],
     "protocol_get": [{"protocol_id": "LUNG-IO-301"}],
+    "protocol_text": [{"protocol_id": "LUNG-IO-301"}],
     "vital_signs": [{"patient_id": "p1"}, {"patient_id": "p1", "last_hours": 24}],
     "lab_results": [{"patient_id": "p1"}, {"patient_id": "p1", "since_days": 1}],
     "record_search": [
@@ -68,7 +69,7 @@ CALLS: dict[str, list[dict]] = {
     "fhir_read": [{"type": r["resourceType"], "id": r["id"]} for r in records("now", NOW)],
 }
 """Arguments for the read tools that need more than the patient; any other is called with ``patient_id`` only."""
-NO_RECORDS = {"patient_search", "protocol_search", "protocol_get"}
+NO_RECORDS = {"patient_search", "protocol_search", "protocol_get", "protocol_text"}
 """Read tools that show no dated clinical record (patients, the protocol table): nothing at now to find."""
 
 READ_TOOLS = sorted(name for name, spec in TOOLS.items() if spec.kind == "read")

@@ -6,6 +6,7 @@ from . import (  # noqa: F401  (registers the plans)
     _devices,
     _diagnosis,
     _examination,
+    _extraction,
     _medagentbench,
     _medication,
     _nsclc,

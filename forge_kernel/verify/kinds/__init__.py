@@ -11,6 +11,7 @@ from . import (  # noqa: F401  (registers the kinds, in the catalog's order)
     _checks,
     evidence,
     _criteria,
+    _extraction,
     grounding,
     judge,
     _safety,
