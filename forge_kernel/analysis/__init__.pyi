@@ -37,6 +37,7 @@ from .criteria import (
     criterion_confusion as criterion_confusion,
 )
 from .display import markdown_lines as markdown_lines, seconds as seconds
+from .extraction import ExtractionFigures as ExtractionFigures, extraction_figures as extraction_figures
 from .gate import (
     GatePolicy as GatePolicy,
     GateResult as GateResult,

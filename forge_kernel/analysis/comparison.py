@@ -17,6 +17,7 @@ from ._slices import SLICE_COLUMNS, task_slices
 from ._tasks import SAFETY_RISKS, TaskSide, Tokens, per_task, task_sides, tokens_of
 from .criteria import CitationChecks, CriterionConfusion, citations_of, confusion_of, graded_trials
 from .display import Shown, html_heading, html_paragraphs, html_table, some_ids
+from .extraction import ExtractionFigures, extraction_figures
 from .retrieval import RetrievalFigures, retrieval_figures, trial_retrievals
 from .stats import Rate, brier, ece, mcnemar_exact, percentile, reliability
 
@@ -92,6 +93,7 @@ class SideSummary(BaseModel):
     """Trial-matching criteria against the gold (None: no trial-matching tasks)."""
     citations: CitationChecks | None = None
     retrieval: RetrievalFigures | None = None
+    extraction: ExtractionFigures | None = None
     """What the trials fetched against the gold evidence set (None: no task names one)."""
 
 
@@ -268,6 +270,7 @@ def side_summary(side: AgentSide) -> SideSummary:
         criteria=confusion_of(graded),
         citations=citations_of(graded, side.run),
         retrieval=retrieval_figures(trial_retrievals(trials, side.run)),
+        extraction=extraction_figures(trials, side.run),
     )
 
 

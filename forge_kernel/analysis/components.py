@@ -1,5 +1,5 @@
-"""Components beside task success: a comparison's retrieval and citation figures, candidate against baseline, each
-marked as fallen, risen or held, so that a regression is located ("retrieval fell, citations held"); and its
+"""Components beside task success: a comparison's retrieval, extraction and citation figures, candidate against
+baseline, each marked as fallen, risen or held, so that a regression is located ("retrieval fell, extraction held"); and its
 out-of-site and out-of-time slices.
 
 A figure fell when the candidate's 95% interval lies wholly below the baseline's, rose when wholly above it, and
@@ -119,6 +119,24 @@ def retrieval_changes(b: SideSummary, c: SideSummary) -> list[FigureChange]:
     ]
 
 
+def extraction_changes(b: SideSummary, c: SideSummary) -> list[FigureChange]:
+    names = (
+        ("node F1", "node_f1", False),
+        ("fields read right", "field_accuracy", False),
+        ("severe errors", "severe", True),
+    )
+    return [
+        FigureChange(
+            "extraction",
+            label,
+            None if b.extraction is None else getattr(b.extraction, name),
+            None if c.extraction is None else getattr(c.extraction, name),
+            lower_is_better=lower,
+        )
+        for label, name, lower in names
+    ]
+
+
 def citation_changes(b: SideSummary, c: SideSummary) -> list[FigureChange]:
     names = (
         ("exist", "exists"),
@@ -139,13 +157,15 @@ def citation_changes(b: SideSummary, c: SideSummary) -> list[FigureChange]:
 
 
 def components(cmp: Comparison) -> Components:
-    """Task success (tasks passing every trial), retrieval and citations of both sides of a comparison."""
+    """Task success (tasks passing every trial), retrieval, extraction and citations of both sides of a
+    comparison."""
     b, c = cmp.baseline, cmp.candidate
     success = FigureChange(
         "task success", "tasks passing every trial", Rate.of(b.strict_tasks), Rate.of(c.strict_tasks)
     )
     return Components(
-        [success, *retrieval_changes(b, c), *citation_changes(b, c)], (retrieval_tasks(b), retrieval_tasks(c))
+        [success, *retrieval_changes(b, c), *extraction_changes(b, c), *citation_changes(b, c)],
+        (retrieval_tasks(b), retrieval_tasks(c)),
     )
 
 

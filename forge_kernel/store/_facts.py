@@ -108,6 +108,12 @@ FROM failed f CROSS JOIN verdicts v ON v.trial_id = f.trial_id AND v.grading_id 
 WHERE NOT v.passed ORDER BY v.trial_id, v.verifier_id
 """
 
+VERDICTS_OF_KIND = f"""
+SELECT t.trial_id, v.passed, v.reason
+FROM {LATEST_SCORES} JOIN verdicts v ON v.trial_id = t.trial_id AND v.grading_id = s.grading_id
+WHERE v.kind = :kind ORDER BY t.trial_id, v.verifier_id
+"""
+
 FAILED_CALLS = f"""
 WITH failed AS MATERIALIZED ({FAILED})
 SELECT e.trial_id, e.step, e.tool, e.denied, json_extract(e.error, '$.code') AS code, {RETRIED} AS retried
@@ -194,6 +200,11 @@ def usage(db: sqlite3.Connection, version: int) -> pd.DataFrame:
 def failing_verdicts(db: sqlite3.Connection) -> pd.DataFrame:
     """The failing verdicts of every failed trial; ``raised`` when the verifier raised instead of judging."""
     return frame(db, FAILING_VERDICTS, {"raised": ERROR_PREFIX})
+
+
+def verdicts_of_kind(db: sqlite3.Connection, kind: str) -> pd.DataFrame:
+    """The latest grading's verdicts of one verifier kind: trial id, passed, reason."""
+    return frame(db, VERDICTS_OF_KIND, {"kind": kind})
 
 
 def failed_calls(db: sqlite3.Connection) -> pd.DataFrame:

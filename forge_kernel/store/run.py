@@ -305,6 +305,10 @@ class Run:
         ``raised`` (the verifier raised instead of judging)."""
         return sql.failing_verdicts(self.store.db)
 
+    def verdicts_of_kind(self, kind: str) -> pd.DataFrame:
+        """Every trial's verdicts of one verifier kind in its latest grading: trial id, passed, reason."""
+        return sql.verdicts_of_kind(self.store.db, kind)
+
     @cached_property
     def failed_calls(self) -> pd.DataFrame:
         """Each failed trial's failed calls: step, tool, policy denial, error code, and ``retried`` when a later call
