@@ -97,8 +97,8 @@ class Components:
         return "\n".join([self.headline, "", *markdown_lines(header, self.rows())])
 
 
-def retrieval_changes(b: SideSummary, c: SideSummary) -> list[FigureChange]:
-    names = (
+FIGURES = {
+    "retrieval": (
         ("recall@5", "recall_at_5"),
         ("recall@10", "recall_at_10"),
         ("recall (all fetched)", "recall"),
@@ -106,53 +106,32 @@ def retrieval_changes(b: SideSummary, c: SideSummary) -> list[FigureChange]:
         ("nDCG@5", "ndcg_at_5"),
         ("nDCG@10", "ndcg_at_10"),
         ("no-result calls", "no_result"),
-    )
-    return [
-        FigureChange(
-            "retrieval",
-            label,
-            None if b.retrieval is None else getattr(b.retrieval, name),
-            None if c.retrieval is None else getattr(c.retrieval, name),
-            lower_is_better=name == "no_result",
-        )
-        for label, name in names
-    ]
-
-
-def extraction_changes(b: SideSummary, c: SideSummary) -> list[FigureChange]:
-    names = (
-        ("node F1", "node_f1", False),
-        ("fields read right", "field_accuracy", False),
-        ("severe errors", "severe", True),
-    )
-    return [
-        FigureChange(
-            "extraction",
-            label,
-            None if b.extraction is None else getattr(b.extraction, name),
-            None if c.extraction is None else getattr(c.extraction, name),
-            lower_is_better=lower,
-        )
-        for label, name, lower in names
-    ]
-
-
-def citation_changes(b: SideSummary, c: SideSummary) -> list[FigureChange]:
-    names = (
+    ),
+    "extraction": (("node F1", "node_f1"), ("fields read right", "field_accuracy"), ("severe errors", "severe")),
+    "citations": (
         ("exist", "exists"),
         ("this patient's", "patient"),
         ("in the criterion's window", "window"),
         ("support the status", "supports"),
         ("complete", "complete"),
-    )
+    ),
+}
+"""Component (a SideSummary field) -> (label, figure) of each of its figures, in the order shown."""
+LOWER_IS_BETTER = {"no_result", "severe"}
+
+
+def component_changes(component: str, b: SideSummary, c: SideSummary) -> list[FigureChange]:
+    """Each figure of one component, on both sides."""
+    base, cand = getattr(b, component), getattr(c, component)
     return [
         FigureChange(
-            "citations",
+            component,
             label,
-            None if b.citations is None else getattr(b.citations, name),
-            None if c.citations is None else getattr(c.citations, name),
+            None if base is None else getattr(base, name),
+            None if cand is None else getattr(cand, name),
+            lower_is_better=name in LOWER_IS_BETTER,
         )
-        for label, name in names
+        for label, name in FIGURES[component]
     ]
 
 
@@ -164,7 +143,15 @@ def components(cmp: Comparison) -> Components:
         "task success", "tasks passing every trial", Rate.of(b.strict_tasks), Rate.of(c.strict_tasks)
     )
     return Components(
-        [success, *retrieval_changes(b, c), *extraction_changes(b, c), *citation_changes(b, c)],
+        [
+            success,
+            *(
+                f
+                for component in FIGURES
+                if getattr(b, component) is not None or getattr(c, component) is not None  # else: not measured here
+                for f in component_changes(component, b, c)
+            ),
+        ],
         (retrieval_tasks(b), retrieval_tasks(c)),
     )
 
