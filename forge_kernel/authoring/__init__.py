@@ -39,6 +39,7 @@ def new_draft(
     category: str = "custom",
     language: str = "zh",
     context: dict | None = None,
+    answer: dict | None = None,
     **public,
 ) -> Draft:
     """A draft on a bundled patient's fixture (copied whole, other patients included, with the source package's
@@ -56,6 +57,7 @@ def new_draft(
         category=category,
         language=language,
         context=context,
+        answer=answer,
         tools=tools,
         environment=environment,
         **public,
@@ -72,10 +74,11 @@ def draft_on(
     category: str = "custom",
     language: str = "zh",
     context: dict | None = None,
+    answer: dict | None = None,
     **public,
 ) -> Draft:
     """A draft of package ``id`` in the suite ``where`` on one fixture, a FHIR R4 Bundle (synthetic) holding the
-    current patient ``patient_id``. ``public`` sets other fields of the public half (tools, policy, budget, faults,
+    current patient ``patient_id``; ``answer`` the typed answer's fields (``task.answer``). ``public`` sets other fields of the public half (tools, policy, budget, faults,
     risk, slices, ...), merged over what the suite's suite.yaml gives as the loader merges them."""
     environment = {**public.pop("environment", {}), "fixtures": [FIXTURE], "patient_id": patient_id}
     own = {
@@ -85,7 +88,8 @@ def draft_on(
         "suite": where.name,
         "category": category,
         "environment": environment,
-        "task": {"instruction": instruction, "language": language, "context": context or {}},
+        "task": {"instruction": instruction, "language": language, "context": context or {}}
+        | ({"answer": answer} if answer else {}),
         **public,
     }
     return Draft(TaskPackage.model_validate(with_defaults(own, where.defaults()[0])), {FIXTURE: fixture}, where)

@@ -25,12 +25,27 @@ from ..authoring import (
 )
 from ..built_in import load
 from ..catalog import model_of
-from ..spec import BudgetExceeded, Edit, EditError, ForgeError, SpecError, apply_edits, call_labels, load_package
+from ..spec import (
+    BudgetExceeded,
+    Edit,
+    EditError,
+    ForgeError,
+    SpecError,
+    TaskPackage,
+    answer_schema,
+    apply_edits,
+    call_labels,
+    load_package,
+)
 from . import _designer_views as views
-from ._designer_forms import SchemaForm
+from ._designer_forms import Hints, MapForm, SchemaForm, scalar
+from ._designer_hints import designer_hints, record_hints
 from ._frontend import widget_css
 
 CSS = widget_css("designer.css")
+NO_ANSWER = "<span class='mf-sub'>the task declares no structured answer (see 1 Patient &amp; task)</span>"
+ANSWER_DEFS = TaskPackage.model_json_schema()["$defs"]
+"""The public half's definitions: ``AnswerField`` among them (a field of the typed answer)."""
 
 
 def category_help(category: str) -> str:
@@ -54,14 +69,6 @@ EDIT_OPS = [
     ("add a value", "add"),
     ("delete a value", "delete"),
 ]
-
-
-def yaml_value(text: str, what: str) -> Any:
-    """A YAML text field's value (None when empty); malformed YAML is a ValueError naming the field."""
-    try:
-        return yaml.safe_load(text) if text.strip() else None
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{what}: not YAML ({getattr(exc, 'problem', exc)})") from None
 
 
 PLAIN_WORDS = {
@@ -119,9 +126,14 @@ class Designer(w.VBox):
         self.tool_entries = {e.name: e for e in catalog.of("tool")}
         self.kind_entries = {e.name: e for e in catalog.of("verifier kind")}
         self.patients = bundled_patients(bundled)
+        self.tool_args = sorted({a for e in self.tool_entries.values() for a in model_of(e).model_fields})
+        self.written_types = sorted({e.value.writes for e in self.tool_entries.values() if e.value.writes})
         self.recorder: Recorder | None = None
         self.pending: list[Edit] = []
         self.draft: Draft | None = None
+        self.record: tuple[list[str], list[str], list[str]] = ([], [], [])
+        self.hints = Hints()
+        self.answer_declared: dict = {}
         self.status = w.HTML()
         self.status.add_class("mf-status")
         tabs = w.Tab(
@@ -173,8 +185,11 @@ class Designer(w.VBox):
             placeholder="The instruction in English", layout=w.Layout(width="100%", height="5em")
         )
         self.language = w.ToggleButtons(options=[("中文", "zh"), ("English", "en")], value="zh")
-        self.context = w.Textarea(layout=w.Layout(width="100%", height="5em"))
-        self.slices = w.Textarea(placeholder="outcome: act", layout=w.Layout(width="100%", height="3.5em"))
+        self.context = MapForm("context", on_change=self._sync, hints=self.hints)
+        self.slices = MapForm("slices", on_change=self._sync)
+        self.answer_fields = MapForm(
+            "answer", on_change=self._sync, item={"$ref": "#/$defs/AnswerField"}, defs=ANSWER_DEFS
+        )
         self.patient.observe(lambda _: self._pick_patient(), names="value")
         self.category.observe(lambda _: self._show_category(), names="value")
         self._show_category()
@@ -187,8 +202,6 @@ class Designer(w.VBox):
             self.instruction_zh,
             self.instruction_en,
             self.language,
-            self.context,
-            self.slices,
         ):
             field.observe(lambda _: self._sync(), names="value")
         return w.VBox(
@@ -213,9 +226,17 @@ class Designer(w.VBox):
                     labelled("中文", self.instruction_zh),
                     labelled("English", self.instruction_en),
                     labelled("the agent reads", self.language),
-                    labelled("context (YAML)", self.context),
-                    labelled("slices (YAML)", self.slices),
-                    note="Context: the structured facts an agent needs (always the MRN); never the answer.",
+                    labelled("context", self.context),
+                    labelled("slices", self.slices),
+                    note="Context: the structured facts an agent needs (always the MRN); never the answer. "
+                    "Slices: labels to group results by (e.g. outcome: act).",
+                ),
+                section(
+                    "The answer the agent returns",
+                    self.answer_fields,
+                    note="Each field of the structured answer, typed: a quantity with its unit, a date, a concept "
+                    "from a terminology, one of a few options, a list... The agent is told this shape; "
+                    "the answer check compares the values by type.",
                 ),
             ]
         )
@@ -365,10 +386,11 @@ class Designer(w.VBox):
             ]
         )
 
-    def _pick_kind(self) -> None:
+    def _pick_kind(self, values: dict | None = None) -> None:
+        """The params form of the chosen kind (holding ``values``)."""
         entry = self.kind_entries[self.kind.value]
         self.kind_help.value = f"<div class='mf-help'>{views.escape(entry.value.description or '')}</div>"
-        self.params_form = SchemaForm(model_of(entry).model_json_schema())
+        self.params_form = SchemaForm(model_of(entry).model_json_schema(), values, hints=self.hints)
         self.params_form.add_class(f"mf-params-{entry.name.replace('.', '-')}")
         self.params_box.children = [self.params_form]
 
@@ -404,10 +426,8 @@ class Designer(w.VBox):
         self.answer = w.Textarea(
             placeholder="The final answer, as the agent should give it", layout=w.Layout(width="100%", height="4em")
         )
-        self.output = w.Textarea(
-            placeholder="structured output (YAML), if the task asks for one",
-            layout=w.Layout(width="100%", height="3.5em"),
-        )
+        self.output_box = w.VBox([w.HTML(NO_ANSWER)])
+        self.output_form = SchemaForm({"type": "object", "properties": {}})
         self.gold_status = w.HTML()
         self.call_tool.observe(lambda _: self._pick_tool(), names="value")
         return w.VBox(
@@ -425,22 +445,24 @@ class Designer(w.VBox):
                 section(
                     "Finish",
                     labelled("answer", self.answer),
-                    labelled("output (YAML)", self.output),
+                    labelled("structured answer", self.output_box),
                     w.HBox([button("Use these calls as the gold solution", "success", self._use_as_gold)]),
                     self.gold_status,
                 ),
             ]
         )
 
-    def _pick_tool(self) -> None:
-        if not self.call_tool.value:
-            self.args_box.children = []
-            return
-        schema = model_of(self.tool_entries[self.call_tool.value]).model_json_schema()
+    def args_form_of(self, tool: str, box: w.VBox, css: str) -> SchemaForm:
+        """A form of ``tool``'s arguments (the current patient filled in), shown in ``box``."""
+        schema = model_of(self.tool_entries[tool]).model_json_schema() if tool else {"properties": {}}
         prefill = {"patient_id": self.current.patient_id} if "patient_id" in schema.get("properties", {}) else {}
-        self.args_form = SchemaForm(schema, prefill)
-        self.args_form.add_class(f"mf-args-{self.call_tool.value}")
-        self.args_box.children = [self.args_form]
+        form = SchemaForm(schema, prefill, hints=self.hints)
+        form.add_class(f"{css}-{tool}")
+        box.children = [form] if tool else []
+        return form
+
+    def _pick_tool(self) -> None:
+        self.args_form = self.args_form_of(self.call_tool.value, self.args_box, "mf-args")
 
     def _call(self) -> None:
         try:
@@ -474,7 +496,7 @@ class Designer(w.VBox):
             self.gold_status.value = views.problems_view(["call the tools of the gold solution first"])
             return
         try:
-            output = yaml_value(self.output.value, "output") or {}
+            output = self.output_form.values()
             self.recorder.finish(self.answer.value, output)
         except (ValueError, ValidationError) as exc:
             self.gold_status.value = views.problems_view([first_line(exc)])
@@ -498,11 +520,11 @@ class Designer(w.VBox):
         self.edit_op = w.Dropdown(options=EDIT_OPS, value="drop")
         self.edit_at = w.Dropdown(options=[])
         self.edit_path = w.Text(placeholder="medication_request_create#1.dose, answer, output.x")
-        self.edit_value = w.Text(placeholder="the new value (YAML)")
+        self.edit_value = w.Text(placeholder="the new value: a word, a number, true or false")
         self.edit_tool = w.Dropdown(options=[])
-        self.edit_args = w.Textarea(
-            placeholder="arguments of the new call (YAML)", layout=w.Layout(width="100%", height="3.5em")
-        )
+        self.edit_args = w.VBox()
+        self.edit_args_form = SchemaForm({"type": "object", "properties": {}})
+        self.edit_tool.observe(lambda _: self._pick_edit_tool(), names="value")
         self.edits_view = w.HTML()
         self.case_message = w.HTML()
         self.case_list = w.HTML()
@@ -548,6 +570,10 @@ class Designer(w.VBox):
             ]
         )
 
+    def _pick_edit_tool(self) -> None:
+        """The arguments form of the tool a replacing or inserted call calls."""
+        self.edit_args_form = self.args_form_of(self.edit_tool.value, self.edit_args, "mf-edit-args")
+
     def _show_edit_rows(self) -> None:
         """Only the fields the chosen kind of edit takes."""
         op = self.edit_op.value
@@ -569,11 +595,11 @@ class Designer(w.VBox):
         if op in ("drop", "replace") or (op == "insert" and self.edit_at.value != ""):
             data["at"] = self.edit_at.value
         if op in ("replace", "insert"):
-            data["call"] = {"tool": self.edit_tool.value, "args": yaml_value(self.edit_args.value, "args") or {}}
+            data["call"] = {"tool": self.edit_tool.value, "args": self.edit_args_form.values()}
         if op in ("set", "add", "delete"):
             data["path"] = self.edit_path.value.strip()
         if op in ("set", "add"):
-            data["value"] = yaml_value(self.edit_value.value, "value")
+            data["value"] = scalar(self.edit_value.value) if self.edit_value.value.strip() else None
         return Edit.model_validate(data)
 
     def _add_edit(self) -> None:
@@ -731,8 +757,10 @@ class Designer(w.VBox):
         self.draft, self.recorder, self.pending = None, None, []
         self.patient_info.value = views.patient_view(patient)
         self.last_call.value = self.call_list.value = self.gold_status.value = ""
-        if self.context.value != f"mrn: {patient.mrn}":
-            self.context.value = f"mrn: {patient.mrn}"  # which syncs
+        self.record = record_hints(patient.bundle(), patient.patient_id)
+        self._refresh_hints()
+        if self.context.values() != {"mrn": patient.mrn}:
+            self.context.set({"mrn": patient.mrn})  # which syncs
         else:
             self._sync()
 
@@ -751,7 +779,7 @@ class Designer(w.VBox):
         )
         return {
             "risk": self.risk.value,
-            "slices": yaml_value(self.slices.value, "slices") or {},
+            "slices": self.slices.values(),
             "policy": {"writable_types": list(self.writable.value), "precedence": rule},
             "budget": {
                 "max_calls": self.max_calls.value,
@@ -783,7 +811,8 @@ class Designer(w.VBox):
                 suite=self.suite.value.strip(),
                 category=self.category.value,
                 language=self.language.value,
-                context=yaml_value(self.context.value, "context") or {},
+                context=self.context.values(),
+                answer=self.answer_fields.values(),
                 **self.public_fields(),
             )
         except ValidationError as exc:
@@ -797,6 +826,8 @@ class Designer(w.VBox):
             self.draft = fresh
         else:
             self.draft.public, self.draft.fixtures, self.draft.suite = fresh.public, fresh.fixtures, fresh.suite
+        self._refresh_hints()
+        self._refresh_answer()
         self._refresh_lists(tools)
         manifest = self.draft.folder / "package.yaml"
         hints = [
@@ -809,6 +840,26 @@ class Designer(w.VBox):
             if empty
         ]
         self._show(hints + problems(self.draft))
+
+    def _refresh_hints(self) -> None:
+        """The names and codes the forms offer: the manifest's tools (the catalog's while none is ticked), the
+        patient's record, the typed answer. Forms made from now on use them."""
+        tools = [n for n, b in self.tool_boxes.items() if b.value] or list(self.tool_entries)
+        answer = self.draft.public.task.answer if self.draft else {}
+        fresh = designer_hints(tools, self.tool_args, self.written_types, self.record, answer)
+        for part in ("choices", "suggestions", "keys", "schemas"):
+            getattr(self.hints, part).clear()
+            getattr(self.hints, part).update(getattr(fresh, part))
+
+    def _refresh_answer(self) -> None:
+        """The gold's structured answer as a form of the typed answer's fields, made again when they change."""
+        answer = self._current.public.task.answer
+        if answer == self.answer_declared:
+            return
+        self.answer_declared = answer
+        kept = self.output_form.values() if answer else {}
+        self.output_form = SchemaForm(answer_schema(answer), kept, hints=self.hints)
+        self.output_box.children = [self.output_form] if answer else [w.HTML(NO_ANSWER)]
 
     def _refresh_lists(self, tools: list[str]) -> None:
         if list(self.call_tool.options) != tools:
