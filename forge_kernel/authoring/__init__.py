@@ -10,6 +10,7 @@ from pathlib import Path
 from ..spec import Edit, TaskPackage
 from ._checks import DryRun, SelftestResult, dry_run, problems, selftest
 from ._draft import Draft, Suite, with_defaults
+from ._fixes import Fix, declare_valid, fix_for
 from ._gold import (
     add_gold_checks,
     before_finish,
@@ -101,6 +102,7 @@ __all__ = [
     "DryRun",
     "Edit",
     "FIXTURE",
+    "Fix",
     "PatientFixture",
     "RecordedCall",
     "Recorder",
@@ -110,9 +112,11 @@ __all__ = [
     "before_finish",
     "bundled_patients",
     "call",
+    "declare_valid",
     "draft_on",
     "dry_run",
     "expected_chain",
+    "fix_for",
     "new_draft",
     "problems",
     "required_events",

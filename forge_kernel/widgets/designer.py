@@ -4,6 +4,7 @@ valid variants as edits, live validation, a dry run of the reference agents, sel
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,15 +17,21 @@ from ..agents.planner import PLANS
 from ..authoring import (
     BUNDLED,
     Draft,
+    DryRun,
+    Fix,
     Recorder,
+    SelftestResult,
     bundled_patients,
+    declare_valid,
     dry_run,
+    fix_for,
     new_draft,
     problems,
     selftest,
 )
 from ..built_in import load
 from ..catalog import model_of
+from ..engine import PROBLEMS
 from ..spec import (
     BudgetExceeded,
     Edit,
@@ -41,6 +48,7 @@ from . import _designer_views as views
 from ._designer_forms import Hints, MapForm, SchemaForm, scalar
 from ._designer_hints import designer_hints, record_hints
 from ._frontend import widget_css
+from .player import play
 
 CSS = widget_css("designer.css")
 NO_ANSWER = "<span class='mf-sub'>the task declares no structured answer (see 1 Patient &amp; task)</span>"
@@ -682,9 +690,17 @@ class Designer(w.VBox):
         self.target = w.Text(value=str(target), layout=w.Layout(width="100%"))
         self.check_output = w.HTML()
         self.dry_output = w.HTML()
+        self.dry_rows = w.VBox()
+        self.player_box = w.VBox()
         self.selftest_output = w.HTML()
+        self.fixes = w.VBox()
         self.save_output = w.HTML()
         self.saved: Path | None = None
+        self.saved_as: str | None = None
+        """The draft's fingerprint when it was saved: the saved files are the draft's while it is the same."""
+        self.results: dict[str, tuple[str, bool, str]] = {}
+        """Check name -> (the draft's fingerprint when it ran, passed, what it said): the status line and the
+        sections read them both."""
         self.target.observe(lambda _: self._sync(), names="value")
         return w.VBox(
             [
@@ -693,7 +709,10 @@ class Designer(w.VBox):
                     "Dry run of the reference agents",
                     w.HBox([button("Dry run", "", self.run_agents)]),
                     self.dry_output,
-                    note="One trial of each reference agent, graded by this package's verifiers.",
+                    self.dry_rows,
+                    self.player_box,
+                    note="One trial of each reference agent, graded by this package's verifiers; open a trial to "
+                    "step through it.",
                 ),
                 section(
                     "Save both halves",
@@ -706,32 +725,106 @@ class Designer(w.VBox):
                     "Selftest with mutants",
                     w.HBox([button("forge selftest --mutants", "warning", self.run_selftest)]),
                     self.selftest_output,
-                    note="On the saved package when it is saved, else on the draft as it would be saved.",
+                    self.fixes,
+                    note="On the saved package while it is as saved, else on the draft as it would be saved. A "
+                    "spoiled copy of the gold that no check rejects offers the check that would.",
                 ),
             ]
         )
 
+    def fingerprint(self) -> str:
+        """The draft as it would be saved (its public and hidden halves), to tell whether a result is still its."""
+        draft = self._current
+        hidden = draft.hidden_data() if draft.gold is not None else {}
+        return json.dumps([draft.public.model_dump(mode="json"), hidden], ensure_ascii=False, sort_keys=True)
+
+    def _record(self, check: str, passed: bool, said: str) -> None:
+        self.results[check] = (self.fingerprint(), passed, said)
+        self._sync()
+
     def validate(self) -> list[str]:
         found = problems(self._current, fhir=True)
         self.check_output.value = views.problems_view(found)
+        self._record("validation", not found, found[0] if found else "")
         return found
 
     def run_agents(self) -> None:
         self.dry_output.value = "<span class='mf-sub'>running…</span>"
+        self.dry_rows.children, self.player_box.children = [], []
         try:
-            self.dry_output.value = views.dry_run_view(dry_run(self._current))
+            self.last_dry_run = dry_run(self._current)
         except ForgeError as exc:
             self.dry_output.value = views.problems_view([str(exc)])
+            return
+        self.dry_output.value = views.dry_run_view(self.last_dry_run)
+        self.dry_rows.children = [
+            button(f"▶ open {r.agent}'s trial in the player", "", lambda r=r: self.open_trial(r))
+            for r in self.last_dry_run
+        ]
+
+    def open_trial(self, run: DryRun) -> None:
+        """Play a dry run's trial below its table."""
+        assert run.trial is not None  # kept by run_agents
+        head = w.HTML(f"<div class='mf-sub'>{views.escape(run.agent)}'s trial, step by step</div>")
+        self.player_box.children = [head, play(run.trial)]
 
     def run_selftest(self) -> None:
         self.selftest_output.value = "<span class='mf-sub'>running…</span>"
+        self.fixes.children = []
         try:
-            source = load_package(self.saved) if self.saved else self.draft
-            assert source is not None  # the button is shown once a draft exists
+            same = self.saved is not None and self.saved_as == self.fingerprint()
+            source = load_package(self.saved) if same and self.saved else self._current
             self.last_selftest = selftest(source, mutants=True)
-            self.selftest_output.value = views.selftest_view(self.last_selftest)
         except ForgeError as exc:
             self.selftest_output.value = views.problems_view([str(exc)])
+            self._record("selftest", False, str(exc))
+            return
+        self.selftest_output.value = views.selftest_view(self.last_selftest)
+        self.fixes.children = self._fix_rows(self.last_selftest)
+        failed = [c.case for c in self.last_selftest.cases if not c.ok]
+        mutants = self.last_selftest.mutants
+        survivors = [r for r in mutants.results if r.status in PROBLEMS] if mutants else []
+        said = f"{', '.join(failed)} did not come out as declared" if failed else f"{len(survivors)} mutant(s) survived"
+        self._record("selftest", self.last_selftest.ok, "" if self.last_selftest.ok else said)
+
+    def _fix_rows(self, result: SelftestResult) -> list[w.Widget]:
+        """A row per surviving mutant: what it is, the fix that kills it (one click applies it and runs the
+        selftest again), or declaring it valid."""
+        rows: list[w.Widget] = []
+        for r in result.mutants.results if result.mutants else []:
+            if r.status != "survived":
+                continue
+            fix = fix_for(self._current, r.mutant)
+            what = w.HTML(
+                f"<div class='mf-problem'>survived: {views.escape(r.mutant.operator)} "
+                f"{views.escape(r.mutant.target)} — {views.escape(r.mutant.note)}</div>"
+            )
+            parts: list[w.Widget] = [what]
+            if fix is not None:
+                parts.append(button(f"Fix: {fix.label}", "primary", lambda fix=fix: self.apply_fix(fix)))
+            else:
+                parts.append(w.HTML("<span class='mf-sub'>no one check tells it apart: add one by hand</span>"))
+            parts.append(button("It is as good as the gold", "", lambda m=r.mutant: self.declare(m)))
+            row = w.HBox(parts)
+            row.add_class("mf-fix")
+            rows.append(row)
+        return rows
+
+    def apply_fix(self, fix: Fix) -> None:
+        """Apply ``fix`` to the draft (saving again if it was saved) and run the selftest again."""
+        fix.apply(self._current)
+        self._resave()
+        self.run_selftest()
+
+    def declare(self, mutant) -> None:
+        declare_valid(self._current, mutant, "declared in the designer: as good as the gold")
+        self._resave()
+        self.run_selftest()
+
+    def _resave(self) -> None:
+        self._sync()
+        if self.saved is not None:
+            self.save()
 
     def save(self) -> None:
         found = problems(self._current)
@@ -739,7 +832,7 @@ class Designer(w.VBox):
             self.save_output.value = views.problems_view(found)
             return
         folder, hidden = self._current.save()
-        self.saved = folder
+        self.saved, self.saved_as = folder, self.fingerprint()
         self.save_output.value = (
             f"<div class='mf-ok'>✓ saved</div><div><code>{views.escape(str(folder))}</code>"
             f"</div><div><code>{views.escape(str(hidden))}</code></div>"
@@ -892,4 +985,18 @@ class Designer(w.VBox):
         self._refresh_cases()
 
     def _show(self, found: list[str]) -> None:
-        self.status.value = views.problems_view(found)
+        """The one status line: the form's problems, else the checks that ran on the draft as it is (a result of
+        an earlier draft is dropped, and its section says to run it again)."""
+        now = self.fingerprint() if not found else None
+        for check, (when, _, _) in list(self.results.items()):
+            if when != now:
+                del self.results[check]
+                self._outdated(check)
+        self.status.value = views.status_view(found, {k: (ok, said) for k, (_, ok, said) in self.results.items()})
+
+    def _outdated(self, check: str) -> None:
+        note = "<div class='mf-sub'>the package changed since: run it again</div>"
+        if check == "selftest":
+            self.selftest_output.value, self.fixes.children = note, []
+        elif check == "validation":
+            self.check_output.value = note

@@ -1,0 +1,87 @@
+"""The designer's status line and its checks: one line that follows the results the sections show, a surviving
+mutant's fix applied by one click (the selftest run again), a dry run's trials opened in the player. All patients
+are synthetic."""
+
+from __future__ import annotations
+
+import pytest
+
+from forge_kernel.authoring import _fixes
+from forge_kernel.widgets.designer import Designer
+from forge_kernel.widgets.player import ReplayPlayer
+from tests.helpers import ROOT
+from tests.widgets import test_designer as designed
+
+WITHOUT_MRN_RULE = [r for r in designed.EVENTS if r.get("require", {}).get("tool") != "patient_search"]
+
+
+@pytest.fixture()
+def weak(tmp_path, monkeypatch):
+    """The allergy package of test_designer, less its rule that the patient is found by MRN first: dropping the
+    search then goes unnoticed."""
+    monkeypatch.setattr(designed, "EVENTS", WITHOUT_MRN_RULE)
+    d = Designer(ROOT / "task_packages", tmp_path)
+    designed.fill(d)
+    return d
+
+
+def fix_buttons(d: Designer) -> list:
+    return [b for row in d.fixes.children for b in row.children[1:] if b.description.startswith("Fix:")]
+
+
+def test_a_surviving_mutant_offers_its_fix_and_one_click_kills_it(weak):
+    d = weak
+    assert "valid so far" in d.status.value and "selftest not run yet" in d.status.value
+    d.run_selftest()
+    assert "selftest failed" in d.selftest_output.value
+    assert "selftest failed: 1 mutant(s) survived" in d.status.value and "valid so far" not in d.status.value
+    (fix,) = fix_buttons(d)
+    assert fix.description == "Fix: require patient_search before the answer (finish)"
+    fix.click()
+    rules = next(v for v in d.draft.verifiers if v.id == "events").params["rules"]
+    assert rules[-1] == {
+        "require": {"tool": "patient_search"},
+        "before": {"tool": "finish"},
+        "reason": "patient_search before finish",
+    }
+    assert "selftest passed" in d.selftest_output.value and d.fixes.children == ()
+    assert "selftest passed" in d.status.value and "failed" not in d.status.value
+
+
+def test_a_fix_that_changes_nothing_leaves_the_selftest_failed(weak, monkeypatch):
+    monkeypatch.setattr(_fixes, "add_rule", lambda draft, rule: None)  # the fix's rule never reaches the draft
+    weak.run_selftest()
+    fix_buttons(weak)[0].click()
+    assert "selftest failed" in weak.status.value and "selftest failed" in weak.selftest_output.value
+
+
+def test_a_result_of_an_earlier_draft_is_not_shown_as_the_drafts(weak):
+    d = weak
+    d.run_selftest()
+    d.title.value = "过敏史查询（改）"
+    assert "selftest not run yet" in d.status.value and "failed" not in d.status.value
+    assert "changed since" in d.selftest_output.value and d.fixes.children == ()
+
+
+def test_fixes_for_other_operators(weak):
+    d = weak
+
+    def fixed(operator: str, target: str) -> str:
+        mutant = _fixes.Mutant(operator, target, "", d.draft.gold)
+        fix = _fixes.fix_for(d.draft, mutant)
+        return fix.label if fix else ""
+
+    assert fixed("read-other-patient", "allergy_list#1") == "keep the agent to this patient"
+    assert fixed("repeat-write", "allergy_list#1") == "allow allergy_list at most 1 time(s)"
+    assert fixed("drop-call", "medication_request_create#1") == "require a new MedicationRequest in the record"
+    assert fixed("cite-sibling", "Observation/x") == ""  # no one check: declared valid or written by hand
+
+
+def test_a_dry_runs_trial_opens_in_the_player(weak):
+    d = weak
+    d.run_agents()
+    assert "candidate-v2" in d.dry_output.value
+    opens = {b.description: b for b in d.dry_rows.children}
+    opens["▶ open candidate-v2's trial in the player"].click()
+    player = d.player_box.children[-1]
+    assert isinstance(player, ReplayPlayer) and b'"agent":"candidate-v2"' in player.trajectory
