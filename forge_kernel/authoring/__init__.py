@@ -22,7 +22,7 @@ from ._gold import (
     without,
     write_audit,
 )
-from ._patients import BUNDLED, PatientFixture, bundled_patients
+from ._patients import BUNDLED, PatientFixture, bundled_patients, patient_from_bundle
 from ._recorder import RecordedCall, Recorder
 
 FIXTURE = "fixtures/ehr.json"
@@ -118,6 +118,7 @@ __all__ = [
     "expected_chain",
     "fix_for",
     "new_draft",
+    "patient_from_bundle",
     "problems",
     "required_events",
     "selftest",

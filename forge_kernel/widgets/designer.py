@@ -25,6 +25,7 @@ from ..authoring import (
     declare_valid,
     dry_run,
     fix_for,
+    patient_from_bundle,
     new_draft,
     problems,
     selftest,
@@ -180,6 +181,10 @@ class Designer(w.VBox):
             options=[(p.label, i) for i, p in enumerate(self.patients)], value=0, layout=w.Layout(width="100%")
         )
         self.patient_info = w.HTML()
+        self.bundle_path = w.Text(placeholder="a FHIR R4 Bundle file, e.g. synthea/output/fhir/patient.json")
+        self.bundle_upload = w.FileUpload(accept=".json", multiple=False, description="Upload a Bundle")
+        self.import_message = w.HTML()
+        self.bundle_upload.observe(lambda _: self._upload(), names="value")
         self.package_id = w.Text(value="CU-NEW-1")
         self.title = w.Text(value="", placeholder="a short title, e.g. 奥美拉唑处方")
         self.suite = w.Text(value=suite)
@@ -221,6 +226,13 @@ class Designer(w.VBox):
                     note="The whole fixture is copied, other patients included, so that patient scope matters.",
                 ),
                 section(
+                    "Or import a patient from a FHIR Bundle",
+                    w.HBox([self.bundle_path, button("Import", "", self.import_path), self.bundle_upload]),
+                    self.import_message,
+                    note="A FHIR R4 Bundle (e.g. from Synthea; synthetic records only), checked as a package's "
+                    "fixture is: FHIR R4, every record typed and identified once, references resolved.",
+                ),
+                section(
                     "Package",
                     labelled("id", self.package_id),
                     labelled("title", self.title),
@@ -248,6 +260,33 @@ class Designer(w.VBox):
                 ),
             ]
         )
+
+    def import_path(self) -> None:
+        """Import the patient of the Bundle file named in the path field."""
+        self.import_bundle(Path(self.bundle_path.value.strip()).expanduser())
+
+    def _upload(self) -> None:
+        """Keep an uploaded Bundle in the target's ``imported/`` folder, then import its patient."""
+        if not self.bundle_upload.value:
+            return
+        upload = self.bundle_upload.value[0]
+        path = Path(self.target.value) / "imported" / Path(upload["name"]).name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(bytes(upload["content"]))
+        self.import_bundle(path)
+
+    def import_bundle(self, path: Path) -> None:
+        """Add the patient of a Bundle file to the patients and pick it; a bad file is one line naming the file
+        and the field."""
+        try:
+            patient = patient_from_bundle(path)
+        except ForgeError as exc:
+            self.import_message.value = views.problems_view([str(exc).split("\n")[0]])
+            return
+        self.patients.append(patient)
+        self.patient.options = [(p.label, i) for i, p in enumerate(self.patients)]
+        self.patient.value = len(self.patients) - 1
+        self.import_message.value = f"<div class='mf-ok'>✓ imported {views.escape(patient.label)}</div>"
 
     def _show_category(self) -> None:
         text = views.escape(category_help(self.category.value).replace("``", ""))
