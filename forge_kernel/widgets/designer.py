@@ -25,8 +25,8 @@ from ..authoring import (
     declare_valid,
     dry_run,
     fix_for,
-    patient_from_bundle,
     new_draft,
+    patient_from_bundle,
     problems,
     selftest,
 )
