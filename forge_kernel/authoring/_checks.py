@@ -25,7 +25,7 @@ from ..engine import (
     selftest_package,
 )
 from ..spec import ForgeError, Package, validate_fixture
-from ..store import Trial, open_run
+from ..store import open_run
 from ._draft import Draft, Suite, json_bytes
 
 
@@ -81,8 +81,8 @@ def selftest(source: Draft | Package, mutants: bool = True) -> SelftestResult:
 
 @dataclass(frozen=True)
 class DryRun:
-    """One reference agent's trial on the draft: pass, scores, the hard verdicts that failed, and the trial as a
-    run stores it (to play it)."""
+    """One reference agent's trial on the draft: pass, scores, the hard verdicts that failed, and the folder of
+    the run that stores it (to play it: ``open_run(run).trial(task, agent)``)."""
 
     agent: str
     passed: bool
@@ -90,7 +90,8 @@ class DryRun:
     completion: int
     failing: list[str]
     status: str
-    trial: Trial | None = None
+    task: str
+    run: Path
 
 
 def scratch_copy(draft: Draft, folder: Path) -> Path:
@@ -111,10 +112,13 @@ def dry_run(draft: Draft, agents: tuple[str, ...] = REFERENCE_SET, folder: str |
     package = scratch_copy(draft, where / "package")
     spec = RunSpec(suite=[str(package)], agents=list(agents), trials=1, seed=0)
     run_sync(execute(spec, where / "run", progress=False))
-    run = open_run(where / "run")
     out = []
-    for name in agents:
-        trial = run.trial(draft.public.id, name, 0)
-        s = trial.grading.scores
-        out.append(DryRun(name, s.passed, s.accuracy, s.completion, failing_hard(trial.grading), trial.status, trial))
+    with open_run(where / "run") as run:
+        for name in agents:
+            trial = run.trial(draft.public.id, name, 0)
+            s = trial.grading.scores
+            failing = failing_hard(trial.grading)
+            out.append(
+                DryRun(name, s.passed, s.accuracy, s.completion, failing, trial.status, trial.task_id, where / "run")
+            )
     return out

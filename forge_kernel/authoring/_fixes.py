@@ -62,7 +62,11 @@ def next_write(draft: Draft, tool: str, skip: int) -> str:
 
 
 def required_before(draft: Draft, tool: str, n: int) -> Fix:
-    """Require the call of ``tool`` before the write it comes ahead of in the gold (or before finish)."""
+    """Require the call of ``tool`` before the write it comes ahead of in the gold (or before finish); finish
+    itself is required, with no call after it."""
+    if tool == FINISH:
+        rule = {"require": {"tool": FINISH}, "reason": "the task ends with finish"}
+        return Fix("require the agent to finish", lambda d: add_rule(d, rule))
     then = next_write(draft, tool, n)
     rule = {"require": {"tool": tool}, "before": {"tool": then}, "reason": f"{tool} before {then}"}
     what = "the write" if then != FINISH else "the answer"

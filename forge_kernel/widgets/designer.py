@@ -45,6 +45,7 @@ from ..spec import (
     call_labels,
     load_package,
 )
+from ..store import open_run
 from . import _designer_views as views
 from ._designer_forms import Hints, MapForm, SchemaForm, scalar
 from ._designer_hints import designer_hints, record_hints
@@ -803,9 +804,9 @@ class Designer(w.VBox):
 
     def open_trial(self, run: DryRun) -> None:
         """Play a dry run's trial below its table."""
-        assert run.trial is not None  # kept by run_agents
         head = w.HTML(f"<div class='mf-sub'>{views.escape(run.agent)}'s trial, step by step</div>")
-        self.player_box.children = [head, play(run.trial)]
+        with open_run(run.run) as stored:  # opened here: a notebook may call each button in a thread of its own
+            self.player_box.children = [head, play(stored.trial(run.task, run.agent, 0))]
 
     def run_selftest(self) -> None:
         self.selftest_output.value = "<span class='mf-sub'>running…</span>"

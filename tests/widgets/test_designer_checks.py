@@ -4,6 +4,8 @@ are synthetic."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from forge_kernel.authoring import _fixes
@@ -74,6 +76,7 @@ def test_fixes_for_other_operators(weak):
     assert fixed("read-other-patient", "allergy_list#1") == "keep the agent to this patient"
     assert fixed("repeat-write", "allergy_list#1") == "allow allergy_list at most 1 time(s)"
     assert fixed("drop-call", "medication_request_create#1") == "require a new MedicationRequest in the record"
+    assert fixed("drop-call", "finish#1") == "require the agent to finish"  # not "finish before finish"
     assert fixed("cite-sibling", "Observation/x") == ""  # no one check: declared valid or written by hand
 
 
@@ -82,6 +85,8 @@ def test_a_dry_runs_trial_opens_in_the_player(weak):
     d.run_agents()
     assert "candidate-v2" in d.dry_output.value
     opens = {b.description: b for b in d.dry_rows.children}
-    opens["▶ open candidate-v2's trial in the player"].click()
+    other = threading.Thread(target=opens["▶ open candidate-v2's trial in the player"].click)
+    other.start()  # a notebook's kernel may answer a click in a thread other than the dry run's
+    other.join()
     player = d.player_box.children[-1]
     assert isinstance(player, ReplayPlayer) and b'"agent":"candidate-v2"' in player.trajectory
