@@ -57,7 +57,9 @@ def name_and_mrn(patient: dict) -> tuple[str, str]:
     """A Patient resource's display name and first identifier."""
     name = (patient.get("name") or [{}])[0]
     mrn = next((i.get("value", "") for i in patient.get("identifier", [])), "")
-    return name.get("text") or name.get("family", "") + "".join(name.get("given", [])), mrn
+    parts = [name.get("family", ""), *name.get("given", [])]
+    written = " ".join([*parts[1:], parts[0]]) if "".join(parts).isascii() else "".join(parts)  # 李秀英, Jane Doe
+    return name.get("text") or written.strip(), mrn
 
 
 def bundled_patients(task_root: str | Path = BUNDLED) -> list[PatientFixture]:

@@ -212,7 +212,8 @@ def selftest_view(result: SelftestResult) -> str:
         out += "<div class='mf-sub'>mutants (--mutants)</div>" + table(
             ["operator", "rejected", "declared valid", "survived"], mrows
         )
-        bad = [r for r in result.mutants.results if r.status in PROBLEMS]
+        bad = [r for r in result.mutants.results if r.status in PROBLEMS and r.status != "survived"]  # the
+        # survivors are listed with their fixes (designer.py)
         out += "".join(
             f"<div class='mf-problem'>{escape(r.status)}: {escape(r.mutant.operator)} "
             f"{escape(r.mutant.target)} — {escape(r.mutant.note)}</div>"

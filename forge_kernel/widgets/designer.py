@@ -730,7 +730,7 @@ class Designer(w.VBox):
         self.target = w.Text(value=str(target), layout=w.Layout(width="100%"))
         self.check_output = w.HTML()
         self.dry_output = w.HTML()
-        self.dry_rows = w.VBox()
+        self.dry_rows = w.HBox(layout=w.Layout(flex_flow="row wrap", align_items="center"))
         self.player_box = w.VBox()
         self.selftest_output = w.HTML()
         self.fixes = w.VBox()
@@ -797,9 +797,8 @@ class Designer(w.VBox):
             self.dry_output.value = views.problems_view([str(exc)])
             return
         self.dry_output.value = views.dry_run_view(self.last_dry_run)
-        self.dry_rows.children = [
-            button(f"▶ open {r.agent}'s trial in the player", "", lambda r=r: self.open_trial(r))
-            for r in self.last_dry_run
+        self.dry_rows.children = [w.HTML("<span class='mf-sub'>open a trial in the player:</span>")] + [
+            button(f"▶ {r.agent}", "", lambda r=r: self.open_trial(r)) for r in self.last_dry_run
         ]
 
     def open_trial(self, run: DryRun) -> None:

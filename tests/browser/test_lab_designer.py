@@ -83,6 +83,13 @@ def add_verifier(root, kind: str, vid: str, category: str, fill=None) -> None:
     wait_text(root, ".mf-in-verifier_message", f"added {vid}")
 
 
+def section(root, title: str):
+    """The card of the designer headed ``title`` (scrolled into view, for a screenshot)."""
+    card = root.locator(".mf-section", has_text=title).first
+    card.scroll_into_view_if_needed()
+    return card
+
+
 def click(root, where: str) -> None:
     """Click a button or checkbox and let the kernel answer (the rows it adds)."""
     settle(root.page)
@@ -189,21 +196,23 @@ def test_a_person_designs_a_package_by_clicks_and_its_selftest_passes(designer, 
     tab(root, "6 Check")
     press(root, "Dry run")
     assert "candidate-v2" in wait_text(root, ".mf-in-dry_output", "unsafe-shortcut")
-    press(root, "▶ open candidate-v2's trial in the player")
+    press(root, "▶ candidate-v2")
     root.locator(".mf-in-player_box .mf-player").wait_for(timeout=60_000)
-    browser.shot(page, "designer-6-dry-run-player", locator=root)
+    browser.shot(page, "designer-6-dry-run-player", locator=section(root, "Dry run"))
     press(root, "Save")
     wait_text(root, ".mf-in-save_output", "saved")
     press(root, "forge selftest --mutants")
     wait_text(root, ".mf-in-selftest_output", "selftest failed")
     assert "selftest failed" in wait_text(root, ".mf-in-status", "selftest failed")  # the top says what it says
-    browser.shot(page, "designer-7-survivors", locator=root)
+    browser.shot(page, "designer-7-survivors", locator=section(root, "Selftest with mutants"))
+    browser.shot(page, "designer-7-status", locator=root.locator(".mf-in-status"))
     for fix in ("Fix: require patient_search before the answer (finish)", "Fix: require the agent to finish"):
         press(root, fix)
         root.get_by_role("button", name=fix, exact=True).wait_for(state="detached", timeout=60_000)
     report = wait_text(root, ".mf-in-selftest_output", "selftest passed")
     assert "drop-call" in report and "selftest passed" in wait_text(root, ".mf-in-status", "selftest passed")
-    browser.shot(page, "designer-8-selftest-passed", locator=root)
+    browser.shot(page, "designer-8-selftest-passed", locator=section(root, "Selftest with mutants"))
+    browser.shot(page, "designer-8-status", locator=root.locator(".mf-in-status"))
 
     saved = folder / "task_packages" / "custom" / "CU-IR-ALLERGY"
     assert selftest(load_package(saved), mutants=True).ok  # from disk, once more

@@ -32,7 +32,7 @@ def test_a_synthea_bundle_becomes_a_patient_to_design_on(designer):
     d.bundle_path.value = str(SYNTHEA)
     d.import_path()
     assert "imported" in d.import_message.value and d.current.fixture == SYNTHEA
-    assert d.current.patient_id == "85c63cf3-278e-454c-b5ba-df5889815eb7"
+    assert d.current.patient_id == "85c63cf3-278e-454c-b5ba-df5889815eb7" and d.current.name == "Darrell Erdman"
     assert "Encounter" in d.patient_info.value and d.context.values() == {"mrn": d.current.mrn}
     assert "Encounter" in d.hints.choices["type"]  # the patient's own record types come first
     d.tool_boxes["patient_history"].value = True
