@@ -4,13 +4,14 @@ names). All patients are synthetic."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from ..ehr import patient_of
 from ..spec import AnswerField, answer_schema, bundle_resources
 from ..verify.kinds import CLINICAL_TYPES
+from ..verify.tables import diagnosis_vocabulary, drug_vocabulary, first_names
 from ._designer_forms import Hints
 
 TOOL_FIELDS = ("tool", "action", "tools", "requires")
@@ -55,6 +56,28 @@ def record_hints(
     return types, sorted(paths), list(values)[:MAX_SUGGESTIONS]
 
 
+def terminology(terms: str) -> list[str]:
+    """The names a concept of ``terms`` is picked from (each thing once, by its first name); none for a table
+    without a list of names."""
+    tables: dict[str, Callable[[], dict[str, str]]] = {
+        "drugs": drug_vocabulary,
+        "diagnoses": diagnosis_vocabulary,
+        "labs": lambda: first_names("labs"),
+    }
+    return sorted(set(tables[terms]().values())) if terms in tables else []
+
+
+def concept_suggestions(answer: dict[str, AnswerField], values: list[str]) -> dict[str, list]:
+    """Answer field name -> the names offered for it: the patient's record first, then its terminology (a list
+    of concepts too)."""
+    out = {}
+    for name, spec in answer.items():
+        kind = spec.items if spec.type == "list" and spec.items else spec
+        if kind.type == "concept" and kind.terms:
+            out[name] = list(dict.fromkeys([*values, *terminology(kind.terms)]))[:MAX_SUGGESTIONS]
+    return out
+
+
 def designer_hints(
     tools: list[str],
     tool_args: list[str],
@@ -63,13 +86,14 @@ def designer_hints(
     answer: dict[str, AnswerField],
 ) -> Hints:
     """The hints of the designer's forms: tools, resource types (the patient's first), the patient's field paths
-    and codes, the task's typed answer (the shape of ``expect`` and of the gold's output)."""
+    and codes, the task's typed answer (the shape of ``expect`` and of the gold's output, its concepts offered from the
+    record and the terminology)."""
     types, paths, values = record
     all_types = list(dict.fromkeys([*types, *written_types, *CLINICAL_TYPES]))
     schemas = {"expect": answer_schema(answer)} if answer else {}
     return Hints(
         choices={name: list(tools) for name in TOOL_FIELDS} | {name: all_types for name in TYPE_FIELDS},
-        suggestions={name: values for name in VALUE_FIELDS},
+        suggestions={name: values for name in VALUE_FIELDS} | concept_suggestions(answer, values),
         keys={"where": paths, "args": tool_args, "tol": list(answer), "context": ["mrn", "query", "drug"]},
         schemas=schemas,
     )

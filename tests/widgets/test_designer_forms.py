@@ -124,3 +124,23 @@ def test_context_rows_and_typed_answer_fields():
     field.fields["unit"][0].widget.value = "mg"
     assert answer.values() == {"dose": {"type": "quantity", "unit": "mg"}}
     assert AnswerField.model_validate(answer.values()["dose"]).unit == "mg"
+
+
+def test_a_concept_of_the_typed_answer_is_offered_from_the_record_and_the_terminology():
+    from forge_kernel.spec import AnswerField, answer_schema
+
+    record, _ = patient_hints()
+    answer = {
+        "drug": AnswerField(type="concept", terms="drugs"),
+        "allergies": AnswerField(type="list", items=AnswerField(type="concept", terms="drugs")),
+        "dose": AnswerField(type="quantity", unit="mg"),
+    }
+    hints = designer_hints(["finish"], [], [], record, answer)
+    assert hints.suggestions["drug"][0] in record[2] and "奥美拉唑" in hints.suggestions["drug"]
+    assert "allergies" in hints.suggestions and "dose" not in hints.suggestions
+    output = SchemaForm(answer_schema(answer), hints=hints)
+    assert isinstance(output.inputs["drug"], w.Combobox)
+    output.inputs["drug"].value = "奥美拉唑"
+    output.field("dose").fields["value"][0].widget.value = "20"
+    output.field("dose").fields["unit"][0].widget.value = "mg"
+    assert output.values() == {"drug": "奥美拉唑", "dose": {"value": 20, "unit": "mg"}}
