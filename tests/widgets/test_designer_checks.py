@@ -90,3 +90,24 @@ def test_a_dry_runs_trial_opens_in_the_player(weak):
     other.join()
     player = d.player_box.children[-1]
     assert isinstance(player, ReplayPlayer) and b'"agent":"candidate-v2"' in player.trajectory
+
+
+def test_a_typed_answer_is_declared_given_and_checked_through_forms(tmp_path):
+    d = Designer(ROOT / "task_packages", tmp_path)
+    designed.fill(d)
+    d.answer_fields.rows.add_row(("allergen", None))
+    _, field = d.answer_fields.rows.rows[0][1]
+    field.fields["type"][0].widget.value = "concept"
+    field.fields["terms"][0].widget.value = "drugs"
+    assert d.draft.public.task.answer["allergen"].terms == "drugs"
+    assert "奥美拉唑" in d.output_form.inputs["allergen"].options  # offered from the drug table
+    d.output_form.inputs["allergen"].value = "青霉素"
+    d._use_as_gold()
+    assert d.draft.gold.output == {"allergen": "青霉素"}
+    d.kind.value = "answer.typed"  # its expect is a form of the typed answer, not a box of YAML
+    d.params_form.field("expect").fields["allergen"][0].widget.value = "青霉素"
+    d.verifier_id.value, d.verifier_category.value = "typed", "answer"
+    d._add_verifier()
+    assert d.draft.verifiers[-1].params == {"expect": {"allergen": "青霉素"}}
+    d.run_selftest()
+    assert "selftest passed" in d.status.value
