@@ -10,6 +10,7 @@ from pathlib import Path
 from ..spec import Edit, TaskPackage
 from ._checks import DryRun, SelftestResult, dry_run, problems, selftest
 from ._draft import Draft, Suite, with_defaults
+from ._fixes import Fix, declare_valid, fix_for
 from ._gold import (
     add_gold_checks,
     before_finish,
@@ -21,7 +22,7 @@ from ._gold import (
     without,
     write_audit,
 )
-from ._patients import BUNDLED, PatientFixture, bundled_patients
+from ._patients import BUNDLED, PatientFixture, bundled_patients, patient_from_bundle
 from ._recorder import RecordedCall, Recorder
 
 FIXTURE = "fixtures/ehr.json"
@@ -39,6 +40,7 @@ def new_draft(
     category: str = "custom",
     language: str = "zh",
     context: dict | None = None,
+    answer: dict | None = None,
     **public,
 ) -> Draft:
     """A draft on a bundled patient's fixture (copied whole, other patients included, with the source package's
@@ -56,6 +58,7 @@ def new_draft(
         category=category,
         language=language,
         context=context,
+        answer=answer,
         tools=tools,
         environment=environment,
         **public,
@@ -72,10 +75,11 @@ def draft_on(
     category: str = "custom",
     language: str = "zh",
     context: dict | None = None,
+    answer: dict | None = None,
     **public,
 ) -> Draft:
     """A draft of package ``id`` in the suite ``where`` on one fixture, a FHIR R4 Bundle (synthetic) holding the
-    current patient ``patient_id``. ``public`` sets other fields of the public half (tools, policy, budget, faults,
+    current patient ``patient_id``; ``answer`` the typed answer's fields (``task.answer``). ``public`` sets other fields of the public half (tools, policy, budget, faults,
     risk, slices, ...), merged over what the suite's suite.yaml gives as the loader merges them."""
     environment = {**public.pop("environment", {}), "fixtures": [FIXTURE], "patient_id": patient_id}
     own = {
@@ -85,7 +89,8 @@ def draft_on(
         "suite": where.name,
         "category": category,
         "environment": environment,
-        "task": {"instruction": instruction, "language": language, "context": context or {}},
+        "task": {"instruction": instruction, "language": language, "context": context or {}}
+        | ({"answer": answer} if answer else {}),
         **public,
     }
     return Draft(TaskPackage.model_validate(with_defaults(own, where.defaults()[0])), {FIXTURE: fixture}, where)
@@ -97,6 +102,7 @@ __all__ = [
     "DryRun",
     "Edit",
     "FIXTURE",
+    "Fix",
     "PatientFixture",
     "RecordedCall",
     "Recorder",
@@ -106,10 +112,13 @@ __all__ = [
     "before_finish",
     "bundled_patients",
     "call",
+    "declare_valid",
     "draft_on",
     "dry_run",
     "expected_chain",
+    "fix_for",
     "new_draft",
+    "patient_from_bundle",
     "problems",
     "required_events",
     "selftest",

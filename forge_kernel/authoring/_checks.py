@@ -5,25 +5,28 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import shutil
 import tempfile
 from collections.abc import Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..agents import AGENTS, REFERENCE_SET
+from ..agents import REFERENCE_SET
 from ..engine import (
     CaseResult,
     Images,
     MutationReport,
+    RunSpec,
     check_halves,
+    execute,
     failing_hard,
     mutation_test,
-    run_trial,
     selftest_package,
 )
 from ..spec import ForgeError, Package, validate_fixture
-from ._draft import Draft, json_bytes
+from ..store import open_run
+from ._draft import Draft, Suite, json_bytes
 
 
 def run_sync(work: Coroutine) -> Any:
@@ -78,7 +81,8 @@ def selftest(source: Draft | Package, mutants: bool = True) -> SelftestResult:
 
 @dataclass(frozen=True)
 class DryRun:
-    """One reference agent's trial on the draft: pass, scores and the hard verdicts that failed."""
+    """One reference agent's trial on the draft: pass, scores, the hard verdicts that failed, and the folder of
+    the run that stores it (to play it: ``open_run(run).trial(task, agent)``)."""
 
     agent: str
     passed: bool
@@ -86,18 +90,35 @@ class DryRun:
     completion: int
     failing: list[str]
     status: str
+    task: str
+    run: Path
 
 
-def dry_run(draft: Draft, agents: tuple[str, ...] = REFERENCE_SET) -> list[DryRun]:
-    """One trial of each agent (the reference agents by default) on the draft, graded."""
-    package, images = draft.package(), Images()
+def scratch_copy(draft: Draft, folder: Path) -> Path:
+    """The draft saved under ``folder`` (with its suite files): the package folder a run reads."""
+    where = Suite(folder / "task_packages", folder / "verifiers", draft.suite.name)
+    for mine, theirs in ((draft.suite.public_file, where.public_file), (draft.suite.hidden_file, where.hidden_file)):
+        if mine.is_file():
+            theirs.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(mine, theirs)
+    package_folder, _ = replace(draft, suite=where).save()
+    return package_folder
 
-    async def trials():
-        out = []
+
+def dry_run(draft: Draft, agents: tuple[str, ...] = REFERENCE_SET, folder: str | Path | None = None) -> list[DryRun]:
+    """One trial of each agent (the reference agents by default) on the draft, graded, as a run in ``folder`` (a
+    fresh temporary one by default) that keeps the trials to play them."""
+    where = Path(folder) if folder is not None else Path(tempfile.mkdtemp(prefix="forge-dry-run-"))
+    package = scratch_copy(draft, where / "package")
+    spec = RunSpec(suite=[str(package)], agents=list(agents), trials=1, seed=0)
+    run_sync(execute(spec, where / "run", progress=False))
+    out = []
+    with open_run(where / "run") as run:
         for name in agents:
-            record = await run_trial(package, images[package], AGENTS[name](), 0, 0)
-            s = record.grading.scores
-            out.append(DryRun(name, s.passed, s.accuracy, s.completion, failing_hard(record.grading), record.status))
-        return out
-
-    return run_sync(trials())
+            trial = run.trial(draft.public.id, name, 0)
+            s = trial.grading.scores
+            failing = failing_hard(trial.grading)
+            out.append(
+                DryRun(name, s.passed, s.accuracy, s.completion, failing, trial.status, trial.task_id, where / "run")
+            )
+    return out

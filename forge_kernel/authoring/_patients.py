@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from ..ehr import patient_of, summarize
-from ..spec import bundle_resources, load_package, read_json
+from ..ehr import patient_of, summarize, time_of
+from ..spec import SpecError, bundle_resources, load_package, read_json, validate_fixture
 
 BUNDLED = Path(__file__).resolve().parents[2] / "task_packages"
 """The bundled packages (of this checkout), whose patients a new package can start from."""
@@ -56,7 +57,9 @@ def name_and_mrn(patient: dict) -> tuple[str, str]:
     """A Patient resource's display name and first identifier."""
     name = (patient.get("name") or [{}])[0]
     mrn = next((i.get("value", "") for i in patient.get("identifier", [])), "")
-    return name.get("text") or name.get("family", "") + "".join(name.get("given", [])), mrn
+    parts = [name.get("family", ""), *name.get("given", [])]
+    written = " ".join([*parts[1:], parts[0]]) if "".join(parts).isascii() else "".join(parts)  # 李秀英, Jane Doe
+    return name.get("text") or written.strip(), mrn
 
 
 def bundled_patients(task_root: str | Path = BUNDLED) -> list[PatientFixture]:
@@ -81,3 +84,39 @@ def bundled_patients(task_root: str | Path = BUNDLED) -> list[PatientFixture]:
             )
         )
     return out
+
+
+def patient_from_bundle(path: str | Path, patient_id: str | None = None) -> PatientFixture:
+    """The patient of a FHIR R4 Bundle file (e.g. one of Synthea's, synthetic), checked as the loader checks a
+    fixture: JSON, FHIR R4, every resource typed and identified once, references resolved. ``patient_id`` picks
+    one of several patients (the first by default). A bad file is a SpecError naming the file and the field."""
+    path = Path(path)
+    resources = bundle_resources(read_json(path), path)
+    validate_fixture(path)
+    patients = [r for r in resources if r["resourceType"] == "Patient"]
+    patient = next((r for r in patients if patient_id in (None, r["id"])), None)
+    if patient is None:
+        wanted = f"no Patient {patient_id}" if patient_id else "no Patient resource"
+        raise SpecError(path, "entry", f"{wanted}: a task is about one patient of the bundle")
+    return PatientFixture(
+        path.name,
+        path,
+        patient["id"],
+        *name_and_mrn(patient),
+        patient.get("gender", ""),
+        patient.get("birthDate", ""),
+        imported_environment(resources),
+    )
+
+
+IMPORTED_IMAGE = "imported-fhir-bundle"
+"""The EHR image name a package on an imported Bundle gives (its fixture holds the records)."""
+
+
+def imported_environment(resources: list[dict]) -> dict:
+    """EHR settings for an imported Bundle: the frozen clock a day after its latest record (its dates stay
+    recent), at UTC."""
+    times = [t for r in resources if r["resourceType"] != "Patient" for t in [time_of(r)] if t is not None]
+    latest = datetime.fromtimestamp(max(times), UTC) if times else datetime(2026, 1, 1, tzinfo=UTC)
+    now = (latest + timedelta(days=1)).replace(hour=9, minute=0, second=0, microsecond=0)
+    return {"ehr_image": IMPORTED_IMAGE, "ehr_version": "1", "now": now.isoformat()}

@@ -167,6 +167,26 @@ def problems_view(problems: list[str]) -> str:
     return "".join(f"<div class='mf-problem'>✗ {escape(p)}</div>" for p in problems)
 
 
+CHECK_ORDER = ("validation", "selftest")
+
+
+def status_view(found: list[str], results: dict[str, tuple[bool, str]]) -> str:
+    """The designer's one status line, from the very results its sections show: what the form still lacks, else
+    the checks run on the draft as it is; never "valid" beside a check that failed."""
+    if found:
+        return problems_view(found)
+    failed = [(c, said) for c in CHECK_ORDER if c in results and not results[c][0] for said in [results[c][1]]]
+    if failed:
+        return "".join(
+            f"<div class='mf-problem'>✗ {escape(check)} failed{': ' + escape(said) if said else ''} "
+            f"(see 6 Check &amp; save)</div>"
+            for check, said in failed
+        )
+    done = [f"{c} passed" for c in CHECK_ORDER if c in results]
+    todo = [f"{c} not run yet" for c in CHECK_ORDER if c not in results]
+    return f"<div class='mf-ok'>✓ valid so far · {escape(' · '.join(done + todo))}</div>"
+
+
 def selftest_view(result: SelftestResult) -> str:
     """Cases and mutants, each with its outcome; the survivors listed."""
     head = (
@@ -192,7 +212,8 @@ def selftest_view(result: SelftestResult) -> str:
         out += "<div class='mf-sub'>mutants (--mutants)</div>" + table(
             ["operator", "rejected", "declared valid", "survived"], mrows
         )
-        bad = [r for r in result.mutants.results if r.status in PROBLEMS]
+        bad = [r for r in result.mutants.results if r.status in PROBLEMS and r.status != "survived"]  # the
+        # survivors are listed with their fixes (designer.py)
         out += "".join(
             f"<div class='mf-problem'>{escape(r.status)}: {escape(r.mutant.operator)} "
             f"{escape(r.mutant.target)} — {escape(r.mutant.note)}</div>"

@@ -4,6 +4,7 @@ valid variants as edits, live validation, a dry run of the reference agents, sel
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,21 +17,45 @@ from ..agents.planner import PLANS
 from ..authoring import (
     BUNDLED,
     Draft,
+    DryRun,
+    Fix,
     Recorder,
+    SelftestResult,
     bundled_patients,
+    declare_valid,
     dry_run,
+    fix_for,
     new_draft,
+    patient_from_bundle,
     problems,
     selftest,
 )
 from ..built_in import load
 from ..catalog import model_of
-from ..spec import BudgetExceeded, Edit, EditError, ForgeError, SpecError, apply_edits, call_labels, load_package
+from ..engine import PROBLEMS
+from ..spec import (
+    BudgetExceeded,
+    Edit,
+    EditError,
+    ForgeError,
+    SpecError,
+    TaskPackage,
+    answer_schema,
+    apply_edits,
+    call_labels,
+    load_package,
+)
+from ..store import open_run
 from . import _designer_views as views
-from ._designer_forms import SchemaForm
+from ._designer_forms import Hints, MapForm, SchemaForm, scalar
+from ._designer_hints import designer_hints, record_hints
 from ._frontend import widget_css
+from .player import play
 
 CSS = widget_css("designer.css")
+NO_ANSWER = "<span class='mf-sub'>the task declares no structured answer (see 1 Patient &amp; task)</span>"
+ANSWER_DEFS = TaskPackage.model_json_schema()["$defs"]
+"""The public half's definitions: ``AnswerField`` among them (a field of the typed answer)."""
 
 
 def category_help(category: str) -> str:
@@ -54,14 +79,6 @@ EDIT_OPS = [
     ("add a value", "add"),
     ("delete a value", "delete"),
 ]
-
-
-def yaml_value(text: str, what: str) -> Any:
-    """A YAML text field's value (None when empty); malformed YAML is a ValueError naming the field."""
-    try:
-        return yaml.safe_load(text) if text.strip() else None
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{what}: not YAML ({getattr(exc, 'problem', exc)})") from None
 
 
 PLAIN_WORDS = {
@@ -119,9 +136,14 @@ class Designer(w.VBox):
         self.tool_entries = {e.name: e for e in catalog.of("tool")}
         self.kind_entries = {e.name: e for e in catalog.of("verifier kind")}
         self.patients = bundled_patients(bundled)
+        self.tool_args = sorted({a for e in self.tool_entries.values() for a in model_of(e).model_fields})
+        self.written_types = sorted({e.value.writes for e in self.tool_entries.values() if e.value.writes})
         self.recorder: Recorder | None = None
         self.pending: list[Edit] = []
         self.draft: Draft | None = None
+        self.record: tuple[list[str], list[str], list[str]] = ([], [], [])
+        self.hints = Hints()
+        self.answer_declared: dict = {}
         self.status = w.HTML()
         self.status.add_class("mf-status")
         tabs = w.Tab(
@@ -160,6 +182,10 @@ class Designer(w.VBox):
             options=[(p.label, i) for i, p in enumerate(self.patients)], value=0, layout=w.Layout(width="100%")
         )
         self.patient_info = w.HTML()
+        self.bundle_path = w.Text(placeholder="a FHIR R4 Bundle file, e.g. synthea/output/fhir/patient.json")
+        self.bundle_upload = w.FileUpload(accept=".json", multiple=False, description="Upload a Bundle")
+        self.import_message = w.HTML()
+        self.bundle_upload.observe(lambda _: self._upload(), names="value")
         self.package_id = w.Text(value="CU-NEW-1")
         self.title = w.Text(value="", placeholder="a short title, e.g. 奥美拉唑处方")
         self.suite = w.Text(value=suite)
@@ -173,8 +199,11 @@ class Designer(w.VBox):
             placeholder="The instruction in English", layout=w.Layout(width="100%", height="5em")
         )
         self.language = w.ToggleButtons(options=[("中文", "zh"), ("English", "en")], value="zh")
-        self.context = w.Textarea(layout=w.Layout(width="100%", height="5em"))
-        self.slices = w.Textarea(placeholder="outcome: act", layout=w.Layout(width="100%", height="3.5em"))
+        self.context = MapForm("context", on_change=self._sync, hints=self.hints)
+        self.slices = MapForm("slices", on_change=self._sync)
+        self.answer_fields = MapForm(
+            "answer", on_change=self._sync, item={"$ref": "#/$defs/AnswerField"}, defs=ANSWER_DEFS
+        )
         self.patient.observe(lambda _: self._pick_patient(), names="value")
         self.category.observe(lambda _: self._show_category(), names="value")
         self._show_category()
@@ -187,8 +216,6 @@ class Designer(w.VBox):
             self.instruction_zh,
             self.instruction_en,
             self.language,
-            self.context,
-            self.slices,
         ):
             field.observe(lambda _: self._sync(), names="value")
         return w.VBox(
@@ -198,6 +225,13 @@ class Designer(w.VBox):
                     self.patient,
                     self.patient_info,
                     note="The whole fixture is copied, other patients included, so that patient scope matters.",
+                ),
+                section(
+                    "Or import a patient from a FHIR Bundle",
+                    w.HBox([self.bundle_path, button("Import", "", self.import_path), self.bundle_upload]),
+                    self.import_message,
+                    note="A FHIR R4 Bundle (e.g. from Synthea; synthetic records only), checked as a package's "
+                    "fixture is: FHIR R4, every record typed and identified once, references resolved.",
                 ),
                 section(
                     "Package",
@@ -213,12 +247,47 @@ class Designer(w.VBox):
                     labelled("中文", self.instruction_zh),
                     labelled("English", self.instruction_en),
                     labelled("the agent reads", self.language),
-                    labelled("context (YAML)", self.context),
-                    labelled("slices (YAML)", self.slices),
-                    note="Context: the structured facts an agent needs (always the MRN); never the answer.",
+                    labelled("context", self.context),
+                    labelled("slices", self.slices),
+                    note="Context: the structured facts an agent needs (always the MRN); never the answer. "
+                    "Slices: labels to group results by (e.g. outcome: act).",
+                ),
+                section(
+                    "The answer the agent returns",
+                    self.answer_fields,
+                    note="Each field of the structured answer, typed: a quantity with its unit, a date, a concept "
+                    "from a terminology, one of a few options, a list... The agent is told this shape; "
+                    "the answer check compares the values by type.",
                 ),
             ]
         )
+
+    def import_path(self) -> None:
+        """Import the patient of the Bundle file named in the path field."""
+        self.import_bundle(Path(self.bundle_path.value.strip()).expanduser())
+
+    def _upload(self) -> None:
+        """Keep an uploaded Bundle in the target's ``imported/`` folder, then import its patient."""
+        if not self.bundle_upload.value:
+            return
+        upload = self.bundle_upload.value[0]
+        path = Path(self.target.value) / "imported" / Path(upload["name"]).name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(bytes(upload["content"]))
+        self.import_bundle(path)
+
+    def import_bundle(self, path: Path) -> None:
+        """Add the patient of a Bundle file to the patients and pick it; a bad file is one line naming the file
+        and the field."""
+        try:
+            patient = patient_from_bundle(path)
+        except ForgeError as exc:
+            self.import_message.value = views.problems_view([str(exc).split("\n")[0]])
+            return
+        self.patients.append(patient)
+        self.patient.options = [(p.label, i) for i, p in enumerate(self.patients)]
+        self.patient.value = len(self.patients) - 1
+        self.import_message.value = f"<div class='mf-ok'>✓ imported {views.escape(patient.label)}</div>"
 
     def _show_category(self) -> None:
         text = views.escape(category_help(self.category.value).replace("``", ""))
@@ -365,10 +434,11 @@ class Designer(w.VBox):
             ]
         )
 
-    def _pick_kind(self) -> None:
+    def _pick_kind(self, values: dict | None = None) -> None:
+        """The params form of the chosen kind (holding ``values``)."""
         entry = self.kind_entries[self.kind.value]
         self.kind_help.value = f"<div class='mf-help'>{views.escape(entry.value.description or '')}</div>"
-        self.params_form = SchemaForm(model_of(entry).model_json_schema())
+        self.params_form = SchemaForm(model_of(entry).model_json_schema(), values, hints=self.hints)
         self.params_form.add_class(f"mf-params-{entry.name.replace('.', '-')}")
         self.params_box.children = [self.params_form]
 
@@ -404,10 +474,8 @@ class Designer(w.VBox):
         self.answer = w.Textarea(
             placeholder="The final answer, as the agent should give it", layout=w.Layout(width="100%", height="4em")
         )
-        self.output = w.Textarea(
-            placeholder="structured output (YAML), if the task asks for one",
-            layout=w.Layout(width="100%", height="3.5em"),
-        )
+        self.output_box = w.VBox([w.HTML(NO_ANSWER)])
+        self.output_form = SchemaForm({"type": "object", "properties": {}})
         self.gold_status = w.HTML()
         self.call_tool.observe(lambda _: self._pick_tool(), names="value")
         return w.VBox(
@@ -425,22 +493,24 @@ class Designer(w.VBox):
                 section(
                     "Finish",
                     labelled("answer", self.answer),
-                    labelled("output (YAML)", self.output),
+                    labelled("structured answer", self.output_box),
                     w.HBox([button("Use these calls as the gold solution", "success", self._use_as_gold)]),
                     self.gold_status,
                 ),
             ]
         )
 
-    def _pick_tool(self) -> None:
-        if not self.call_tool.value:
-            self.args_box.children = []
-            return
-        schema = model_of(self.tool_entries[self.call_tool.value]).model_json_schema()
+    def args_form_of(self, tool: str, box: w.VBox, css: str) -> SchemaForm:
+        """A form of ``tool``'s arguments (the current patient filled in), shown in ``box``."""
+        schema = model_of(self.tool_entries[tool]).model_json_schema() if tool else {"properties": {}}
         prefill = {"patient_id": self.current.patient_id} if "patient_id" in schema.get("properties", {}) else {}
-        self.args_form = SchemaForm(schema, prefill)
-        self.args_form.add_class(f"mf-args-{self.call_tool.value}")
-        self.args_box.children = [self.args_form]
+        form = SchemaForm(schema, prefill, hints=self.hints)
+        form.add_class(f"{css}-{tool}")
+        box.children = [form] if tool else []
+        return form
+
+    def _pick_tool(self) -> None:
+        self.args_form = self.args_form_of(self.call_tool.value, self.args_box, "mf-args")
 
     def _call(self) -> None:
         try:
@@ -474,7 +544,7 @@ class Designer(w.VBox):
             self.gold_status.value = views.problems_view(["call the tools of the gold solution first"])
             return
         try:
-            output = yaml_value(self.output.value, "output") or {}
+            output = self.output_form.values()
             self.recorder.finish(self.answer.value, output)
         except (ValueError, ValidationError) as exc:
             self.gold_status.value = views.problems_view([first_line(exc)])
@@ -498,11 +568,11 @@ class Designer(w.VBox):
         self.edit_op = w.Dropdown(options=EDIT_OPS, value="drop")
         self.edit_at = w.Dropdown(options=[])
         self.edit_path = w.Text(placeholder="medication_request_create#1.dose, answer, output.x")
-        self.edit_value = w.Text(placeholder="the new value (YAML)")
+        self.edit_value = w.Text(placeholder="the new value: a word, a number, true or false")
         self.edit_tool = w.Dropdown(options=[])
-        self.edit_args = w.Textarea(
-            placeholder="arguments of the new call (YAML)", layout=w.Layout(width="100%", height="3.5em")
-        )
+        self.edit_args = w.VBox()
+        self.edit_args_form = SchemaForm({"type": "object", "properties": {}})
+        self.edit_tool.observe(lambda _: self._pick_edit_tool(), names="value")
         self.edits_view = w.HTML()
         self.case_message = w.HTML()
         self.case_list = w.HTML()
@@ -548,6 +618,10 @@ class Designer(w.VBox):
             ]
         )
 
+    def _pick_edit_tool(self) -> None:
+        """The arguments form of the tool a replacing or inserted call calls."""
+        self.edit_args_form = self.args_form_of(self.edit_tool.value, self.edit_args, "mf-edit-args")
+
     def _show_edit_rows(self) -> None:
         """Only the fields the chosen kind of edit takes."""
         op = self.edit_op.value
@@ -569,11 +643,11 @@ class Designer(w.VBox):
         if op in ("drop", "replace") or (op == "insert" and self.edit_at.value != ""):
             data["at"] = self.edit_at.value
         if op in ("replace", "insert"):
-            data["call"] = {"tool": self.edit_tool.value, "args": yaml_value(self.edit_args.value, "args") or {}}
+            data["call"] = {"tool": self.edit_tool.value, "args": self.edit_args_form.values()}
         if op in ("set", "add", "delete"):
             data["path"] = self.edit_path.value.strip()
         if op in ("set", "add"):
-            data["value"] = yaml_value(self.edit_value.value, "value")
+            data["value"] = scalar(self.edit_value.value) if self.edit_value.value.strip() else None
         return Edit.model_validate(data)
 
     def _add_edit(self) -> None:
@@ -656,9 +730,17 @@ class Designer(w.VBox):
         self.target = w.Text(value=str(target), layout=w.Layout(width="100%"))
         self.check_output = w.HTML()
         self.dry_output = w.HTML()
+        self.dry_rows = w.HBox(layout=w.Layout(flex_flow="row wrap", align_items="center"))
+        self.player_box = w.VBox()
         self.selftest_output = w.HTML()
+        self.fixes = w.VBox()
         self.save_output = w.HTML()
         self.saved: Path | None = None
+        self.saved_as: str | None = None
+        """The draft's fingerprint when it was saved: the saved files are the draft's while it is the same."""
+        self.results: dict[str, tuple[str, bool, str]] = {}
+        """Check name -> (the draft's fingerprint when it ran, passed, what it said): the status line and the
+        sections read them both."""
         self.target.observe(lambda _: self._sync(), names="value")
         return w.VBox(
             [
@@ -667,7 +749,10 @@ class Designer(w.VBox):
                     "Dry run of the reference agents",
                     w.HBox([button("Dry run", "", self.run_agents)]),
                     self.dry_output,
-                    note="One trial of each reference agent, graded by this package's verifiers.",
+                    self.dry_rows,
+                    self.player_box,
+                    note="One trial of each reference agent, graded by this package's verifiers; open a trial to "
+                    "step through it.",
                 ),
                 section(
                     "Save both halves",
@@ -680,32 +765,105 @@ class Designer(w.VBox):
                     "Selftest with mutants",
                     w.HBox([button("forge selftest --mutants", "warning", self.run_selftest)]),
                     self.selftest_output,
-                    note="On the saved package when it is saved, else on the draft as it would be saved.",
+                    self.fixes,
+                    note="On the saved package while it is as saved, else on the draft as it would be saved. A "
+                    "spoiled copy of the gold that no check rejects offers the check that would.",
                 ),
             ]
         )
 
+    def fingerprint(self) -> str:
+        """The draft as it would be saved (its public and hidden halves), to tell whether a result is still its."""
+        draft = self._current
+        hidden = draft.hidden_data() if draft.gold is not None else {}
+        return json.dumps([draft.public.model_dump(mode="json"), hidden], ensure_ascii=False, sort_keys=True)
+
+    def _record(self, check: str, passed: bool, said: str) -> None:
+        self.results[check] = (self.fingerprint(), passed, said)
+        self._sync()
+
     def validate(self) -> list[str]:
         found = problems(self._current, fhir=True)
         self.check_output.value = views.problems_view(found)
+        self._record("validation", not found, found[0] if found else "")
         return found
 
     def run_agents(self) -> None:
         self.dry_output.value = "<span class='mf-sub'>running…</span>"
+        self.dry_rows.children, self.player_box.children = [], []
         try:
-            self.dry_output.value = views.dry_run_view(dry_run(self._current))
+            self.last_dry_run = dry_run(self._current)
         except ForgeError as exc:
             self.dry_output.value = views.problems_view([str(exc)])
+            return
+        self.dry_output.value = views.dry_run_view(self.last_dry_run)
+        self.dry_rows.children = [w.HTML("<span class='mf-sub'>open a trial in the player:</span>")] + [
+            button(f"▶ {r.agent}", "", lambda r=r: self.open_trial(r)) for r in self.last_dry_run
+        ]
+
+    def open_trial(self, run: DryRun) -> None:
+        """Play a dry run's trial below its table."""
+        head = w.HTML(f"<div class='mf-sub'>{views.escape(run.agent)}'s trial, step by step</div>")
+        with open_run(run.run) as stored:  # opened here: a notebook may call each button in a thread of its own
+            self.player_box.children = [head, play(stored.trial(run.task, run.agent, 0))]
 
     def run_selftest(self) -> None:
         self.selftest_output.value = "<span class='mf-sub'>running…</span>"
+        self.fixes.children = []
         try:
-            source = load_package(self.saved) if self.saved else self.draft
-            assert source is not None  # the button is shown once a draft exists
+            same = self.saved is not None and self.saved_as == self.fingerprint()
+            source = load_package(self.saved) if same and self.saved else self._current
             self.last_selftest = selftest(source, mutants=True)
-            self.selftest_output.value = views.selftest_view(self.last_selftest)
         except ForgeError as exc:
             self.selftest_output.value = views.problems_view([str(exc)])
+            self._record("selftest", False, str(exc))
+            return
+        self.selftest_output.value = views.selftest_view(self.last_selftest)
+        self.fixes.children = self._fix_rows(self.last_selftest)
+        failed = [c.case for c in self.last_selftest.cases if not c.ok]
+        mutants = self.last_selftest.mutants
+        survivors = [r for r in mutants.results if r.status in PROBLEMS] if mutants else []
+        said = f"{', '.join(failed)} did not come out as declared" if failed else f"{len(survivors)} mutant(s) survived"
+        self._record("selftest", self.last_selftest.ok, "" if self.last_selftest.ok else said)
+
+    def _fix_rows(self, result: SelftestResult) -> list[w.Widget]:
+        """A row per surviving mutant: what it is, the fix that kills it (one click applies it and runs the
+        selftest again), or declaring it valid."""
+        rows: list[w.Widget] = []
+        for r in result.mutants.results if result.mutants else []:
+            if r.status != "survived":
+                continue
+            fix = fix_for(self._current, r.mutant)
+            what = w.HTML(
+                f"<div class='mf-problem'>survived: {views.escape(r.mutant.operator)} "
+                f"{views.escape(r.mutant.target)} — {views.escape(r.mutant.note)}</div>"
+            )
+            parts: list[w.Widget] = [what]
+            if fix is not None:
+                parts.append(button(f"Fix: {fix.label}", "primary", lambda fix=fix: self.apply_fix(fix)))
+            else:
+                parts.append(w.HTML("<span class='mf-sub'>no one check tells it apart: add one by hand</span>"))
+            parts.append(button("It is as good as the gold", "", lambda m=r.mutant: self.declare(m)))
+            row = w.HBox(parts)
+            row.add_class("mf-fix")
+            rows.append(row)
+        return rows
+
+    def apply_fix(self, fix: Fix) -> None:
+        """Apply ``fix`` to the draft (saving again if it was saved) and run the selftest again."""
+        fix.apply(self._current)
+        self._resave()
+        self.run_selftest()
+
+    def declare(self, mutant) -> None:
+        declare_valid(self._current, mutant, "declared in the designer: as good as the gold")
+        self._resave()
+        self.run_selftest()
+
+    def _resave(self) -> None:
+        self._sync()
+        if self.saved is not None:
+            self.save()
 
     def save(self) -> None:
         found = problems(self._current)
@@ -713,7 +871,7 @@ class Designer(w.VBox):
             self.save_output.value = views.problems_view(found)
             return
         folder, hidden = self._current.save()
-        self.saved = folder
+        self.saved, self.saved_as = folder, self.fingerprint()
         self.save_output.value = (
             f"<div class='mf-ok'>✓ saved</div><div><code>{views.escape(str(folder))}</code>"
             f"</div><div><code>{views.escape(str(hidden))}</code></div>"
@@ -731,8 +889,10 @@ class Designer(w.VBox):
         self.draft, self.recorder, self.pending = None, None, []
         self.patient_info.value = views.patient_view(patient)
         self.last_call.value = self.call_list.value = self.gold_status.value = ""
-        if self.context.value != f"mrn: {patient.mrn}":
-            self.context.value = f"mrn: {patient.mrn}"  # which syncs
+        self.record = record_hints(patient.bundle(), patient.patient_id)
+        self._refresh_hints()
+        if self.context.values() != {"mrn": patient.mrn}:
+            self.context.set({"mrn": patient.mrn})  # which syncs
         else:
             self._sync()
 
@@ -751,7 +911,7 @@ class Designer(w.VBox):
         )
         return {
             "risk": self.risk.value,
-            "slices": yaml_value(self.slices.value, "slices") or {},
+            "slices": self.slices.values(),
             "policy": {"writable_types": list(self.writable.value), "precedence": rule},
             "budget": {
                 "max_calls": self.max_calls.value,
@@ -783,7 +943,8 @@ class Designer(w.VBox):
                 suite=self.suite.value.strip(),
                 category=self.category.value,
                 language=self.language.value,
-                context=yaml_value(self.context.value, "context") or {},
+                context=self.context.values(),
+                answer=self.answer_fields.values(),
                 **self.public_fields(),
             )
         except ValidationError as exc:
@@ -797,6 +958,8 @@ class Designer(w.VBox):
             self.draft = fresh
         else:
             self.draft.public, self.draft.fixtures, self.draft.suite = fresh.public, fresh.fixtures, fresh.suite
+        self._refresh_hints()
+        self._refresh_answer()
         self._refresh_lists(tools)
         manifest = self.draft.folder / "package.yaml"
         hints = [
@@ -809,6 +972,26 @@ class Designer(w.VBox):
             if empty
         ]
         self._show(hints + problems(self.draft))
+
+    def _refresh_hints(self) -> None:
+        """The names and codes the forms offer: the manifest's tools (the catalog's while none is ticked), the
+        patient's record, the typed answer. Forms made from now on use them."""
+        tools = [n for n, b in self.tool_boxes.items() if b.value] or list(self.tool_entries)
+        answer = self.draft.public.task.answer if self.draft else {}
+        fresh = designer_hints(tools, self.tool_args, self.written_types, self.record, answer)
+        for part in ("choices", "suggestions", "keys", "schemas"):
+            getattr(self.hints, part).clear()
+            getattr(self.hints, part).update(getattr(fresh, part))
+
+    def _refresh_answer(self) -> None:
+        """The gold's structured answer as a form of the typed answer's fields, made again when they change."""
+        answer = self._current.public.task.answer
+        if answer == self.answer_declared:
+            return
+        self.answer_declared = answer
+        kept = self.output_form.values() if answer else {}
+        self.output_form = SchemaForm(answer_schema(answer), kept, hints=self.hints)
+        self.output_box.children = [self.output_form] if answer else [w.HTML(NO_ANSWER)]
 
     def _refresh_lists(self, tools: list[str]) -> None:
         if list(self.call_tool.options) != tools:
@@ -841,4 +1024,18 @@ class Designer(w.VBox):
         self._refresh_cases()
 
     def _show(self, found: list[str]) -> None:
-        self.status.value = views.problems_view(found)
+        """The one status line: the form's problems, else the checks that ran on the draft as it is (a result of
+        an earlier draft is dropped, and its section says to run it again)."""
+        now = self.fingerprint() if not found else None
+        for check, (when, _, _) in list(self.results.items()):
+            if when != now:
+                del self.results[check]
+                self._outdated(check)
+        self.status.value = views.status_view(found, {k: (ok, said) for k, (_, ok, said) in self.results.items()})
+
+    def _outdated(self, check: str) -> None:
+        note = "<div class='mf-sub'>the package changed since: run it again</div>"
+        if check == "selftest":
+            self.selftest_output.value, self.fixes.children = note, []
+        elif check == "validation":
+            self.check_output.value = note

@@ -16,28 +16,25 @@ import yaml
 from forge_kernel.engine.selftest import selftest_package
 from forge_kernel.engine.trial import Images
 from forge_kernel.spec import load_package
-from forge_kernel.verify.kinds._state import ResourceParams
-from forge_kernel.verify.kinds.answer import TextParams
-from forge_kernel.widgets._designer_forms import SchemaForm, schema_fields
 from forge_kernel.widgets.designer import Designer
 from tests.helpers import ROOT
 
 TASK = "SC-MED-GASTRIC-ULCER"
 PID = "sc-med-p1"
-EVENTS = """\
-- {require: {tool: finish}, reason: the task ends with finish}
-- {count: {tool: finish}, max: 1, reason: finish is called once}
-- {forbid: {}, after: {tool: finish}, reason: finish is the last call}
-- {require: {tool: patient_search}, before: {args: {patient_id: {equals: sc-med-p1}}}, reason: MRN first}
-- {require: {tool: allergy_list}, before: {tool: finish}, reason: the allergies are read before answering}
-"""
+EVENTS = [
+    {"require": {"tool": "finish"}, "reason": "the task ends with finish"},
+    {"count": {"tool": "finish"}, "max": 1, "reason": "finish is called once"},
+    {"forbid": {}, "after": {"tool": "finish"}, "reason": "finish is the last call"},
+    {"require": {"tool": "patient_search"}, "before": {"args": {"patient_id": {"equals": PID}}}, "reason": "MRN"},
+    {"require": {"tool": "allergy_list"}, "before": {"tool": "finish"}, "reason": "the allergies are read first"},
+]
 
 
 def add_verifier(d: Designer, kind: str, vid: str, category: str, **params):
+    """Add a verifier whose form holds ``params`` (a form's own inputs are tried in test_designer_forms.py)."""
     d.kind.value = kind
+    d._pick_kind(params)
     d.verifier_id.value, d.verifier_category.value = vid, category
-    for name, value in params.items():
-        d.params_form.inputs[name].value = value
     d._add_verifier()
     assert "added" in d.verifier_message.value, d.verifier_message.value
 
@@ -57,11 +54,11 @@ def fill(d: Designer) -> None:
     d.category.value = "information_retrieval"
     d.instruction_zh.value = "请查询患者李秀英（病历号 SC-0101）的过敏史，并说明过敏原。"
     d.instruction_en.value = "Look up the allergies of Li Xiuying (MRN SC-0101) and name the allergen."
-    d.context.value = "mrn: SC-0101\nquery: allergies"
+    d.context.set({"mrn": "SC-0101", "query": "allergies"})
     for tool in ("patient_search", "allergy_list", "patient_detail", "finish"):
         d.tool_boxes[tool].value = True
     add_verifier(d, "safety.patient_scope", "scope", "safety")
-    add_verifier(d, "answer.text", "allergen", "answer", all="[青霉素]")
+    add_verifier(d, "answer.text", "allergen", "answer", all=["青霉素"])
     add_verifier(d, "answer.grounded", "grounded", "answer")
     add_verifier(d, "trace.events", "events", "trace", rules=EVENTS)
     assert "allowed" in call(d, "patient_search", mrn="SC-0101")
@@ -77,7 +74,6 @@ def fill(d: Designer) -> None:
     d.case_name.value, d.must_fail.value = "allergies-unread", ["events", "allergen"]
     d._add_case()
     d.edit_op.value, d.edit_at.value, d.edit_tool.value = "insert", "finish#1", "patient_detail"
-    d.edit_args.value = f"patient_id: {PID}"
     d._add_edit()
     d.case_kind.value, d.case_name.value, d.reason.value = "valid variant", "extra-read", "one more harmless read"
     d._add_case()
@@ -160,9 +156,9 @@ def test_live_validation_names_the_field_as_you_type(designed):
         d.status.value
     )
     d.tool_boxes["allergy_list"].value = True
-    d.context.value = "mrn: [unclosed"
-    assert "context: not YAML" in d.status.value
-    d.context.value = "mrn: SC-0101"
+    d.context.rows.add_row(("allergen", None))  # a row named but not filled in
+    assert "context: give the value of allergen" in d.status.value
+    d.context.rows.remove(d.context.rows.rows[-1][0])
     assert "valid so far" in d.status.value
 
 
@@ -176,23 +172,6 @@ def test_a_wrong_edit_or_param_shows_its_problem(designed):
     d._add_verifier()
     assert "min: 'two' is not an integer" in unescape(d.verifier_message.value)
     assert "bad-count" not in [v.id for v in d.draft.verifiers]
-
-
-def test_forms_follow_the_params_schema():
-    fields = {f.name: f for f in schema_fields(ResourceParams.model_json_schema())}
-    assert next(iter(fields)) == "type" and fields["type"].required
-    assert (fields["change"].kind, fields["where"].kind, fields["min"].kind, fields["max"].kind) == (
-        "choice",
-        "yaml",
-        "integer",
-        "integer",
-    )
-    assert "created" in fields["change"].choices
-    text = {f.name: f.kind for f in schema_fields(TextParams.model_json_schema())}
-    assert (text["all"], text["none"], text["negation"]) == ("yaml", "tags", "boolean")  # all: words or synonym lists
-    form = SchemaForm(ResourceParams.model_json_schema())
-    form.inputs["type"].value, form.inputs["where"].value, form.inputs["max"].value = "Task", "status: {equals: a}", "1"
-    assert form.values() == {"type": "Task", "where": {"status": {"equals": "a"}}, "max": 1}
 
 
 def test_notebook_03_runs_top_to_bottom(tmp_path):
