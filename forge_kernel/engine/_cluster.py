@@ -111,6 +111,7 @@ class DaskTrials:
         it has) when the scheduler is lost or the trial's workers keep dying; UsageError when a worker cannot run
         the run's agents."""
         from distributed import KilledWorker
+        from distributed.client import FutureCancelledError
 
         future = self.client.submit(
             attempt_on_worker,
@@ -129,11 +130,8 @@ class DaskTrials:
             raise UsageError("--executor", "dask", f"a worker cannot run the trials: {exc}") from None
         except KilledWorker:
             raise self._ended(f"the workers running {package.id} trial {trial} of {agent} kept dying") from None
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if task is not None and task.cancelling():  # the run itself is stopping
-                raise
-            raise self._ended(f"{self.where} was lost") from None
+        except FutureCancelledError as exc:  # the scheduler gone, or the workers holding the run's packages
+            raise self._ended(f"{self.where} was lost ({exc.reason})") from None
         except OSError as exc:
             raise self._ended(f"{self.where} was lost ({exc})") from None
 

@@ -24,12 +24,12 @@ from ._grader import Grader
 from ._manifest import build_manifest
 from .seeds import trial_seed
 from .trial import Images, attempt_trial, task_template
+from .validate import check_package
 
 EXECUTORS = ("local", "dask")
 """Where the trials run: here (an event loop and agent processes), or on a Dask cluster (``_cluster``)."""
 Attempt = Callable[[Package, str, int, int], Awaitable[Ungraded]]
 """(package, agent name, trial, seed) -> the trial's attempt, ungraded."""
-from .validate import check_package
 
 
 @dataclass(frozen=True)
