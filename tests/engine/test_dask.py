@@ -164,3 +164,18 @@ def test_a_scheduler_lost_mid_run_ends_it_in_one_line_and_the_store_keeps_every_
     assert stopped and len(keys) == len(set(keys)) < TOTAL
     run(suite, tmp_path / "run", [SLOW], trials=TRIALS, resume=True)
     assert len(stored_keys(tmp_path / "run")) == TOTAL
+
+
+def test_the_packages_sent_to_the_workers_carry_no_hidden_half(tmp_path):
+    import pickle
+    from dataclasses import replace
+
+    from forge_kernel.spec import load_package
+
+    package = load_package(copy_worked_examples(tmp_path) / "SC-DDX-CHEST-PAIN")
+    text = package.hidden_path.read_text(encoding="utf-8")
+    from_store = replace(package, hidden_source=(package.hidden_path, text))  # as a run store's snapshot rebuilds it
+    assert from_store.hidden.id == package.id  # parsed and cached, as grading leaves it
+    verifier = from_store.hidden.verifiers[0].id
+    assert verifier.encode() in pickle.dumps(from_store)
+    assert verifier.encode() not in pickle.dumps(_cluster.public_only(from_store))
