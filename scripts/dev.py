@@ -46,7 +46,7 @@ def sh(*cmd: str | Path, cwd: Path = ROOT) -> None:
 
 
 def ensure_env(local_model: bool = False) -> None:
-    """Create .venv with the locked versions (uv.lock) of the project and its test extras (and the local model's),
+    """Create .venv with the locked versions (uv.lock) of the project, its test extras and Dask's (and the local model's),
     unless already up to date. The model's package is installed without its dependencies (it needs none of them
     here), so the sync leaves packages it did not install (``--inexact``)."""
     wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + (ROOT / "uv.lock").read_bytes()).hexdigest()
@@ -58,7 +58,7 @@ def ensure_env(local_model: bool = False) -> None:
         venv.create(VENV, with_pip=True)
         sh(PYTHON, "-m", "pip", "install", "--quiet", "uv")
         uv = str(BIN / "uv")
-    extras = ["--extra", "test"] + (["--extra", "local-model"] if local_model else [])
+    extras = ["--extra", "test", "--extra", "dask"] + (["--extra", "local-model"] if local_model else [])
     os.environ["UV_PROJECT_ENVIRONMENT"] = str(VENV)
     sh(uv, "sync", "--quiet", "--locked", "--inexact", "--python", sys.executable, *extras)
     if local_model:

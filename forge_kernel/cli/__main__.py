@@ -2,4 +2,5 @@
 
 from . import main
 
-main(prog_name="forge")
+if __name__ == "__main__":  # not when a process spawned by this one imports it again (a LocalCluster's workers)
+    main(prog_name="forge")

@@ -17,6 +17,20 @@ from ._common import isolation_line, opened
 @click.option("--trials", default=3, show_default=True, type=click.IntRange(1), help="Trials per task and agent.")
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Run directory.")
 @click.option("--concurrency", default=4, show_default=True, type=click.IntRange(1))
+@click.option(
+    "--executor",
+    default="local",
+    show_default=True,
+    type=click.Choice(["local", "dask"]),
+    help="Where the agents' attempts run: here, or on a Dask cluster (the same trials, graded and stored here; "
+    "needs the dask extra; docs/distributed.md).",
+)
+@click.option(
+    "--scheduler",
+    metavar="ADDRESS",
+    help="With --executor dask: the scheduler of the cluster (e.g. tcp://10.0.0.5:8786); without, a LocalCluster "
+    "of 2 workers on this machine.",
+)
 @click.option("--seed", default=0, show_default=True, type=int, help="Run seed.")
 @click.option("--resume", is_flag=True, help="Finish a run that stopped; finished trials are not redone.")
 @click.option(
@@ -82,6 +96,8 @@ def run(
     trials,
     out,
     concurrency,
+    executor,
+    scheduler,
     seed,
     resume,
     accept_sandbox_change,
@@ -112,7 +128,15 @@ def run(
         agent_env=list(agent_env),
     )
     outcome = asyncio.run(
-        execute(spec, out, concurrency=concurrency, resume=resume, accept_sandbox_change=accept_sandbox_change)
+        execute(
+            spec,
+            out,
+            concurrency=concurrency,
+            resume=resume,
+            accept_sandbox_change=accept_sandbox_change,
+            executor=executor,
+            scheduler=scheduler,
+        )
     )
     echo_outcome(outcome, out)
 

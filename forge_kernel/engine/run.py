@@ -7,7 +7,7 @@ import gc
 import os
 import sys
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -18,13 +18,18 @@ from tqdm.auto import tqdm
 from ..agents import LLM_PREFIX, agent_factory, model_needs
 from ..analysis import load_policy
 from ..spec import AgentError, Package, SpecError, StoreError, UsageError, find_packages
-from ..store import DB_NAME, RunLock, RunStore, utc_now
+from ..store import DB_NAME, RunLock, RunStore, Ungraded, utc_now
 from ..workers import MCP_PREFIX, MEMORY_MB, PROCESSES, InProcess, IsolatedAgent, Runner, Sandbox, choose, describe
 from ._grader import Grader
 from ._manifest import build_manifest
 from .seeds import trial_seed
 from .trial import Images, attempt_trial, task_template
 from .validate import check_package
+
+EXECUTORS = ("local", "dask")
+"""Where the trials run: here (an event loop and agent processes), or on a Dask cluster (``_cluster``)."""
+Attempt = Callable[[Package, str, int, int], Awaitable[Ungraded]]
+"""(package, agent name, trial, seed) -> the trial's attempt, ungraded."""
 
 
 @dataclass(frozen=True)
@@ -307,13 +312,21 @@ async def execute(
     resume: bool = False,
     progress: bool | None = None,
     accept_sandbox_change: bool = False,
+    executor: str = "local",
+    scheduler: str | None = None,
 ) -> RunOutcome:
     """Run every (task, agent, trial) not yet stored; return what was done.
 
-    Everything a user can get wrong (packages, the gate policy, the agents, the sandbox) is checked before the
-    store is written; ``--resume`` while another process writes the run is refused.
+    ``executor``: ``local``, or ``dask`` to run the agents' attempts on a Dask cluster (the one whose scheduler is
+    at ``scheduler``, else a LocalCluster): the same trials, graded and stored here alike. Everything a user can get
+    wrong (packages, the gate policy, the agents, the sandbox, the scheduler's address) is checked before the store
+    is written; ``--resume`` while another process writes the run is refused.
     """
     run_dir = Path(run_dir)
+    if executor not in EXECUTORS:
+        raise UsageError("--executor", executor, f"is one of {', '.join(EXECUTORS)}")
+    if scheduler is not None and executor != "dask":
+        raise UsageError("--scheduler", scheduler, "only with --executor dask")
     packages = load_suite(spec.suite)
     if spec.gate:
         load_policy(spec.gate)
@@ -334,11 +347,15 @@ async def execute(
     if notice and set(spec.agents) - trusted_entries(spec):
         print(notice, file=sys.stderr)
     agents = await start_agents(spec, sandbox)
+    cluster = None
     try:
+        if executor == "dask":
+            cluster = await on_cluster(spec, packages, run_dir, sandbox, agents, scheduler, concurrency)
         with RunLock(run_dir):
             cards = [agent_card(runner, entry) for runner, entry in agents.values()]
             with open_store(run_dir, spec, packages, cards, sandbox, resume, accept_sandbox_change) as store:
-                ran, total = await run_plan(store, spec, packages, agents, concurrency, progress)
+                attempt = cluster.attempt if cluster else None
+                ran, total = await run_plan(store, spec, packages, agents, concurrency, progress, attempt)
                 store.finish()
                 return RunOutcome(
                     run_dir,
@@ -349,7 +366,35 @@ async def execute(
                     {entry: name for name, (_, entry) in agents.items()},
                 )
     finally:
-        await stop_agents(runner for runner, _ in agents.values())
+        try:
+            if cluster is not None:
+                await cluster.close()
+        finally:
+            await stop_agents(runner for runner, _ in agents.values())
+
+
+async def on_cluster(
+    spec: RunSpec,
+    packages: list[Package],
+    run_dir: Path,
+    sandbox: Sandbox,
+    agents: dict[str, tuple[Runner, str]],
+    scheduler: str | None,
+    concurrency: int,
+) -> Any:
+    """A Dask client with the run's packages and options on its workers (``_cluster.DaskTrials``)."""
+    from ._cluster import DaskTrials
+
+    cluster = await DaskTrials.open(scheduler, concurrency)
+    try:
+        mode = sandbox.mode if set(spec.agents) - trusted_entries(spec) else None
+        versions = {name: runner.version for name, (runner, _) in agents.items()}
+        hidden = hidden_from_agents(packages, run_dir)
+        await cluster.share(uuid.uuid4().hex, spec, hidden, mode, packages, versions)
+    except BaseException:
+        await cluster.close()
+        raise
+    return cluster
 
 
 RUN_COLLECTION_THRESHOLDS = (50_000, 20, 10)
@@ -378,8 +423,10 @@ async def run_plan(
     agents: dict[str, Any],
     concurrency: int,
     progress: bool | None,
+    attempt: Attempt | None = None,
 ) -> tuple[int, int]:
-    """Run what the store does not hold yet.
+    """Run what the store does not hold yet; ``attempt``: how a trial's attempt is run elsewhere (a Dask cluster),
+    by default here.
 
     ``concurrency`` lanes each run one agent at a time; a lane hands its finished trial to the grader (a process
     of its own, see ``_grader``, forked while the first trials wait for their agents) and starts the next at once,
@@ -398,6 +445,12 @@ async def run_plan(
     for package in {p.id: p for p, _, _ in plan}.values():
         images[package]  # built before the grader is forked, which then has them too
     todo = iter(plan)
+
+    async def here(package: Package, name: str, k: int, seed: int) -> Ungraded:
+        attempted = await attempt_trial(package, images[package], agents[name][0], k, seed, tasks[package.id])
+        return attempted.ungraded()
+
+    attempt = attempt or here
     with fewer_collections():
         forked = asyncio.get_running_loop().create_future()
         """The grader, once it is forked."""
@@ -413,15 +466,8 @@ async def run_plan(
             nonlocal started
             for package, name, k in todo:
                 started += 1
-                attempted = await attempt_trial(
-                    package,
-                    images[package],
-                    agents[name][0],
-                    k,
-                    trial_seed(spec.seed, package.id, name, k),
-                    tasks[package.id],
-                )
-                (await forked).hand(attempted.ungraded(), last_wave=started == len(plan))
+                attempted = await attempt(package, name, k, trial_seed(spec.seed, package.id, name, k))
+                (await forked).hand(attempted, last_wave=started == len(plan))
 
         try:
             async with asyncio.TaskGroup() as group:

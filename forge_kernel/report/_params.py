@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -43,6 +44,10 @@ class ReleaseParameters(BaseModel):
     name, and every key it signed with, is one reviewer)."""
     triage: str | None = None
     """Reviewers' triage decisions (YAML) applied to the failure ledger."""
+    executor: Literal["local", "dask"] = "local"
+    """Where the sides' trials run, as ``forge run --executor``: here, or on a Dask cluster (the same stores)."""
+    scheduler: str | None = None
+    """With ``executor: dask``: the cluster's scheduler address (``tcp://HOST:PORT``); none, a LocalCluster."""
     trusted_keys: str = "trusted"
     """Reviewers' public keys (a file or a folder of ``.pub``) that decide which earlier release is approved."""
 
@@ -64,6 +69,8 @@ def load_parameters(path: Path) -> tuple[ReleaseParameters, Path]:
     for i, suite in enumerate(params.suites):
         if not (base / suite).is_dir():
             raise SpecError(path, f"suites.{i}", f"{suite}: no such folder (relative to {base})")
+    if params.scheduler is not None and params.executor != "dask":
+        raise SpecError(path, "scheduler", "only with executor: dask")
     for field in ("gate", "triage"):
         value = getattr(params, field)
         if value is not None and not (base / value).is_file():

@@ -97,6 +97,8 @@ def run_missing(
             resume=(side.run / DB_NAME).exists(),
             progress=progress,
             accept_sandbox_change=accept_sandbox_change,
+            executor=params.executor,
+            scheduler=params.scheduler,
         )
     )
     named = replace(side, name=outcome.names[side.agent])

@@ -290,6 +290,8 @@ BAD = [
     ({"trials": True}, "trials: Input should be a valid integer"),
     ({"release": 2024}, "release: Input should be a valid string"),
     ({"release": "bad.yaml"}, "release: bad.yaml: a file of that name is beside the parameters"),
+    ({"executor": "ray"}, "executor: Input should be 'local' or 'dask'"),
+    ({"scheduler": "tcp://127.0.0.1:8786"}, "scheduler: only with executor: dask"),
 ]
 
 
