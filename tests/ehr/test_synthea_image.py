@@ -70,7 +70,9 @@ def test_every_resource_up_to_the_clock_is_reachable_through_the_fhir_tools_and_
     assert call(image, someone, "fhir_read", type=resource["resourceType"], id=resource["id"])["id"] == resource["id"]
 
 
-@pytest.mark.parametrize("tool", [t for t in READS if t not in ("protocol_get", "protocol_text", "protocol_search", "fhir_read")])
+@pytest.mark.parametrize(
+    "tool", [t for t in READS if t not in ("protocol_get", "protocol_text", "protocol_search", "fhir_read")]
+)
 def test_no_read_tool_returns_a_record_after_the_clock(image, tool):
     shown = []
     for patient in image.patient_ids:

@@ -63,7 +63,9 @@ def notebook_run(tmp_path_factory) -> tuple[Path, str]:
         for cell in executed.cells
         for out in cell.get("outputs", [])
     )
-    return folder / "run", text
+    widgets = executed.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+    bars = " ".join(m["state"]["value"] for m in widgets.get("state", {}).values() if m["model_name"] == "HTMLModel")
+    return folder / "run", text + "\n" + bars
 
 
 def test_every_trial_is_stored_and_graded_with_its_turns_tokens_and_cost(notebook_run):
@@ -85,7 +87,7 @@ def test_every_trial_is_stored_and_graded_with_its_turns_tokens_and_cost(noteboo
             ]
             assert len(played["steps"]) == len(trial.events)
         assert turns > 0
-    assert f"{len(SMALL_SUITE)}/{len(SMALL_SUITE)}" in text  # the progress bar reached the end
+    assert f"{len(SMALL_SUITE)}/{len(SMALL_SUITE)}" in text  # the progress bar (a widget) reached the end
     assert "smollm2-135m" in forge("summary", run_dir)
 
 
