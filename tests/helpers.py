@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from forge_kernel.agents import AGENTS
 from forge_kernel.ehr import EHRView
-from forge_kernel.spec import AgentResult, Event, Package, TaskPackage, VerifierUse
+from forge_kernel.engine.trial import run_trial
+from forge_kernel.spec import AgentResult, Event, Package, TaskPackage, VerifierUse, load_package
 from forge_kernel.spec.loading import read_yaml
 from forge_kernel.spec.suites import merged
 from forge_kernel.store import load_events, load_trials, load_verdicts
@@ -257,3 +259,9 @@ def signoff_argv(release: Path, key_dir: Path, name: str, role: str, decision: s
         *("signoff", release, "--reviewer", name, "--role", role, "--key", key_dir / f"{name}.key"),
         *("--decision", decision, "--comment", comment),
     ]
+
+
+def reference_trial(folder: Path, agent: str, images):
+    """Trial 0 (seed 7) of a bundled reference agent on the package in ``folder``, with ``images`` (an ``Images``)."""
+    package = load_package(folder)
+    return asyncio.run(run_trial(package, images[package], AGENTS[agent](), 0, 7))

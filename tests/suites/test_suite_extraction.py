@@ -9,13 +9,14 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from forge_kernel.agents import AGENTS
 from forge_kernel.engine.selftest import PROBLEMS, mutation_test, selftest_package
-from forge_kernel.engine.trial import Images, run_trial
+from forge_kernel.engine.trial import Images
 from forge_kernel.spec import answer_schema, load_package
 from forge_kernel.tools import TOOLS
+from tests.helpers import reference_trial
 
 ROOT = Path(__file__).resolve().parents[2]
+
 SUITE = ROOT / "task_packages" / "forge-extraction"
 PACKAGES = sorted(p.name for p in SUITE.iterdir() if (p / "package.yaml").is_file())
 AGENT_NAMES = [
@@ -35,8 +36,7 @@ def images():
 
 
 def run(name: str, agent: str, images: Images):
-    package = load_package(SUITE / name)
-    return asyncio.run(run_trial(package, images[package], AGENTS[agent](), 0, 7))
+    return reference_trial(SUITE / name, agent, images)
 
 
 def test_the_suite_extracts_three_protocols():

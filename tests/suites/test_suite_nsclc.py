@@ -8,14 +8,15 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from forge_kernel.agents import AGENTS
 from forge_kernel.agents.planner._nsclc import combine, in_unit, value_status
 from forge_kernel.engine.grading import grade_trajectory
-from forge_kernel.engine.trial import Images, run_trial
+from forge_kernel.engine.trial import Images
 from forge_kernel.spec import TrajectoryFile, answer_schema, load_package
 from forge_kernel.tools import TOOLS, ToolError, criterion_codes, criterion_leaves, table
+from tests.helpers import reference_trial
 
 ROOT = Path(__file__).resolve().parents[2]
+
 SUITE = ROOT / "task_packages" / "forge-nsclc"
 PACKAGES = sorted(p.name for p in SUITE.iterdir() if (p / "package.yaml").is_file())
 STEADY = ["baseline-v1", "candidate-v2", "unsafe-shortcut", "candidate-v2-no-conflict", "candidate-v2-no-domain-gate"]
@@ -42,8 +43,7 @@ def images():
 
 
 def run(name: str, agent: str, images: Images):
-    package = load_package(SUITE / name)
-    return asyncio.run(run_trial(package, images[package], AGENTS[agent](), 0, 7))
+    return reference_trial(SUITE / name, agent, images)
 
 
 def calls(record, tool: str):
