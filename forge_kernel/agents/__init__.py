@@ -6,7 +6,7 @@ from . import registry  # noqa: F401  (registers the reference agents)
 
 _HOMES = {
     "base": ("Agent", "AgentTask", "ToolClient"),
-    "llm": ("LLMAgent", "LLM_PREFIX", "SYSTEM_PROMPT", "model_needs"),
+    "llm": ("LLMAgent", "LLM_PREFIX", "model_needs", "prompt"),
     "planner": ("Features", "Planner"),
     "reference": ("REFERENCE_SET",),
     "registry": ("AGENTS", "agent_factory"),
@@ -23,9 +23,9 @@ __all__ = [
     "Planner",
     "REFERENCE_SET",
     "ReplayAgent",
-    "SYSTEM_PROMPT",
     "ToolClient",
     "agent_factory",
     "model_needs",
+    "prompt",
 ]
 __getattr__, __dir__ = _lazy(__name__, _HOMES, __all__)

@@ -16,7 +16,8 @@ threads (a LocalCluster's: the concurrency over its workers).
 
 A worker lost mid-trial is Dask's to handle: its trials are run again elsewhere (same seed), those already returned
 are graded and stored. A task whose workers keep dying, or a lost scheduler, ends the run in one line; the store
-holds every trial returned before, and ``--resume`` runs the others.
+holds every trial returned before, and ``--resume`` runs the others. A worker stops the run's agents when the run
+ends (its plugin removed) or when it closes (its scheduler lost, the cluster stopped), whichever comes first.
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ import threading
 from dataclasses import dataclass, replace
 from typing import Any
 
+from distributed import Client, KilledWorker, LocalCluster, WorkerPlugin
+from distributed.client import FutureCancelledError
+
 from ..spec import ForgeError, Package, StoreError, UsageError
 from ..store import Ungraded
 from .trial import Images, attempt_trial, task_template
@@ -36,7 +40,6 @@ LOCAL_WORKERS = 2
 """Workers of the LocalCluster started when no scheduler is named."""
 CONNECT_SECONDS = 10
 """How long the harness tries to reach a named scheduler."""
-DASK_MISSING = "needs Dask's distributed package: pip install 'medagent-forge[dask]' (here and on every worker)"
 
 
 class WorkerFailure(RuntimeError):
@@ -79,10 +82,6 @@ class DaskTrials:
     async def open(cls, scheduler: str | None, concurrency: int) -> DaskTrials:
         """Connect (UsageError, one line, when the scheduler cannot be reached), or start a LocalCluster whose
         workers run ``concurrency`` trials at once between them."""
-        try:
-            from distributed import Client, LocalCluster
-        except ImportError:
-            raise UsageError("--executor", "dask", DASK_MISSING) from None
         if scheduler is None:
             cluster = await LocalCluster(
                 n_workers=LOCAL_WORKERS,
@@ -105,14 +104,12 @@ class DaskTrials:
         self.token = token
         setup = Setup(token, spec, hidden, mode, agents, {p.id: public_only(p) for p in packages})
         self.setup = await self.client.scatter(setup, broadcast=True, hash=False)
+        await self.client.register_plugin(RunEnd(token), name=RunEnd.name_of(token))
 
     async def attempt(self, package: Package, agent: str, trial: int, seed: int) -> Ungraded:
         """Run the trial's attempt on a worker; its ungraded record. StoreError (the run ends, the store keeps what
         it has) when the scheduler is lost or the trial's workers keep dying; UsageError when a worker cannot run
         the run's agents."""
-        from distributed import KilledWorker
-        from distributed.client import FutureCancelledError
-
         future = self.client.submit(
             attempt_on_worker,
             self.setup,
@@ -142,7 +139,9 @@ class DaskTrials:
         """Stop the run's agents on the workers, then the client (and the LocalCluster)."""
         try:
             if self.token and self.client.status == "running":
-                await asyncio.wait_for(self.client.run(forget_run, self.token), CONNECT_SECONDS)
+                await asyncio.wait_for(
+                    self.client.unregister_worker_plugin(RunEnd.name_of(self.token)), CONNECT_SECONDS
+                )
         except Exception:
             pass  # a lost cluster: its workers' agents went with it
         finally:
@@ -248,7 +247,17 @@ async def attempt_on_worker(setup: Setup, task_id: str, agent: str, trial: int, 
     return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coroutine, here.loop))
 
 
-def forget_run(token: str) -> None:
-    """Stop a finished run's agents on this worker and drop its state (``Client.run`` calls it on every worker)."""
-    if _HOST is not None:
-        asyncio.run_coroutine_threadsafe(_HOST.forget(token), _HOST.loop).result()
+class RunEnd(WorkerPlugin):
+    """On each worker, for one run: stops the run's agents there when the plugin is removed (the run is over) or
+    the worker closes (its scheduler lost, the cluster stopped)."""
+
+    def __init__(self, token: str):
+        self.token = token
+
+    @staticmethod
+    def name_of(token: str) -> str:
+        return f"forge-run-{token}"
+
+    async def teardown(self, worker: Any) -> None:
+        if _HOST is not None:
+            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(_HOST.forget(self.token), _HOST.loop))

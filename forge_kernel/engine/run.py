@@ -28,8 +28,11 @@ from .validate import check_package
 
 EXECUTORS = ("local", "dask")
 """Where the trials run: here (an event loop and agent processes), or on a Dask cluster (``_cluster``)."""
+DASK_MISSING = "needs Dask's distributed package: pip install 'medagent-forge[dask]' (here and on every worker)"
 Attempt = Callable[[Package, str, int, int], Awaitable[Ungraded]]
 """(package, agent name, trial, seed) -> the trial's attempt, ungraded."""
+Prepare = Callable[[Package], Awaitable[None]]
+"""What is done with a package before each of its trials, outside the trial's clock."""
 
 
 @dataclass(frozen=True)
@@ -314,13 +317,16 @@ async def execute(
     accept_sandbox_change: bool = False,
     executor: str = "local",
     scheduler: str | None = None,
+    prepare: Prepare | None = None,
 ) -> RunOutcome:
     """Run every (task, agent, trial) not yet stored; return what was done.
 
     ``executor``: ``local``, or ``dask`` to run the agents' attempts on a Dask cluster (the one whose scheduler is
     at ``scheduler``, else a LocalCluster): the same trials, graded and stored here alike. Everything a user can get
     wrong (packages, the gate policy, the agents, the sandbox, the scheduler's address) is checked before the store
-    is written; ``--resume`` while another process writes the run is refused.
+    is written; ``--resume`` while another process writes the run is refused. ``prepare`` is awaited with a
+    trial's package before its attempt starts, outside the trial's clock (the local model evaluates the package's
+    prompt).
     """
     run_dir = Path(run_dir)
     if executor not in EXECUTORS:
@@ -355,7 +361,7 @@ async def execute(
             cards = [agent_card(runner, entry) for runner, entry in agents.values()]
             with open_store(run_dir, spec, packages, cards, sandbox, resume, accept_sandbox_change) as store:
                 attempt = cluster.attempt if cluster else None
-                ran, total = await run_plan(store, spec, packages, agents, concurrency, progress, attempt)
+                ran, total = await run_plan(store, spec, packages, agents, concurrency, progress, attempt, prepare)
                 store.finish()
                 return RunOutcome(
                     run_dir,
@@ -383,8 +389,10 @@ async def on_cluster(
     concurrency: int,
 ) -> Any:
     """A Dask client with the run's packages and options on its workers (``_cluster.DaskTrials``)."""
-    from ._cluster import DaskTrials
-
+    try:
+        from ._cluster import DaskTrials
+    except ImportError:
+        raise UsageError("--executor", "dask", DASK_MISSING) from None
     cluster = await DaskTrials.open(scheduler, concurrency)
     try:
         mode = sandbox.mode if set(spec.agents) - trusted_entries(spec) else None
@@ -424,6 +432,7 @@ async def run_plan(
     concurrency: int,
     progress: bool | None,
     attempt: Attempt | None = None,
+    prepare: Prepare | None = None,
 ) -> tuple[int, int]:
     """Run what the store does not hold yet; ``attempt``: how a trial's attempt is run elsewhere (a Dask cluster),
     by default here.
@@ -466,6 +475,8 @@ async def run_plan(
             nonlocal started
             for package, name, k in todo:
                 started += 1
+                if prepare is not None:
+                    await prepare(package)
                 attempted = await attempt(package, name, k, trial_seed(spec.seed, package.id, name, k))
                 (await forked).hand(attempted, last_wave=started == len(plan))
 

