@@ -21,6 +21,8 @@ from forge_kernel.workers import bwrap_problem
 from forge_kernel.workers._cgroup import problem
 
 ROOT = Path(__file__).resolve().parents[1]
+MCP_AGENT = ROOT / "tests" / "mcp_agents" / "scripted_mcp_agent.py"
+"""An MCP agent that makes the calls of a plan it is handed (``gold_plan``'s), then hands in its answer."""
 WORKED_EXAMPLES = ["SC-DDX-CHEST-PAIN", "SC-MED-GASTRIC-ULCER", "SC-OPS-ADMISSION"]
 needs_bwrap = pytest.mark.skipif(
     bwrap_problem() is not None and not os.environ.get("CI"), reason=f"no namespace sandbox here: {bwrap_problem()}"
@@ -265,3 +267,9 @@ def reference_trial(folder: Path, agent: str, images):
     """Trial 0 (seed 7) of a bundled reference agent on the package in ``folder``, with ``images`` (an ``Images``)."""
     package = load_package(folder)
     return asyncio.run(run_trial(package, images[package], AGENTS[agent](), 0, 7))
+
+
+def gold_plan(task: str, verifiers: Path = ROOT / "verifiers") -> dict:
+    """The gold calls and answer of a SuperCLUE package, as a plan for the scripted MCP agent (``MCP_AGENT``)."""
+    found = read_yaml(verifiers / "superclue" / f"{task}.yaml")["gold"]
+    return {"calls": found["calls"], "answer": found.get("answer", ""), "output": found.get("output", {})}

@@ -4,7 +4,9 @@ loses no trial, a lost or unreachable scheduler ends the run in one line."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import shlex
 import signal
 import sqlite3
 import subprocess
@@ -14,12 +16,14 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from forge_kernel.cli import main
 from forge_kernel.engine import RunSpec, execute
 from forge_kernel.spec import StoreError
-from tests.helpers import copy_worked_examples, records, snapshot
+from tests.chat_server import ChatServer, gold_script
+from tests.helpers import MCP_AGENT, copy_worked_examples, gold_plan, records, snapshot
 
 distributed = pytest.importorskip("distributed", reason="the dask extra (scripts/dev.py test installs it)")
 from forge_kernel.engine import _cluster  # noqa: E402  (it needs distributed)
@@ -159,6 +163,37 @@ def test_a_worker_killed_mid_run_loses_no_trial_and_resume_completes_it(tmp_path
     keys = stored_keys(tmp_path / "dask")
     assert len(keys) == len(set(keys)) == TOTAL
     assert snapshot(tmp_path / "dask") == snapshot(tmp_path / "local")
+
+
+def test_a_model_and_an_mcp_agent_run_on_the_workers_as_they_run_here(tmp_path, cluster):
+    suite = copy_worked_examples(tmp_path)
+    tasks = sorted(p.parent for p in suite.rglob("package.yaml"))
+    plan = {task.name: gold_plan(task.name, tmp_path / "verifiers") for task in tasks}
+    mcp = f"mcp:{shlex.join([sys.executable, str(MCP_AGENT), json.dumps(plan, ensure_ascii=False)])}"
+    with ChatServer(gold_script(tasks)) as chat:
+        model = tmp_path / "model.yaml"
+        model.write_text(yaml.safe_dump({"base_url": chat.url, "model": "gold", "seed": 0, "timeout_s": 5.0}))
+        agents = [f"llm:{model}", mcp]
+        run(suite, tmp_path / "local", agents, trials=1)
+        asked_here = len(chat.requests)
+        run(suite, tmp_path / "dask", agents, trials=1, executor="dask", scheduler=cluster.scheduler_address)
+        asked_there = len(chat.requests) - asked_here
+    assert asked_here == asked_there > 0
+    assert snapshot(tmp_path / "dask") == snapshot(tmp_path / "local")
+    assert scores(tmp_path / "dask") == scores(tmp_path / "local")
+    assert [r["passed"] for r in scores(tmp_path / "dask")] == [1] * 2 * len(tasks)
+
+
+def test_a_release_runs_its_trials_where_its_parameters_say(tmp_path, monkeypatch):
+    monkeypatch.setattr(_cluster, "CONNECT_SECONDS", 1)
+    copy_worked_examples(tmp_path)
+    params = {"release": "r1", "candidate": "baseline-v1", "baseline": "baseline-v1", "suites": ["task_packages"]}
+    (tmp_path / "r1.yaml").write_text(
+        yaml.safe_dump({**params, "trials": 1, "executor": "dask", "scheduler": "tcp://127.0.0.1:9"})
+    )
+    result = CliRunner().invoke(main, ["release", str(tmp_path / "r1.yaml")])
+    assert result.exit_code == 2, result.output
+    assert "--scheduler: tcp://127.0.0.1:9: cannot reach a Dask scheduler there" in result.output
 
 
 def test_an_unreachable_scheduler_is_one_line_and_exit_2_before_anything_is_written(tmp_path, monkeypatch):

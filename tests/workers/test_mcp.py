@@ -21,27 +21,19 @@ import pytest
 from forge_kernel.cli._run import agent_entries
 from forge_kernel.engine import RunSpec, execute
 from forge_kernel.spec import AgentError
-from forge_kernel.spec.loading import read_yaml
 from forge_kernel.store import load_events, load_trials, open_run
 from forge_kernel.workers import Sandbox, bwrap_problem
 from forge_kernel.workers._launch import Launch
 from tests.cli.test_cli import invoke
-from tests.helpers import ROOT, WORKED_EXAMPLES, copy_worked_examples, needs_bwrap, update_yaml
+from tests.helpers import MCP_AGENT, ROOT, WORKED_EXAMPLES, copy_worked_examples, gold_plan, needs_bwrap, update_yaml
 
-AGENT = ROOT / "tests" / "mcp_agents" / "scripted_mcp_agent.py"
 FORGE = str(Path(sys.executable).with_name("forge"))
 ULCER = "SC-MED-GASTRIC-ULCER"
 PACKAGE = ROOT / "task_packages" / "superclue" / ULCER
 
 
-def gold(task: str, verifiers: Path = ROOT / "verifiers") -> dict:
-    """The gold calls and answer of a package, as the test hands them to the agent."""
-    found = read_yaml(verifiers / "superclue" / f"{task}.yaml")["gold"]
-    return {"calls": found["calls"], "answer": found.get("answer", ""), "output": found.get("output", {})}
-
-
 def agent(plan: dict, *options: str) -> list[str]:
-    return [sys.executable, str(AGENT), json.dumps(plan, ensure_ascii=False), *options]
+    return [sys.executable, str(MCP_AGENT), json.dumps(plan, ensure_ascii=False), *options]
 
 
 def served(plan: dict, out: Path, *options: str) -> subprocess.CompletedProcess:
@@ -61,14 +53,14 @@ def only_trial(out: Path) -> dict:
 
 
 def test_an_mcp_client_completes_a_package_through_forge_mcp_serve_over_stdio(tmp_path):
-    done = served({ULCER: gold(ULCER)}, tmp_path / "run")
+    done = served({ULCER: gold_plan(ULCER)}, tmp_path / "run")
     assert done.returncode == 0, done.stderr
     trial = only_trial(tmp_path / "run")
     assert (trial["agent"], trial["agent_version"], trial["status"]) == ("scripted-mcp", "1.0", "completed")
     with open_run(tmp_path / "run") as run:
         record = run.trial(ULCER, "scripted-mcp", 0)
         assert record.grading.scores.passed and run.isolation == {"scripted-mcp": "MCP client outside forge"}
-        assert [e.tool for e in record.events] == [c["tool"] for c in gold(ULCER)["calls"]]  # submit_result: none
+        assert [e.tool for e in record.events] == [c["tool"] for c in gold_plan(ULCER)["calls"]]  # submit_result: none
     assert "PASSED" in done.stderr  # forge's lines: its stdout was the connection
 
 
@@ -94,7 +86,7 @@ def test_an_mcp_client_completes_a_package_over_streamable_http(tmp_path):
     try:
         url = server.stdout.readline().strip()
         assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp"), url
-        subprocess.run(agent({ULCER: gold(ULCER)}, "--url", url), check=True, timeout=60)
+        subprocess.run(agent({ULCER: gold_plan(ULCER)}, "--url", url), check=True, timeout=60)
         out, err = server.communicate(timeout=30)
     finally:
         server.kill()
@@ -105,7 +97,7 @@ def test_an_mcp_client_completes_a_package_over_streamable_http(tmp_path):
 
 
 def test_a_call_to_another_patients_chart_is_recorded_as_denied(tmp_path):
-    plan = gold(ULCER)
+    plan = gold_plan(ULCER)
     plan["calls"].insert(2, {"tool": "medication_search", "args": {"patient_id": "sc-med-p2"}})
     assert served({ULCER: plan}, tmp_path / "run").returncode == 0
     events = load_events(tmp_path / "run")
@@ -125,8 +117,8 @@ def test_a_call_over_the_budget_ends_the_trial(tmp_path):
 def test_forge_run_runs_an_mcp_agent_on_bundled_packages_and_summary_and_replay_read_it(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)  # the command names its script relative to the repository
     suite = copy_worked_examples(tmp_path)
-    plan = {task: gold(task, tmp_path / "verifiers") for task in WORKED_EXAMPLES}
-    entry = f"mcp:python {AGENT.relative_to(ROOT)} {shlex.quote(json.dumps(plan, ensure_ascii=False))}"
+    plan = {task: gold_plan(task, tmp_path / "verifiers") for task in WORKED_EXAMPLES}
+    entry = f"mcp:python {MCP_AGENT.relative_to(ROOT)} {shlex.quote(json.dumps(plan, ensure_ascii=False))}"
     out, path = tmp_path / "run", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"  # its python
     done = invoke(
         "run", "--suite", str(suite), "--agent", entry, "--trials", "1", "--out", str(out), env={"PATH": path}
@@ -152,7 +144,7 @@ def troubles(tmp_path_factory):
     suite = copy_worked_examples(root)
     update_yaml(suite / ULCER / "package.yaml", budget={"max_seconds": 6})
     out = root / "run"
-    plan = {ULCER: gold(ULCER)}
+    plan = {ULCER: gold_plan(ULCER)}
     peeks = [str(root / "verifiers"), str(ROOT / "verifiers"), str(out), str(out / "run.sqlite"), str(suite)]
     agents = {
         "honest": [],
@@ -205,11 +197,11 @@ def test_where_the_disk_is_open_the_peeker_finds_the_hidden_half_and_the_run_sto
 def test_the_sandbox_shows_an_mcp_agent_its_scripts_folder_and_not_the_repository():
     launch = Launch(as_root=False)
     try:
-        args = Sandbox("namespace").bwrap_args(f"mcp:python {AGENT}", launch)
+        args = Sandbox("namespace").bwrap_args(f"mcp:python {MCP_AGENT}", launch)
     finally:
         launch.close()
     bound = [args[i + 1] for i, a in enumerate(args) if a == "--ro-bind"]
-    assert str(AGENT.parent) in bound and str(ROOT) not in bound and str(ROOT / "tests") not in bound
+    assert str(MCP_AGENT.parent) in bound and str(ROOT) not in bound and str(ROOT / "tests") not in bound
 
 
 def test_an_mcp_entry_takes_the_rest_of_the_agent_option():
