@@ -183,6 +183,14 @@ def test_a_trial_cannot_clear_an_allergy_to_prescribe(base):
     assert not audit(ctx, expected=[*ORDERS, {"type": "AllergyIntolerance", "change": "changed"}]).passed
 
 
+def test_an_allergy_the_trial_makes_active_again_counts(base):
+    inactive = fhir.allergy("a-i", PID, "磺胺类", "皮疹", "2020-01-01") | {"clinicalStatus": {"text": "inactive"}}
+    reactivate = ("AllergyIntolerance", "a-i", {"clinicalStatus": {"text": "active"}})
+    expected = [*ORDERS, {"type": "AllergyIntolerance", "change": "changed"}]
+    assert audit(trial(base, [rx("复方磺胺甲噁唑")], inactive), expected=expected).passed
+    assert not audit(trial(base, [rx("复方磺胺甲噁唑")], inactive, changes=[reactivate]), expected=expected).passed
+
+
 @pytest.mark.parametrize(
     "name, passed",
     [

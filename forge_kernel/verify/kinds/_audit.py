@@ -10,10 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
+from weakref import WeakKeyDictionary
 
 from pydantic import Field
 
-from ...ehr import patient_of
+from ...ehr import EHRImage, Key, patient_of
 from ...spec import Strict
 from ..matchers import Matcher, matches_all
 from ..registry import Outcome, verifier
@@ -140,13 +141,34 @@ def on_record(ctx: GradeContext, rtype: str, writes: list[Write]) -> list[tuple[
     """(reference, resource) of the current patient's records of a type in force at the start or at the end of the
     trial: what the trial added counts, and a record the trial resolved still counts."""
     patient = ctx.package.public.environment.patient_id
-    added = [w.key for w in writes if w.type == rtype and w.after is not None and patient_of(w.after) == patient]
+    changed = {key for key, _, _ in ctx.written()}
     found = []
-    for key in dict.fromkeys([*ctx.view.image.keys_for(patient, rtype), *added]):
-        doc = next((v for v in (ctx.view.image.resources.get(key), ctx.view.get(*key)) if v and in_force(v)), None)
+    for key, doc in on_file(ctx.view.image, patient, rtype):
+        if doc is None and key in changed:  # not in force at the start: perhaps at the end
+            doc = ctx.view.get(*key)
+            doc = doc if doc and in_force(doc) else None
         if doc is not None:
             found.append((f"{key[0]}/{key[1]}", doc))
+    for w in writes:
+        if w.type == rtype and w.before is None and w.after and patient_of(w.after) == patient and in_force(w.after):
+            found.append((w.ref, w.after))
     return found
+
+
+OnFile = tuple[tuple[Key, dict | None], ...]
+_ON_FILE: WeakKeyDictionary[EHRImage, dict[tuple[str, str], OnFile]] = WeakKeyDictionary()
+
+
+def on_file(image: EHRImage, patient: str, rtype: str) -> OnFile:
+    """(key, its initial version if in force, else None) of a patient's records of a type in the initial EHR, oldest
+    first; worked out once per image, which every trial of the package shares."""
+    memo = _ON_FILE.setdefault(image, {})
+    if (patient, rtype) not in memo:
+        initial = image.resources
+        memo[patient, rtype] = tuple(
+            (key, doc if in_force(doc := initial[key]) else None) for key in image.keys_for(patient, rtype)
+        )
+    return memo[patient, rtype]
 
 
 def allergy_problem(order: Write, allergy_ref: str, allergy: dict, cross: bool) -> str | None:
