@@ -30,6 +30,7 @@ import io
 import os
 import pstats
 import random
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -304,7 +305,7 @@ def profile_process(argv: list[str]) -> pstats.Stats:
 def function_name(key: tuple[str, int, str]) -> str:
     path, _, name = key
     if path == "~":
-        return name.strip("<>")
+        return re.sub(r" at 0x[0-9a-f]+", "", name.strip("<>"))
     parts = Path(path).with_suffix("").parts
     return f"{'.'.join(parts[-2:])}.{name}"
 
@@ -500,15 +501,25 @@ def explained(stores: list[Store], compare: bool, out: Path, unit: str) -> list[
     return lines
 
 
-def section(trials: list[Store], calls: list[Store], released: dict, out: Path, whole_s: float) -> str:
+def machine() -> tuple[float, float]:
+    """How fast the machine runs Python now (``calibration``, seconds) and its load average over the last minute."""
+    return calibration(), os.getloadavg()[0]
+
+
+def section(
+    trials: list[Store], calls: list[Store], released: dict, out: Path, whole_s: float, machines: list[tuple]
+) -> str:
+    """The RESULTS.md section; ``machines``: ``machine()`` before and after the measurements."""
     large, small = (scale.median(released["samples"][size]) for size in ("large", "small"))
     per_store = calls[0].trials
+    (speed_before, load_before), (speed_after, load_after) = machines
     return "\n".join(
         [
             "## 15. Flat cost as the work grows",
             "",
             f"Written by `benchmarks/growth.py` (git {git_state()}; a pure-Python loop of 10 million additions took "
-            f"{calibration():.2f} s; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; the whole run "
+            f"{speed_before:.2f} s before the measurements and {speed_after:.2f} s after them; load average "
+            f"{load_before:.1f} and {load_after:.1f} on {os.cpu_count()} CPUs; the measurements took "
             f"{whole_s / 60:.0f} min). Each cell: the median (min–max) of its samples; in process, each from a store "
             "not yet opened in the process (the file in the OS's cache); whole processes from start to exit, bytecode "
             "cached, started by a small launcher process (peak RSS from its `wait4`), taking turns with their "
@@ -569,7 +580,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes, one repeat; writes nothing")
     opts = parser.parse_args()
     repeats = QUICK_REPEATS if opts.quick else REPEATS
-    started = perf_counter()
+    before, started = machine(), perf_counter()
     with tempfile.TemporaryDirectory(prefix="forge-growth-") as tmp:
         folder, out = Path(tmp), Path(tmp) / "out"
         out.mkdir()
@@ -578,7 +589,8 @@ def main() -> None:
         for store in trials + calls:
             measure_store(store, repeats, store in trials, out)
         released = release.bench(repeats["release"])
-        text = section(trials, calls, released, out, perf_counter() - started)
+        whole_s = perf_counter() - started
+        text = section(trials, calls, released, out, whole_s, [before, machine()])
     publish("growth.py", text, opts.quick)
 
 
