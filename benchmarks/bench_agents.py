@@ -72,6 +72,8 @@ class FiftySteps:
 
     name, version = "fifty-steps", "1"
     calls = 50
+    searched = "Observation"
+    """The type its record searches ask for."""
 
     async def run(self, task, session) -> AgentResult:
         found = await session.call("patient_search", mrn=task.context["mrn"])
@@ -82,7 +84,7 @@ class FiftySteps:
                     "vital_sign_create", patient_id=patient, name="体温", value=36.5 + i / 100, unit="Cel"
                 )
             else:
-                await session.call("record_search", patient_id=patient, type="Observation")
+                await session.call("record_search", patient_id=patient, type=self.searched)
         await session.call("finish", summary="done")
         return AgentResult(answer="synthetic benchmark trial")
 
@@ -91,3 +93,10 @@ class ThousandSteps(FiftySteps):
     """FiftySteps at 1,000 calls."""
 
     name, calls = "thousand-steps", 1000
+
+
+class LongTrial(FiftySteps):
+    """FiftySteps at 1,000 calls, searching its patient's two conditions: each call keeps its size as the trial goes
+    on (the observations it records do not come back in its searches)."""
+
+    name, calls, searched = "long-trial", 1000, "Condition"

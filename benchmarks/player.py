@@ -52,11 +52,11 @@ def open_player(folder: Path) -> ReplayPlayer:
         return ReplayPlayer(run, task=TASK, agent="thousand-steps", trial=0)
 
 
-def read_plain(folder: Path) -> str:
-    """The baseline: the trial's events as stored, read with plain sqlite3 and joined as one JSON array."""
+def read_plain(folder: Path, task: str = TASK, agent: str = "thousand-steps", trial: int = 0) -> str:
+    """The baseline: a trial's events as stored, read with plain sqlite3 and joined as one JSON array."""
     with sqlite3.connect(f"{(folder / 'run.sqlite').resolve().as_uri()}?mode=ro", uri=True) as db:
         (trial_id,) = db.execute(
-            "SELECT trial_id FROM trials WHERE task_id = ? AND agent = 'thousand-steps' AND trial = 0", (TASK,)
+            "SELECT trial_id FROM trials WHERE task_id = ? AND agent = ? AND trial = ?", (task, agent, trial)
         ).fetchone()
         rows = db.execute("SELECT * FROM events WHERE trial_id = ? ORDER BY step", (trial_id,)).fetchall()
     return "[" + ",".join(str(row) for row in rows) + "]"

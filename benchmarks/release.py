@@ -3,12 +3,12 @@
     .venv/bin/python benchmarks/release.py            # builds the stores in a temporary folder, writes RESULTS.md §9
     .venv/bin/python benchmarks/release.py --quick    # one repeat; writes nothing
 
-The stores: baseline-v1 and candidate-v2 on the 82 bundled packages, 3 trials each (246 trials per store), then
-copied in SQL as ``benchmarks/scale.py`` does to 63 trials per task (5,166 per store, 10,332 in the comparison).
+The stores: baseline-v1 and candidate-v2 on the bundled packages, 3 trials each, then copied in SQL as
+``benchmarks/scale.py`` does to 63 trials per task (with 82 packages, 5,166 per store and 10,332 in the comparison).
 Each sample executes the report template with papermill (kernel start included) and exports release.html, as
 ``forge release`` does once its trials are stored; the mutation kill rate is computed once beforehand (it depends
 on the packages only) and read from its cache. The baseline, in the same run and interleaved: the same notebook
-over the 492-trial stores it was copied from.
+over the stores it was copied from.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import tempfile
 from pathlib import Path
 from time import perf_counter
 
-from results import ROOT, calibration, git_state, write_section
-from scale import replicate
+from results import ROOT, calibration, git_state, publish
+from scale import median, replicate
 
 AGENTS = {"baseline": "baseline-v1", "candidate": "candidate-v2"}
 TRIALS, COPIES = 3, 21
@@ -68,18 +68,9 @@ def report(folder: Path) -> float:
     return perf_counter() - started
 
 
-def median(values: list[float]) -> float:
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--quick", action="store_true", help="one repeat; writes nothing")
-    opts = parser.parse_args()
-    sys.path.insert(0, str(ROOT))
+def bench(repeats: int) -> dict:
+    """Build the stores in a temporary folder and time ``repeats`` reports of each size, taking turns: the keyword
+    arguments of ``section``."""
     from forge_kernel.report.kill_rate import mutation_kill_rate
 
     with tempfile.TemporaryDirectory(prefix="forge-release-bench-") as tmp:
@@ -93,17 +84,23 @@ def main() -> None:
         mutation_kill_rate([str(ROOT / "task_packages")], folder / "small" / "mutants.json")
         kill_s = perf_counter() - started
         shutil.copy(folder / "small" / "mutants.json", folder / "large" / "mutants.json")
-        samples = {"small": [], "large": []}
-        for _ in range(1 if opts.quick else opts.repeats):
+        samples: dict[str, list[float]] = {"small": [], "large": []}
+        for _ in range(repeats):
             for size in samples:
                 samples[size].append(report(folder / size))
                 print(f"{size}: {samples[size][-1]:.2f} s", flush=True)
         size_mb = (folder / "large" / "release.html").stat().st_size / 1e6
-    text = section(trials, build_s, kill_s, samples, size_mb)
-    print(text)
-    if not opts.quick:
-        write_section("release.py", text)
-        print("wrote its section of benchmarks/RESULTS.md")
+    return {"trials": trials, "build_s": build_s, "kill_s": kill_s, "samples": samples, "size_mb": size_mb}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="one repeat; writes nothing")
+    opts = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    text = section(**bench(1 if opts.quick else opts.repeats))
+    publish("release.py", text, opts.quick)
 
 
 def section(trials: int, build_s: float, kill_s: float, samples: dict, size_mb: float) -> str:
@@ -114,7 +111,7 @@ def section(trials: int, build_s: float, kill_s: float, samples: dict, size_mb: 
             "## 9. The release notebook over a 10,000-trial comparison",
             "",
             f"Written by `benchmarks/release.py` (git {git_state()}; a pure-Python loop of 10 million additions took "
-            f"{calibration():.2f} s). The stores: baseline-v1 and candidate-v2 × 82 packages × {TRIALS} trials, copied "
+            f"{calibration():.2f} s). The stores: baseline-v1 and candidate-v2 × the bundled packages × {TRIALS} trials, copied "
             f"in SQL to {trials:,} trials in the comparison (built in {build_s:.0f} s). Each sample: papermill executes "
             "`notebooks/release_report.ipynb` (kernel start, imports, comparison, gate, ledgers, charts, players) and "
             "nbconvert exports release.html, the two sizes taking turns. The mutation kill rate (packages only) was "
@@ -125,10 +122,10 @@ def section(trials: int, build_s: float, kill_s: float, samples: dict, size_mb: 
             "|---|---:|---:|---:|---|",
             f"| {trials:,} trials | {large:.2f} s | {min(samples['large']):.2f}–{max(samples['large']):.2f} s | "
             f"{len(samples['large'])} | ≤ {GOAL_S:.0f} s |",
-            f"| baseline: 492 trials (the stores before copying) | {small:.2f} s | {min(samples['small']):.2f}–"
+            f"| baseline: {trials // COPIES:,} trials (the stores before copying) | {small:.2f} s | {min(samples['small']):.2f}–"
             f"{max(samples['small']):.2f} s | {len(samples['small'])} | — |",
             "",
-            f"- {trials / 492:.0f}× the trials cost {large / small:.2f}× the time; release.html {size_mb:.1f} MB.",
+            f"- {COPIES}× the trials cost {large / small:.2f}× the time; release.html {size_mb:.1f} MB.",
             f"- **{trials:,}-trial release notebook: {large:.2f} s. Goal under {GOAL_S:.0f} s: {verdict}.**",
             "",
         ]

@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from results import PROCESS_ENV, ROOT, calibration, git_state, write_section
+from results import PROCESS_ENV, ROOT, calibration, git_state, publish
 from scale import FORGE, measure, median
 
 TASK, AGENT = "SC-MED-GASTRIC-ULCER", "candidate-v2"
@@ -89,6 +89,12 @@ def section(trials: int, samples: dict, imports: list, git: str, calibration_s: 
     )
 
 
+def timed_commands(run_dir: Path, task: str = TASK, agent: str = AGENT, trial: int = 0) -> dict:
+    """The replay of one trial and the bare interpreter, as ``measure`` takes them."""
+    replay = [str(FORGE), "replay", str(run_dir), "--task", task, "--agent", agent, "--trial", str(trial)]
+    return {"replay": (replay, None), "bare": ([sys.executable, "-c", "pass"], None)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--store", type=Path, help="a run folder holding the reference agents' trials")
@@ -102,15 +108,10 @@ def main() -> None:
         reference_run(run_dir)
     with sqlite3.connect(f"{(run_dir / 'run.sqlite').resolve().as_uri()}?mode=ro", uri=True) as db:
         (trials,) = db.execute("SELECT COUNT(*) FROM trials").fetchone()
-    replay = [str(FORGE), "replay", str(run_dir), "--task", TASK, "--agent", AGENT, "--trial", "0"]
-    samples = measure(
-        {"replay": (replay, None), "bare": ([sys.executable, "-c", "pass"], None)}, 3 if opts.quick else opts.repeats
-    )
-    text = section(trials, samples, slowest_imports(replay), git_state(), calibration())
-    print(text)
-    if not opts.quick:
-        write_section("replay.py", text)
-        print("wrote its section of benchmarks/RESULTS.md")
+    commands = timed_commands(run_dir)
+    samples = measure(commands, 3 if opts.quick else opts.repeats)
+    text = section(trials, samples, slowest_imports(commands["replay"][0]), git_state(), calibration())
+    publish("replay.py", text, opts.quick)
 
 
 if __name__ == "__main__":

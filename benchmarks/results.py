@@ -4,7 +4,7 @@ Each script owns one section of RESULTS.md (``benchmarks/run.py`` the header and
 ``benchmarks/scale.py`` benchmark 6, ``benchmarks/player.py`` benchmark 7, ``benchmarks/replay.py`` benchmark 8,
 ``benchmarks/release.py`` benchmark 9, ``benchmarks/timeline.py`` benchmark 10, ``benchmarks/llm.py`` benchmark 11,
 ``benchmarks/grading.py`` benchmark 12, ``benchmarks/images.py`` benchmark 13, ``benchmarks/first_paint.py``
-benchmark 14), marked by an HTML comment, and rewrites only that one.
+benchmark 14, ``benchmarks/growth.py`` benchmark 15), marked by an HTML comment, and rewrites only that one.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ ORDER = (
     "grading.py",
     "images.py",
     "first_paint.py",
+    "growth.py",
 )
 """The sections, in the order the file shows them."""
 MARK = re.compile(r"^<!-- section: (\S+) -->\n", re.M)
@@ -80,3 +81,11 @@ def write_section(name: str, text: str, path: Path = RESULTS) -> None:
     path.write_text(
         "\n".join(f"<!-- section: {n} -->\n{found[n].rstrip()}\n" for n in ORDER if n in found), encoding="utf-8"
     )
+
+
+def publish(name: str, text: str, quick: bool) -> None:
+    """Print a script's section; unless ``quick``, write it to RESULTS.md too."""
+    print(text)
+    if not quick:
+        write_section(name, text)
+        print("wrote its section of benchmarks/RESULTS.md")

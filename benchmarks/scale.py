@@ -17,7 +17,6 @@ import argparse
 import asyncio
 import csv
 import hashlib
-import os
 import sqlite3
 import subprocess
 import sys
@@ -26,7 +25,7 @@ from collections import defaultdict
 from pathlib import Path
 from time import perf_counter
 
-from results import PROCESS_ENV, ROOT, calibration, git_state, write_section
+from results import PROCESS_ENV, ROOT, calibration, git_state, publish
 
 FORGE = Path(sys.executable).with_name("forge")
 AGENTS = ("baseline-v1", "candidate-v2")
@@ -59,7 +58,7 @@ def replicate(db_path: Path, copies: int) -> int:
     top, per = db.execute("SELECT MAX(trial_id), MAX(trial) + 1 FROM trials").fetchone()
     shift = {"trial_id": "trial_id + n * :top", "trial": "trial + n * :per"}
     db.execute("BEGIN")
-    for table in ("trials", "events", "scores", "verdicts"):
+    for table in ("trials", "events", "scores", "verdicts") if copies > 1 else ():
         columns = ", ".join(shift.get(row[1], row[1]) for row in db.execute(f"PRAGMA table_info({table})"))
         db.execute(
             f"WITH RECURSIVE n(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM n WHERE n < :copies) "
@@ -152,21 +151,40 @@ def plain_ledger(run_dir: str) -> None:
 # ---------------------------------------------------------------------------------------------------- measuring
 
 
+LAUNCHER = """
+import os, sys, time
+started = time.perf_counter()
+null = [(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)]
+_, status, usage = os.wait4(os.posix_spawn(sys.argv[1], sys.argv[1:], os.environ, file_actions=null), 0)
+print(time.perf_counter() - started, usage.ru_maxrss, usage.ru_utime + usage.ru_stime, os.waitstatus_to_exitcode(status))
+"""
+"""Starts a timed command (its stdout to /dev/null) and prints its wall seconds, peak RSS (KiB), CPU seconds and exit
+code. A small process of its own: on Linux a command's peak RSS counts that of the process that started it (the
+memory they shared until its exec), and this script's own grows to hundreds of MB as it builds and reads stores."""
+
+
 def whole_process(argv: list[str], out: Path | None = None) -> tuple[float, float, float]:
-    """Wall seconds, peak RSS (MiB) and CPU seconds (user + system) of one process, from its start to its exit. A failure stops the script, and
-    so does a command that did not write ``out`` afresh (``forge compare`` exits 1 on a red gate, as on a crash)."""
+    """Wall seconds, peak RSS (MiB) and CPU seconds (user + system) of one process, from its start to its exit,
+    started by ``LAUNCHER``. A failure stops the script, and so does a command that did not write ``out`` afresh
+    (``forge compare`` exits 1 on a red gate, as on a crash)."""
     if out is not None:
         out.unlink(missing_ok=True)
     with tempfile.TemporaryFile() as err:
-        started = perf_counter()
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, cwd=ROOT, env=PROCESS_ENV)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = perf_counter() - started
-        proc.returncode = code = os.waitstatus_to_exitcode(status)
-        if code not in (0, 1) or (out is not None and not out.is_file()):
+        launched = subprocess.run(
+            [sys.executable, "-I", "-S", "-c", LAUNCHER, *argv],
+            stdout=subprocess.PIPE,
+            stderr=err,
+            cwd=ROOT,
+            env=PROCESS_ENV,
+            text=True,
+        )
+        report = launched.stdout.split()
+        code = int(report[3]) if len(report) == 4 else launched.returncode
+        if len(report) != 4 or code not in (0, 1) or (out is not None and not out.is_file()):
             err.seek(0)
             sys.exit(f"{' '.join(argv)} exited {code}: {err.read().decode(errors='replace')}")
-    return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
+    wall, peak_kib, cpu = map(float, report[:3])
+    return wall, peak_kib / 1024, cpu
 
 
 def median(values: list[float]) -> float:
@@ -243,6 +261,32 @@ def section(trials: int, build_s: float | None, size_mb: float, samples: dict, g
     )
 
 
+def timed_commands(run: str, out: Path) -> dict[str, tuple[list[str], Path | None]]:
+    """The commands timed on a run folder, each with the file it must write (in folder ``out``): ``forge compare``
+    and ``forge ledger``, and their plain baselines."""
+    me = [sys.executable, __file__, "--plain"]
+    return {
+        "compare": (
+            [
+                str(FORGE),
+                "compare",
+                run,
+                run,
+                "--baseline-agent",
+                AGENTS[0],
+                "--candidate-agent",
+                AGENTS[1],
+                "--json",
+                str(out / "compare.json"),
+            ],
+            out / "compare.json",
+        ),
+        "plain compare": ([*me, "compare", run, *AGENTS], None),
+        "ledger": ([str(FORGE), "ledger", run, "--csv", str(out / "ledger.csv")], out / "ledger.csv"),
+        "plain ledger": ([*me, "ledger", run], None),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--store", type=Path, help="run folder to build once and reuse (default: a temporary one)")
@@ -267,35 +311,11 @@ def main() -> None:
         trials = build(run_dir, 4 if opts.quick else COPIES)
         build_s = perf_counter() - started
     size_mb = (run_dir / "run.sqlite").stat().st_size / 1e6
-    out = Path(tmp.name)
-    me, run = [sys.executable, __file__, "--plain"], str(run_dir)
-    commands = {
-        "compare": (
-            [
-                str(FORGE),
-                "compare",
-                run,
-                run,
-                "--baseline-agent",
-                AGENTS[0],
-                "--candidate-agent",
-                AGENTS[1],
-                "--json",
-                str(out / "compare.json"),
-            ],
-            out / "compare.json",
-        ),
-        "plain compare": ([*me, "compare", run, *AGENTS], None),
-        "ledger": ([str(FORGE), "ledger", run, "--csv", str(out / "ledger.csv")], out / "ledger.csv"),
-        "plain ledger": ([*me, "ledger", run], None),
-    }
+    commands = timed_commands(str(run_dir), Path(tmp.name))
     print(f"measuring ({trials:,} trials) ...", flush=True)
     samples = measure(commands, 1 if opts.quick else opts.repeats)
     text = section(trials, build_s, size_mb, samples, git_state(), calibration())
-    print(text)
-    if not opts.quick:
-        write_section("scale.py", text)
-        print("wrote its section of benchmarks/RESULTS.md")
+    publish("scale.py", text, opts.quick)
 
 
 if __name__ == "__main__":
