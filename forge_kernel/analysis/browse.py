@@ -18,6 +18,7 @@ SEVERITIES = ("critical", "hard", "soft")
 """Safety findings by severity: a failing hard safety verdict on a high- or critical-risk task, any other failing
 hard safety verdict, a failing soft one."""
 PERCENTILES = (50, 95, 99)
+TASK_PASS_COLUMNS = ("task_id", "agent", "passed", "trials", "failed_trial_id", "passed_trial_id")
 
 
 def failure_rows(run: Run, triage: TriageFile | None = None) -> pd.DataFrame:
@@ -30,14 +31,25 @@ def task_passes(run: Run) -> pd.DataFrame:
     """Per task (with its ``dimension``) and agent: ``passed`` of ``trials`` (k of n), whether the task is
     ``unstable`` (some of its trials passed, some failed), and the ids of its first failed and first passed trial
     (``failed_trial_id``, ``passed_trial_id``; -1 where there is none), which a player shows side by side."""
-    trials = run.outcomes.sort_values(["task_id", "agent", "trial"])
-    grouped = trials.groupby(["task_id", "agent"], sort=True)
-    first = {
-        name: trials[trials["passed"].astype(bool) == passed].groupby(["task_id", "agent"])["trial_id"].first()
-        for name, passed in (("failed_trial_id", False), ("passed_trial_id", True))
-    }
-    table = grouped["passed"].agg(passed="sum", trials="size").astype(int)
-    table = table.join(pd.DataFrame(first)).fillna(-1).astype(int).reset_index()
+    found: dict[tuple[str, str], dict] = {}
+    for g in run.task_passes.itertuples(index=False):
+        row = found.setdefault(
+            (g.task_id, g.agent),
+            {
+                "task_id": g.task_id,
+                "agent": g.agent,
+                "passed": 0,
+                "trials": 0,
+                "failed_trial_id": -1,
+                "passed_trial_id": -1,
+            },
+        )
+        row["trials"] += g.trials
+        if g.passed:
+            row["passed"], row["passed_trial_id"] = g.trials, g.first_trial_id
+        else:
+            row["failed_trial_id"] = g.first_trial_id
+    table = pd.DataFrame(list(found.values()), columns=TASK_PASS_COLUMNS)
     return table.assign(
         dimension=table["task_id"].map(slice_value(run, "dimension")).fillna("(none)"),
         unstable=(table["passed"] > 0) & (table["passed"] < table["trials"]),

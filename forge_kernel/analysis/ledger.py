@@ -28,7 +28,7 @@ The fix status is the most pressing status among the failing hard verdicts: ``op
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+from collections import defaultdict, namedtuple
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -216,9 +216,10 @@ def step_numbers(steps: str) -> tuple[int, ...]:
 
 
 def rows_of(frame: pd.DataFrame) -> Iterator[Any]:
-    """A frame's rows as named tuples of plain Python values (faster to walk than its own columns)."""
-    rows: Iterator[Any] = frame.astype(object).itertuples(index=False)
-    return rows
+    """A frame's rows as named tuples of plain Python values, made from its columns as lists (faster to walk than
+    its own rows)."""
+    row = namedtuple("row", frame.columns)  # type: ignore[misc]  # the columns are the query's names
+    return map(row._make, zip(*(frame[column].tolist() for column in frame.columns), strict=True))
 
 
 def by_trial(frame: pd.DataFrame) -> dict[int, list[Any]]:

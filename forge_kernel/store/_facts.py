@@ -3,7 +3,8 @@ columns used, and never a whole events or verdicts table.
 
 - ``tasks``: one row per package (its facts and slices);
 - ``outcomes``: one row per trial, its keys, status and scores (``failed_outcomes``: those of the failed trials, with
-  how many read tools of the expected chain never ran successfully, ``missing_reads``);
+  how many read tools of the expected chain never ran successfully, ``missing_reads``); ``task_passes``: per task,
+  agent and outcome, how many trials and the first one, counted in SQL;
 - ``trial_facts``: one row per trial of an agent with what a comparison needs: its outcome, answer and output,
   tool time and counts, tool success, faults met and recovered, idempotent replays, cross-patient and
   unauthorized-write attempts, the fingerprint of its writes, its model turns, tokens and time (``USAGE_COLUMNS``),
@@ -52,6 +53,13 @@ OUTCOME_COLUMNS = """t.trial_id, t.task_id, t.agent, t.agent_version, t.trial, t
        s.completion, s.missing, s.hidden_version, s.hidden_hash"""
 
 OUTCOMES = f"SELECT {OUTCOME_COLUMNS} FROM {LATEST_SCORES} ORDER BY t.task_id, t.agent, t.trial"
+
+TASK_PASSES = f"""
+SELECT t.task_id, t.agent, s.passed, COUNT(*) AS trials, MIN(t.trial) AS first_trial, t.trial_id AS first_trial_id
+FROM {LATEST_SCORES} GROUP BY t.task_id, t.agent, s.passed ORDER BY t.task_id, t.agent, s.passed
+"""
+"""Per task, agent and outcome: the trials, and the first (``trial_id`` is a bare column beside ``MIN``: SQLite
+takes it from the row with the least trial index)."""
 
 FAILED_OUTCOMES = f"""
 SELECT {OUTCOME_COLUMNS},
@@ -163,6 +171,10 @@ def tasks(db: sqlite3.Connection) -> pd.DataFrame:
 
 def outcomes(db: sqlite3.Connection) -> pd.DataFrame:
     return frame(db, OUTCOMES)
+
+
+def task_passes(db: sqlite3.Connection) -> pd.DataFrame:
+    return frame(db, TASK_PASSES)
 
 
 def failed_outcomes(db: sqlite3.Connection) -> pd.DataFrame:

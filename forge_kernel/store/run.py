@@ -271,6 +271,12 @@ class Run:
         return sql.outcomes(self.store.db)
 
     @cached_property
+    def task_passes(self) -> pd.DataFrame:
+        """Per task, agent and outcome (``passed`` true or false): how many ``trials`` had it and the id of the
+        first of them by trial index (``first_trial_id``), counted without reading every trial's row."""
+        return sql.task_passes(self.store.db)
+
+    @cached_property
     def failed_outcomes(self) -> pd.DataFrame:
         """The outcomes of the failed trials, with how many read tools of the expected chain never ran successfully
         (``missing_reads``)."""
