@@ -112,15 +112,16 @@ def retrieval_of(run: Run, row, gold: frozenset[str]) -> TrialRetrieval:
     trial = run.trial_by_id(int(row.trial_id))
     reads = [e for e in trial.events if e.ok and e.kind == "read"]
     image = run.image(row.task_id)
-    lookups = [e for e in reads if any(e.args.get(name) for name in PATIENT_ARGS)]
+    returned = [returned_in_order([e], image) for e in reads]
+    lookups = [found for e, found in zip(reads, returned, strict=True) if any(map(e.args.get, PATIENT_ARGS))]
     return TrialRetrieval(
         task_id=row.task_id,
         agent=row.agent,
         trial=int(row.trial),
         gold=gold,
-        fetched=tuple(returned_in_order(reads, image)),
+        fetched=tuple(dict.fromkeys(ref for found in returned for ref in found)),
         calls=len(lookups),
-        empty=sum(not returned_in_order([e], image) for e in lookups),
+        empty=sum(not found for found in lookups),
     )
 
 

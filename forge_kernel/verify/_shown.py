@@ -49,8 +49,23 @@ def returned_references(events: Iterable[Event], image: EHRImage) -> set[str]:
 
 def returned_in_order(events: Iterable[Event], image: EHRImage) -> list[str]:
     """``returned_references`` in the order the agent got them (call by call, each result as written), each once."""
-    found = read([e.result for e in events if e.ok]).records
+    found = records_in([e.result for e in events if e.ok])
     return list(dict.fromkeys(f"{t}/{i}" for t, i in found if (t, i) in image.resources))
+
+
+def records_in(node: Any) -> list[tuple[Any, str]]:
+    """(type, id) of every dict with an ``id`` inside a JSON-like value, depth first: ``Read.records`` without
+    reading the texts and numbers."""
+    found, stack = [], [node]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if "id" in node:
+                found.append((node.get("type") or node.get("resourceType"), str(node["id"])))
+            stack.extend(reversed(node.values()))
+        elif isinstance(node, list):
+            stack.extend(reversed(node))
+    return found
 
 
 def returned_to(ctx: GradeContext) -> set[str]:
