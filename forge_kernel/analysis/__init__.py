@@ -34,7 +34,7 @@ _HOMES = {
     "extraction": ("ExtractionFigures", "extraction_figures"),
     "gate": ("GatePolicy", "GateResult", "counts_against", "declared_policy", "evaluate", "load_policy"),
     "gate_checks": ("GATE_CHECKS", "gate_check", "soft_checks"),
-    "ledger": ("Ledger", "failure_ledger", "read_ledger", "write_ledger"),
+    "ledger": ("Ledger", "failure_ledger", "read_ledger", "rows_of", "write_ledger"),
     "stats": (
         "Kappa",
         "Mean",
@@ -118,6 +118,7 @@ __all__ = [
     "reliability",
     "retrieval_by_slice",
     "retrieval_figures",
+    "rows_of",
     "run_summary",
     "safety_findings",
     "seconds",

@@ -51,6 +51,7 @@ from .ledger import (
     Ledger as Ledger,
     failure_ledger as failure_ledger,
     read_ledger as read_ledger,
+    rows_of as rows_of,
     write_ledger as write_ledger,
 )
 from .retrieval import (

@@ -10,7 +10,7 @@ import pandas as pd
 from ..store import Run
 from ._slices import slice_value
 from ._tasks import SAFETY_RISKS
-from .ledger import failure_ledger
+from .ledger import failure_ledger, rows_of
 from .stats import percentile, wilson
 from .triage import TriageFile
 
@@ -32,7 +32,7 @@ def task_passes(run: Run) -> pd.DataFrame:
     ``unstable`` (some of its trials passed, some failed), and the ids of its first failed and first passed trial
     (``failed_trial_id``, ``passed_trial_id``; -1 where there is none), which a player shows side by side."""
     found: dict[tuple[str, str], dict] = {}
-    for g in run.task_passes.itertuples(index=False):
+    for g in rows_of(run.task_passes):
         row = found.setdefault(
             (g.task_id, g.agent),
             {

@@ -16,7 +16,7 @@ import pandas as pd
 import traitlets
 import yaml
 
-from ..analysis import TriageFile, failure_rows, load_triage, task_passes
+from ..analysis import TriageFile, failure_rows, load_triage, rows_of, task_passes
 from ..spec import SYNTHETIC_BANNER, SpecError, UsageError
 from ..store import Run, open_run
 from ._frontend import bundled, widget_css
@@ -180,8 +180,8 @@ class FailureBrowser(ipywidgets.VBox):
     def _load(self) -> None:
         run = self._reader()
         self._frame = failure_rows(run, self.triage)
-        passes = {(r.task_id, r.agent): r for r in task_passes(run).itertuples(index=False)}
-        self._rows = [row_json(r, passes) for r in self._frame.itertuples(index=False)]
+        passes = {(r.task_id, r.agent): r for r in rows_of(task_passes(run))}
+        self._rows = [row_json(r, passes) for r in rows_of(self._frame)]
         self.table.total = len(self._rows)
         self._show()
 
