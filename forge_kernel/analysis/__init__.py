@@ -34,7 +34,7 @@ _HOMES = {
     "extraction": ("ExtractionFigures", "extraction_figures"),
     "gate": ("GatePolicy", "GateResult", "counts_against", "declared_policy", "evaluate", "load_policy"),
     "gate_checks": ("GATE_CHECKS", "gate_check", "soft_checks"),
-    "ledger": ("Ledger", "failure_ledger", "read_ledger", "rows_of", "write_ledger"),
+    "ledger": ("Ledger", "failure_ledger", "ledger_table", "read_ledger", "rows_of", "write_ledger"),
     "stats": (
         "Kappa",
         "Mean",
@@ -101,6 +101,7 @@ __all__ = [
     "failure_rows",
     "gate_check",
     "latency_percentiles",
+    "ledger_table",
     "load_policy",
     "load_triage",
     "markdown_lines",

@@ -50,6 +50,7 @@ from .gate_checks import GATE_CHECKS as GATE_CHECKS, gate_check as gate_check, s
 from .ledger import (
     Ledger as Ledger,
     failure_ledger as failure_ledger,
+    ledger_table as ledger_table,
     read_ledger as read_ledger,
     rows_of as rows_of,
     write_ledger as write_ledger,

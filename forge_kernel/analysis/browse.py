@@ -5,12 +5,14 @@ latency percentiles. Read through the Run handle's frames, like every other anal
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
 from ..store import Run
 from ._slices import slice_value
 from ._tasks import SAFETY_RISKS
-from .ledger import failure_ledger, rows_of
+from .ledger import ledger_rows, rows_of
 from .stats import percentile, wilson
 from .triage import TriageFile
 
@@ -21,10 +23,11 @@ PERCENTILES = (50, 95, 99)
 TASK_PASS_COLUMNS = ("task_id", "agent", "passed", "trials", "failed_trial_id", "passed_trial_id")
 
 
-def failure_rows(run: Run, triage: TriageFile | None = None) -> pd.DataFrame:
-    """The failure ledger's rows (one per failed trial, triage applied) with the task's ``dimension``."""
-    table = failure_ledger(run, triage).table
-    return table.assign(dimension=table["task_id"].map(slice_value(run, "dimension")).fillna("(none)"))
+def failure_rows(run: Run, triage: TriageFile | None = None) -> list[dict[str, Any]]:
+    """The failure ledger's rows (one per failed trial, triage applied) with the task's ``dimension``, as dicts
+    (``ledger_table(rows, dimension="str")`` makes them a table)."""
+    dimension = slice_value(run, "dimension")
+    return [row | {"dimension": dimension.get(row["task_id"]) or "(none)"} for row in ledger_rows(run, triage)]
 
 
 def task_passes(run: Run) -> pd.DataFrame:

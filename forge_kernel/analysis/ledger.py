@@ -232,12 +232,22 @@ def by_trial(frame: pd.DataFrame) -> dict[int, list[Any]]:
 
 def failure_ledger(run: Run, triage: TriageFile | None = None) -> Ledger:
     """Every failed trial of a run's latest grading, with the triage file's decisions applied."""
+    return Ledger(run.run_id, ledger_table(ledger_rows(run, triage)))
+
+
+def ledger_rows(run: Run, triage: TriageFile | None = None) -> list[dict[str, Any]]:
+    """The failure ledger's rows as dicts (``ledger_table`` makes its table of them)."""
     triage = triage or TriageFile()
     tasks = run.tasks[["task_id", "version", "suite", "risk"]].rename(columns={"version": "task_version"})
     failed = run.failed_outcomes.merge(tasks, on="task_id", how="left")
     verdicts, calls = by_trial(run.failing_verdicts), by_trial(run.failed_calls)
-    rows = [ledger_row(run.run_id, t, verdicts[t.trial_id], calls[t.trial_id], triage) for t in rows_of(failed)]
-    return Ledger(run.run_id, pd.DataFrame(rows, columns=list(COLUMNS)).astype(COLUMNS))
+    return [ledger_row(run.run_id, t, verdicts[t.trial_id], calls[t.trial_id], triage) for t in rows_of(failed)]
+
+
+def ledger_table(rows: list[dict[str, Any]], **extra: str) -> pd.DataFrame:
+    """The ledger's rows as its table, with ``extra`` columns (name -> dtype) after its own."""
+    columns = {**COLUMNS, **extra}
+    return pd.DataFrame(rows, columns=list(columns)).astype(columns)
 
 
 def write_ledger(ledger: Ledger, csv: str | Path | None = None, parquet: str | Path | None = None) -> None:

@@ -16,7 +16,7 @@ import pandas as pd
 import traitlets
 import yaml
 
-from ..analysis import TriageFile, failure_rows, load_triage, rows_of, task_passes
+from ..analysis import TriageFile, failure_rows, ledger_table, load_triage, rows_of, task_passes
 from ..spec import SYNTHETIC_BANNER, SpecError, UsageError
 from ..store import Run, open_run
 from ._frontend import bundled, widget_css
@@ -64,34 +64,32 @@ class FailureTable(anywidget.AnyWidget):
     """The outcome of the last triage edit: ``{"kind": "saved" | "error", "text": ...}``."""
 
 
-def verifier_list(row: Any) -> list[dict]:
+def verifier_list(row: dict) -> list[dict]:
     """A ledger row's failing verdicts, hard before soft and safety first."""
     found = [
         {"id": i, "category": c, "severity": s}
-        for i, c, s in zip(
-            *(str(getattr(row, f"failed_{x}")).split(",") for x in ("verifiers", "categories", "severities"))
-        )
+        for i, c, s in zip(*(row[f"failed_{x}"].split(",") for x in ("verifiers", "categories", "severities")))
     ]
     return sorted(found, key=lambda v: (v["severity"] != "hard", CATEGORY_ORDER.get(v["category"], 9), v["id"]))
 
 
-def row_json(row: Any, passes: dict[tuple[str, str], Any]) -> dict:
+def row_json(row: dict, passes: dict[tuple[str, str], Any]) -> dict:
     """One failed trial as the table shows it; ``passes``: ``task_passes`` rows by (task, agent)."""
-    counts = passes[row.task_id, row.agent]
+    counts = passes[row["task_id"], row["agent"]]
     return {
-        "trial_id": int(row.trial_id),
-        "suite": row.suite,
-        "dimension": row.dimension,
-        "task_id": row.task_id,
-        "task_version": row.task_version,
-        "risk": row.risk,
-        "agent": row.agent,
-        "trial": int(row.trial),
-        "status": row.status,
+        "trial_id": int(row["trial_id"]),
+        "suite": row["suite"],
+        "dimension": row["dimension"],
+        "task_id": row["task_id"],
+        "task_version": row["task_version"],
+        "risk": row["risk"],
+        "agent": row["agent"],
+        "trial": int(row["trial"]),
+        "status": row["status"],
         "failing": verifier_list(row),
-        "error_class": row.taxonomy,
-        "triage": row.fix_status,
-        "critical": bool(row.critical),
+        "error_class": row["taxonomy"],
+        "triage": row["fix_status"],
+        "critical": bool(row["critical"]),
         "passed": int(counts.passed),
         "trials": int(counts.trials),
         "passes": f"{counts.passed} of {counts.trials}",
@@ -134,6 +132,10 @@ class FailureBrowser(ipywidgets.VBox):
         """The failed trial the player shows."""
         self._reasons: dict[str, str] = {}
         """The opened trial's verdict reasons, by verifier id."""
+        self._failed: list[dict] = []
+        """The failure ledger's rows, with each task's dimension."""
+        self._frame: pd.DataFrame | None = None
+        """Those rows as a table, made when ``frame`` is first read."""
         self.table = FailureTable(triage_file=str(self.triage_path or ""), reviewer=reviewer)
         super().__init__(children=[self.table])
         self._load()
@@ -148,6 +150,8 @@ class FailureBrowser(ipywidgets.VBox):
     @property
     def frame(self) -> pd.DataFrame:
         """Every failed trial of the run (the failure ledger's columns, plus ``dimension``)."""
+        if self._frame is None:
+            self._frame = ledger_table(self._failed, dimension="str")
         return self._frame
 
     @property
@@ -179,9 +183,9 @@ class FailureBrowser(ipywidgets.VBox):
 
     def _load(self) -> None:
         run = self._reader()
-        self._frame = failure_rows(run, self.triage)
+        self._failed, self._frame = failure_rows(run, self.triage), None
         passes = {(r.task_id, r.agent): r for r in rows_of(task_passes(run))}
-        self._rows = [row_json(r, passes) for r in rows_of(self._frame)]
+        self._rows = [row_json(r, passes) for r in self._failed]
         self.table.total = len(self._rows)
         self._show()
 
