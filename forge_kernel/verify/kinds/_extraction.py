@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import Field, ValidationInfo, model_validator
@@ -16,7 +17,7 @@ from ...spec import AnswerField, Strict
 from .._text import normal
 from ..quantities import Amount, in_unit, is_number, normal_unit
 from ..registry import Outcome, verifier
-from ..tables import compact, term_pattern
+from ..tables import TEXTS_CACHED, compact, term_pattern
 from ..verdict import GradeContext
 from ._typed import given_amount, known_key
 
@@ -103,8 +104,10 @@ class Node:
         )
 
 
+@lru_cache(maxsize=TEXTS_CACHED)
 def concept_key(name: str) -> str:
-    """What a criterion's name stands for: its key in the first terminology that knows it, else its compact text."""
+    """What a criterion's name stands for: its key in the first terminology that knows it, else its compact text
+    (remembered per name: a gold node's names are compared with every node of every trial)."""
     return next((key for terms in CONCEPT_TERMS if (key := known_key(terms, name))), compact(name))
 
 
