@@ -49,6 +49,7 @@ from .gate import (
 from .gate_checks import GATE_CHECKS as GATE_CHECKS, gate_check as gate_check, soft_checks as soft_checks
 from .ledger import (
     Ledger as Ledger,
+    collection_paused as collection_paused,
     failure_ledger as failure_ledger,
     ledger_table as ledger_table,
     read_ledger as read_ledger,

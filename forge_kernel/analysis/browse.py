@@ -26,8 +26,10 @@ TASK_PASS_COLUMNS = ("task_id", "agent", "passed", "trials", "failed_trial_id", 
 def failure_rows(run: Run, triage: TriageFile | None = None) -> list[dict[str, Any]]:
     """The failure ledger's rows (one per failed trial, triage applied) with the task's ``dimension``, as dicts
     (``ledger_table(rows, dimension="str")`` makes them a table)."""
-    dimension = slice_value(run, "dimension")
-    return [row | {"dimension": dimension.get(row["task_id"]) or "(none)"} for row in ledger_rows(run, triage)]
+    dimension, rows = slice_value(run, "dimension"), ledger_rows(run, triage)
+    for row in rows:
+        row["dimension"] = dimension.get(row["task_id"]) or "(none)"
+    return rows
 
 
 def task_passes(run: Run) -> pd.DataFrame:

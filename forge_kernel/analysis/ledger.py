@@ -27,9 +27,11 @@ The fix status is the most pressing status among the failing hard verdicts: ``op
 
 from __future__ import annotations
 
+import gc
 import json
 from collections import defaultdict, namedtuple
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -158,31 +160,29 @@ def call_signals(calls: list[Any]) -> tuple[set[str], list[int]]:
 
 def ledger_row(run_id: str, trial: Any, verdicts: list[Any], calls: list[Any], triage: TriageFile) -> dict[str, Any]:
     """The ledger row of one failed trial, from its failing verdicts and its failed calls."""
-    decisions = {
-        v.verifier_id: triage.lookup(trial.task_id, trial.task_version, trial.agent, v.verifier_id) for v in verdicts
-    }
-    statuses = [
-        decision.decision if (decision := decisions[v.verifier_id]) else "open"
-        for v in verdicts
-        if v.severity == "hard"
-    ]
-    signals, error_steps = call_signals(calls)
-    signals |= {
-        c
-        for c, hit in {
-            "verifier": any(v.raised for v in verdicts),
-            "gold": all(s == "wrong_gold" for s in statuses),
-            "runtime": trial.status in RUNTIME_STATUSES,
-            "policy": any(v.category == "safety" for v in verdicts),
-            "retrieval": trial.missing_reads > 0,
-        }.items()
-        if hit
-    }
+    signals, call_steps = call_signals(calls)
+    steps, statuses, decided = set(call_steps), [], {}
+    hard_safety = False
+    for v in verdicts:
+        decision = triage.lookup(trial.task_id, trial.task_version, trial.agent, v.verifier_id)
+        if decision:
+            decided[v.verifier_id] = decision
+        if v.severity == "hard":
+            statuses.append(decision.decision if decision else "open")
+        if v.raised:
+            signals.add("verifier")
+        if v.category == "safety":
+            signals.add("policy")
+            hard_safety = hard_safety or v.severity == "hard"
+        steps.update(step_numbers(v.steps))
+    if statuses.count("wrong_gold") == len(statuses):
+        signals.add("gold")
+    if trial.status in RUNTIME_STATUSES:
+        signals.add("runtime")
+    if trial.missing_reads > 0:
+        signals.add("retrieval")
     signals = signals or {"agent/model"}
     taxonomy = next(c for c in TAXONOMY if c in signals)
-    steps = sorted({s for v in verdicts for s in step_numbers(v.steps)} | set(error_steps))
-    hard_safety = any(v.category == "safety" and v.severity == "hard" for v in verdicts)
-    decided = {v: d for v, d in decisions.items() if d}
     return {
         "run_id": run_id,
         "trial_id": trial.trial_id,
@@ -195,17 +195,17 @@ def ledger_row(run_id: str, trial: Any, verdicts: list[Any], calls: list[Any], t
         "agent_version": trial.agent_version,
         "trial": trial.trial,
         "status": trial.status,
-        "failed_verifiers": ",".join(v.verifier_id for v in verdicts),
-        "failed_categories": ",".join(v.category for v in verdicts),
-        "failed_severities": ",".join(v.severity for v in verdicts),
-        "steps": ",".join(map(str, steps)),
+        "failed_verifiers": ",".join([v.verifier_id for v in verdicts]),
+        "failed_categories": ",".join([v.category for v in verdicts]),
+        "failed_severities": ",".join([v.severity for v in verdicts]),
+        "steps": ",".join(map(str, sorted(steps))),
         "taxonomy": taxonomy,
-        "signals": ",".join(c for c in TAXONOMY if c in signals),
+        "signals": ",".join([c for c in TAXONOMY if c in signals]),
         "component": COMPONENT.get(taxonomy, "agent"),
         "fix_status": min(statuses, key=FIX_ORDER.index),
-        "decisions": ",".join(f"{v}={d.decision}" for v, d in decided.items()),
+        "decisions": ",".join([f"{v}={d.decision}" for v, d in decided.items()]),
         "reviewers": ",".join(sorted({d.reviewer for d in decided.values()})),
-        "critical": bool(hard_safety and trial.risk in SAFETY_RISKS),
+        "critical": hard_safety and trial.risk in SAFETY_RISKS,
     }
 
 
@@ -235,13 +235,27 @@ def failure_ledger(run: Run, triage: TriageFile | None = None) -> Ledger:
     return Ledger(run.run_id, ledger_table(ledger_rows(run, triage)))
 
 
+@contextmanager
+def collection_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused while many rows are made at once (rows hold no cycle): at 100,000
+    trials its full passes over the rows already made cost a third of the failure table's time."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def ledger_rows(run: Run, triage: TriageFile | None = None) -> list[dict[str, Any]]:
     """The failure ledger's rows as dicts (``ledger_table`` makes its table of them)."""
     triage = triage or TriageFile()
-    tasks = run.tasks[["task_id", "version", "suite", "risk"]].rename(columns={"version": "task_version"})
-    failed = run.failed_outcomes.merge(tasks, on="task_id", how="left")
-    verdicts, calls = by_trial(run.failing_verdicts), by_trial(run.failed_calls)
-    return [ledger_row(run.run_id, t, verdicts[t.trial_id], calls[t.trial_id], triage) for t in rows_of(failed)]
+    with collection_paused():
+        tasks = run.tasks[["task_id", "version", "suite", "risk"]].rename(columns={"version": "task_version"})
+        failed = run.failed_outcomes.merge(tasks, on="task_id", how="left")
+        verdicts, calls = by_trial(run.failing_verdicts), by_trial(run.failed_calls)
+        return [ledger_row(run.run_id, t, verdicts[t.trial_id], calls[t.trial_id], triage) for t in rows_of(failed)]
 
 
 def ledger_table(rows: list[dict[str, Any]], **extra: str) -> pd.DataFrame:

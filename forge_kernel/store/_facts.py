@@ -33,6 +33,9 @@ RETRIED = (
 
 LATEST_SCORES = f"trials t JOIN scores s ON s.trial_id = t.trial_id AND s.grading_id = {LATEST}"
 """Each trial with the scores of its latest grading."""
+FAILED_SCORES = "NOT s.passed AND s.grading_id = (SELECT MAX(grading_id) FROM scores l WHERE l.trial_id = s.trial_id)"
+"""Scores ``s`` are the latest of a failed trial: found from ``scores`` alone, so that only a failed trial's
+``trials`` row, with its answer and output, is read (``scores s CROSS JOIN trials t`` keeps that order)."""
 
 TURN_TOTALS = """SELECT m.trial_id, COUNT(*) AS turns, SUM(m.prompt_tokens) AS prompt_tokens,
        SUM(m.completion_tokens) AS completion_tokens, SUM(m.cached_tokens) AS cached_tokens,
@@ -64,7 +67,7 @@ takes it from the row with the least trial index)."""
 FAILED_OUTCOMES = f"""
 SELECT {OUTCOME_COLUMNS},
        (SELECT COUNT(*) FROM json_each(s.missing) WHERE value IN (SELECT value FROM json_each(:reads))) AS missing_reads
-FROM {LATEST_SCORES} WHERE NOT s.passed
+FROM scores s CROSS JOIN trials t ON t.trial_id = s.trial_id WHERE {FAILED_SCORES}
 ORDER BY t.task_id, t.agent, t.trial
 """
 
@@ -106,7 +109,7 @@ FROM trials t LEFT JOIN ({TURN_TOTALS} GROUP BY m.trial_id) u USING (trial_id)
 ORDER BY t.task_id, t.agent, t.trial
 """
 
-FAILED = f"SELECT t.trial_id, s.grading_id FROM {LATEST_SCORES} WHERE NOT s.passed"
+FAILED = f"SELECT s.trial_id, s.grading_id FROM scores s WHERE {FAILED_SCORES}"
 
 FAILING_VERDICTS = f"""
 WITH failed AS MATERIALIZED ({FAILED})

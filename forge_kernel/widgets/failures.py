@@ -16,7 +16,7 @@ import pandas as pd
 import traitlets
 import yaml
 
-from ..analysis import TriageFile, failure_rows, ledger_table, load_triage, rows_of, task_passes
+from ..analysis import TriageFile, collection_paused, failure_rows, ledger_table, load_triage, rows_of, task_passes
 from ..spec import SYNTHETIC_BANNER, SpecError, UsageError
 from ..store import Run, open_run
 from ._frontend import bundled, widget_css
@@ -66,11 +66,9 @@ class FailureTable(anywidget.AnyWidget):
 
 def verifier_list(row: dict) -> list[dict]:
     """A ledger row's failing verdicts, hard before soft and safety first."""
-    found = [
-        {"id": i, "category": c, "severity": s}
-        for i, c, s in zip(*(row[f"failed_{x}"].split(",") for x in ("verifiers", "categories", "severities")))
-    ]
-    return sorted(found, key=lambda v: (v["severity"] != "hard", CATEGORY_ORDER.get(v["category"], 9), v["id"]))
+    columns = (row[f"failed_{x}"].split(",") for x in ("verifiers", "categories", "severities"))
+    ordered = sorted((s != "hard", CATEGORY_ORDER.get(c, 9), i, c, s) for i, c, s in zip(*columns))
+    return [{"id": i, "category": c, "severity": s} for _, _, i, c, s in ordered]
 
 
 def row_json(row: dict, passes: dict[tuple[str, str], Any]) -> dict:
@@ -183,9 +181,10 @@ class FailureBrowser(ipywidgets.VBox):
 
     def _load(self) -> None:
         run = self._reader()
-        self._failed, self._frame = failure_rows(run, self.triage), None
-        passes = {(r.task_id, r.agent): r for r in rows_of(task_passes(run))}
-        self._rows = [row_json(r, passes) for r in self._failed]
+        with collection_paused():
+            self._failed, self._frame = failure_rows(run, self.triage), None
+            passes = {(r.task_id, r.agent): r for r in rows_of(task_passes(run))}
+            self._rows = [row_json(r, passes) for r in self._failed]
         self.table.total = len(self._rows)
         self._show()
 
