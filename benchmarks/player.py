@@ -19,6 +19,7 @@ import os
 import sqlite3
 import sys
 import tempfile
+import zlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,13 +54,16 @@ def open_player(folder: Path) -> ReplayPlayer:
 
 
 def read_plain(folder: Path, task: str = TASK, agent: str = "thousand-steps", trial: int = 0) -> str:
-    """The baseline: a trial's events as stored, read with plain sqlite3 and joined as one JSON array."""
+    """The baseline: a trial's events and call data as stored, read with plain sqlite3 and zlib and joined as one
+    text."""
     with sqlite3.connect(f"{(folder / 'run.sqlite').resolve().as_uri()}?mode=ro", uri=True) as db:
         (trial_id,) = db.execute(
             "SELECT trial_id FROM trials WHERE task_id = ? AND agent = ? AND trial = ?", (task, agent, trial)
         ).fetchone()
         rows = db.execute("SELECT * FROM events WHERE trial_id = ? ORDER BY step", (trial_id,)).fetchall()
-    return "[" + ",".join(str(row) for row in rows) + "]"
+        (data,) = db.execute("SELECT data FROM call_data WHERE trial_id = ?", (trial_id,)).fetchone()
+    calls = zlib.decompress(data).decode().split("\n")
+    return "[" + ",".join(f"{row}\t{call}" for row, call in zip(rows, calls, strict=True)) + "]"
 
 
 def bench(store: Path | None = None, repeats: int = 15) -> dict:

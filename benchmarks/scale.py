@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import csv
-import hashlib
 import sqlite3
 import subprocess
 import sys
@@ -51,14 +50,14 @@ def build(run_dir: Path, copies: int) -> int:
 
 
 def replicate(db_path: Path, copies: int) -> int:
-    """Copy every trial with its events, scores and verdicts until there are ``copies`` of each (the original
+    """Copy every trial with its events, call data, scores and verdicts until there are ``copies`` of each (the original
     included): copy n of trial i has trial id i + n * max id and trial index k + n * (max index + 1). One
     transaction; the number of trials."""
     db = sqlite3.connect(db_path, isolation_level=None)
     top, per = db.execute("SELECT MAX(trial_id), MAX(trial) + 1 FROM trials").fetchone()
     shift = {"trial_id": "trial_id + n * :top", "trial": "trial + n * :per"}
     db.execute("BEGIN")
-    for table in ("trials", "events", "scores", "verdicts") if copies > 1 else ():
+    for table in ("trials", "events", "call_data", "scores", "verdicts") if copies > 1 else ():
         columns = ", ".join(shift.get(row[1], row[1]) for row in db.execute(f"PRAGMA table_info({table})"))
         db.execute(
             f"WITH RECURSIVE n(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM n WHERE n < :copies) "
@@ -81,20 +80,20 @@ def read_only(run_dir: str) -> sqlite3.Connection:
 
 def plain_compare(run_dir: str, *agents: str) -> None:
     """Baseline for ``forge compare``: the rows a comparison of two agents reads, through plain sqlite3, folded in
-    plain Python (tool time and success, faults, replays, denials, a hash of the writes, failing verdicts), then
+    plain Python (tool time and success, faults, replays, denials, the stored hash of the writes, failing verdicts), then
     the tasks every trial of each agent passed."""
     db, marks = read_only(run_dir), ",".join("?" * len(agents))
     trials = {
         r[0]: r
         for r in db.execute(
-            "SELECT t.trial_id, t.task_id, t.agent, t.status, t.answer, t.duration_s, t.queued_s, t.cost, s.passed "
-            f"FROM trials t JOIN scores s USING (trial_id) WHERE t.agent IN ({marks})",
+            "SELECT t.trial_id, t.task_id, t.agent, t.status, t.answer, t.duration_s, t.queued_s, t.cost, t.writes, "
+            f"s.passed FROM trials t JOIN scores s USING (trial_id) WHERE t.agent IN ({marks})",
             agents,
         )
     }
-    facts = defaultdict(lambda: [0.0, 0, 0, 0, 0, 0, hashlib.sha256()])
-    for trial_id, latency, ok, fault, flags, denied, changes in db.execute(
-        "SELECT e.trial_id, latency_ms, ok, fault, flags, denied, changes FROM trials t JOIN events e "
+    facts = defaultdict(lambda: [0.0, 0, 0, 0, 0, 0])
+    for trial_id, latency, ok, fault, flags, denied in db.execute(
+        "SELECT e.trial_id, latency_ms, ok, fault, flags, denied FROM trials t JOIN events e "
         f"USING (trial_id) WHERE t.agent IN ({marks})",
         agents,
     ):
@@ -105,8 +104,6 @@ def plain_compare(run_dir: str, *agents: str) -> None:
         f[3] += fault is not None
         f[4] += "idempotent_replay" in flags
         f[5] += denied is not None
-        if changes != "[]":
-            f[6].update(changes.encode())
     failing = defaultdict(list)
     for trial_id, verifier, category, severity in db.execute(
         "SELECT v.trial_id, verifier_id, category, severity FROM trials t JOIN verdicts v USING (trial_id) "
@@ -114,7 +111,7 @@ def plain_compare(run_dir: str, *agents: str) -> None:
         agents,
     ):
         failing[trial_id].append((verifier, category, severity))
-    fingerprints = {trial_id: f[6].hexdigest()[:16] for trial_id, f in facts.items()}
+    fingerprints = {trial_id: row[8] for trial_id, row in trials.items()}
     strict = defaultdict(lambda: True)
     for _, task, agent, *_, passed in trials.values():
         strict[agent, task] &= bool(passed)

@@ -3,6 +3,7 @@
 import asyncio
 import os
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -273,3 +274,61 @@ def gold_plan(task: str, verifiers: Path = ROOT / "verifiers") -> dict:
     """The gold calls and answer of a SuperCLUE package, as a plan for the scripted MCP agent (``MCP_AGENT``)."""
     found = read_yaml(verifiers / "superclue" / f"{task}.yaml")["gold"]
     return {"calls": found["calls"], "answer": found.get("answer", ""), "output": found.get("output", {})}
+
+
+VERSION_4_EVENTS = """
+CREATE TABLE events (
+  trial_id INTEGER NOT NULL REFERENCES trials(trial_id), step INTEGER NOT NULL, tool TEXT NOT NULL, kind TEXT NOT NULL,
+  args TEXT NOT NULL, ok INTEGER NOT NULL, result TEXT, error TEXT, denied TEXT, flags TEXT NOT NULL, fault TEXT,
+  latency_ms REAL NOT NULL, changes TEXT NOT NULL, started_ms REAL, PRIMARY KEY (trial_id, step)
+) WITHOUT ROWID;
+CREATE INDEX events_calls ON events (trial_id, step, tool, ok, latency_ms, fault, denied, flags, error, changes);
+"""
+"""The events table of a version 4 store: each call's arguments, result and changes in its row."""
+
+
+def back_to_version_4(db_path: Path) -> None:
+    """Make a store of this version one of version 4, as that version wrote it: the call data back in ``events``
+    (with its index), no ``call_data`` and no ``trials.writes``."""
+    from forge_kernel.store.call_data import unpack
+
+    with sqlite3.connect(db_path) as db:
+        calls = {
+            (trial_id, step): call
+            for trial_id, data in db.execute("SELECT trial_id, data FROM call_data")
+            for step, call in zip(
+                [s for (s,) in db.execute("SELECT step FROM events WHERE trial_id = ? ORDER BY step", (trial_id,))],
+                unpack(data),
+                strict=True,
+            )
+        }
+        rows = db.execute(
+            "SELECT trial_id, step, tool, kind, ok, error, denied, flags, fault, latency_ms, started_ms FROM events"
+        ).fetchall()
+        db.executescript(
+            f"DROP TABLE events; DROP TABLE call_data; ALTER TABLE trials DROP COLUMN writes;{VERSION_4_EVENTS}"
+        )
+        db.executemany(
+            "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            [
+                (
+                    t,
+                    s,
+                    tool,
+                    kind,
+                    calls[t, s][0],
+                    ok,
+                    calls[t, s][1],
+                    error,
+                    denied,
+                    flags,
+                    fault,
+                    ms,
+                    calls[t, s][2],
+                    at,
+                )
+                for t, s, tool, kind, ok, error, denied, flags, fault, ms, at in rows
+            ],
+        )
+        db.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    db.close()

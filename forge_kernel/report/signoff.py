@@ -52,7 +52,7 @@ SIGNOFF = "signoff.json"
 SEVERAL_ROLES = "several_roles_per_reviewer"
 """The field of ``release.json`` (from the release's parameters) that lets one reviewer approve in several roles."""
 Decision = Literal["approve", "reject", "withdraw"]
-TRIAL_TABLES = ("events", "scores", "verdicts", "turns")
+TRIAL_TABLES = ("events", "call_data", "scores", "verdicts", "turns")
 """Tables whose rows belong to one trial, digested with it; every other table of a store is digested whole."""
 
 
@@ -132,8 +132,8 @@ def release_record(folder: Path) -> dict:
 
 def store_digests(run_dir: Path) -> dict:
     """Digests of a run store: its schema (every CREATE statement), each table read from ``sqlite_master`` but the
-    trials' (so a table added later is covered too), and each trial with its events, scores, verdicts and model
-    turns (those its store has), keyed ``task/agent/trial``. Rows are streamed in order, so a large store is never held in memory."""
+    trials' (so a table added later is covered too), and each trial with its events, call data, scores, verdicts
+    and model turns (those its store has), keyed ``task/agent/trial``. Rows are streamed in order, so a large store is never held in memory."""
     with RunStore.open(run_dir, readonly=True) as store:
         schema = [
             tuple(row)
@@ -172,7 +172,8 @@ def table_digest(db: sqlite3.Connection, table: str) -> str:
 
 def by_trial(db: sqlite3.Connection, table: str) -> Iterator[tuple[int, list[tuple]]]:
     """A per-trial table's rows (without the trial id), one trial at a time in trial-id order."""
-    rows = db.execute(f"SELECT * FROM {table} ORDER BY 1, 2, 3")
+    columns = len(db.execute(f"SELECT * FROM {table} LIMIT 0").description)
+    rows = db.execute(f"SELECT * FROM {table} ORDER BY {', '.join(map(str, range(1, min(columns, 3) + 1)))}")
     return ((trial_id, [tuple(r)[1:] for r in group]) for trial_id, group in groupby(rows, key=itemgetter(0)))
 
 

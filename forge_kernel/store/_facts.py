@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from ..spec import CROSS_PATIENT, ERROR_PREFIX, UNAUTHORIZED_WRITE
@@ -46,6 +47,8 @@ NO_TURNS = (
     "0.0 AS latency_ms WHERE 0) m"
 )
 """What ``TURN_TOTALS`` reads in a store without a ``turns`` table (before version 4): no turn."""
+OLD_WRITES = "(SELECT forge_fingerprint(w.changes) FROM events w WHERE w.trial_id = t.trial_id) AS fingerprint"
+"""``trials.writes`` of a store older than version 5, from its events' changes."""
 USAGE_COLUMNS = "COALESCE(u.turns, 0) AS turns, u.prompt_tokens, u.completion_tokens, u.cached_tokens, u.model_s"
 """A trial's model turns, tokens and model time (seconds) from its ``TURN_TOTALS`` row ``u``: NULL tokens and time
 for a trial that reported no turn, never zeros that would read as data."""
@@ -78,8 +81,7 @@ WITH picked AS MATERIALIZED (
   SELECT e.trial_id, SUM(e.latency_ms) / 1000.0 AS tool_s, COUNT(*) AS tool_calls, SUM(e.ok) AS tool_ok,
          SUM(e.fault IS NOT NULL) AS faults, SUM(CASE WHEN e.fault IS NOT NULL THEN {RETRIED} ELSE 0 END) AS recovered,
          SUM(instr(e.flags, '"idempotent_replay"') > 0) AS idempotent_replays,
-         SUM(e.denied IS :cross) AS cross_patient, SUM(e.denied IS :unauthorized) AS unauthorized_writes,
-         forge_fingerprint(e.changes) FILTER (WHERE e.changes != '[]') AS fingerprint
+         SUM(e.denied IS :cross) AS cross_patient, SUM(e.denied IS :unauthorized) AS unauthorized_writes
   FROM events e WHERE e.trial_id IN (SELECT trial_id FROM picked) GROUP BY e.trial_id
 ), model AS (
   {TURN_TOTALS} WHERE m.trial_id IN (SELECT trial_id FROM picked) GROUP BY m.trial_id
@@ -96,7 +98,7 @@ SELECT t.trial_id, t.task_id, t.agent, t.agent_version, t.trial, t.status, t.ans
        COALESCE(c.tool_calls, 0) AS tool_calls, COALESCE(c.tool_ok, 0) AS tool_ok, COALESCE(c.faults, 0) AS faults,
        COALESCE(c.recovered, 0) AS recovered, COALESCE(c.idempotent_replays, 0) AS idempotent_replays,
        COALESCE(c.cross_patient, 0) AS cross_patient, COALESCE(c.unauthorized_writes, 0) AS unauthorized_writes,
-       COALESCE(c.fingerprint, :no_writes) AS fingerprint, COALESCE(f.safety_failures, 0) AS safety_failures,
+       t.writes AS fingerprint, COALESCE(f.safety_failures, 0) AS safety_failures,
        COALESCE(f.answer_failures, 0) AS answer_failures, COALESCE(f.failed_verifiers, '') AS failed_verifiers
 FROM picked k JOIN trials t USING (trial_id) JOIN scores s USING (trial_id, grading_id) JOIN packages p USING (task_id)
 LEFT JOIN calls c USING (trial_id) LEFT JOIN model u USING (trial_id) LEFT JOIN failing f USING (trial_id)
@@ -133,26 +135,26 @@ WHERE NOT e.ok ORDER BY e.trial_id, e.step
 """
 
 
+def writes_hash(changes: Iterable[str]) -> str:
+    """A short hash of a trial's writes (``trials.writes``): its calls' non-empty ``changes`` (compact JSON) joined
+    by newlines in step order."""
+    import hashlib  # imported here: reading one trial does not load OpenSSL
+
+    return hashlib.sha256("\n".join(c for c in changes if c != "[]").encode()).hexdigest()[:16]
+
+
 class Fingerprint:
-    """SQLite aggregate: a short hash of a trial's writes, its events' non-empty ``changes`` joined by newlines in
-    the order the rows arrive (a scan of ``events`` by its key gives them in step order)."""
+    """SQLite aggregate: ``writes_hash`` in a store older than version 5, of its events' ``changes`` in the order the
+    rows arrive (a scan of ``events`` by its key gives them in step order)."""
 
-    def __init__(self):
-        import hashlib  # imported here: reading one trial does not load OpenSSL
-
-        self.hash, self.first = hashlib.sha256(), True
+    def __init__(self) -> None:
+        self.changes: list[str] = []
 
     def step(self, changes: str) -> None:
-        if changes != "[]":
-            self.hash.update(changes.encode() if self.first else b"\n" + changes.encode())
-            self.first = False
+        self.changes.append(changes)
 
     def finalize(self) -> str:
-        return self.hash.hexdigest()[:16]
-
-
-NO_WRITES = "e3b0c44298fc1c14"
-"""The fingerprint of a trial that wrote nothing (``Fingerprint().finalize()``, the hash of no bytes)."""
+        return writes_hash(self.changes)
 
 
 def frame(db: sqlite3.Connection, sql: str, params: dict | tuple = ()) -> pd.DataFrame:
@@ -189,8 +191,10 @@ def failed_outcomes(db: sqlite3.Connection) -> pd.DataFrame:
 
 
 def of_version(query: str, version: int) -> str:
-    """A query as a store of schema ``version`` can answer it: before 4 no trial has model turns, before 3 each
-    trial counts as run once."""
+    """A query as a store of schema ``version`` can answer it: before 5 a trial's writes are hashed from its events,
+    before 4 no trial has model turns, before 3 each trial counts as run once."""
+    if version < 5:
+        query = query.replace("t.writes AS fingerprint", OLD_WRITES)
     if version < 4:
         query = query.replace("FROM turns m", NO_TURNS)
     return query if version >= 3 else query.replace("t.attempts", "1 AS attempts")
@@ -203,7 +207,7 @@ def trial_facts(db: sqlite3.Connection, agent: str | None, version: int) -> pd.D
     return frame(
         db,
         of_version(TRIAL_FACTS, version),
-        {"agent": agent, "cross": CROSS_PATIENT, "unauthorized": UNAUTHORIZED_WRITE, "no_writes": NO_WRITES},
+        {"agent": agent, "cross": CROSS_PATIENT, "unauthorized": UNAUTHORIZED_WRITE},
     )
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from ..spec import AgentResult, Event, Grading, ModelTurn, Scores, StoreError, Verdict
+from .call_data import unpack
 from .records import TrialRecord
 from .run_store import RunStore
 
@@ -55,9 +56,20 @@ def load_trials(run_dir: str | Path) -> pd.DataFrame:
 
 
 def load_events(run_dir: str | Path, trial_id: int | None = None) -> pd.DataFrame:
-    """Events of one trial, or of the whole run."""
+    """Events of one trial, or of the whole run, with the columns of a version 4 store: each call's ``args``,
+    ``result`` and ``changes`` as JSON text."""
+    import pandas as pd  # imported here: the CLI starts without it
+
     where, params = ("WHERE trial_id = ?", (trial_id,)) if trial_id is not None else ("", ())
-    return _frame(run_dir, f"SELECT * FROM events {where} ORDER BY trial_id, step", params)
+    with RunStore.open(Path(run_dir), readonly=True) as store:
+        frame = pd.read_sql_query(f"SELECT * FROM events {where} ORDER BY trial_id, step", store.db, params=params)
+        if store.version < 5:
+            return frame
+        data = store.db.execute(f"SELECT data FROM call_data {where} ORDER BY trial_id", params)
+        calls = [call for (blob,) in data for call in unpack(blob)]
+    for after, name, i in (("kind", "args", 0), ("ok", "result", 1), ("latency_ms", "changes", 2)):
+        frame.insert(frame.columns.get_loc(after) + 1, name, [call[i] for call in calls])
+    return frame
 
 
 def load_verdicts(run_dir: str | Path, latest: bool = True) -> pd.DataFrame:
@@ -88,7 +100,7 @@ def trial_row_by_id(store: RunStore, trial_id: int) -> sqlite3.Row:
     return row
 
 
-def event_of(e: sqlite3.Row) -> Event:
+def event_of(e: dict[str, Any]) -> Event:
     """One stored ``events`` row as an Event."""
     return Event(
         step=e["step"],
@@ -107,12 +119,12 @@ def event_of(e: sqlite3.Row) -> Event:
     )
 
 
-def started_of(e: sqlite3.Row) -> float | None:
+def started_of(e: dict[str, Any]) -> float | None:
     """When the call began (None in a version 1 store, which did not record it)."""
-    return e["started_ms"] if "started_ms" in e.keys() else None  # noqa: SIM118  (a sqlite3.Row: "in" reads values)
+    return e.get("started_ms")
 
 
-def event_json(e: sqlite3.Row) -> str:
+def event_json(e: dict[str, Any]) -> str:
     """One row of ``event_rows`` as the JSON of its Event, the stored JSON columns passed through (not decoded)."""
     ms = started_of(e)
     started = "null" if ms is None else repr(float(ms))  # floats as Python writes them
@@ -124,14 +136,22 @@ def event_json(e: sqlite3.Row) -> str:
     )
 
 
-def event_rows(store: RunStore, trial_id: int) -> list[sqlite3.Row]:
-    """A trial's stored ``events`` rows, in step order, not decoded; with its text columns also as JSON strings
-    (``tool_json`` ...) for ``event_json``."""
-    return store.db.execute(
+def event_rows(store: RunStore, trial_id: int) -> list[dict[str, Any]]:
+    """A trial's stored ``events`` rows, in step order, not decoded, each with its call data (``args``, ``result``
+    and ``changes`` as JSON text) and with its text columns also as JSON strings (``tool_json`` ...) for
+    ``event_json``."""
+    rows = store.db.execute(
         "SELECT *, json_quote(tool) AS tool_json, json_quote(kind) AS kind_json, json_quote(denied) AS denied_json, "
         "json_quote(fault) AS fault_json FROM events WHERE trial_id = ? ORDER BY step",
         (trial_id,),
     ).fetchall()
+    if store.version < 5:
+        return [dict(zip(row.keys(), row, strict=True)) for row in rows]
+    (data,) = store.db.execute("SELECT data FROM call_data WHERE trial_id = ?", (trial_id,)).fetchone()
+    return [
+        dict(zip(row.keys(), row, strict=True), args=args, result=result, changes=changes)
+        for row, (args, result, changes) in zip(rows, unpack(data), strict=True)
+    ]
 
 
 def turns_of(store: RunStore, trial_id: int) -> list[ModelTurn]:

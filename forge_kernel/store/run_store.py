@@ -14,12 +14,14 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..spec import SpecError, StoreError, compact_json
+from ._facts import writes_hash
+from .call_data import pack
 
 if TYPE_CHECKING:
     from ..spec import Grading, Package
     from .records import TrialRecord
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 DB_NAME = "run.sqlite"
 LOCK_NAME = "run.lock"
 SCHEMA = Path(__file__).with_name("schema.sql")
@@ -255,13 +257,13 @@ class RunStore:
         with self.transaction():
             for rows in trials:
                 trial_id = self.db.execute(
-                    "INSERT INTO trials VALUES (NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows.trial
+                    "INSERT INTO trials VALUES (NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows.trial
                 ).lastrowid
                 assert trial_id is not None  # the row just inserted
                 self.db.executemany(
-                    "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    [(trial_id, *event) for event in rows.events],
+                    "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?)", [(trial_id, *event) for event in rows.events]
                 )
+                self.db.execute("INSERT INTO call_data VALUES (?,?)", (trial_id, rows.call_data))
                 self.db.executemany(
                     "INSERT INTO turns VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", [(trial_id, *turn) for turn in rows.turns]
                 )
@@ -308,12 +310,14 @@ class TrialRows:
 
     trial: tuple[Any, ...]
     events: list[tuple[Any, ...]]
+    call_data: bytes
     grading: GradingRows
     turns: Sequence[tuple[Any, ...]] = ()
 
 
 def trial_rows(rec: TrialRecord) -> TrialRows:
     r = rec.result
+    calls = [(dumps(e.args), dumps(e.result), dumps(e.changes)) for e in rec.events]
     return TrialRows(
         (
             rec.task_id,
@@ -333,25 +337,24 @@ def trial_rows(rec: TrialRecord) -> TrialRows:
             rec.cost,
             utc_now(),
             rec.attempts,
+            writes_hash(changes for _, _, changes in calls),
         ),
         [
             (
                 e.step,
                 e.tool,
                 e.kind,
-                dumps(e.args),
                 e.ok,
-                dumps(e.result),
                 e.error and dumps(e.error),
                 e.denied,
                 dumps(e.flags),
                 e.fault,
                 e.latency_ms,
-                dumps(e.changes),
                 e.started_ms,
             )
             for e in rec.events
         ],
+        pack(calls),
         grading_rows(rec.grading),
         [
             (
@@ -394,7 +397,7 @@ def grading_rows(g: Grading) -> GradingRows:
     )
 
 
-OLDER = ("1", "2", "3")
+OLDER = ("1", "2", "3", "4")
 """The schema versions a store is brought up from when it is opened for writing (read-only, it is read as it is)."""
 ADDED_COLUMNS = (
     ("events", "started_ms REAL"),
@@ -407,7 +410,7 @@ ADDED_COLUMNS = (
 def migrate(db: sqlite3.Connection, version: str) -> None:
     """Bring an older store to this version in place: the new tables and columns, and, from version 1, the package
     files from the folders the run named, where they are still there and unchanged (their public hash still
-    matches)."""
+    matches); before version 5, each trial's call data moved out of ``events`` (``move_call_data``)."""
     db.executescript(SCHEMA.read_text())  # every statement is CREATE ... IF NOT EXISTS: only the new tables
     with _Transaction(db):  # a migration cut short is taken up again: each step is skipped once done
         for table, column in ADDED_COLUMNS:
@@ -415,7 +418,29 @@ def migrate(db: sqlite3.Connection, version: str) -> None:
                 db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
         if version == "1":
             snapshot_packages(db)
+        move_call_data(db)
         db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+
+
+MOVED = ("args", "result", "changes")
+"""The columns of ``events`` before version 5 that ``call_data`` holds since."""
+
+
+def move_call_data(db: sqlite3.Connection) -> None:
+    """Before version 5: each trial's calls' arguments, results and changes into ``call_data`` and the hash of its
+    writes into ``trials.writes``, then ``events`` without them (and without its index ``events_calls``)."""
+    if "changes" not in {row[1] for row in db.execute("PRAGMA table_info(events)")}:
+        return
+    db.execute("ALTER TABLE trials ADD COLUMN writes TEXT NOT NULL DEFAULT ''")
+    for (trial_id,) in db.execute("SELECT trial_id FROM trials").fetchall():
+        calls = db.execute(
+            "SELECT args, result, changes FROM events WHERE trial_id = ? ORDER BY step", (trial_id,)
+        ).fetchall()
+        db.execute("INSERT INTO call_data VALUES (?,?)", (trial_id, pack(calls)))
+        db.execute("UPDATE trials SET writes = ? WHERE trial_id = ?", (writes_hash(c for _, _, c in calls), trial_id))
+    db.execute("DROP INDEX IF EXISTS events_calls")
+    for column in MOVED:
+        db.execute(f"ALTER TABLE events DROP COLUMN {column}")
 
 
 def snapshot_packages(db: sqlite3.Connection) -> None:

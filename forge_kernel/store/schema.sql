@@ -1,11 +1,12 @@
--- MedAgent Forge run store, schema version 4 (stored in meta.schema_version).
+-- MedAgent Forge run store, schema version 5 (stored in meta.schema_version).
 -- One SQLite file (WAL) per run directory: RUN_DIR/run.sqlite. Self-contained: it keeps the files of every package
 -- it used (both halves, fixtures, custom verifier kinds) by content hash, so a copy of the file alone can be
 -- replayed, regraded and reported on elsewhere.
 -- Each trial, with its events, verdicts and scores, is written in one transaction.
 -- JSON columns hold compact JSON text.
 -- Version 1 lacked package_files, snapshots, events.started_ms and verdicts.error, version 2 trials.attempts,
--- version 3 turns;
+-- version 3 turns, version 4 trials.writes and call_data: it kept each call's arguments, result and changes in
+-- columns of events (args, result, changes, after kind, ok and latency_ms), with an index events_calls;
 -- opening an older store for writing migrates it (a version 1 store's snapshots come from the package folders it
 -- names, where they still match). Read-only, an older store is read as it is.
 
@@ -60,34 +61,34 @@ CREATE TABLE IF NOT EXISTS trials (
   cost          REAL NOT NULL,
   finished_at   TEXT NOT NULL,
   attempts      INTEGER NOT NULL DEFAULT 1,  -- more than 1: run again after a stall of a shared worker
+  writes        TEXT NOT NULL,       -- a short hash of what the trial wrote: its calls' changes (see call_data)
   UNIQUE (task_id, agent, trial)
 );
 
--- Every tool call of a trial, in order; ``changes`` holds its JSON-Patch operations with replaced values.
+-- Every tool call of a trial, in order (its arguments, result and changes are in call_data).
 CREATE TABLE IF NOT EXISTS events (
   trial_id   INTEGER NOT NULL REFERENCES trials(trial_id),
   step       INTEGER NOT NULL,
   tool       TEXT NOT NULL,
   kind       TEXT NOT NULL,
-  args       TEXT NOT NULL,          -- JSON
   ok         INTEGER NOT NULL,
-  result     TEXT,                   -- JSON
   error      TEXT,                   -- JSON {code, message}
   denied     TEXT,                   -- policy reason when refused
   flags      TEXT NOT NULL,          -- JSON list
   fault      TEXT,
   latency_ms REAL NOT NULL,
-  changes    TEXT NOT NULL,          -- JSON list of JSON-Patch operations
   started_ms REAL,                   -- when the call began, in ms after the trial began (NULL before version 2)
   PRIMARY KEY (trial_id, step)
 ) WITHOUT ROWID;
 
--- What analysis reads of each call, apart from its arguments and results (which fill the table's rows, so reading
--- any column after them from the table walks their pages). Stores made before it are read without it, more slowly.
--- It repeats ``changes`` (for the write fingerprint): 16% of a store's size and 7% of a trial's write, against a
--- fingerprint read three times slower without it (benchmarks/README.md, history).
-CREATE INDEX IF NOT EXISTS events_calls ON events (trial_id, step, tool, ok, latency_ms, fault, denied, flags, error,
-                                                   changes);
+-- What each call of a trial was given and gave back, compressed together (zlib): one line per call in step order,
+-- its arguments, result and changes (JSON-Patch operations with replaced values) as compact JSON, separated by
+-- tabs (JSON text holds no raw tab or newline). A trial's calls share most of their keys and codes: together they
+-- take about a third of their text, a call alone about two thirds.
+CREATE TABLE IF NOT EXISTS call_data (
+  trial_id INTEGER PRIMARY KEY REFERENCES trials(trial_id),
+  data     BLOB NOT NULL
+);
 
 -- The model turns an agent reported (the llm agent does), each after the calls recorded before it: the agent's own
 -- account of what its model said and asked for, and what it used. Shown beside the calls; no verifier reads it.

@@ -234,7 +234,7 @@ def test_a_rebuild_runs_only_the_trials_the_stores_lack(release):
         trial_id = con.execute(
             "SELECT trial_id FROM trials WHERE task_id = ? AND trial = 1", (GREEN_TASKS[0],)
         ).fetchone()[0]
-        for table in ("events", "scores", "verdicts", "trials"):
+        for table in ("events", "call_data", "scores", "verdicts", "trials"):
             con.execute(f"DELETE FROM {table} WHERE trial_id = ?", (trial_id,))
     con.close()
     result = forge("release", release.parent / "r1.yaml")

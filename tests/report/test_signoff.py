@@ -219,7 +219,7 @@ def test_each_table_of_a_run_store_changed_is_named(release, tmp_path, table):
             first,
         ).rowcount
     assert changed == 1
-    if table in ("trials", "events", "scores", "verdicts", "turns"):
+    if table in ("trials", "events", "call_data", "scores", "verdicts", "turns"):
         trial = con.execute(
             "SELECT task_id || '/' || agent || '/' || trial FROM trials WHERE trial_id = ?", first[:1]
         ).fetchone()[0]
@@ -257,7 +257,7 @@ def test_a_removed_trial_is_named(release, tmp_path):
     con = sqlite3.connect(release / "runs/baseline/run.sqlite")
     with con:
         trial_id = con.execute("SELECT trial_id FROM trials WHERE task_id = ? AND trial = 0", (TASKS[0],)).fetchone()[0]
-        for table in ("events", "scores", "verdicts", "trials"):
+        for table in ("events", "call_data", "scores", "verdicts", "trials"):
             con.execute(f"DELETE FROM {table} WHERE trial_id = ?", (trial_id,))
     con.close()
     assert f"run baseline: trial {TASKS[0]}/baseline-v1/0 removed" in verify(release, trusted).output

@@ -22,7 +22,7 @@ from forge_kernel.spec.trajectory import Event, ModelTurn, compact_json
 from forge_kernel.store import RunStore, TrialRecord, open_run
 from forge_kernel.store.matching import gold_criteria
 from forge_kernel.verify.kinds import resolve
-from tests.helpers import ROOT
+from tests.helpers import ROOT, back_to_version_4
 
 PACKAGE = ROOT / "task_packages/superclue/SC-OPS-ADMISSION"
 ORDER = {"op": "add", "path": "/MedicationRequest/m1", "value": {"resourceType": "MedicationRequest", "id": "m1"}}
@@ -138,6 +138,7 @@ def test_how_often_each_trials_agent_was_run_and_how_many_a_side_ran_again(run, 
     assert (sides.baseline.run_again, sides.candidate.run_again) == (0, 1)
     older = tmp_path / "older"  # a version 2 store, read as it is: each trial counted as run once
     shutil.copytree(run_dir, older)
+    back_to_version_4(older / "run.sqlite")
     with closing(sqlite3.connect(older / "run.sqlite")) as db:
         db.executescript(
             "ALTER TABLE trials DROP COLUMN attempts; UPDATE meta SET value = '2' WHERE key = 'schema_version';"
@@ -268,12 +269,15 @@ def test_an_agent_result_checks_its_own_values():
 
 
 def test_the_fingerprint_of_no_writes_is_the_hash_of_nothing():
-    from forge_kernel.store._facts import NO_WRITES, Fingerprint
+    from forge_kernel.store._facts import Fingerprint, writes_hash
 
-    assert Fingerprint().finalize() == NO_WRITES
+    assert writes_hash([]) == writes_hash(["[]", "[]"]) == "e3b0c44298fc1c14"  # sha256 of no bytes
+    assert writes_hash(['[{"op":"add"}]']) != writes_hash([])
     written = Fingerprint()
-    written.step('[{"op":"add"}]')
-    assert written.finalize() != NO_WRITES
+    for changes in ("[]", '[{"op":"add"}]', '[{"op":"remove"}]'):
+        written.step(changes)
+    assert written.finalize() == writes_hash(['[{"op":"add"}]', '[{"op":"remove"}]'])
+    assert writes_hash(['[{"op":"remove"}]', '[{"op":"add"}]']) != written.finalize()  # in step order
 
 
 TURNS = (
@@ -358,6 +362,7 @@ def test_each_call_a_model_asked_for_is_matched_to_the_step_it_became(turns_dir)
 
 def test_a_store_from_before_model_turns_reads_as_one_without_them(turns_dir, tmp_path):
     shutil.copytree(turns_dir, tmp_path / "older")
+    back_to_version_4(tmp_path / "older" / "run.sqlite")
     with closing(sqlite3.connect(tmp_path / "older" / "run.sqlite")) as db:
         db.executescript("DROP TABLE turns; UPDATE meta SET value = '3' WHERE key = 'schema_version';")
     with open_run(tmp_path / "older") as older:

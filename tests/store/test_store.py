@@ -34,10 +34,11 @@ from forge_kernel.store import (
     load_events,
     load_trials,
     load_verdicts,
+    open_run,
     read_trial,
 )
 from forge_kernel.workers._cgroup import problem
-from tests.helpers import WORKED_EXAMPLES as TASKS, copy_worked_examples, update_yaml
+from tests.helpers import WORKED_EXAMPLES as TASKS, back_to_version_4, copy_worked_examples, update_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "task_packages" / "superclue"
@@ -84,7 +85,7 @@ def query(run_dir, sql, *params):
 
 def test_schema_version_is_in_meta(run_dir):
     meta = dict(query(run_dir, "SELECT key, value FROM meta"))
-    assert meta["schema_version"] == str(SCHEMA_VERSION) == "4"
+    assert meta["schema_version"] == str(SCHEMA_VERSION) == "5"
     assert meta["run_id"] == manifest_of(run_dir)["run_id"]
     assert query(run_dir, "PRAGMA journal_mode") == [("wal",)]
 
@@ -98,7 +99,7 @@ def test_a_store_of_another_schema_version_is_refused(run_dir, tmp_path):
     with pytest.raises(StoreError) as err:
         load_trials(copy)
     assert err.value.field == "meta.schema_version"
-    assert "is 99, this code reads 4" in err.value.message
+    assert "is 99, this code reads 5" in err.value.message
 
 
 def test_manifest_records_provenance(run_dir):
@@ -409,6 +410,7 @@ def test_replay_reads_a_trial_without_the_model_library(run_dir):
 def test_a_schema_1_store_is_migrated_when_opened_for_writing(run_dir, tmp_path):
     copy = tmp_path / "old"
     shutil.copytree(run_dir, copy)
+    back_to_version_4(copy / "run.sqlite")
     with closing(sqlite3.connect(copy / "run.sqlite")) as conn:  # back to version 1
         conn.executescript(
             "ALTER TABLE events DROP COLUMN started_ms; ALTER TABLE verdicts DROP COLUMN error;"
@@ -418,7 +420,7 @@ def test_a_schema_1_store_is_migrated_when_opened_for_writing(run_dir, tmp_path)
     assert len(load_trials(copy)) == 9  # read-only, as it is
     assert query(copy, "SELECT value FROM meta WHERE key = 'schema_version'") == [("1",)]
     RunStore.open(copy).close()
-    assert query(copy, "SELECT value FROM meta WHERE key = 'schema_version'") == [("4",)]
+    assert query(copy, "SELECT value FROM meta WHERE key = 'schema_version'") == [("5",)]
     files = query(copy, "SELECT task_id, role, name FROM package_files ORDER BY task_id, role, name")
     assert {t for t, _, _ in files} == {"SC-DDX-CHEST-PAIN", "SC-MED-GASTRIC-ULCER", "SC-OPS-ADMISSION"}
     assert {(role, name) for t, role, name in files if t == "SC-MED-GASTRIC-ULCER" and role == "public"} == {
@@ -435,6 +437,7 @@ def test_a_schema_2_store_is_read_as_it_is_and_migrated_when_opened_for_writing(
     as it can tell. Read-only, the store is left exactly as it is (a signed release's digests stay true)."""
     copy = tmp_path / "old"
     shutil.copytree(run_dir, copy)
+    back_to_version_4(copy / "run.sqlite")
     with closing(sqlite3.connect(copy / "run.sqlite")) as conn:  # back to version 2
         conn.executescript(
             "ALTER TABLE trials DROP COLUMN attempts; DROP TABLE turns;"
@@ -446,22 +449,49 @@ def test_a_schema_2_store_is_read_as_it_is_and_migrated_when_opened_for_writing(
     assert (copy / "run.sqlite").read_bytes() == before
     assert query(copy, "SELECT value FROM meta WHERE key = 'schema_version'") == [("2",)]
     with RunStore.open(copy) as store:
-        assert store.version == 4
-    assert query(copy, "SELECT value FROM meta WHERE key = 'schema_version'") == [("4",)]
+        assert store.version == 5
+    assert query(copy, "SELECT value FROM meta WHERE key = 'schema_version'") == [("5",)]
     assert query(copy, "SELECT DISTINCT attempts FROM trials") == [(1,)]
     assert query(copy, "SELECT COUNT(*) FROM package_files")[0][0] > 0  # kept as they were
+
+
+def test_a_schema_4_store_reads_the_same_and_has_its_call_data_moved_when_opened_for_writing(run_dir, tmp_path):
+    """Version 5 keeps a trial's calls' arguments, results and changes compressed together (``call_data``) and the
+    hash of its writes on its ``trials`` row; version 4 kept them in ``events``. Read-only, a version 4 store gives
+    the same events, trials and write fingerprints, and is left as it is; opened for writing, it is moved over."""
+    copy = tmp_path / "old"
+    shutil.copytree(run_dir, copy)
+    back_to_version_4(copy / "run.sqlite")
+    before = (copy / "run.sqlite").read_bytes()
+    pd.testing.assert_frame_equal(load_events(copy), load_events(run_dir))
+    with open_run(copy) as old, open_run(run_dir) as now:
+        fingerprints = now.facts()["fingerprint"]
+        assert old.facts()["fingerprint"].tolist() == fingerprints.tolist() and fingerprints.nunique() > 1
+        key = ("SC-MED-GASTRIC-ULCER", "scripted", 1)
+        assert old.trial(*key).compact() == now.trial(*key).compact()
+    assert (copy / "run.sqlite").read_bytes() == before
+    with RunStore.open(copy) as store:
+        assert store.version == 5
+        moved = [(t.trial_id, t.events) for t in iter_trials(store)]
+    with RunStore.open(run_dir, readonly=True) as store:
+        assert moved == [(t.trial_id, t.events) for t in iter_trials(store)]
+    pd.testing.assert_frame_equal(load_events(copy), load_events(run_dir))
+    writes = "SELECT trial_id, writes FROM trials ORDER BY trial_id"
+    assert query(copy, writes) == query(run_dir, writes)
+    assert query(copy, "SELECT name FROM sqlite_master WHERE name = 'events_calls'") == []
 
 
 def test_a_schema_3_store_has_no_model_turns_and_gets_their_table_when_opened_for_writing(run_dir, tmp_path):
     copy = tmp_path / "old"
     shutil.copytree(run_dir, copy)
+    back_to_version_4(copy / "run.sqlite")
     with closing(sqlite3.connect(copy / "run.sqlite")) as conn:  # back to version 3
         conn.executescript("DROP TABLE turns; UPDATE meta SET value = '3' WHERE key = 'schema_version';")
     with RunStore.open(copy, readonly=True) as store:
         assert {tuple(t.turns) for t in iter_trials(store)} == {()}
     assert query(copy, "SELECT value FROM meta WHERE key = 'schema_version'") == [("3",)]
     RunStore.open(copy).close()
-    assert query(copy, "SELECT value FROM meta WHERE key = 'schema_version'") == [("4",)]
+    assert query(copy, "SELECT value FROM meta WHERE key = 'schema_version'") == [("5",)]
     assert query(copy, "SELECT COUNT(*) FROM turns") == [(0,)]
 
 

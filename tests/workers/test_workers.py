@@ -335,7 +335,7 @@ def stopped_early(spec: RunSpec, out, monkeypatch) -> None:
         asyncio.run(execute(spec, out, progress=False))
     with sqlite3.connect(out / "run.sqlite") as db:
         last = db.execute("SELECT max(trial_id) FROM trials").fetchone()[0]
-        for table in ("events", "scores", "verdicts", "trials"):
+        for table in ("events", "call_data", "scores", "verdicts", "trials"):
             db.execute(f"DELETE FROM {table} WHERE trial_id = ?", (last,))
 
 
