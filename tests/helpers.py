@@ -290,7 +290,7 @@ CREATE INDEX events_calls ON events (trial_id, step, tool, ok, latency_ms, fault
 def back_to_version_4(db_path: Path) -> None:
     """Make a store of this version one of version 4, as that version wrote it: the call data back in ``events``
     (with its index), no ``call_data`` and no ``trials.writes``."""
-    from forge_kernel.store.call_data import unpack
+    from forge_kernel.store._call_data import unpack
 
     with sqlite3.connect(db_path) as db:
         calls = {

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from ..spec import AgentResult, Event, Grading, ModelTurn, Scores, StoreError, Verdict
-from .call_data import unpack
+from ._call_data import unpack
 from .records import TrialRecord
 from .run_store import RunStore
 

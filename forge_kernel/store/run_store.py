@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..spec import SpecError, StoreError, compact_json
 from ._facts import writes_hash
-from .call_data import pack
+from ._call_data import pack
 
 if TYPE_CHECKING:
     from ..spec import Grading, Package
