@@ -15,7 +15,7 @@ from typing import Any
 from ..ehr import EHRImage
 from ..spec import Event, Package
 from ._text import StatedDate, normal, stated_dates
-from .quantities import Amount, is_number, located_amounts, normal_unit
+from .quantities import is_number, located_amounts, normal_unit
 from .tables import TEXTS_CACHED, compact
 from .verdict import GradeContext
 
@@ -112,58 +112,80 @@ class ShownNumbers:
         return zip(self.values[lo:hi], self.tolerances[lo:hi], strict=True)
 
 
-@dataclass(frozen=True)
-class ShownAmount:
-    """A number the agent was shown, with its unit and written precision."""
+ShownNumber = tuple[str, float, float]
+"""A number shown: its unit ("" for none), its absolute value, and how far it may be from the value it stands for
+(a decimal number is rounded, a whole one exact: 154 is not 155 rounded)."""
 
-    amount: Amount
-    decimals: int
+
+def shown_number(value: float, decimals: int, unit: str) -> ShownNumber:
+    """A number shown, written with ``decimals`` decimals (``ShownNumber``)."""
+    return unit, abs(value), half_unit(decimals) if decimals else 0.0
+
+
+@lru_cache(maxsize=TEXTS_CACHED, typed=True)
+def json_number(value: float | int, unit: str) -> ShownNumber:
+    """A JSON number shown, bare (``unit`` "") or as a quantity's value with its unit (remembered per number, its
+    type and unit: the same values reach many trials)."""
+    return shown_number(float(value), decimals(value), normal_unit(unit))
 
 
 @dataclass(frozen=True)
 class Read:
-    """A JSON-like value read in one pass, depth first: its strings, its numbers (see ``Shown.amounts``), its named
-    records (dicts with a text ``name``: a lab row, a series summary) and the (type, id) of every dict that has
-    both (a resource or a search row)."""
+    """A JSON-like value read in one pass, depth first: its strings, its numbers (see ``Shown.amounts_by_unit``),
+    its named records (dicts with a text ``name``: a lab row, a series summary) and the (type, id) of every dict
+    that has both (a resource or a search row)."""
 
     texts: list[str]
-    amounts: list[ShownAmount]
+    amounts: list[ShownNumber]
     named: list[dict]
     records: list[tuple[Any, str]]
+
+
+PLAIN_TYPES = frozenset({str, dict, list, int, float, bool, type(None)})
+"""The types JSON values are of, read by their type alone; a value of any other type is read as its base type."""
+
+
+def base_type(value: Any) -> type | None:
+    """What a value of another type is read as: str, dict, list or int (a number that is not a bool), else None."""
+    return next((t for t in (str, dict, list) if isinstance(value, t)), int if is_number(value) else None)
 
 
 def read(node: Any) -> Read:
     """The strings, numbers, named records and records of a JSON-like value (``Read``)."""
     found = Read([], [], [], [])
-    texts, amounts, stack = found.texts, found.amounts, [node]
+    texts, amounts, named, records = found.texts, found.amounts, found.named, found.records
+    stack = [node]
     while stack:
         node = stack.pop()
-        if isinstance(node, str):
+        cls: type | None = type(node)
+        if cls not in PLAIN_TYPES:
+            cls = base_type(node)
+        if cls is str:
             texts.append(node)
             amounts.extend(located_shown_amounts(node))
-        elif isinstance(node, dict):
+        elif cls is dict:
             get = node.get
             if isinstance(get("name"), str):
-                found.named.append(node)
+                named.append(node)
             if "id" in node:
-                found.records.append((get("type") or get("resourceType"), str(node["id"])))
+                records.append((get("type") or get("resourceType"), str(node["id"])))
             value = get("value")
             if is_number(value) and isinstance(get("unit"), str):  # read with its unit, not again as a number
-                amounts.append(ShownAmount(Amount(float(value), normal_unit(node["unit"])), decimals(value)))
+                amounts.append(json_number(value, node["unit"]))
                 stack.extend(reversed([v for k, v in node.items() if k != "value"]))
             else:
                 stack.extend(reversed(node.values()))
-        elif isinstance(node, list):
+        elif cls is list:
             stack.extend(reversed(node))
-        elif is_number(node):
-            amounts.append(ShownAmount(Amount(float(node)), decimals(node)))
+        elif cls is int or cls is float:
+            amounts.append(json_number(node, ""))
     return found
 
 
 @lru_cache(maxsize=TEXTS_CACHED)
-def located_shown_amounts(text: str) -> tuple[ShownAmount, ...]:
+def located_shown_amounts(text: str) -> tuple[ShownNumber, ...]:
     """The amounts a text writes, as numbers shown (remembered per text)."""
-    return tuple(ShownAmount(a.amount, a.decimals) for a in located_amounts(text))
+    return tuple(shown_number(a.amount.value, a.decimals, a.amount.unit) for a in located_amounts(text))
 
 
 @lru_cache(maxsize=TEXTS_CACHED)
@@ -209,18 +231,12 @@ class Shown:
         return compact("\n".join(self.texts))
 
     @cached_property
-    def amounts(self) -> list[ShownAmount]:
-        """Every number: JSON numbers, quantities (``{value, unit}``, whose value is not also a bare number) and the
-        amounts written in texts."""
-        return self.read.amounts
-
-    @cached_property
     def amounts_by_unit(self) -> dict[str, ShownNumbers]:
-        """Every number by its unit ("" for none), sorted (``ShownNumbers``)."""
+        """Every number by its unit ("" for none), sorted (``ShownNumbers``): JSON numbers, quantities (``{value,
+        unit}``, whose value is not also a bare number) and the amounts written in texts."""
         found: dict[str, list[tuple[float, float]]] = {}
-        for shown_amount in self.amounts:
-            tolerance = half_unit(shown_amount.decimals) if shown_amount.decimals else 0.0
-            found.setdefault(shown_amount.amount.unit, []).append((abs(shown_amount.amount.value), tolerance))
+        for unit, value, tolerance in self.read.amounts:
+            found.setdefault(unit, []).append((value, tolerance))
         return {unit: ShownNumbers.of(numbers) for unit, numbers in found.items()}
 
     @cached_property
