@@ -151,34 +151,39 @@ def base_type(value: Any) -> type | None:
 
 
 def read(node: Any) -> Read:
-    """The strings, numbers, named records and records of a JSON-like value (``Read``)."""
+    """The strings, numbers, named records and records of a JSON-like value (``Read``). Depth first: each container
+    is read through an iterator of its children on a stack, a text or number as soon as it is reached."""
     found = Read([], [], [], [])
     texts, amounts, named, records = found.texts, found.amounts, found.named, found.records
-    stack = [node]
+    stack = [iter((node,))]
     while stack:
-        node = stack.pop()
-        cls: type | None = type(node)
-        if cls not in PLAIN_TYPES:
-            cls = base_type(node)
-        if cls is str:
-            texts.append(node)
-            amounts.extend(located_shown_amounts(node))
-        elif cls is dict:
-            get = node.get
-            if isinstance(get("name"), str):
-                named.append(node)
-            if "id" in node:
-                records.append((get("type") or get("resourceType"), str(node["id"])))
-            value = get("value")
-            if is_number(value) and isinstance(get("unit"), str):  # read with its unit, not again as a number
-                amounts.append(json_number(value, node["unit"]))
-                stack.extend(reversed([v for k, v in node.items() if k != "value"]))
-            else:
-                stack.extend(reversed(node.values()))
-        elif cls is list:
-            stack.extend(reversed(node))
-        elif cls is int or cls is float:
-            amounts.append(json_number(node, ""))
+        for child in stack[-1]:
+            cls: type | None = type(child)
+            if cls not in PLAIN_TYPES:
+                cls = base_type(child)
+            if cls is str:
+                texts.append(child)
+                amounts.extend(located_shown_amounts(child))
+            elif cls is dict:
+                get = child.get
+                if isinstance(get("name"), str):
+                    named.append(child)
+                if "id" in child:
+                    records.append((get("type") or get("resourceType"), str(child["id"])))
+                value = get("value")
+                if value is not None and is_number(value) and isinstance(get("unit"), str):
+                    amounts.append(json_number(value, child["unit"]))  # read with its unit, not again as a number
+                    stack.append(iter([v for k, v in child.items() if k != "value"]))
+                else:
+                    stack.append(iter(child.values()))
+                break
+            elif cls is list:
+                stack.append(iter(child))
+                break
+            elif cls is int or cls is float:
+                amounts.append(json_number(child, ""))
+        else:
+            stack.pop()
     return found
 
 
