@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
+from functools import lru_cache
 
 from pydantic import Field
 
@@ -15,6 +16,7 @@ from ...tools import code_label, criterion_codes, criterion_window
 from .._shown import returned_to
 from ..matchers import values_at
 from ..registry import Outcome, verifier
+from ..tables import TEXTS_CACHED
 from ..verdict import GradeContext
 
 ASSESSMENT = "trial eligibility assessment"
@@ -57,8 +59,10 @@ class Citation:
     """The (system, code) pairs of the records that can support the criterion, as its protocol declares them."""
 
 
-def cite(source: str, protocol: object, version: object, criterion: str, reference: str) -> Citation:
-    """One citation of a criterion, with the window and codes that the criterion's protocol version declares."""
+@lru_cache(maxsize=TEXTS_CACHED)
+def cite(source: str, protocol: str, version: str, criterion: str, reference: str) -> Citation:
+    """One citation of a criterion, with the window and codes that the criterion's protocol version declares
+    (remembered: the protocol table never changes, and a citation is never changed either)."""
     return Citation(
         source,
         criterion,
@@ -81,7 +85,7 @@ def output_citations(output: dict, path: str) -> list[tuple[str, list[Citation]]
                 criterion = str(item.get("criterion_id"))
                 protocol, version = container.get("protocol_id"), container.get("protocol_version")
                 refs = item.get("evidence") or []
-                found.append((criterion, [cite("output", protocol, version, criterion, str(r)) for r in refs]))
+                found.append((criterion, [cite("output", str(protocol), str(version), criterion, str(r)) for r in refs]))
     return found
 
 
