@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
@@ -101,8 +102,8 @@ class ShownNumbers:
     widest: float
 
     @classmethod
-    def of(cls, numbers: list[tuple[float, float]]) -> ShownNumbers:
-        numbers.sort()
+    def of(cls, numbers: list[ShownNumber]) -> ShownNumbers:
+        numbers = sorted(numbers)
         return cls([v for v, _ in numbers], [t for _, t in numbers], max(t for _, t in numbers))
 
     def around(self, value: float, reach: float) -> Iterator[tuple[float, float]]:
@@ -112,18 +113,18 @@ class ShownNumbers:
         return zip(self.values[lo:hi], self.tolerances[lo:hi], strict=True)
 
 
-ShownNumber = tuple[str, float, float]
-"""A number shown: its unit ("" for none), its absolute value, and how far it may be from the value it stands for
-(a decimal number is rounded, a whole one exact: 154 is not 155 rounded)."""
+ShownNumber = tuple[float, float]
+"""A number shown: its absolute value, and how far it may be from the value it stands for (a decimal number is
+rounded, a whole one exact: 154 is not 155 rounded)."""
 
 
-def shown_number(value: float, decimals: int, unit: str) -> ShownNumber:
-    """A number shown, written with ``decimals`` decimals (``ShownNumber``)."""
-    return unit, abs(value), half_unit(decimals) if decimals else 0.0
+def shown_number(value: float, decimals: int, unit: str) -> tuple[str, ShownNumber]:
+    """A number shown, written with ``decimals`` decimals: its unit ("" for none) and the number (``ShownNumber``)."""
+    return unit, (abs(value), half_unit(decimals) if decimals else 0.0)
 
 
 @lru_cache(maxsize=TEXTS_CACHED, typed=True)
-def json_number(value: float | int, unit: str) -> ShownNumber:
+def json_number(value: float | int, unit: str) -> tuple[str, ShownNumber]:
     """A JSON number shown, bare (``unit`` "") or as a quantity's value with its unit (remembered per number, its
     type and unit: the same values reach many trials)."""
     return shown_number(float(value), decimals(value), normal_unit(unit))
@@ -136,7 +137,8 @@ class Read:
     that has both (a resource or a search row)."""
 
     texts: list[str]
-    amounts: list[ShownNumber]
+    amounts: dict[str, list[ShownNumber]]
+    """The numbers by unit ("" for none), units in the order first read."""
     named: list[dict]
     records: list[tuple[Any, str]]
 
@@ -153,7 +155,7 @@ def base_type(value: Any) -> type | None:
 def read(node: Any) -> Read:
     """The strings, numbers, named records and records of a JSON-like value (``Read``). Depth first: each container
     is read through an iterator of its children on a stack, a text or number as soon as it is reached."""
-    found = Read([], [], [], [])
+    found = Read([], defaultdict(list), [], [])
     texts, amounts, named, records = found.texts, found.amounts, found.named, found.records
     stack = [iter((node,))]
     while stack:
@@ -163,7 +165,10 @@ def read(node: Any) -> Read:
                 cls = base_type(child)
             if cls is str:
                 texts.append(child)
-                amounts.extend(located_shown_amounts(child))
+                written = located_shown_amounts(child)
+                if written:  # most texts write no number
+                    for unit, number in written:
+                        amounts[unit].append(number)
             elif cls is dict:
                 get = child.get
                 if isinstance(get("name"), str):
@@ -172,7 +177,8 @@ def read(node: Any) -> Read:
                     records.append((get("type") or get("resourceType"), str(child["id"])))
                 value = get("value")
                 if value is not None and is_number(value) and isinstance(get("unit"), str):
-                    amounts.append(json_number(value, child["unit"]))  # read with its unit, not again as a number
+                    unit, number = json_number(value, child["unit"])  # read with its unit, not again as a number
+                    amounts[unit].append(number)
                     stack.append(iter([v for k, v in child.items() if k != "value"]))
                 else:
                     stack.append(iter(child.values()))
@@ -181,15 +187,16 @@ def read(node: Any) -> Read:
                 stack.append(iter(child))
                 break
             elif cls is int or cls is float:
-                amounts.append(json_number(child, ""))
+                unit, number = json_number(child, "")
+                amounts[unit].append(number)
         else:
             stack.pop()
     return found
 
 
 @lru_cache(maxsize=TEXTS_CACHED)
-def located_shown_amounts(text: str) -> tuple[ShownNumber, ...]:
-    """The amounts a text writes, as numbers shown (remembered per text)."""
+def located_shown_amounts(text: str) -> tuple[tuple[str, ShownNumber], ...]:
+    """The amounts a text writes, as numbers shown with their units (remembered per text)."""
     return tuple(shown_number(a.amount.value, a.decimals, a.amount.unit) for a in located_amounts(text))
 
 
@@ -239,10 +246,7 @@ class Shown:
     def amounts_by_unit(self) -> dict[str, ShownNumbers]:
         """Every number by its unit ("" for none), sorted (``ShownNumbers``): JSON numbers, quantities (``{value,
         unit}``, whose value is not also a bare number) and the amounts written in texts."""
-        found: dict[str, list[tuple[float, float]]] = {}
-        for unit, value, tolerance in self.read.amounts:
-            found.setdefault(unit, []).append((value, tolerance))
-        return {unit: ShownNumbers.of(numbers) for unit, numbers in found.items()}
+        return {unit: ShownNumbers.of(numbers) for unit, numbers in self.read.amounts.items()}
 
     @cached_property
     def dates(self) -> list[StatedDate]:

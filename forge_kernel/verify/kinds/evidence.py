@@ -85,7 +85,9 @@ def output_citations(output: dict, path: str) -> list[tuple[str, list[Citation]]
                 criterion = str(item.get("criterion_id"))
                 protocol, version = container.get("protocol_id"), container.get("protocol_version")
                 refs = item.get("evidence") or []
-                found.append((criterion, [cite("output", str(protocol), str(version), criterion, str(r)) for r in refs]))
+                found.append(
+                    (criterion, [cite("output", str(protocol), str(version), criterion, str(r)) for r in refs])
+                )
     return found
 
 
