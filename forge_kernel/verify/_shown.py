@@ -36,10 +36,10 @@ def walk(node: Any) -> Iterator[Any]:
             stack.extend(reversed(node))
 
 
-def references_in(found: Read, image: EHRImage) -> set[str]:
-    """``Type/id`` of every resource of the initial EHR among the records read (a dict with its ``type`` or
-    ``resourceType`` and ``id``: the resource whole or a search row)."""
-    return {f"{t}/{i}" for t, i in found.records if (t, i) in image.resources}
+def references_in(records: Iterable[tuple[Any, str]], image: EHRImage) -> set[str]:
+    """``Type/id`` of every resource of the initial EHR among the records read (``Read.records``: a dict with its
+    ``type`` or ``resourceType`` and ``id``, the resource whole or a search row)."""
+    return {f"{t}/{i}" for t, i in records if (t, i) in image.resources}
 
 
 def returned_references(events: Iterable[Event], image: EHRImage) -> set[str]:
@@ -74,9 +74,9 @@ def returned_to(ctx: GradeContext) -> set[str]:
     pass with the rest), the writes' from their results."""
 
     def found() -> set[str]:
-        writes = read([e.result for e in ctx.events if e.ok and e.kind == "write"])
+        writes = records_in([e.result for e in ctx.events if e.ok and e.kind == "write"])
         image = ctx.view.image
-        return references_in(shown(ctx).read, image) | references_in(writes, image)
+        return references_in(shown(ctx).read.records, image) | references_in(writes, image)
 
     return ctx.remember("returned", found)
 
