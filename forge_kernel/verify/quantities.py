@@ -86,16 +86,7 @@ def unit_registry():
 
 
 def normal_unit(unit: str | None) -> str:
-    """A unit as pint reads it: unit words and UCUM codes mapped, spaces dropped (remembered per text; a value of
-    an output that is no text fails as it would uncached)."""
-    text = unit or ""
-    return unit_read(text) if isinstance(text, str) else unit_read.__wrapped__(text)
-
-
-@lru_cache(maxsize=4096)
-def unit_read(unit: str) -> str:
-    """``normal_unit`` of a text."""
-    text = unit.strip().replace(" ", "")
+    text = (unit or "").strip().replace(" ", "")
     text = UNIT_WORDS.get(text, UNIT_WORDS.get(text.lower(), TIME_WORDS.get(text, text)))
     return UCUM_POWER.sub(r"^\1", BODY_SURFACE.sub("/body_surface_1_73", text))
 
