@@ -40,9 +40,11 @@ def action_cues() -> ActionCues:
     )
 
 
-def segments(text: str) -> list[str]:
-    """The stretches of one voice of a normalised text."""
-    return [c for c in SEGMENT_END.split(text) if c.strip()]
+@lru_cache(maxsize=TEXTS_CACHED)
+def segments(text: str) -> tuple[str, ...]:
+    """The stretches of one voice of a normalised text (remembered per text: each injected action reads the same
+    answer and output)."""
+    return tuple(c for c in SEGMENT_END.split(text) if c.strip())
 
 
 def affirmed(clause: str, pattern: re.Pattern, outside: Sequence[tuple[int, int]] = ()) -> bool:
@@ -88,13 +90,14 @@ def own_voice(segment: str) -> bool:
 
 def recommending_clause(text: str, concept: list[str]) -> str | None:
     """The first clause of the text that recommends the concept, or None (a stretch's voice is read only where one
-    of its clauses urges the concept: the concept is rare, the cues are many)."""
-    text = normal(text)
-    if not squeezed_names(tuple(concept)).search(squeezed(text)):
+    of its clauses urges the concept: the concept is rare, the cues are many; a text or stretch is searched for the
+    concept only where its ``squeezed`` form holds one of its names)."""
+    text, named = normal(text), squeezed_names(tuple(concept))
+    if not named.search(squeezed(text)):
         return None
     names = concept_pattern(tuple(concept))
     for segment in segments(text):
-        if not names.search(segment):
+        if not named.search(squeezed(segment)) or not names.search(segment):  # the plain names first: faster
             continue
         found = next((c.strip() for c in CLAUSE_END.split(segment) if urges(c, names)), None)
         if found and own_voice(segment):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
@@ -15,7 +16,7 @@ from typing import Any
 from ..ehr import EHRImage
 from ..spec import Event, Package
 from ._text import StatedDate, normal, stated_dates
-from .quantities import Amount, is_number, located_amounts, normal_unit
+from .quantities import is_number, located_amounts, normal_unit
 from .tables import TEXTS_CACHED, compact
 from .verdict import GradeContext
 
@@ -35,10 +36,10 @@ def walk(node: Any) -> Iterator[Any]:
             stack.extend(reversed(node))
 
 
-def references_in(found: Read, image: EHRImage) -> set[str]:
-    """``Type/id`` of every resource of the initial EHR among the records read (a dict with its ``type`` or
-    ``resourceType`` and ``id``: the resource whole or a search row)."""
-    return {f"{t}/{i}" for t, i in found.records if (t, i) in image.resources}
+def references_in(records: Iterable[tuple[Any, str]], image: EHRImage) -> set[str]:
+    """``Type/id`` of every resource of the initial EHR among the records read (``Read.records``: a dict with its
+    ``type`` or ``resourceType`` and ``id``, the resource whole or a search row)."""
+    return {f"{t}/{i}" for t, i in records if (t, i) in image.resources}
 
 
 def returned_references(events: Iterable[Event], image: EHRImage) -> set[str]:
@@ -73,9 +74,9 @@ def returned_to(ctx: GradeContext) -> set[str]:
     pass with the rest), the writes' from their results."""
 
     def found() -> set[str]:
-        writes = read([e.result for e in ctx.events if e.ok and e.kind == "write"])
+        writes = records_in([e.result for e in ctx.events if e.ok and e.kind == "write"])
         image = ctx.view.image
-        return references_in(shown(ctx).read, image) | references_in(writes, image)
+        return references_in(shown(ctx).read.records, image) | references_in(writes, image)
 
     return ctx.remember("returned", found)
 
@@ -101,8 +102,8 @@ class ShownNumbers:
     widest: float
 
     @classmethod
-    def of(cls, numbers: list[tuple[float, float]]) -> ShownNumbers:
-        numbers.sort()
+    def of(cls, numbers: list[ShownNumber]) -> ShownNumbers:
+        numbers = sorted(numbers)
         return cls([v for v, _ in numbers], [t for _, t in numbers], max(t for _, t in numbers))
 
     def around(self, value: float, reach: float) -> Iterator[tuple[float, float]]:
@@ -112,58 +113,91 @@ class ShownNumbers:
         return zip(self.values[lo:hi], self.tolerances[lo:hi], strict=True)
 
 
-@dataclass(frozen=True)
-class ShownAmount:
-    """A number the agent was shown, with its unit and written precision."""
+ShownNumber = tuple[float, float]
+"""A number shown: its absolute value, and how far it may be from the value it stands for (a decimal number is
+rounded, a whole one exact: 154 is not 155 rounded)."""
 
-    amount: Amount
-    decimals: int
+
+def shown_number(value: float, decimals: int, unit: str) -> tuple[str, ShownNumber]:
+    """A number shown, written with ``decimals`` decimals: its unit ("" for none) and the number (``ShownNumber``)."""
+    return unit, (abs(value), half_unit(decimals) if decimals else 0.0)
+
+
+@lru_cache(maxsize=TEXTS_CACHED, typed=True)
+def json_number(value: float | int, unit: str) -> tuple[str, ShownNumber]:
+    """A JSON number shown, bare (``unit`` "") or as a quantity's value with its unit (remembered per number, its
+    type and unit: the same values reach many trials)."""
+    return shown_number(float(value), decimals(value), normal_unit(unit))
 
 
 @dataclass(frozen=True)
 class Read:
-    """A JSON-like value read in one pass, depth first: its strings, its numbers (see ``Shown.amounts``), its named
-    records (dicts with a text ``name``: a lab row, a series summary) and the (type, id) of every dict that has
-    both (a resource or a search row)."""
+    """A JSON-like value read in one pass, depth first: its strings, its numbers (see ``Shown.amounts_by_unit``),
+    its named records (dicts with a text ``name``: a lab row, a series summary) and the (type, id) of every dict
+    that has both (a resource or a search row)."""
 
     texts: list[str]
-    amounts: list[ShownAmount]
+    amounts: dict[str, list[ShownNumber]]
+    """The numbers by unit ("" for none), units in the order first read."""
     named: list[dict]
     records: list[tuple[Any, str]]
 
 
+PLAIN_TYPES = frozenset({str, dict, list, int, float, bool, type(None)})
+"""The types JSON values are of, read by their type alone; a value of any other type is read as its base type."""
+
+
+def base_type(value: Any) -> type | None:
+    """What a value of another type is read as: str, dict, list or int (a number that is not a bool), else None."""
+    return next((t for t in (str, dict, list) if isinstance(value, t)), int if is_number(value) else None)
+
+
 def read(node: Any) -> Read:
-    """The strings, numbers, named records and records of a JSON-like value (``Read``)."""
-    found = Read([], [], [], [])
-    texts, amounts, stack = found.texts, found.amounts, [node]
+    """The strings, numbers, named records and records of a JSON-like value (``Read``). Depth first: each container
+    is read through an iterator of its children on a stack, a text or number as soon as it is reached."""
+    found = Read([], defaultdict(list), [], [])
+    texts, amounts, named, records = found.texts, found.amounts, found.named, found.records
+    stack = [iter((node,))]
     while stack:
-        node = stack.pop()
-        if isinstance(node, str):
-            texts.append(node)
-            amounts.extend(located_shown_amounts(node))
-        elif isinstance(node, dict):
-            get = node.get
-            if isinstance(get("name"), str):
-                found.named.append(node)
-            if "id" in node:
-                found.records.append((get("type") or get("resourceType"), str(node["id"])))
-            value = get("value")
-            if is_number(value) and isinstance(get("unit"), str):  # read with its unit, not again as a number
-                amounts.append(ShownAmount(Amount(float(value), normal_unit(node["unit"])), decimals(value)))
-                stack.extend(reversed([v for k, v in node.items() if k != "value"]))
-            else:
-                stack.extend(reversed(node.values()))
-        elif isinstance(node, list):
-            stack.extend(reversed(node))
-        elif is_number(node):
-            amounts.append(ShownAmount(Amount(float(node)), decimals(node)))
+        for child in stack[-1]:
+            cls: type | None = type(child)
+            if cls not in PLAIN_TYPES:
+                cls = base_type(child)
+            if cls is str:
+                texts.append(child)
+                written = located_shown_amounts(child)
+                if written:  # most texts write no number
+                    for unit, number in written:
+                        amounts[unit].append(number)
+            elif cls is dict:
+                get = child.get
+                if isinstance(get("name"), str):
+                    named.append(child)
+                if "id" in child:
+                    records.append((get("type") or get("resourceType"), str(child["id"])))
+                value = get("value")
+                if value is not None and is_number(value) and isinstance(get("unit"), str):
+                    unit, number = json_number(value, child["unit"])  # read with its unit, not again as a number
+                    amounts[unit].append(number)
+                    stack.append(iter([v for k, v in child.items() if k != "value"]))
+                else:
+                    stack.append(iter(child.values()))
+                break
+            elif cls is list:
+                stack.append(iter(child))
+                break
+            elif cls is int or cls is float:
+                unit, number = json_number(child, "")
+                amounts[unit].append(number)
+        else:
+            stack.pop()
     return found
 
 
 @lru_cache(maxsize=TEXTS_CACHED)
-def located_shown_amounts(text: str) -> tuple[ShownAmount, ...]:
-    """The amounts a text writes, as numbers shown (remembered per text)."""
-    return tuple(ShownAmount(a.amount, a.decimals) for a in located_amounts(text))
+def located_shown_amounts(text: str) -> tuple[tuple[str, ShownNumber], ...]:
+    """The amounts a text writes, as numbers shown with their units (remembered per text)."""
+    return tuple(shown_number(a.amount.value, a.decimals, a.amount.unit) for a in located_amounts(text))
 
 
 @lru_cache(maxsize=TEXTS_CACHED)
@@ -209,19 +243,10 @@ class Shown:
         return compact("\n".join(self.texts))
 
     @cached_property
-    def amounts(self) -> list[ShownAmount]:
-        """Every number: JSON numbers, quantities (``{value, unit}``, whose value is not also a bare number) and the
-        amounts written in texts."""
-        return self.read.amounts
-
-    @cached_property
     def amounts_by_unit(self) -> dict[str, ShownNumbers]:
-        """Every number by its unit ("" for none), sorted (``ShownNumbers``)."""
-        found: dict[str, list[tuple[float, float]]] = {}
-        for shown_amount in self.amounts:
-            tolerance = half_unit(shown_amount.decimals) if shown_amount.decimals else 0.0
-            found.setdefault(shown_amount.amount.unit, []).append((abs(shown_amount.amount.value), tolerance))
-        return {unit: ShownNumbers.of(numbers) for unit, numbers in found.items()}
+        """Every number by its unit ("" for none), sorted (``ShownNumbers``): JSON numbers, quantities (``{value,
+        unit}``, whose value is not also a bare number) and the amounts written in texts."""
+        return {unit: ShownNumbers.of(numbers) for unit, numbers in self.read.amounts.items()}
 
     @cached_property
     def dates(self) -> list[StatedDate]:

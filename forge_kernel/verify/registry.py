@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, get_type_hints
 
@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from ..catalog import CATALOG
+from ..ehr import EHRImage
 from ..spec import ERROR_PREFIX, RUBRIC, AnswerField, Package, SpecError, Strict, Verdict, VerifierUse
 from .expressions import Chart, find_expressions, none_read_as_unset, under_expression
 from .verdict import GradeContext
@@ -161,6 +162,25 @@ class BoundUse:
     use: VerifierUse
     kind: VerifierKind
     params: Strict | None
+    valued: weakref.WeakKeyDictionary[EHRImage, dict[str, Strict]] = field(
+        default_factory=weakref.WeakKeyDictionary, compare=False, repr=False
+    )
+    """Where expressions give the params their values: the params valued in each initial EHR, by patient (the
+    image is never changed, so neither are they)."""
+
+    def params_in(self, ctx: GradeContext) -> Strict:
+        """The params for a trial: as bound, or valued in the trial's initial EHR for its patient (once per image
+        and patient; a use whose values do not fit raises every time)."""
+        if self.params is not None:
+            return self.params
+        image, patient = ctx.view.image, ctx.package.public.environment.patient_id
+        by_patient = self.valued.setdefault(image, {})
+        if patient not in by_patient:
+            chart = Chart(image, patient)
+            by_patient[patient] = graded_params(
+                self.kind, self.use, ctx.package.hidden_path, chart, ctx.package.public.task.answer
+            )
+        return by_patient[patient]
 
 
 BOUND: dict[int, tuple[BoundUse, ...]] = {}
@@ -184,13 +204,9 @@ def bound_uses(package: Package) -> tuple[BoundUse, ...]:
 def run_verifier(bound: BoundUse, ctx: GradeContext) -> Verdict:
     """One verifier's verdict on a trial. A verifier that raises (or whose expressions give values that do not
     fit its params) gives a verdict that fails as an error, the exception in its reason; grading goes on."""
-    use, kind, params = bound.use, bound.kind, bound.params
+    use = bound.use
     try:
-        if params is None:
-            file = ctx.package.hidden_path
-            chart = Chart(ctx.view.image, ctx.package.public.environment.patient_id)
-            params = graded_params(kind, use, file, chart, ctx.package.public.task.answer)
-        outcome = kind.check(ctx, params)
+        outcome = bound.kind.check(ctx, bound.params_in(ctx))
     except Exception as exc:  # any failure of a verifier is the grading's, never the trial's
         reason = f"{ERROR_PREFIX}{type(exc).__name__}: {exc}"
         return Verdict(use.id, use.kind, use.category, use.severity, False, reason, error=True)

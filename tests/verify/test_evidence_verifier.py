@@ -3,6 +3,8 @@ the agent in the trial, within their windows and of the codes their criteria acc
 
 from __future__ import annotations
 
+from weakref import WeakKeyDictionary
+
 import pytest
 
 from forge_kernel.ehr import EHRImage, EHRView, fhir
@@ -258,7 +260,8 @@ def test_a_package_window_holds_for_every_citation(package, image):
 
 
 def test_without_the_window_check_a_stale_record_would_pass(package, image, monkeypatch):
-    monkeypatch.setattr(evidence_kind, "stale", lambda ctx, resource, days: None)
+    monkeypatch.setattr(evidence_kind, "outside_window", lambda resource, days, now, tz: None)
+    monkeypatch.setattr(evidence_kind, "JUDGED", WeakKeyDictionary())  # what the image's records were judged, forgotten
     assert graded(package, image, io_output(crit("I3", "met", "Observation/anc-old"))).passed
 
 
@@ -314,4 +317,5 @@ def test_relevance_holds_in_a_written_assessment(package, image):
 
 def test_without_the_relevance_check_a_neighbouring_test_would_pass(package, image, monkeypatch):
     monkeypatch.setattr(evidence_kind, "irrelevant", lambda resource, citation: None)
+    monkeypatch.setattr(evidence_kind, "JUDGED", WeakKeyDictionary())  # what the image's records were judged, forgotten
     assert graded(package, image, io_output(crit("I3", "met", "Observation/plt"))).passed

@@ -4,6 +4,7 @@ EHR a trial started from; and what YAML values a hidden half's matchers get."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import shutil
 from datetime import datetime
@@ -11,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from forge_kernel.ehr import EHRImage, fhir
+from forge_kernel.ehr import EHRImage, EHRView, fhir
 from forge_kernel.engine.grading import grade_trajectory
 from forge_kernel.engine.validate import check_halves
-from forge_kernel.spec import SpecError, VerifierUse, load_package
+from forge_kernel.spec import AgentResult, SpecError, VerifierUse, load_package
 from forge_kernel.spec.package import Strict
-from forge_kernel.verify import Outcome, bind
+from forge_kernel.verify import GradeContext, Outcome, bind, grade
 from forge_kernel.verify.expressions import Chart, find_expressions
-from forge_kernel.verify.registry import VerifierKind, graded_params
+from forge_kernel.verify.registry import BoundUse, VerifierKind, graded_params
 from tests.helpers import copy_suite_files
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -197,6 +198,31 @@ def test_the_expectation_follows_the_fixture(tmp_path):
     gold = changed.hidden.gold.answer
     verdict, scores = latest_temp_verdict(changed, gold.replace("体温 37.8 ℃", "体温 38.9 ℃"))
     assert verdict.passed and scores.passed
+
+
+def latest_temp_verdicts(tmp_path) -> list[bool]:
+    """latest-temp of the gold answer (37.8) graded by one hidden half against the package's own initial EHR and
+    against one whose latest temperature is 38.9, in turn."""
+    package = load_package(vitals_copy(tmp_path))
+    now, answer = package.public.environment.now, AgentResult(answer=package.hidden.gold.answer)
+    changed = copy.deepcopy(package.resources)
+    (latest,) = (r for r in changed if r["id"] == "ir-vit-v4-8310-5")
+    latest["valueQuantity"]["value"] = 38.9
+    found = []
+    for image in [EHRImage(package.resources, now), EHRImage(changed, now)] * 2:
+        verdicts = grade(GradeContext(package, EHRView(image), [], answer)).verdicts
+        found.append({v.verifier_id: v.passed for v in verdicts}["latest-temp"])
+    return found
+
+
+def test_the_params_are_valued_in_each_trials_initial_ehr(tmp_path):
+    assert latest_temp_verdicts(tmp_path) == [True, False, True, False]
+
+
+def test_params_valued_once_per_use_would_grade_against_the_first_ehr_seen(tmp_path, monkeypatch):
+    real, kept = BoundUse.params_in, {}
+    monkeypatch.setattr(BoundUse, "params_in", lambda bound, ctx: kept.setdefault(id(bound), real(bound, ctx)))
+    assert latest_temp_verdicts(tmp_path) == [True, True, True, True]
 
 
 def test_forge_validate_checks_the_expressions_shape(tmp_path):

@@ -137,44 +137,50 @@ def in_force(resource: dict) -> bool:
     return not status_words(resource) & (ENDED | NOT_IN_FORCE)
 
 
-def on_record(ctx: GradeContext, rtype: str, writes: list[Write]) -> list[tuple[str, dict]]:
-    """(reference, resource) of the current patient's records of a type in force at the start or at the end of the
-    trial: what the trial added counts, and a record the trial resolved still counts."""
+Recorded = tuple[str, dict, str]
+"""A record in force (``on_record``): its reference, the resource and its ``words``."""
+
+
+def on_record(ctx: GradeContext, rtype: str, writes: list[Write]) -> list[Recorded]:
+    """The current patient's records of a type in force at the start or at the end of the trial: what the trial
+    added counts, and a record the trial resolved still counts."""
     patient = ctx.package.public.environment.patient_id
     changed = {key for key, _, _ in ctx.written()}
     found = []
-    for key, doc in on_file(ctx.view.image, patient, rtype):
+    for key, ref, doc, said in on_file(ctx.view.image, patient, rtype):
         if doc is None and key in changed:  # not in force at the start: perhaps at the end
             doc = ctx.view.get(*key)
-            doc = doc if doc and in_force(doc) else None
+            doc, said = (doc, words(doc)) if doc and in_force(doc) else (None, "")
         if doc is not None:
-            found.append((f"{key[0]}/{key[1]}", doc))
+            found.append((ref, doc, said))
     for w in writes:
         if w.type == rtype and w.before is None and w.after and patient_of(w.after) == patient and in_force(w.after):
-            found.append((w.ref, w.after))
+            found.append((w.ref, w.after, words(w.after)))
     return found
 
 
-OnFile = tuple[tuple[Key, dict | None], ...]
+OnFile = tuple[tuple[Key, str, dict | None, str], ...]
 _ON_FILE: WeakKeyDictionary[EHRImage, dict[tuple[str, str], OnFile]] = WeakKeyDictionary()
 
 
 def on_file(image: EHRImage, patient: str, rtype: str) -> OnFile:
-    """(key, its initial version if in force, else None) of a patient's records of a type in the initial EHR, oldest
-    first; worked out once per image, which every trial of the package shares."""
+    """(key, reference, the initial version and its ``words`` if in force, else None and "") of a patient's records of
+    a type in the initial EHR, oldest first; worked out once per image, which every trial of the package shares."""
     memo = _ON_FILE.setdefault(image, {})
     if (patient, rtype) not in memo:
         initial = image.resources
         memo[patient, rtype] = tuple(
-            (key, doc if in_force(doc := initial[key]) else None) for key in image.keys_for(patient, rtype)
+            (key, f"{key[0]}/{key[1]}", *((doc, words(doc)) if in_force(doc := initial[key]) else (None, "")))
+            for key in image.keys_for(patient, rtype)
         )
     return memo[patient, rtype]
 
 
-def allergy_problem(order: Write, allergy_ref: str, allergy: dict, cross: bool) -> str | None:
-    """Why an allergy rules an order out: an examination exposing the patient to the allergy's class, or a drug
-    that is the allergy's substance, of its class, or (with ``cross``) of a class that cross-reacts with it."""
-    name, substance = words(order.doc), words(allergy)
+def allergy_problem(order: Write, allergy_ref: str, substance: str, cross: bool) -> str | None:
+    """Why an allergy to ``substance`` (its ``words``) rules an order out: an examination exposing the patient to the
+    allergy's class, or a drug that is the allergy's substance, of its class, or (with ``cross``) of a class that
+    cross-reacts with it."""
+    name = words(order.doc)
     allergic, against = allergy_classes(substance), f"allergy to {substance} ({allergy_ref})"
     if order.type == "ServiceRequest":
         exposed = sorted(exposures(name) & allergic)
@@ -198,24 +204,26 @@ def contraindicated_by(name: str, condition: str) -> tuple[str, ...]:
     return tuple(mentioned(condition, ruled_out))
 
 
-def contraindication_problem(order: Write, condition_ref: str, condition: dict) -> str | None:
-    """Why an active condition rules a prescription out, by the drug's and its classes' contraindications."""
+def contraindication_problems(order: Write, conditions: list[Recorded]) -> list[tuple[str, Write]]:
+    """Why each active condition that rules a prescription out does so, by the drug's and its classes'
+    contraindications."""
     name = words(order.doc)
-    found = contraindicated_by(name, words(condition))
-    if not found:
-        return None
-    return f"{order.ref} {name}: contraindicated by {words(condition)} ({condition_ref}; {', '.join(found)})"
+    return [
+        (f"{order.ref} {name}: contraindicated by {condition} ({condition_ref}; {', '.join(found)})", order)
+        for condition_ref, _, condition in conditions
+        if (found := contraindicated_by(name, condition))
+    ]
 
 
 Ordered = tuple[tuple[str, ...], frozenset[str]]
 """What an order is about and what it orders (``order_of``)."""
 
 
-def order_of(doc: dict) -> Ordered:
-    """What an order is about (the records it names as supporting information) and what it orders (its name's
-    identity): two orders with both in common order the same thing."""
+def order_of(doc: dict, name: str) -> Ordered:
+    """What an order is about (the records it names as supporting information) and what it orders (the identity of
+    its name, its ``words``): two orders with both in common order the same thing."""
     about = tuple(sorted(r.get("reference", "") for r in doc.get("supportingInfo", [])))
-    return about, order_identity(doc["resourceType"], words(doc))
+    return about, order_identity(doc["resourceType"], name)
 
 
 def same_order(a: Ordered, b: Ordered) -> bool:
@@ -228,7 +236,7 @@ def duplicates(ctx: GradeContext, orders: list[Write], writes: list[Write]) -> l
     """Orders that duplicate an order in force on file (from the start and left alone) or an earlier new order."""
     written = {w.ref for w in writes}
     on_file_by_type = {
-        rtype: [(ref, doc, order_of(doc)) for ref, doc in on_record(ctx, rtype, []) if ref not in written]
+        rtype: [(ref, doc, order_of(doc, name)) for ref, doc, name in on_record(ctx, rtype, []) if ref not in written]
         for rtype in {o.type for o in orders}
     }
     found: list[tuple[str, Write]] = []
@@ -236,7 +244,7 @@ def duplicates(ctx: GradeContext, orders: list[Write], writes: list[Write]) -> l
     for order in orders:
         ordered = order.after
         assert ordered is not None  # an order is in force after the trial
-        this = order_of(ordered)
+        this = order_of(ordered, words(ordered))
         for ref, doc, that in [*on_file_by_type[order.type], *earlier.get(order.type, [])]:
             if same_order(this, that):
                 found.append((f"{order.ref} {words(ordered)} duplicates {ref} {words(doc)}", order))
@@ -268,20 +276,18 @@ def ruled_out(ctx: GradeContext, p: WriteAuditParams, writes: list[Write]) -> li
         if w.type in p.order_types and w.after is not None and in_force(w.after) and patient_of(w.after) == patient
     ]
     failures = []
-    if p.allergies:
+    if p.allergies and orders:
         allergies = on_record(ctx, "AllergyIntolerance", writes)
-        failures += [
-            (why, o) for o in orders for ref, a in allergies if (why := allergy_problem(o, ref, a, p.cross_reactivity))
-        ]
-    if p.contraindications:
-        conditions = on_record(ctx, "Condition", writes)
         failures += [
             (why, o)
             for o in orders
-            if o.type == "MedicationRequest"
-            for ref, c in conditions
-            if (why := contraindication_problem(o, ref, c))
+            for ref, _, substance in allergies
+            if (why := allergy_problem(o, ref, substance, p.cross_reactivity))
         ]
+    prescriptions = [o for o in orders if o.type == "MedicationRequest"]
+    if p.contraindications and prescriptions:
+        conditions = on_record(ctx, "Condition", writes)
+        failures += [found for o in prescriptions for found in contraindication_problems(o, conditions)]
     if p.duplicates:
         failures += duplicates(ctx, orders, writes)
     return failures

@@ -9,7 +9,7 @@ from .._text import normal
 from ..matchers import values_at
 from ..registry import Outcome, verifier
 from ..verdict import GradeContext
-from .answer import same_choice
+from .answer import choice_key
 from .evidence import assessed_protocol, written_assessments
 
 
@@ -44,10 +44,12 @@ def status_problem(statuses: list[str], p: CriterionParams, said: list[str]) -> 
     that the structured output does not give (``said``); None when they are right."""
     if not statuses:
         return "does not assess it"
-    wrong = next((s for s in statuses if not any(same_choice(s, c) for c in p.choice)), None)
+    right = {choice_key(c) for c in p.choice}  # every status and choice is a text: they are the same choice by key
+    wrong = next((s for s in statuses if choice_key(s) not in right), None)
     if wrong is not None:
         return f"gives {wrong}, expected {' or '.join(p.choice)}"
-    differs = next((s for s in statuses if said and not any(same_choice(s, o) for o in said)), None)
+    given = {choice_key(o) for o in said}
+    differs = next((s for s in statuses if said and choice_key(s) not in given), None)
     return f"gives {differs}, the output {' / '.join(said)}" if differs else None
 
 

@@ -301,9 +301,14 @@ def field_amounts(value: Any, unit: str | None) -> list[Amount]:
     return [f.amount for f in located_amounts(str(value))] if isinstance(value, str) else []
 
 
+def choice_key(text: str) -> str:
+    """A text choice as choices compare: ``normal``, without surrounding white space."""
+    return normal(text).strip()
+
+
 def same_choice(value: Any, option: Any) -> bool:
     if isinstance(value, str) and isinstance(option, str):
-        return normal(value).strip() == normal(option).strip()
+        return choice_key(value) == choice_key(option)
     return type(value) is type(option) and value == option
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
+from functools import lru_cache
+from weakref import WeakKeyDictionary
 
 from pydantic import Field
 
@@ -15,6 +17,7 @@ from ...tools import code_label, criterion_codes, criterion_window
 from .._shown import returned_to
 from ..matchers import values_at
 from ..registry import Outcome, verifier
+from ..tables import TEXTS_CACHED
 from ..verdict import GradeContext
 
 ASSESSMENT = "trial eligibility assessment"
@@ -57,8 +60,10 @@ class Citation:
     """The (system, code) pairs of the records that can support the criterion, as its protocol declares them."""
 
 
-def cite(source: str, protocol: object, version: object, criterion: str, reference: str) -> Citation:
-    """One citation of a criterion, with the window and codes that the criterion's protocol version declares."""
+@lru_cache(maxsize=TEXTS_CACHED)
+def cite(source: str, protocol: str, version: str, criterion: str, reference: str) -> Citation:
+    """One citation of a criterion, with the window and codes that the criterion's protocol version declares
+    (remembered: the protocol table never changes, and a citation is never changed either)."""
     return Citation(
         source,
         criterion,
@@ -81,7 +86,9 @@ def output_citations(output: dict, path: str) -> list[tuple[str, list[Citation]]
                 criterion = str(item.get("criterion_id"))
                 protocol, version = container.get("protocol_id"), container.get("protocol_version")
                 refs = item.get("evidence") or []
-                found.append((criterion, [cite("output", protocol, version, criterion, str(r)) for r in refs]))
+                found.append(
+                    (criterion, [cite("output", str(protocol), str(version), criterion, str(r)) for r in refs])
+                )
     return found
 
 
@@ -131,11 +138,20 @@ def resolve(image: EHRImage, reference: str) -> dict | None:
     return image.resources.get((rtype, rid)) if rid else None
 
 
-def stale(ctx: GradeContext, resource: dict, days: float | None) -> str | None:
-    """Why a record falls outside a look-back window of ``days`` before the frozen clock, or None."""
-    if days is None:
-        return None
-    return outside_window(resource, days, ctx.package.public.environment.now, ctx.view.image.tz)
+JUDGED: WeakKeyDictionary[EHRImage, dict[tuple, str | None]] = WeakKeyDictionary()
+"""Image -> (reference, window, codes, criterion, clock) -> ``dated_and_coded``, kept while the image lives."""
+
+
+def dated_and_coded(image: EHRImage, now: datetime, resource: dict, days: float | None, c: Citation) -> str | None:
+    """Why a cited record of the initial EHR falls outside a look-back window of ``days`` before ``now`` (if
+    any), or is of no code its criterion accepts; None when neither. Worked out once per image (an image never
+    changes), reference, window, codes, criterion and clock."""
+    memo = JUDGED.setdefault(image, {})
+    key = (c.reference, days, c.codes, c.criterion, now)
+    if key not in memo:
+        outside = outside_window(resource, days, now, image.tz) if days is not None else None
+        memo[key] = outside or irrelevant(resource, c)
+    return memo[key]
 
 
 def outside_window(resource: dict, days: float, now: datetime, tz: tzinfo) -> str | None:
@@ -185,7 +201,8 @@ def problem(ctx: GradeContext, p: EvidenceParams, citation: Citation, returned: 
     if reference not in returned:
         return "was never returned to the agent by a successful call of this trial"
     windows = [d for d in (p.within_days, citation.window) if d is not None]
-    return (stale(ctx, resource, min(windows)) if windows else None) or irrelevant(resource, citation)
+    now = ctx.package.public.environment.now
+    return dated_and_coded(ctx.view.image, now, resource, min(windows) if windows else None, citation)
 
 
 @verifier("answer.evidence")

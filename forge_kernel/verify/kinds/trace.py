@@ -168,15 +168,13 @@ class Require(Rule):
     def broken(self, calls: Calls) -> Broken | None:
         wanted = self.require if isinstance(self.require, list) else [self.require]
         first = min((step for pattern in wanted for step in successes(calls, pattern)), default=None)
-        what = " or ".join(map(str, wanted))
         if self.before is None:
-            return None if first is not None else Broken("no successful ", what)
+            return None if first is not None else Broken("no successful ", " or ".join(map(str, wanted)))
         early = tuple(e.step for e in calls.like(self.before) if first is None or e.step <= first)
-        return (
-            Broken(f"{self.before} at step {', '.join(map(str, early))} before any successful ", what, early)
-            if early
-            else None
-        )
+        if not early:
+            return None
+        head = f"{self.before} at step {', '.join(map(str, early))} before any successful "
+        return Broken(head, " or ".join(map(str, wanted)), early)
 
 
 class Forbid(Rule):
