@@ -14,8 +14,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..spec import SpecError, StoreError, compact_json
-from ._facts import writes_hash
 from ._call_data import pack
+from ._facts import writes_hash
 
 if TYPE_CHECKING:
     from ..spec import Grading, Package
