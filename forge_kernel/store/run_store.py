@@ -418,21 +418,27 @@ def migrate(db: sqlite3.Connection, version: str) -> None:
                 db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
         if version == "1":
             snapshot_packages(db)
-        move_call_data(db)
+        moved = move_call_data(db)
         db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+    if moved:
+        db.execute("VACUUM")  # the pages events gave up back to the file system: as small as a new store
 
 
 MOVED = ("args", "result", "changes")
 """The columns of ``events`` before version 5 that ``call_data`` holds since."""
 
 
-def move_call_data(db: sqlite3.Connection) -> None:
+def move_call_data(db: sqlite3.Connection) -> bool:
     """Before version 5: each trial's calls' arguments, results and changes into ``call_data`` and the hash of its
-    writes into ``trials.writes``, then ``events`` without them (and without its index ``events_calls``)."""
+    writes into ``trials.writes``, then ``events`` without them (and without its index ``events_calls``), with a
+    progress bar (about 30 s for 100,000 trials); whether there was anything to move."""
+    from tqdm.auto import tqdm  # imported here: only a migration shows progress
+
     if "changes" not in {row[1] for row in db.execute("PRAGMA table_info(events)")}:
-        return
+        return False
     db.execute("ALTER TABLE trials ADD COLUMN writes TEXT NOT NULL DEFAULT ''")
-    for (trial_id,) in db.execute("SELECT trial_id FROM trials").fetchall():
+    trials = db.execute("SELECT trial_id FROM trials").fetchall()
+    for (trial_id,) in tqdm(trials, desc="run store to version 5", unit="trial", disable=None, leave=False):
         calls = db.execute(
             "SELECT args, result, changes FROM events WHERE trial_id = ? ORDER BY step", (trial_id,)
         ).fetchall()
@@ -441,6 +447,7 @@ def move_call_data(db: sqlite3.Connection) -> None:
     db.execute("DROP INDEX IF EXISTS events_calls")
     for column in MOVED:
         db.execute(f"ALTER TABLE events DROP COLUMN {column}")
+    return True
 
 
 def snapshot_packages(db: sqlite3.Connection) -> None:

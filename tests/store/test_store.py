@@ -479,6 +479,7 @@ def test_a_schema_4_store_reads_the_same_and_has_its_call_data_moved_when_opened
     writes = "SELECT trial_id, writes FROM trials ORDER BY trial_id"
     assert query(copy, writes) == query(run_dir, writes)
     assert query(copy, "SELECT name FROM sqlite_master WHERE name = 'events_calls'") == []
+    assert query(copy, "PRAGMA freelist_count") == [(0,)]  # vacuumed: the pages events gave up are not kept
 
 
 def test_a_schema_3_store_has_no_model_turns_and_gets_their_table_when_opened_for_writing(run_dir, tmp_path):
