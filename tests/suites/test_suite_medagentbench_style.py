@@ -18,7 +18,7 @@ from forge_kernel.engine.grading import grade_trajectory
 from forge_kernel.engine.selftest import PROBLEMS, mutation_test, selftest_package
 from forge_kernel.spec import load_package
 from forge_kernel.store import load_trials
-from forge_kernel.verify import expressions
+from forge_kernel.verify import expressions, registry
 from tests.chat_server import ChatServer, gold_script
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,6 +67,7 @@ def test_an_expectation_is_read_from_the_data_when_graded(images, loaded, monkey
     ]
     read = expressions.Chart.value
     monkeypatch.setattr(expressions.Chart, "value", lambda chart, e: read(chart, e) + 1)
+    monkeypatch.setattr(registry, "BOUND", {})  # the params valued by the grading above, forgotten
     grading = asyncio.run(grade_trajectory(package, package.hidden.gold, images)).grading
     typed = next(v for v in grading.verdicts if v.verifier_id == "typed")
     assert not typed.passed and "100.8" in typed.reason
@@ -75,6 +76,7 @@ def test_an_expectation_is_read_from_the_data_when_graded(images, loaded, monkey
 def test_an_expectation_the_data_lacks_is_an_error_of_the_verdict_not_a_pass(images, loaded, monkeypatch):
     package = loaded["MAB-T4-STEFAN"]
     monkeypatch.setattr(expressions.Chart, "value", lambda chart, e: None)
+    monkeypatch.setattr(registry, "BOUND", {})  # params valued by an earlier test's grading, forgotten
     grading = asyncio.run(grade_trajectory(package, package.hidden.gold, images)).grading
     typed = next(v for v in grading.verdicts if v.verifier_id == "typed")
     assert not typed.passed and typed.error and "expect.magnesium: a number" in typed.reason
