@@ -146,10 +146,10 @@ def event_rows(store: RunStore, trial_id: int) -> list[dict[str, Any]]:
         (trial_id,),
     ).fetchall()
     if store.version < 5:
-        return [dict(zip(row.keys(), row, strict=True)) for row in rows]
+        return [dict(row) for row in rows]
     (data,) = store.db.execute("SELECT data FROM call_data WHERE trial_id = ?", (trial_id,)).fetchone()
     return [
-        dict(zip(row.keys(), row, strict=True), args=args, result=result, changes=changes)
+        dict(row, args=args, result=result, changes=changes)
         for row, (args, result, changes) in zip(rows, unpack(data), strict=True)
     ]
 

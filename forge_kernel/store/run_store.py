@@ -440,7 +440,7 @@ def move_call_data(db: sqlite3.Connection) -> bool:
     trials = db.execute("SELECT trial_id FROM trials").fetchall()
     for (trial_id,) in tqdm(trials, desc="run store to version 5", unit="trial", disable=None, leave=False):
         calls = db.execute(
-            "SELECT args, result, changes FROM events WHERE trial_id = ? ORDER BY step", (trial_id,)
+            "SELECT args, COALESCE(result, 'null'), changes FROM events WHERE trial_id = ? ORDER BY step", (trial_id,)
         ).fetchall()
         db.execute("INSERT INTO call_data VALUES (?,?)", (trial_id, pack(calls)))
         db.execute("UPDATE trials SET writes = ? WHERE trial_id = ?", (writes_hash(c for _, _, c in calls), trial_id))
