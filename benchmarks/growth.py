@@ -168,7 +168,7 @@ def emptied(source: Path, target: Path) -> Path:
     """A copy of a store without its trials: the run's manifest and packages only."""
     copy_store(source, target)
     with closing(sqlite3.connect(target / DB_NAME, isolation_level=None)) as db:
-        for table in ("events", "call_data", "turns", "verdicts", "scores", "trials"):
+        for table in ("events", "call_data", "turns", "verdict_rows", "verdict_texts", "scores", "trials"):
             db.execute(f"DELETE FROM {table}")
         db.execute("VACUUM")
     return target

@@ -50,14 +50,14 @@ def build(run_dir: Path, copies: int) -> int:
 
 
 def replicate(db_path: Path, copies: int) -> int:
-    """Copy every trial with its events, call data, scores and verdicts until there are ``copies`` of each (the original
-    included): copy n of trial i has trial id i + n * max id and trial index k + n * (max index + 1). One
-    transaction; the number of trials."""
+    """Copy every trial with its events, call data, scores and verdicts (sharing their texts) until there are
+    ``copies`` of each (the original included): copy n of trial i has trial id i + n * max id and trial index
+    k + n * (max index + 1). One transaction; the number of trials."""
     db = sqlite3.connect(db_path, isolation_level=None)
     top, per = db.execute("SELECT MAX(trial_id), MAX(trial) + 1 FROM trials").fetchone()
     shift = {"trial_id": "trial_id + n * :top", "trial": "trial + n * :per"}
     db.execute("BEGIN")
-    for table in ("trials", "events", "call_data", "scores", "verdicts") if copies > 1 else ():
+    for table in ("trials", "events", "call_data", "scores", "verdict_rows") if copies > 1 else ():
         columns = ", ".join(shift.get(row[1], row[1]) for row in db.execute(f"PRAGMA table_info({table})"))
         db.execute(
             f"WITH RECURSIVE n(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM n WHERE n < :copies) "

@@ -276,6 +276,38 @@ def gold_plan(task: str, verifiers: Path = ROOT / "verifiers") -> dict:
     return {"calls": found["calls"], "answer": found.get("answer", ""), "output": found.get("output", {})}
 
 
+TRIAL_TABLES = ("events", "call_data", "turns", "scores", "verdict_rows", "trials")
+"""The tables that hold a trial's rows, its own row's last."""
+
+
+def delete_trial(db: sqlite3.Connection, trial_id: int) -> None:
+    """Remove a trial with every row of it, as if it had never been stored."""
+    for table in TRIAL_TABLES:
+        db.execute(f"DELETE FROM {table} WHERE trial_id = ?", (trial_id,))
+
+
+VERSION_5_VERDICTS = """
+CREATE TABLE verdicts (
+  trial_id INTEGER NOT NULL REFERENCES trials(trial_id), grading_id INTEGER NOT NULL REFERENCES gradings(grading_id),
+  verifier_id TEXT NOT NULL, kind TEXT NOT NULL, category TEXT NOT NULL, severity TEXT NOT NULL,
+  passed INTEGER NOT NULL, reason TEXT NOT NULL, steps TEXT NOT NULL, error INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (trial_id, grading_id, verifier_id)
+) WITHOUT ROWID;
+"""
+"""The verdicts table of a version 5 store: each row with its kind, category, severity and reason."""
+
+
+def back_to_version_5(db_path: Path) -> None:
+    """Make a store of this version one of version 5, as that version wrote it: ``verdicts`` a table again, without
+    ``verdict_texts`` and ``verdict_rows``."""
+    with sqlite3.connect(db_path) as db:
+        rows = db.execute("SELECT * FROM verdicts").fetchall()
+        db.executescript(f"DROP VIEW verdicts; DROP TABLE verdict_rows; DROP TABLE verdict_texts;{VERSION_5_VERDICTS}")
+        db.executemany("INSERT INTO verdicts VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
+        db.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
+    db.close()
+
+
 VERSION_4_EVENTS = """
 CREATE TABLE events (
   trial_id INTEGER NOT NULL REFERENCES trials(trial_id), step INTEGER NOT NULL, tool TEXT NOT NULL, kind TEXT NOT NULL,
@@ -289,9 +321,10 @@ CREATE INDEX events_calls ON events (trial_id, step, tool, ok, latency_ms, fault
 
 def back_to_version_4(db_path: Path) -> None:
     """Make a store of this version one of version 4, as that version wrote it: the call data back in ``events``
-    (with its index), no ``call_data`` and no ``trials.writes``."""
+    (with its index), no ``call_data`` and no ``trials.writes``, and verdicts as version 5 kept them."""
     from forge_kernel.store._call_data import unpack
 
+    back_to_version_5(db_path)
     with sqlite3.connect(db_path) as db:
         calls = {
             (trial_id, step): call

@@ -53,7 +53,10 @@ SEVERAL_ROLES = "several_roles_per_reviewer"
 """The field of ``release.json`` (from the release's parameters) that lets one reviewer approve in several roles."""
 Decision = Literal["approve", "reject", "withdraw"]
 TRIAL_TABLES = ("events", "call_data", "scores", "verdicts", "turns")
-"""Tables whose rows belong to one trial, digested with it; every other table of a store is digested whole."""
+"""Tables whose rows belong to one trial, digested with it; every other table of a store is digested whole but
+those read through a view of them."""
+VIEWED = ("verdict_rows",)
+"""The table read through the view ``verdicts`` (since store version 6): digested as that view's rows."""
 
 
 # --- keys ------------------------------------------------------------------------------------------------------
@@ -143,9 +146,9 @@ def store_digests(run_dir: Path) -> dict:
         tables = {
             name: table_digest(store.db, name)
             for kind, name, _, _ in schema
-            if kind == "table" and name not in ("trials", *TRIAL_TABLES)
+            if kind == "table" and name not in ("trials", *TRIAL_TABLES, *VIEWED)
         }
-        present = {name for kind, name, _, _ in schema if kind == "table"}
+        present = {name for kind, name, _, _ in schema if kind in ("table", "view")}
         streams = [by_trial(store.db, table) for table in TRIAL_TABLES if table in present]
         heads = [next(stream, None) for stream in streams]
         trials = {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import sqlite3
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from ..spec import Grading, Package
     from .records import TrialRecord
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 DB_NAME = "run.sqlite"
 LOCK_NAME = "run.lock"
 SCHEMA = Path(__file__).with_name("schema.sql")
@@ -293,14 +294,30 @@ class RunStore:
     def _write_grading(self, trial_id: int, grading_id: int, rows: GradingRows) -> None:
         scores, verdicts = rows
         self.db.execute("INSERT INTO scores VALUES (?,?,?,?,?,?,?,?,?,?)", (trial_id, grading_id, *scores))
+        ids = [text_id(*text) for _, text, _, _, _ in verdicts]
         self.db.executemany(
-            "INSERT INTO verdicts VALUES (?,?,?,?,?,?,?,?,?,?)",
-            [(trial_id, grading_id, *verdict) for verdict in verdicts],
+            "INSERT OR IGNORE INTO verdict_texts VALUES (?,?,?,?,?)",
+            [(i, *text) for i, (_, text, _, _, _) in zip(ids, verdicts, strict=True)],
+        )
+        self.db.executemany(
+            f"INSERT INTO verdict_rows VALUES (?,?,?,{TEXT_OF},?,?,?)",
+            [
+                (trial_id, grading_id, verifier_id, i, *text, passed, steps, error)
+                for i, (verifier_id, text, passed, steps, error) in zip(ids, verdicts, strict=True)
+            ],
         )
 
 
-GradingRows = tuple[tuple[Any, ...], list[tuple[Any, ...]]]
-"""A grading as its row of scores and its verdicts' rows, without the trial and grading ids."""
+TEXT_OF = "(SELECT text_id FROM verdict_texts WHERE text_id = ? AND (kind, category, severity, reason) = (?,?,?,?))"
+"""A verdict text's id, looked up by id and text: NULL (refused by ``verdict_rows``) where another text has the id
+(never seen: 63 bits), so no verdict is ever stored with another's text."""
+
+
+VerdictText = tuple[str, str, str, str]
+"""What a verdict says (``verdict_texts``): its verifier's kind, category and severity, and its reason."""
+GradingRows = tuple[tuple[Any, ...], list[tuple[str, VerdictText, bool, str, bool]]]
+"""A grading as its row of scores and its verdicts' rows (verifier id, text, passed, steps, error), without the
+trial and grading ids."""
 
 
 @dataclass(frozen=True)
@@ -377,6 +394,12 @@ def trial_rows(rec: TrialRecord) -> TrialRows:
     )
 
 
+def text_id(kind: str, category: str, severity: str, reason: str) -> int:
+    """A verdict text's id in ``verdict_texts``: the first 63 bits of the BLAKE2b hash of its columns."""
+    key = repr((kind, category, severity, reason)).encode()
+    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest()) >> 1
+
+
 def grading_rows(g: Grading) -> GradingRows:
     s = g.scores
     return (
@@ -391,13 +414,13 @@ def grading_rows(g: Grading) -> GradingRows:
             g.hidden_hash,
         ),
         [
-            (v.verifier_id, v.kind, v.category, v.severity, v.passed, v.reason, dumps(v.steps), v.error)
+            (v.verifier_id, (v.kind, v.category, v.severity, v.reason), v.passed, dumps(v.steps), v.error)
             for v in g.verdicts
         ],
     )
 
 
-OLDER = ("1", "2", "3", "4")
+OLDER = ("1", "2", "3", "4", "5")
 """The schema versions a store is brought up from when it is opened for writing (read-only, it is read as it is)."""
 ADDED_COLUMNS = (
     ("events", "started_ms REAL"),
@@ -407,21 +430,35 @@ ADDED_COLUMNS = (
 """The columns added since version 1, with their defaults for the rows stored before."""
 
 
+def create_schema(db: sqlite3.Connection) -> None:
+    """Every table, index and view of ``schema.sql`` that the store lacks, statement by statement (unlike
+    ``executescript``, within the transaction open)."""
+    statement = ""
+    for line in SCHEMA.read_text().splitlines(keepends=True):
+        statement += line
+        if sqlite3.complete_statement(statement):
+            db.execute(statement)
+            statement = ""
+
+
 def migrate(db: sqlite3.Connection, version: str) -> None:
     """Bring an older store to this version in place: the new tables and columns, and, from version 1, the package
     files from the folders the run named, where they are still there and unchanged (their public hash still
-    matches); before version 5, each trial's call data moved out of ``events`` (``move_call_data``)."""
-    db.executescript(SCHEMA.read_text())  # every statement is CREATE ... IF NOT EXISTS: only the new tables
+    matches); before version 5, each trial's call data moved out of ``events`` (``move_call_data``); before version
+    6, the verdicts' texts out of their rows (``move_verdict_texts``)."""
     with _Transaction(db):  # a migration cut short is taken up again: each step is skipped once done
+        create_schema(db)
         for table, column in ADDED_COLUMNS:
             if column.split()[0] not in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
                 db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
         if version == "1":
             snapshot_packages(db)
         moved = move_call_data(db)
+        moved = move_verdict_texts(db) or moved
+        create_schema(db)  # the view verdicts, where the table was
         db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
     if moved:
-        db.execute("VACUUM")  # the pages events gave up back to the file system: as small as a new store
+        db.execute("VACUUM")  # the pages the moved rows gave up back to the file system: as small as a new store
 
 
 MOVED = ("args", "result", "changes")
@@ -438,7 +475,9 @@ def move_call_data(db: sqlite3.Connection) -> bool:
         return False
     db.execute("ALTER TABLE trials ADD COLUMN writes TEXT NOT NULL DEFAULT ''")
     trials = db.execute("SELECT trial_id FROM trials").fetchall()
-    for (trial_id,) in tqdm(trials, desc="run store to version 5", unit="trial", disable=None, leave=False):
+    for (trial_id,) in tqdm(
+        trials, desc=f"run store to version {SCHEMA_VERSION}", unit="trial", disable=None, leave=False
+    ):
         calls = db.execute(
             "SELECT args, COALESCE(result, 'null'), changes FROM events WHERE trial_id = ? ORDER BY step", (trial_id,)
         ).fetchall()
@@ -448,6 +487,42 @@ def move_call_data(db: sqlite3.Connection) -> bool:
     for column in MOVED:
         db.execute(f"ALTER TABLE events DROP COLUMN {column}")
     return True
+
+
+def move_verdict_texts(db: sqlite3.Connection) -> bool:
+    """Before version 6: the table ``verdicts`` into ``verdict_texts`` (each text once) and ``verdict_rows``, a
+    thousand trials at a time with a progress bar (about 10 s for 100,000 trials), then dropped (the view of that
+    name takes its place); whether there was a table to move."""
+    from tqdm.auto import tqdm
+
+    if db.execute("SELECT type FROM sqlite_master WHERE name = 'verdicts'").fetchone()[0] != "table":
+        return False
+    db.create_function("text_id", 4, text_id, deterministic=True)
+    last = db.execute("SELECT COALESCE(MAX(trial_id), 0) FROM trials").fetchone()[0]
+    with tqdm(
+        total=last, desc=f"run store to version {SCHEMA_VERSION}", unit="trial", disable=None, leave=False
+    ) as bar:
+        for first in range(0, last, MOVED_AT_ONCE):
+            trials = {"first": first, "last": first + MOVED_AT_ONCE}
+            db.execute(
+                "INSERT OR IGNORE INTO verdict_texts SELECT text_id(kind, category, severity, reason), kind, "
+                "category, severity, reason FROM verdicts WHERE trial_id > :first AND trial_id <= :last",
+                trials,
+            )
+            db.execute(  # each text looked up by id and text, as TEXT_OF does
+                "INSERT INTO verdict_rows SELECT trial_id, grading_id, verifier_id, (SELECT x.text_id FROM "
+                "verdict_texts x WHERE x.text_id = text_id(v.kind, v.category, v.severity, v.reason) AND (x.kind, "
+                "x.category, x.severity, x.reason) = (v.kind, v.category, v.severity, v.reason)), passed, steps, "
+                "error FROM verdicts v WHERE trial_id > :first AND trial_id <= :last",
+                trials,
+            )
+            bar.update(min(MOVED_AT_ONCE, last - first))
+    db.execute("DROP TABLE verdicts")
+    return True
+
+
+MOVED_AT_ONCE = 1_000
+"""Trials whose verdicts ``move_verdict_texts`` moves in one step of its progress bar."""
 
 
 def snapshot_packages(db: sqlite3.Connection) -> None:

@@ -1,4 +1,4 @@
--- MedAgent Forge run store, schema version 5 (stored in meta.schema_version).
+-- MedAgent Forge run store, schema version 6 (stored in meta.schema_version).
 -- One SQLite file (WAL) per run directory: RUN_DIR/run.sqlite. Self-contained: it keeps the files of every package
 -- it used (both halves, fixtures, custom verifier kinds) by content hash, so a copy of the file alone can be
 -- replayed, regraded and reported on elsewhere.
@@ -7,6 +7,7 @@
 -- Version 1 lacked package_files, snapshots, events.started_ms and verdicts.error, version 2 trials.attempts,
 -- version 3 turns, version 4 trials.writes and call_data: it kept each call's arguments, result and changes in
 -- columns of events (args, result, changes, after kind, ok and latency_ms), with an index events_calls;
+-- version 5 kept verdicts in a table, each row with its kind, category, severity and reason (verdict_texts since);
 -- opening an older store for writing migrates it (a version 1 store's snapshots come from the package folders it
 -- names, where they still match). Read-only, an older store is read as it is.
 
@@ -131,19 +132,32 @@ CREATE TABLE IF NOT EXISTS scores (
   PRIMARY KEY (trial_id, grading_id)
 ) WITHOUT ROWID;
 
-CREATE TABLE IF NOT EXISTS verdicts (
+-- What verdicts say, stored once: a verifier's kind, category and severity with the reason it gave. A run's
+-- trials repeat them (in the bundled runs one verdict in fifty says something new). A text's id is a hash of it
+-- (``text_id`` in run_store.py), so that no second index is needed to find it when it is said again.
+CREATE TABLE IF NOT EXISTS verdict_texts (
+  text_id  INTEGER PRIMARY KEY,      -- the first 63 bits of the BLAKE2b hash of the other columns
+  kind     TEXT NOT NULL,
+  category TEXT NOT NULL,            -- success | safety | budget | trace | answer
+  severity TEXT NOT NULL,            -- hard | soft
+  reason   TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS verdict_rows (
   trial_id    INTEGER NOT NULL REFERENCES trials(trial_id),
   grading_id  INTEGER NOT NULL REFERENCES gradings(grading_id),
   verifier_id TEXT NOT NULL,
-  kind        TEXT NOT NULL,
-  category    TEXT NOT NULL,         -- success | safety | budget | trace | answer
-  severity    TEXT NOT NULL,         -- hard | soft
+  text_id     INTEGER NOT NULL REFERENCES verdict_texts(text_id),
   passed      INTEGER NOT NULL,
-  reason      TEXT NOT NULL,
   steps       TEXT NOT NULL,         -- JSON list of step numbers
   error       INTEGER NOT NULL DEFAULT 0, -- the verifier raised (reason says what); never passed
   PRIMARY KEY (trial_id, grading_id, verifier_id)
 ) WITHOUT ROWID;
+
+-- Every verdict, as it is read: a table of these columns before version 6.
+CREATE VIEW IF NOT EXISTS verdicts AS
+SELECT r.trial_id, r.grading_id, r.verifier_id, x.kind, x.category, x.severity, r.passed, x.reason, r.steps, r.error
+FROM verdict_rows r JOIN verdict_texts x USING (text_id);
 
 -- File contents by hash: package.yaml texts, fixtures, hidden halves, custom verifier kinds.
 CREATE TABLE IF NOT EXISTS snapshots (

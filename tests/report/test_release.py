@@ -27,7 +27,7 @@ from forge_kernel.report.release import MAX_FAILED, ReleaseReport, recorded
 from forge_kernel.report.sections import latency_cost
 from forge_kernel.store import open_run
 from forge_kernel.workers import sandbox as sandbox_module
-from tests.helpers import needs_bwrap, signoff_argv
+from tests.helpers import delete_trial, needs_bwrap, signoff_argv
 
 ROOT = Path(__file__).resolve().parents[2]
 VENDOR = "tests.agents_for_tests:VendorCandidate"
@@ -234,8 +234,7 @@ def test_a_rebuild_runs_only_the_trials_the_stores_lack(release):
         trial_id = con.execute(
             "SELECT trial_id FROM trials WHERE task_id = ? AND trial = 1", (GREEN_TASKS[0],)
         ).fetchone()[0]
-        for table in ("events", "call_data", "scores", "verdicts", "trials"):
-            con.execute(f"DELETE FROM {table} WHERE trial_id = ?", (trial_id,))
+        delete_trial(con, trial_id)
     con.close()
     result = forge("release", release.parent / "r1.yaml")
     assert result.exit_code == 0, result.output

@@ -21,7 +21,7 @@ from forge_kernel.report._approved import approved_releases, last_approved
 from forge_kernel.report.signoff import link, private_key, show_signoff
 from forge_kernel.report.signoff_section import STATE_START, render, render_state
 from forge_kernel.spec import canonical_json
-from tests.helpers import signoff_argv
+from tests.helpers import delete_trial, signoff_argv
 
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = ["SC-MED-GOUT-FLARE", "SC-MED-ASTHMA-ACUTE"]
@@ -182,7 +182,7 @@ def test_a_changed_trial_in_a_run_store_is_named(release, tmp_path):
     con = sqlite3.connect(release / "runs/candidate/run.sqlite")
     with con:
         con.execute(
-            "UPDATE verdicts SET passed = 1, reason = 'ok' WHERE trial_id = "
+            "UPDATE verdict_rows SET passed = 1 - passed WHERE trial_id = "
             "(SELECT trial_id FROM trials WHERE task_id = ? AND trial = 1)",
             (TASKS[1],),
         )
@@ -219,13 +219,22 @@ def test_each_table_of_a_run_store_changed_is_named(release, tmp_path, table):
             first,
         ).rowcount
     assert changed == 1
-    if table in ("trials", "events", "call_data", "scores", "verdicts", "turns"):
+    if table in ("trials", "events", "call_data", "scores", "verdict_rows", "turns"):
         trial = con.execute(
             "SELECT task_id || '/' || agent || '/' || trial FROM trials WHERE trial_id = ?", first[:1]
         ).fetchone()[0]
         expected = f"run candidate: trial {trial} changed"
     else:
         expected = f"run candidate: table {table} changed"
+    if table == "verdict_texts":  # a verdict's text is read by every trial whose verdicts say it
+        expected += "".join(
+            f"; run candidate: trial {trial} changed"
+            for (trial,) in con.execute(
+                "SELECT DISTINCT task_id || '/' || agent || '/' || trial FROM trials JOIN verdict_rows "
+                "USING (trial_id) WHERE text_id = ? ORDER BY 1",
+                first[:1],
+            )
+        )
     con.close()
     result = verify(release, trusted)
     assert result.exit_code == 1
@@ -257,8 +266,7 @@ def test_a_removed_trial_is_named(release, tmp_path):
     con = sqlite3.connect(release / "runs/baseline/run.sqlite")
     with con:
         trial_id = con.execute("SELECT trial_id FROM trials WHERE task_id = ? AND trial = 0", (TASKS[0],)).fetchone()[0]
-        for table in ("events", "call_data", "scores", "verdicts", "trials"):
-            con.execute(f"DELETE FROM {table} WHERE trial_id = ?", (trial_id,))
+        delete_trial(con, trial_id)
     con.close()
     assert f"run baseline: trial {TASKS[0]}/baseline-v1/0 removed" in verify(release, trusted).output
 

@@ -25,7 +25,8 @@ from click.testing import CliRunner, Result
 
 from forge_kernel.agents import AGENTS
 from forge_kernel.cli import main
-from forge_kernel.engine import RunSpec, _manifest as manifest_module, execute, load_suite
+from forge_kernel.engine import RunSpec, _manifest as manifest_module, execute, load_suite, regrade
+from forge_kernel.report.signoff import store_digests
 from forge_kernel.spec import StoreError, load_package
 from forge_kernel.store import (
     SCHEMA_VERSION,
@@ -36,9 +37,16 @@ from forge_kernel.store import (
     load_verdicts,
     open_run,
     read_trial,
+    run_store,
 )
 from forge_kernel.workers._cgroup import problem
-from tests.helpers import WORKED_EXAMPLES as TASKS, back_to_version_4, copy_worked_examples, update_yaml
+from tests.helpers import (
+    WORKED_EXAMPLES as TASKS,
+    back_to_version_4,
+    back_to_version_5,
+    copy_worked_examples,
+    update_yaml,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "task_packages" / "superclue"
@@ -85,7 +93,7 @@ def query(run_dir, sql, *params):
 
 def test_schema_version_is_in_meta(run_dir):
     meta = dict(query(run_dir, "SELECT key, value FROM meta"))
-    assert meta["schema_version"] == str(SCHEMA_VERSION) == "5"
+    assert meta["schema_version"] == str(SCHEMA_VERSION) == "6"
     assert meta["run_id"] == manifest_of(run_dir)["run_id"]
     assert query(run_dir, "PRAGMA journal_mode") == [("wal",)]
 
@@ -99,7 +107,7 @@ def test_a_store_of_another_schema_version_is_refused(run_dir, tmp_path):
     with pytest.raises(StoreError) as err:
         load_trials(copy)
     assert err.value.field == "meta.schema_version"
-    assert "is 99, this code reads 5" in err.value.message
+    assert f"is 99, this code reads {SCHEMA_VERSION}" in err.value.message
 
 
 def test_manifest_records_provenance(run_dir):
@@ -420,7 +428,7 @@ def test_a_schema_1_store_is_migrated_when_opened_for_writing(run_dir, tmp_path)
     assert len(load_trials(copy)) == 9  # read-only, as it is
     assert query(copy, "SELECT value FROM meta WHERE key = 'schema_version'") == [("1",)]
     RunStore.open(copy).close()
-    assert query(copy, "SELECT value FROM meta WHERE key = 'schema_version'") == [("5",)]
+    assert query(copy, "SELECT value FROM meta WHERE key = 'schema_version'") == [("6",)]
     files = query(copy, "SELECT task_id, role, name FROM package_files ORDER BY task_id, role, name")
     assert {t for t, _, _ in files} == {"SC-DDX-CHEST-PAIN", "SC-MED-GASTRIC-ULCER", "SC-OPS-ADMISSION"}
     assert {(role, name) for t, role, name in files if t == "SC-MED-GASTRIC-ULCER" and role == "public"} == {
@@ -449,8 +457,8 @@ def test_a_schema_2_store_is_read_as_it_is_and_migrated_when_opened_for_writing(
     assert (copy / "run.sqlite").read_bytes() == before
     assert query(copy, "SELECT value FROM meta WHERE key = 'schema_version'") == [("2",)]
     with RunStore.open(copy) as store:
-        assert store.version == 5
-    assert query(copy, "SELECT value FROM meta WHERE key = 'schema_version'") == [("5",)]
+        assert store.version == SCHEMA_VERSION
+    assert query(copy, "SELECT value FROM meta WHERE key = 'schema_version'") == [("6",)]
     assert query(copy, "SELECT DISTINCT attempts FROM trials") == [(1,)]
     assert query(copy, "SELECT COUNT(*) FROM package_files")[0][0] > 0  # kept as they were
 
@@ -471,7 +479,7 @@ def test_a_schema_4_store_reads_the_same_and_has_its_call_data_moved_when_opened
         assert old.trial(*key).compact() == now.trial(*key).compact()
     assert (copy / "run.sqlite").read_bytes() == before
     with RunStore.open(copy) as store:
-        assert store.version == 5
+        assert store.version == SCHEMA_VERSION
         moved = [(t.trial_id, t.events) for t in iter_trials(store)]
     with RunStore.open(run_dir, readonly=True) as store:
         assert moved == [(t.trial_id, t.events) for t in iter_trials(store)]
@@ -480,6 +488,44 @@ def test_a_schema_4_store_reads_the_same_and_has_its_call_data_moved_when_opened
     assert query(copy, writes) == query(run_dir, writes)
     assert query(copy, "SELECT name FROM sqlite_master WHERE name = 'events_calls'") == []
     assert query(copy, "PRAGMA freelist_count") == [(0,)]  # vacuumed: the pages events gave up are not kept
+
+
+def test_a_schema_5_store_reads_the_same_and_has_its_verdict_texts_moved_when_opened_for_writing(run_dir, tmp_path):
+    """Version 6 keeps each verdict's kind, category, severity and reason once in ``verdict_texts``; version 5 kept
+    them in every row of the table ``verdicts``, which is a view of the same columns since. Read-only, a version 5
+    store gives the same verdicts and sign-off digests of its trials, and is left as it is; opened for writing, it
+    is moved over."""
+    copy = tmp_path / "old"
+    shutil.copytree(run_dir, copy)
+    back_to_version_5(copy / "run.sqlite")
+    before = (copy / "run.sqlite").read_bytes()
+    verdicts = load_verdicts(run_dir)
+    pd.testing.assert_frame_equal(load_verdicts(copy), verdicts)
+    assert store_digests(copy)["trials"] == store_digests(run_dir)["trials"]
+    assert (copy / "run.sqlite").read_bytes() == before
+    with RunStore.open(copy) as store:
+        assert store.version == SCHEMA_VERSION
+    pd.testing.assert_frame_equal(load_verdicts(copy), verdicts)
+    texts = "SELECT kind, category, severity, reason FROM verdict_texts ORDER BY 1, 2, 3, 4"
+    assert query(copy, texts) == query(run_dir, texts)
+    assert len(query(copy, texts)) < len(verdicts) / 3  # the texts the trials repeat are kept once
+    assert query(copy, "SELECT type FROM sqlite_master WHERE name = 'verdicts'") == [("view",)]
+    assert query(copy, "PRAGMA freelist_count") == [(0,)]
+
+
+def test_a_verdict_text_whose_id_another_text_has_is_refused_not_stored_with_the_other_text(
+    run_dir, tmp_path, monkeypatch
+):
+    """A text's id is a 63-bit hash: were two texts ever to share one, the second trial's write fails whole rather
+    than point its verdicts at the first text."""
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    monkeypatch.setattr(run_store, "text_id", lambda *text: 1)  # every text the same id
+    before = load_verdicts(copy)
+    with pytest.raises(sqlite3.IntegrityError, match=r"verdict_rows\.text_id"):
+        regrade(copy)
+    pd.testing.assert_frame_equal(load_verdicts(copy), before)
+    assert query(copy, "SELECT COUNT(*) FROM verdict_texts WHERE text_id = 1") == [(0,)]  # rolled back
 
 
 def test_a_schema_3_store_has_no_model_turns_and_gets_their_table_when_opened_for_writing(run_dir, tmp_path):
@@ -492,7 +538,7 @@ def test_a_schema_3_store_has_no_model_turns_and_gets_their_table_when_opened_fo
         assert {tuple(t.turns) for t in iter_trials(store)} == {()}
     assert query(copy, "SELECT value FROM meta WHERE key = 'schema_version'") == [("3",)]
     RunStore.open(copy).close()
-    assert query(copy, "SELECT value FROM meta WHERE key = 'schema_version'") == [("5",)]
+    assert query(copy, "SELECT value FROM meta WHERE key = 'schema_version'") == [("6",)]
     assert query(copy, "SELECT COUNT(*) FROM turns") == [(0,)]
 
 

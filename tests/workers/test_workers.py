@@ -37,7 +37,7 @@ from forge_kernel.workers._output import AgentOutput, Allowance
 from forge_kernel.workers._processes import sandbox_pid
 from forge_kernel.workers._worker import Running, StallClock
 from forge_kernel.workers.wire import MAX_DEPTH, Frames, WireError, encode, json_args
-from tests.helpers import ROOT, needs_bwrap, needs_cgroups
+from tests.helpers import ROOT, delete_trial, needs_bwrap, needs_cgroups
 from tests.tools.test_tools import make_session
 
 HOSTILE_DIR = ROOT / "tests" / "hostile"
@@ -335,8 +335,7 @@ def stopped_early(spec: RunSpec, out, monkeypatch) -> None:
         asyncio.run(execute(spec, out, progress=False))
     with sqlite3.connect(out / "run.sqlite") as db:
         last = db.execute("SELECT max(trial_id) FROM trials").fetchone()[0]
-        for table in ("events", "call_data", "scores", "verdicts", "trials"):
-            db.execute(f"DELETE FROM {table} WHERE trial_id = ?", (last,))
+        delete_trial(db, last)
 
 
 @needs_bwrap
