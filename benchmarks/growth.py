@@ -88,6 +88,8 @@ class Store:
     calls: int = 0
     """Calls of all its trials."""
     bytes: int = 0
+    fixed: int = 0
+    """The bytes of the same store without its trials: the run's manifest and its packages' files."""
     failed: int = 0
     figures: dict[str, list] = dataclasses.field(default_factory=dict)
 
@@ -150,6 +152,7 @@ def trials_axis(folder: Path, sizes: tuple[int, ...]) -> list[Store]:
     base = count(reference, "SELECT COUNT(*) FROM trials")
     keys = random.Random(15).sample(query(reference, "SELECT task_id, agent, trial FROM trials"), WRITTEN)
     records = decoded(reference, keys)
+    fixed = file_bytes(emptied(reference, folder / "reference-emptied"))
     stores = []
     for size in sizes:
         copies = max(1, round((size - WRITTEN) / base))
@@ -157,11 +160,16 @@ def trials_axis(folder: Path, sizes: tuple[int, ...]) -> list[Store]:
         after = scale.replicate(path / DB_NAME, copies)
         offset = count(path, "SELECT MAX(trial) + 1 FROM trials")
         shifted = [dataclasses.replace(r, trial=r.trial + offset, trial_id=None) for r in records]
-        store = Store(f"{after + WRITTEN:,} trials", path, (replay.TASK, replay.AGENT))
+        store = Store(f"{after + WRITTEN:,} trials", path, (replay.TASK, replay.AGENT), fixed=fixed)
         store.writes = store_like_the_grader(path, shifted)
         stores.append(store)
         print(f"built {store.label} ({copies} copies of {base})", flush=True)
     return stores
+
+
+def file_bytes(run_dir: Path) -> int:
+    """The bytes of a run's store, its -wal file included."""
+    return sum(f.stat().st_size for f in run_dir.glob(f"{DB_NAME}*"))
 
 
 def emptied(source: Path, target: Path) -> Path:
@@ -194,7 +202,9 @@ def calls_axis(folder: Path, per_store: int) -> list[Store]:
     for calls, record in zip(CALLS, graded_first):
         path = copy_store(empty, folder / f"calls-{calls}")
         records = [dataclasses.replace(record, trial=k) for k in range(per_store)]
-        store = Store(f"{calls:,} call{'s' if calls > 1 else ''}", path, (TASK, LongTrial.name))
+        store = Store(
+            f"{calls:,} call{'s' if calls > 1 else ''}", path, (TASK, LongTrial.name), fixed=file_bytes(empty)
+        )
         store.writes = store_like_the_grader(path, records)
         stores.append(store)
         print(f"built {per_store:,} trials of {store.label}", flush=True)
@@ -256,7 +266,7 @@ def measure_store(store: Store, repeats: dict[str, int], compare: bool, out: Pat
     """Every figure of one store."""
     store.trials = count(store.path, "SELECT COUNT(*) FROM trials")
     store.calls = count(store.path, "SELECT COUNT(*) FROM events")
-    store.bytes = sum(f.stat().st_size for f in store.path.glob(f"{DB_NAME}*"))
+    store.bytes = file_bytes(store.path)
     in_process(store, repeats, random.Random(store.trials))
     whole_processes(store, repeats, compare, out)
     print(f"measured {store.label}", flush=True)
@@ -385,9 +395,10 @@ def write_rate(store: Store) -> str:
     )
 
 
-def size_cell(store: Store) -> str:
-    per_trial = store.bytes / store.trials
-    return f"{kb(per_trial)} ({store.bytes / store.calls:,.0f} B a call), {verdict(per_trial, GOALS['bytes'])}"
+def size_cell(store: Store, fixed: bool = True) -> str:
+    """The store's bytes per trial (and per call), the fixed part included or left out."""
+    size = store.bytes - (0 if fixed else store.fixed)
+    return f"{kb(size / store.trials)} ({size / store.calls:,.0f} B a call), {verdict(size / store.trials, GOALS['bytes'])}"
 
 
 def peak_mb(runs: list[tuple[float, float, float]]) -> float:
@@ -410,6 +421,11 @@ ROWS: list[tuple[str, str, Callable[[Store], str]]] = [
         "store size per trial: file bytes / trials (/ calls)",
         "< 3 KB",
         size_cell,
+    ),
+    (
+        "what the trials take: (file bytes − those of the same store without its trials) / trials (/ calls)",
+        "< 3 KB",
+        lambda s: size_cell(s, fixed=False),
     ),
     (
         "opening one trial: `open_run(dir).trial(task, agent, k)`, k at random",
