@@ -200,17 +200,23 @@ def identifier_patterns(image: EHRImage, current: str) -> tuple[list[Needles], l
 
 
 def written_text(value: Any) -> str:
-    """Every key, string and number of a JSON-like value as it was written, one after the other with a NUL between
-    two (where a needle can neither span two nor be cut): where foreign content is looked for. Not its JSON dump,
-    which writes a line break or a tab as a backslash and a letter: a name or MRN right after one was not found."""
+    """Every key, string and number of a JSON-like value as it was written, with a NUL between two (where a needle
+    can neither span two nor be cut), in no particular order: where foreign content is looked for. Not its JSON
+    dump, which writes a line break or a tab as a backslash and a letter: a name or MRN right after one was not
+    found."""
     parts: list[str] = []
-    for node in walk(value):
-        if isinstance(node, dict):
+    add, stack = parts.append, [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            add(node)
+        elif isinstance(node, dict):
             parts.extend(map(str, node))
-        elif isinstance(node, str):
-            parts.append(node)
-        elif is_number(node):
-            parts.append(repr(node))
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+        elif node is not None and is_number(node):
+            add(repr(node))
     return "\0".join(parts)
 
 
