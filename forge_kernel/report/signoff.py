@@ -136,7 +136,8 @@ def release_record(folder: Path) -> dict:
 def store_digests(run_dir: Path) -> dict:
     """Digests of a run store: its schema (every CREATE statement), each table read from ``sqlite_master`` but the
     trials' (so a table added later is covered too), and each trial with its events, call data, scores, verdicts
-    and model turns (those its store has), keyed ``task/agent/trial``. Rows are streamed in order, so a large store is never held in memory."""
+    (the view's rows, ``VIEWED``) and model turns (those its store has), keyed ``task/agent/trial``. Rows are
+    streamed in order, so a large store is never held in memory."""
     with RunStore.open(run_dir, readonly=True) as store:
         schema = [
             tuple(row)
