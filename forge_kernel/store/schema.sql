@@ -132,8 +132,9 @@ CREATE TABLE IF NOT EXISTS scores (
   PRIMARY KEY (trial_id, grading_id)
 ) WITHOUT ROWID;
 
--- What verdicts say, stored once: a verifier's kind, category and severity with the reason it gave. A run's
--- trials repeat them (in the bundled runs one verdict in fifty says something new). A text's id is a hash of it
+-- What verdicts say, stored once: a verifier's kind, category and severity with the reason it gave. The trials of
+-- a task mostly say the same things (one verdict in seven says something new in a run of one trial a task and
+-- agent on the bundled suites, one in fifty at three trials and six agents). A text's id is a hash of it
 -- (``text_id`` in run_store.py), so that no second index is needed to find it when it is said again.
 CREATE TABLE IF NOT EXISTS verdict_texts (
   text_id  INTEGER PRIMARY KEY,      -- the first 63 bits of the BLAKE2b hash of the other columns
