@@ -395,9 +395,9 @@ def write_rate(store: Store) -> str:
     )
 
 
-def size_cell(store: Store, fixed: bool = True) -> str:
-    """The store's bytes per trial (and per call), the fixed part included or left out."""
-    size = store.bytes - (0 if fixed else store.fixed)
+def size_cell(store: Store, left_out: int = 0) -> str:
+    """The store's bytes, less ``left_out``, per trial (and per call)."""
+    size = store.bytes - left_out
     return f"{kb(size / store.trials)} ({size / store.calls:,.0f} B a call), {verdict(size / store.trials, GOALS['bytes'])}"
 
 
@@ -425,7 +425,7 @@ ROWS: list[tuple[str, str, Callable[[Store], str]]] = [
     (
         "what the trials take: (file bytes − those of the same store without its trials) / trials (/ calls)",
         "< 3 KB",
-        lambda s: size_cell(s, fixed=False),
+        lambda s: size_cell(s, left_out=s.fixed),
     ),
     (
         "opening one trial: `open_run(dir).trial(task, agent, k)`, k at random",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 import sqlite3
@@ -396,6 +395,8 @@ def trial_rows(rec: TrialRecord) -> TrialRows:
 
 def text_id(kind: str, category: str, severity: str, reason: str) -> int:
     """A verdict text's id in ``verdict_texts``: the first 63 bits of the BLAKE2b hash of its columns."""
+    import hashlib  # imported here: reading a trial (``forge replay``) does not load OpenSSL
+
     key = repr((kind, category, severity, reason)).encode()
     return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest()) >> 1
 
