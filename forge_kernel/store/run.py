@@ -313,7 +313,7 @@ class Run:
 
     def verdicts_of_kind(self, kind: str) -> pd.DataFrame:
         """Every trial's verdicts of one verifier kind in its latest grading: trial id, passed, reason."""
-        return sql.verdicts_of_kind(self.store.db, kind)
+        return sql.verdicts_of_kind(self.store.db, kind, self.store.version)
 
     @cached_property
     def failed_calls(self) -> pd.DataFrame:

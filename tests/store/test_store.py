@@ -501,6 +501,11 @@ def test_a_schema_5_store_reads_the_same_and_has_its_verdict_texts_moved_when_op
     before = (copy / "run.sqlite").read_bytes()
     verdicts = load_verdicts(run_dir)
     pd.testing.assert_frame_equal(load_verdicts(copy), verdicts)
+    kind = verdicts["kind"].value_counts().index[-1]  # the rarest kind: a filter that let others through shows
+    with open_run(copy) as old, open_run(run_dir) as now:
+        of_kind = now.verdicts_of_kind(kind)
+        pd.testing.assert_frame_equal(old.verdicts_of_kind(kind), of_kind)
+    assert sorted(of_kind["reason"]) == sorted(verdicts[verdicts["kind"] == kind]["reason"])
     assert store_digests(copy)["trials"] == store_digests(run_dir)["trials"]
     assert (copy / "run.sqlite").read_bytes() == before
     with RunStore.open(copy) as store:
