@@ -1,8 +1,8 @@
 """What an answer says of a measurement (a laboratory test or a vital sign, ``tables/labs.yaml``) against what the
 trial was shown: a status word beside a value (normal, high, low,
-abnormal), judged by the reference range the record gives for that reading; a trend word (rising, falling), judged
-by the series of that measurement; a value written right after a measurement's name that is none of its readings
-but another measurement's. Only what the trial's reads returned counts, never the agent's writes.
+abnormal), judged by the reference range the record gives for that reading; a trend word (rising, falling, stable),
+judged by the series of that measurement; a value written right after a measurement's name that is none of its
+readings but another measurement's. Only what the trial's reads returned counts, never the agent's writes.
 
 A status word qualifies the number before it in its clause, or, when its own holds little else, in the clause
 before ("血钾 5.9 mmol/L（外院），正常": asides in brackets are skipped); without a number, the latest reading of the measurement named there. The number's
@@ -13,6 +13,7 @@ before it in that stretch too. Denied and hypothetical words claim nothing, nor 
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections import defaultdict
@@ -28,7 +29,12 @@ from .quantities import Amount, Located, amount, in_unit, located_amounts
 from .tables import CJK, TEXTS_CACHED, compact, first_names
 
 STATUS_WORDS = ("normal", "high", "low", "abnormal")
-TREND_WORDS = ("rising", "falling")
+TREND_WORDS = ("rising", "falling", "stable")
+STABLE_RATIO = 1.5
+"""A series whose highest reading is this many times its lowest was not stable."""
+CLEARLY_OUTSIDE = 0.05
+"""How far past a limit of the record's range (relative to the limit) a reading lies before a series that also has
+a reading within the range was not stable: 5.6 mmol/L against an upper limit of 5.5 is at the limit, 5.9 past it."""
 SHORT_CLAUSE = 4
 """A word's clause holds little else when at most this many characters (zh) or words (en) stand beside it."""
 QUALIFIER = re.compile(r"\s*[（(][^（()）]*[)）]\s*$")
@@ -238,8 +244,11 @@ def status_problem(said: Said, rows: list[Reading]) -> str | None:
 
 
 def trend_problem(said: Said, rows: list[Reading]) -> str | None:
-    """Why a trend word disagrees with the series shown (its first and last dated readings), or None."""
+    """Why a trend word disagrees with the series shown, or None: rising and falling by its first and last dated
+    readings, stable by all of them (``instability``)."""
     dated = [r for r in rows if r.time]
+    if said.word == "stable":
+        return instability(dated) if len(dated) > 1 and len({r.amount.unit for r in dated}) == 1 else None
     if len(dated) < 2 or dated[-1].amount.unit != dated[0].amount.unit:
         return None
     first, last = dated[0], dated[-1]
@@ -247,6 +256,33 @@ def trend_problem(said: Said, rows: list[Reading]) -> str | None:
         return None
     went = "rose" if last.amount.value > first.amount.value else "fell"
     return f"the series shown {went} from {first.written} to {last.written}"
+
+
+def past_range(reading: Reading) -> float:
+    """How far past a limit of its record's range a reading lies, relative to that limit (0 within the range or
+    without one)."""
+    value, low, high = reading.amount.value, reading.low, reading.high
+    if low is not None and value < low:
+        return (low - value) / abs(low) if low else math.inf
+    if high is not None and value > high:
+        return (value - high) / abs(high) if high else math.inf
+    return 0.0
+
+
+def instability(dated: list[Reading]) -> str | None:
+    """Why a series of readings in one unit was not stable, or None: its highest reading is ``STABLE_RATIO`` times
+    its lowest or more, or one reading is within the record's range and another ``CLEARLY_OUTSIDE`` past it. A
+    smaller change is left to the reader: how much change is stable is a clinical judgement per measurement."""
+    lowest = min(dated, key=lambda r: r.amount.value)
+    highest = max(dated, key=lambda r: r.amount.value)
+    if lowest.amount.value > 0 and highest.amount.value >= STABLE_RATIO * lowest.amount.value:
+        span = f"{lowest.written} ({lowest.time[:10]}) to {highest.written} ({highest.time[:10]})"
+        return f"the series shown ranges from {span}"
+    within = next((r for r in dated if r.status == "normal"), None)
+    outside = max(dated, key=past_range)
+    if within is not None and past_range(outside) > CLEARLY_OUTSIDE:
+        return f"the series shown has {within} within the record's range and {outside} {outside.status} by it"
+    return None
 
 
 def attribution_problem(said: Said, rows: list[Reading], shown: dict[str, list[Reading]]) -> str | None:

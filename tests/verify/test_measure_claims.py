@@ -1,11 +1,14 @@
 """What an answer says of a measurement, judged against the record shown (synthetic data only): a status word
 beside a value outside (or inside) the reference range the record gives fails ``answer.consistent`` naming the
-sentence, a trend word against the series shown fails, in either language; valid wordings pass, and with the
-record's range or the cue table taken away the wrong ones pass again."""
+sentence, a trend word against the series shown fails (a series called stable that moved clearly among them), in
+either language; valid wordings pass, and with the record's range, the cue table or a rule of stability taken away
+the wrong ones pass again."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -65,6 +68,16 @@ def disagreement(answer: str, results: list = SHOWN) -> str | None:
         ),
         ("Systolic pressure is rising.", "says 收缩压 'rising'"),
         (
+            "CRP 基本稳定。",
+            "says C反应蛋白 '基本稳定' ('CRP 基本稳定。'), but the series shown ranges from 32 mg/L (2026-11-29) to "
+            "86 mg/L (2026-11-26)",
+        ),
+        (
+            "WBC remained stable.",
+            "says 白细胞 'remained stable' ('WBC remained stable.'), but the series shown has 9.8 10^9/L (2026-11-29; "
+            "range –10) within the record's range and 13.6 10^9/L (2026-11-26; range –10) high by it",
+        ),
+        (
             "血钾 4.2 mmol/L。",
             "says 血钾 '4.2 mmol/L' ('血钾 4.2 mmol/L。'), but 4.2 mmol/L is a 空腹血糖 reading, not a 血钾 one",
         ),
@@ -93,6 +106,78 @@ def test_a_status_or_trend_the_record_contradicts_fails_named(answer, named):
 )
 def test_a_status_or_trend_that_agrees_with_the_record_passes(answer):
     assert disagreement(answer) is None
+
+
+POTASSIUM = [
+    {"name": "血钾", "value": {"value": v, "unit": "mmol/L"}, "time": f"2026-11-2{day}", "range": RANGE}
+    for day, v in enumerate((5.4, 5.6, 5.5))
+]
+CREATININE = [
+    {
+        "name": "肌酐",
+        "value": {"value": v, "unit": "µmol/L"},
+        "time": f"2026-11-2{day}",
+        "range": {"low": 57, "high": 111},
+    }
+    for day, v in enumerate((120, 150, 138))
+]
+
+
+@pytest.mark.parametrize(
+    ("answer", "results"),
+    [
+        ("血钾 5.4–5.6 mmol/L，基本稳定。", POTASSIUM),  # 5.6 is at the upper limit of 5.5, not past it
+        ("Potassium stable around 5.5 mmol/L.", POTASSIUM),
+        ("肌酐 120–150 µmol/L，持平。", CREATININE),  # a change under half, all of it past the range
+        ("Systolic pressure steady.", SHOWN),  # 168 to 136 mmHg: how much change is stable is left to the reader
+        ("白细胞不稳定，需复查。", SHOWN),  # unstable claims no stability
+        ("WBC 13.6 → 9.8, patient stable.", SHOWN),  # the patient, not the measurement
+        ("血钾 5.9 mmol/L，病情稳定。", SHOWN),
+    ],
+)
+def test_a_series_called_stable_that_was_stable_or_not_a_measurement_passes(answer, results):
+    assert disagreement(answer, results) is None
+
+
+def test_a_series_called_stable_that_moved_clearly_fails():
+    moved = [
+        {**POTASSIUM[0], "value": {"value": 4.0, "unit": "mmol/L"}},
+        {**POTASSIUM[1], "value": {"value": 5.9, "unit": "mmol/L"}},
+    ]
+    found = disagreement("血钾基本稳定。", moved)
+    assert found is not None and "4 mmol/L (2026-11-20; range 3.5–5.5) within the record's range" in found, found
+    assert disagreement(
+        "肌酐 120–190 µmol/L，持平。",
+        [*CREATININE, {**CREATININE[0], "value": {"value": 190, "unit": "µmol/L"}, "time": "2026-11-28"}],
+    )
+
+
+def test_without_either_rule_of_stability_a_moving_series_called_stable_passes(monkeypatch):
+    assert disagreement("CRP 稳定。") and disagreement("WBC stable.")
+    monkeypatch.setattr(_measures, "STABLE_RATIO", float("inf"))  # CRP 86 to 32: no reading past a range
+    assert disagreement("CRP 稳定。") is None and disagreement("WBC stable.")
+    monkeypatch.setattr(_measures, "CLEARLY_OUTSIDE", float("inf"))  # WBC 13.6 (past 10) to 9.8
+    assert disagreement("WBC stable.") is None
+
+
+@contextmanager
+def cues_claiming_nothing(monkeypatch, kind: str) -> Iterator[None]:
+    """The measure cues with every cue of ``kind`` claiming nothing, the answers' claims read afresh."""
+    real = _measures.measure_cues()
+    kinds = {cue: ("none" if k == kind else k) for cue, k in real.kinds.items()}
+    monkeypatch.setattr(
+        _measures, "measure_cues", lambda: _measures.MeasureCues(real.names, real.words, kinds, real.hypothetical)
+    )
+    _measures.measure_claims.cache_clear()
+    try:
+        yield
+    finally:
+        _measures.measure_claims.cache_clear()
+
+
+def test_without_the_stable_cues_a_moving_series_called_stable_passes(monkeypatch):
+    with cues_claiming_nothing(monkeypatch, "stable"):
+        assert disagreement("CRP 稳定。") is None and disagreement("WBC remained stable.") is None
 
 
 def test_a_record_without_a_range_is_not_judged_by_status():
@@ -143,13 +228,5 @@ def test_without_the_record_s_range_the_potassium_called_normal_passes(monkeypat
 
 
 def test_without_the_trend_cues_the_reversed_trend_passes(monkeypatch):
-    real = _measures.measure_cues()
-    kinds = {cue: ("none" if kind == "rising" else kind) for cue, kind in real.kinds.items()}
-    monkeypatch.setattr(
-        _measures, "measure_cues", lambda: _measures.MeasureCues(real.names, real.words, kinds, real.hypothetical)
-    )
-    _measures.measure_claims.cache_clear()
-    try:
+    with cues_claiming_nothing(monkeypatch, "rising"):
         assert selftest_failures() == ["counterexample crp-trend-reversed"]
-    finally:
-        _measures.measure_claims.cache_clear()
