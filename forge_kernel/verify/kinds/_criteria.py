@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cached_property
+
 from pydantic import Field
 
 from ...spec import Strict
@@ -20,6 +22,16 @@ class CriterionParams(Strict):
     """The criterion id, e.g. I3."""
     choice: list[str] = Field(min_length=1)
     """The statuses that are right (met, not_met, unknown, conflict)."""
+
+    @cached_property
+    def key(self) -> tuple[str, str]:
+        """(protocol, criterion) as ``output_statuses`` keys them."""
+        return normal(self.protocol), normal(self.criterion)
+
+    @cached_property
+    def right(self) -> frozenset[str]:
+        """The right statuses as choices compare (``choice_key``)."""
+        return frozenset(map(choice_key, self.choice))
 
 
 def written_statuses(ctx: GradeContext) -> dict[str, list[tuple[str, dict[str, list[str]]]]]:
@@ -44,7 +56,7 @@ def status_problem(statuses: list[str], p: CriterionParams, said: list[str]) -> 
     that the structured output does not give (``said``); None when they are right."""
     if not statuses:
         return "does not assess it"
-    right = {choice_key(c) for c in p.choice}  # every status and choice is a text: they are the same choice by key
+    right = p.right  # every status and choice is a text: they are the same choice by key
     wrong = next((s for s in statuses if choice_key(s) not in right), None)
     if wrong is not None:
         return f"gives {wrong}, expected {' or '.join(p.choice)}"
@@ -79,7 +91,7 @@ def criterion(ctx: GradeContext, p: CriterionParams) -> Outcome:
     of that protocol the trial wrote (its component of the criterion's code), and the written status agrees with the
     output's."""
     what = f"{p.protocol} {p.criterion}"
-    said = output_statuses(ctx).get((normal(p.protocol), normal(p.criterion)), [])
+    said = output_statuses(ctx).get(p.key, [])
     why = status_problem(said, p, [])
     if why:
         return Outcome(False, f"output {why} ({what})")
