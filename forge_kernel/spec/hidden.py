@@ -30,6 +30,7 @@ MutantOperator = Literal[
     "several-values",
     "invented-fact",
     "claim-negated",
+    "called-stable",
     "cite-unread",
     "cite-other-patient",
     "cite-stale",
@@ -93,8 +94,9 @@ class ValidMutant(Strict):
             "the allergy's `AllergyIntolerance/<id>` for allergy-order; the cited `Type/id` for the citing operators; "
             "the amount as the answer writes it (e.g. `7.2 mmol/L`) for several-values; the fact as the added sentence "
             "writes it (e.g. `6.4 mmol/L`, `华法林`) for invented-fact; `output` for text-only; the typed answer's "
-            "field for unit-swap; the claim denied (its first name) for claim-negated. date-other-format mutants are "
-            "valid by construction and are never declared."
+            "field for unit-swap; the claim denied (its first name) for claim-negated; the measurement called stable "
+            "(its first name) for called-stable. date-other-format mutants are valid by construction and are never "
+            "declared."
         ),
     )
     reason: str = Field(min_length=1)

@@ -246,9 +246,9 @@ def status_problem(said: Said, rows: list[Reading]) -> str | None:
 def trend_problem(said: Said, rows: list[Reading]) -> str | None:
     """Why a trend word disagrees with the series shown, or None: rising and falling by its first and last dated
     readings, stable by all of them (``instability``)."""
-    dated = [r for r in rows if r.time]
     if said.word == "stable":
-        return instability(dated) if len(dated) > 1 and len({r.amount.unit for r in dated}) == 1 else None
+        return instability(rows)
+    dated = [r for r in rows if r.time]
     if len(dated) < 2 or dated[-1].amount.unit != dated[0].amount.unit:
         return None
     first, last = dated[0], dated[-1]
@@ -269,10 +269,14 @@ def past_range(reading: Reading) -> float:
     return 0.0
 
 
-def instability(dated: list[Reading]) -> str | None:
-    """Why a series of readings in one unit was not stable, or None: its highest reading is ``STABLE_RATIO`` times
-    its lowest or more, or one reading is within the record's range and another ``CLEARLY_OUTSIDE`` past it. A
-    smaller change is left to the reader: how much change is stable is a clinical judgement per measurement."""
+def instability(rows: list[Reading]) -> str | None:
+    """Why a measurement's series shown (its dated readings, in one unit) was not stable, or None: its highest
+    reading is ``STABLE_RATIO`` times its lowest or more, or one reading is within the record's range and another
+    ``CLEARLY_OUTSIDE`` past it. A smaller change is left to the reader (how much change is stable is a clinical
+    judgement per measurement), and so is a series of one reading or of more than one unit."""
+    dated = [r for r in rows if r.time]
+    if len(dated) < 2 or len({r.amount.unit for r in dated}) > 1:
+        return None
     lowest = min(dated, key=lambda r: r.amount.value)
     highest = max(dated, key=lambda r: r.amount.value)
     if lowest.amount.value > 0 and highest.amount.value >= STABLE_RATIO * lowest.amount.value:

@@ -23,6 +23,7 @@ from ..spec import AgentResult, Event, MutantOperator, Package, ToolCall, Trajec
 from ..tools import ANY_TYPE, TOOLS, criterion_codes, criterion_window
 from ._claims import claim_cues, claims
 from ._facts import Fact, stated_facts
+from ._measures import instability, measure_names, readings
 from ._shown import Shown, returned_references, shown_by, walk
 from ._text import synonyms
 from .expressions import Chart
@@ -527,6 +528,27 @@ def claim_negated(g: Gold) -> Iterator[Mutant]:
         )
 
 
+STABLE = ("另：{term}基本稳定。", "Also: {term} remained stable.")
+"""A second sentence (zh, en) calling a measurement's series stable, for the called-stable operator."""
+
+
+def called_stable(g: Gold) -> Iterator[Mutant]:
+    """The gold answer followed by a sentence calling stable the first measurement whose series the gold was shown
+    clearly moved (``_measures.instability``), named in the task's language. Applies where the gold answers in text
+    and was shown such a series."""
+    if not g.trajectory.answer.strip():
+        return
+    series = readings(shown_by(g.package, g.events).read.named)
+    moved = next((concept for concept, rows in series.items() if instability(rows)), None)
+    if moved:
+        zh = g.package.public.task.language == "zh"
+        names = [name for name, concept in measure_names().items() if concept == moved]
+        sentence = STABLE[0 if zh else 1].format(term=in_language([moved, *names], zh))
+        yield g.mutant(
+            "called-stable", moved, f"answer ends: {sentence}", answer=appended(g.trajectory.answer, sentence, zh)
+        )
+
+
 def invented_fact(g: Gold) -> Iterator[Mutant]:
     """Per kind of fact (a lab value, a medication, a diagnosis), the first sentence of INVENTED that states a fact
     no gold call returned (nor the task, nor the clock), added where the gold answers: at the end of its answer text,
@@ -707,6 +729,7 @@ OPERATORS: dict[str, Callable[[Gold], Iterator[Mutant]]] = {
     "several-values": several_values,
     "invented-fact": invented_fact,
     "claim-negated": claim_negated,
+    "called-stable": called_stable,
     "cite-unread": cite_unread,
     "cite-other-patient": cite_other_patient,
     "cite-stale": cite_stale,

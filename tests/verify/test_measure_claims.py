@@ -14,7 +14,7 @@ import pytest
 
 from forge_kernel.ehr import summaries
 from forge_kernel.engine import Images
-from forge_kernel.engine.selftest import selftest_package
+from forge_kernel.engine.selftest import mutation_test, selftest_package
 from forge_kernel.spec import load_package
 from forge_kernel.verify import _measures
 from forge_kernel.verify._measures import measure_claims, readings, record_disagreement
@@ -230,3 +230,18 @@ def test_without_the_record_s_range_the_potassium_called_normal_passes(monkeypat
 def test_without_the_trend_cues_the_reversed_trend_passes(monkeypatch):
     with cues_claiming_nothing(monkeypatch, "rising"):
         assert selftest_failures() == ["counterexample crp-trend-reversed"]
+
+
+def called_stable(package_dir=ABNORMAL_LABS) -> list[tuple[str, str, str]]:
+    """(target, status, detail) of the package's called-stable mutants."""
+    report = asyncio.run(mutation_test(load_package(package_dir), Images()))
+    return [(r.mutant.target, r.status, r.detail) for r in report.results if r.mutant.operator == "called-stable"]
+
+
+def test_the_called_stable_mutant_names_a_moving_series_and_only_the_consistency_check_rejects_it():
+    assert called_stable() == [("白细胞", "rejected", "fails consistent")]  # 13.6 (past 10) to 9.8
+
+
+def test_without_the_stable_cues_the_called_stable_mutant_survives(monkeypatch):
+    with cues_claiming_nothing(monkeypatch, "stable"):
+        assert called_stable() == [("白细胞", "survived", "passes")]
