@@ -336,9 +336,9 @@ def consistent(ctx: GradeContext, p: ConsistentParams) -> Outcome:
     """The answer contradicts neither itself nor the record it was shown: no diagnosis or state affirmed in one
     sentence and denied in another, no two opposite states (``verify/_claims.py``); no status word beside a value
     that the record's reference range for that reading contradicts ("正常" beside a potassium above its range), no
-    trend word against the series shown, no value given for a measurement that is another's reading
-    (``verify/_measures.py``); no diagnosis the structured output states that the answer denies. The sentences are
-    named."""
+    trend word against the series shown (nor "stable" for one that clearly moved), no value given for a
+    measurement that is another's reading (``verify/_measures.py``); no diagnosis the structured output states that
+    the answer denies. The sentences are named."""
     answer = ctx.result.answer
     problem = (
         contradiction(answer)
