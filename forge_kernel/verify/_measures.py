@@ -1,6 +1,7 @@
 """What an answer says of a measurement (a laboratory test or a vital sign, ``tables/labs.yaml``) against what the
 trial was shown: a status word beside a value (normal, high, low,
-abnormal), judged by the reference range the record gives for that reading; a trend word (rising, falling, stable),
+abnormal), judged by the reference range the record gives for that reading (a calculator's BMI and eGFR by the
+standard it names, ``computed_records``); a trend word (rising, falling, stable),
 judged by the series of that measurement; a value written right after a measurement's name that is none of its
 readings but another measurement's. Only what the trial's reads returned counts, never the agent's writes.
 
@@ -25,7 +26,7 @@ from typing import Any
 from ._claims import SENTENCE
 from ._facts import MONTH_DAY, blank, clause, not_a_fact
 from ._text import cue_pattern, language, located_dates, negated, normal, words_in
-from .quantities import Amount, Located, amount, in_unit, located_amounts
+from .quantities import Amount, Located, amount, in_unit, is_number, located_amounts
 from .tables import CJK, TEXTS_CACHED, compact, first_names
 
 STATUS_WORDS = ("normal", "high", "low", "abnormal")
@@ -68,7 +69,7 @@ class Reading:
 
     def __str__(self) -> str:
         bounds = f"{'' if self.low is None else f'{self.low:g}'}–{'' if self.high is None else f'{self.high:g}'}"
-        return f"{self.written} ({self.time[:10]}; range {bounds})"
+        return f"{self.written} ({self.time[:10] + '; ' if self.time else ''}range {bounds})"
 
 
 @dataclass(frozen=True)
@@ -193,6 +194,29 @@ def attached_values(text: str, as_written: str) -> list[Said]:
     return found
 
 
+DECREASED_EGFR = {"G3a", "G3b", "G4", "G5"}
+"""The KDIGO stages of an eGFR under 60 mL/min/1.73m2: decreased whoever the patient is."""
+
+
+def computed_records(results: Iterable[Any]) -> list[dict[str, Any]]:
+    """The calculators' results as the named records ``readings`` reads: a BMI with the normal range of the standard
+    the result names, an eGFR of stage G3a to G5 with 60 as its lower bound. An eGFR of G1 (normal or high) or G2
+    (mildly decreased, normal for many an older patient) gives none: a status word beside it is not judged."""
+    found: list[dict[str, Any]] = []
+    for result in results:
+        if not isinstance(result, dict):
+            continue
+        normal_range = result.get("normal_range")
+        if is_number(result.get("bmi")) and isinstance(normal_range, list) and len(normal_range) == 2:
+            low, high = normal_range
+            value = {"value": result["bmi"], "unit": result.get("unit") or "kg/m2"}
+            found.append({"name": "BMI", "value": value, "range": {"low": low, "high": high}})
+        elif is_number(result.get("egfr")) and result.get("stage") in DECREASED_EGFR:
+            value = {"value": result["egfr"], "unit": result.get("unit") or "mL/min/1.73m2"}
+            found.append({"name": "eGFR", "value": value, "range": {"low": 60}})
+    return found
+
+
 def range_of(record: dict[str, Any], unit: str) -> tuple[float | None, float | None]:
     """The low and high ends of a record's reference range (``range``: low, high, unit), in ``unit``."""
     given = record.get("range")
@@ -205,7 +229,8 @@ def range_of(record: dict[str, Any], unit: str) -> tuple[float | None, float | N
 
 def readings(named: Iterable[dict[str, Any]]) -> dict[str, list[Reading]]:
     """Every reading of a known measurement among the named records shown, by measurement, oldest first: a record's
-    value with its range, and the first, lowest, highest and last points of a series summary."""
+    value with its range (a calculator's result among them, ``computed_records``), and the first, lowest, highest
+    and last points of a series summary."""
     found: dict[str, list[Reading]] = defaultdict(list)
     for node in named:
         concept = measure_of(node["name"])

@@ -19,7 +19,8 @@ from forge_kernel.spec import load_package
 from forge_kernel.verify import _measures
 from forge_kernel.verify._measures import measure_claims, readings, record_disagreement
 from forge_kernel.verify._shown import read
-from tests.helpers import ROOT
+from forge_kernel.verify.kinds import answer as answer_kinds
+from tests.helpers import ROOT, trial
 
 RANGE = {"low": 3.5, "high": 5.5, "unit": "mmol/L"}
 SHOWN = [
@@ -245,3 +246,59 @@ def test_the_called_stable_mutant_names_a_moving_series_and_only_the_consistency
 def test_without_the_stable_cues_the_called_stable_mutant_survives(monkeypatch):
     with cues_claiming_nothing(monkeypatch, "stable"):
         assert called_stable() == [("白细胞", "survived", "passes")]
+
+
+EGFR_PACKAGE = ROOT / "task_packages" / "superclue" / "SC-DA-EGFR"
+OBESE = ("bmi_calculate", {"weight_kg": 80.2, "height_cm": 168})  # 28.4 kg/m2: 肥胖 by WS/T 428-2013
+G3B = ("egfr_calculate", {"creatinine": 156, "unit": "µmol/L", "age": 66, "sex": "male"})  # 42: G3b
+G2 = ("egfr_calculate", {"creatinine": 90, "unit": "µmol/L", "age": 66, "sex": "male"})  # 81: G2
+
+
+def consistent_after(call: tuple[str, dict], answer: str):
+    """answer.consistent on a trial that made one calculator call (the patient of SC-DA-EGFR) and gave the answer."""
+    package = load_package(EGFR_PACKAGE)
+    ctx = trial(package, Images()[package], [call], answer=answer)
+    return answer_kinds.consistent(ctx, answer_kinds.ConsistentParams())
+
+
+@pytest.mark.parametrize(
+    ("call", "answer", "named"),
+    [
+        (
+            OBESE,
+            "BMI 28.4 kg/m²，正常。",
+            "says BMI '正常' ('BMI 28.4 kg/m2,正常。'), but 28.4 kg/m2 (range 18.5–23.9) is high",
+        ),
+        (OBESE, "Body mass index 28.4, within normal limits.", "says BMI 'within normal limits'"),
+        (
+            G3B,
+            "eGFR 42 mL/min/1.73m²，肾功能正常。",
+            "says 估算肾小球滤过率 '正常' ('eGFR 42 mL/min/1.73m2,肾功能正常。'), but 42",
+        ),
+        (G3B, "eGFR 42, normal.", "says 估算肾小球滤过率 'normal'"),
+    ],
+)
+def test_a_status_the_calculator_s_standard_contradicts_fails_named(call, answer, named):
+    outcome = consistent_after(call, answer)
+    assert not outcome.passed and outcome.reason.startswith(named), outcome.reason
+
+
+@pytest.mark.parametrize(
+    ("call", "answer"),
+    [
+        (OBESE, "BMI 28.4 kg/m²，偏高，属肥胖（WS/T 428-2013）；正常范围 18.5–23.9。"),
+        (G3B, "eGFR 42 mL/min/1.73m²，CKD 分期 G3b（中至重度下降），肾功能减退。"),
+        (G3B, "eGFR 42, decreased."),
+        (G2, "eGFR 81 mL/min/1.73m²，肾功能正常。"),  # G2: normal for many an older patient, not judged
+        (G2, "eGFR 81, mildly decreased."),
+    ],
+)
+def test_a_status_the_calculator_s_standard_allows_passes(call, answer):
+    outcome = consistent_after(call, answer)
+    assert outcome.passed, outcome.reason
+
+
+def test_without_the_calculators_results_a_bmi_called_normal_passes(monkeypatch):
+    assert not consistent_after(OBESE, "BMI 28.4 kg/m²，正常。").passed
+    monkeypatch.setattr(answer_kinds, "computed_records", lambda results: [])  # the results never reach the check
+    assert consistent_after(OBESE, "BMI 28.4 kg/m²，正常。").passed

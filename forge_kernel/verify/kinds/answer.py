@@ -10,7 +10,7 @@ from pydantic import Field, field_validator, model_validator
 
 from ...spec import Strict
 from .._claims import contradiction, denied_output
-from .._measures import record_disagreement
+from .._measures import computed_records, record_disagreement
 from .._shown import shown
 from .._text import Synonyms, affirms, bounded, drug_of, label, mentions, normal, stated_dates, synonyms
 from ..matchers import Matcher, valid_regex, values_at, within
@@ -335,7 +335,8 @@ class ConsistentParams(Strict):
 def consistent(ctx: GradeContext, p: ConsistentParams) -> Outcome:
     """The answer contradicts neither itself nor the record it was shown: no diagnosis or state affirmed in one
     sentence and denied in another, no two opposite states (``verify/_claims.py``); no status word beside a value
-    that the record's reference range for that reading contradicts ("正常" beside a potassium above its range), no
+    that the record's reference range for that reading contradicts ("正常" beside a potassium above its range, or
+    beside a BMI or a decreased eGFR that the calculator's standard places elsewhere), no
     trend word against the series shown (nor "stable" for one that clearly moved), no value given for a
     measurement that is another's reading (``verify/_measures.py``); no diagnosis the structured output states that
     the answer denies. The sentences are named."""
@@ -343,9 +344,14 @@ def consistent(ctx: GradeContext, p: ConsistentParams) -> Outcome:
     problem = (
         contradiction(answer)
         or denied_output(answer, output_diagnoses(ctx))
-        or record_disagreement(answer, lambda: shown(ctx).read.named)
+        or record_disagreement(answer, lambda: [*shown(ctx).read.named, *computed_records(calculated(ctx))])
     )
     return Outcome(problem is None, problem or "no claim of the answer contradicts another, the output or the record")
+
+
+def calculated(ctx: GradeContext) -> list[Any]:
+    """The results of the trial's successful calculator calls."""
+    return [e.result for e in ctx.events if e.ok and e.kind == "compute"]
 
 
 def output_diagnoses(ctx: GradeContext) -> dict[str, str]:
