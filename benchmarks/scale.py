@@ -5,9 +5,9 @@ SYNTHETIC data only.
     .venv/bin/python benchmarks/scale.py --store DIR    # builds the run in DIR once, and reuses it after
     .venv/bin/python benchmarks/scale.py --quick        # 12 trials per task and agent, one repeat; writes nothing
 
-The run: the six reference agents on the 82 bundled packages with 3 trials each, then its trials (events, scores
-and verdicts with them) copied through SQL under new trial indices, in one transaction, to 204 trials per task and
-agent (100,368 trials). Each figure is a whole process (wall time and peak RSS from the kernel's accounting),
+The run: the six reference agents on the bundled packages with 3 trials each, then its trials (events, scores
+and verdicts with them) copied through SQL under new trial indices, in one transaction, to about 100,000 trials
+(99,216 with 106 packages: 156 per task and agent). Each figure is a whole process (wall time and peak RSS from the kernel's accounting),
 beside a baseline of the same reads through plain sqlite3 in plain Python, in the same run, interleaved.
 """
 
@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 from collections import defaultdict
+from contextlib import closing
 from pathlib import Path
 from time import perf_counter
 
@@ -31,22 +32,23 @@ AGENTS = ("baseline-v1", "candidate-v2")
 """The two agents compared."""
 TRIALS = 3
 """Trials per task and agent of the run that is copied."""
-COPIES = 68
-"""Copies of each of its trials: 3 x 68 = 204 per task and agent."""
+TARGET = 100_000
+"""About how many trials the run is copied to."""
 
 
 # ---------------------------------------------------------------------------------------------------- the run
 
 
-def build(run_dir: Path, copies: int) -> int:
-    """The reference run, then its trials copied ``copies`` times in all; the number of trials."""
+def build(run_dir: Path, copies: int | None = None) -> int:
+    """The reference run, then its trials copied ``copies`` times in all (by default, as often as makes about
+    ``TARGET`` trials); the number of trials."""
     sys.path.insert(0, str(ROOT))
     from forge_kernel.agents import REFERENCE_SET
     from forge_kernel.engine import RunSpec, execute
 
     spec = RunSpec(suite=[str(ROOT / "task_packages")], agents=list(REFERENCE_SET), trials=TRIALS, seed=0)
-    asyncio.run(execute(spec, run_dir, progress=False))
-    return replicate(run_dir / "run.sqlite", copies)
+    ran = asyncio.run(execute(spec, run_dir, progress=False)).total
+    return replicate(run_dir / "run.sqlite", copies or max(1, round(TARGET / ran)))
 
 
 def replicate(db_path: Path, copies: int) -> int:
@@ -218,15 +220,17 @@ def ratio(samples: dict, name: str) -> str:
     return f"{of[name][0] / of[f'plain {name}'][0]:.1f}× (CPU {of[name][1] / of[f'plain {name}'][1]:.1f}×)"
 
 
-def section(trials: int, build_s: float | None, size_mb: float, samples: dict, git: str, calibration_s: float) -> str:
+def section(
+    trials: int, packages: int, build_s: float | None, size_mb: float, samples: dict, git: str, calibration_s: float
+) -> str:
     a, b = AGENTS
     return "\n".join(
         [
             "## 6. The read side at scale: forge compare and forge ledger",
             "",
             f"Written by `benchmarks/scale.py` (its own run: git {git}; a pure-Python loop of 10 million additions took "
-            f"{calibration_s:.2f} s). The run: the six reference agents × 82 packages × {TRIALS} trials, then copied in "
-            f"SQL to {trials:,} trials ({trials // (6 * 82)} per task and agent), a {size_mb:,.0f} MB store "
+            f"{calibration_s:.2f} s). The run: the six reference agents × {packages} packages × {TRIALS} trials, then "
+            f"copied in SQL to {trials:,} trials ({trials // (6 * packages)} per task and agent), a {size_mb:,.0f} MB store "
             f"{'reused from an earlier build' if build_s is None else f'built in {build_s:.0f} s'}. Each sample is one "
             "whole process (wall time; peak RSS from `wait4`; bytecode cached, as for an installed package), both "
             "cores free to use, the commands taking turns; output to /dev/null. The baselines read the same rows through plain "
@@ -299,19 +303,19 @@ def main() -> None:
     run_dir = opts.store or Path(tmp.name) / "run"
     started = perf_counter()
     if (run_dir / "run.sqlite").is_file():
-        with sqlite3.connect(run_dir / "run.sqlite") as db:
-            (trials,) = db.execute("SELECT COUNT(*) FROM trials").fetchone()
-        print(f"reusing {run_dir}: {trials:,} trials", flush=True)
+        print(f"reusing {run_dir}", flush=True)
         build_s = None
     else:
         print(f"building the run in {run_dir} ...", flush=True)
-        trials = build(run_dir, 4 if opts.quick else COPIES)
+        build(run_dir, 4 if opts.quick else None)
         build_s = perf_counter() - started
+    with closing(sqlite3.connect(run_dir / "run.sqlite")) as db:
+        trials, packages = db.execute("SELECT COUNT(*), COUNT(DISTINCT task_id) FROM trials").fetchone()
     size_mb = (run_dir / "run.sqlite").stat().st_size / 1e6
     commands = timed_commands(str(run_dir), Path(tmp.name))
     print(f"measuring ({trials:,} trials) ...", flush=True)
     samples = measure(commands, 1 if opts.quick else opts.repeats)
-    text = section(trials, build_s, size_mb, samples, git_state(), calibration())
+    text = section(trials, packages, build_s, size_mb, samples, git_state(), calibration())
     publish("scale.py", text, opts.quick)
 
 
