@@ -29,8 +29,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
-import yaml
-
 from ._concepts import searched_concepts
 
 if TYPE_CHECKING:
@@ -63,7 +61,9 @@ class Concept:
 
 
 def read(name: str) -> Any:
-    """``tables/<name>.yaml``, parsed."""
+    """``tables/<name>.yaml``, parsed (yaml imported here: reading a trial, ``forge replay``, reads no table)."""
+    import yaml
+
     return yaml.safe_load((TABLES / f"{name}.yaml").read_text(encoding="utf-8"))
 
 
