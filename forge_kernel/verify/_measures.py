@@ -1,9 +1,9 @@
 """What an answer says of a measurement (a laboratory test or a vital sign, ``tables/labs.yaml``) against what the
-trial was shown: a status word beside a value (normal, high, low,
-abnormal), judged by the reference range the record gives for that reading (a calculator's BMI and eGFR by the
-standard it names, ``computed_records``); a trend word (rising, falling, stable),
-judged by the series of that measurement; a value written right after a measurement's name that is none of its
-readings but another measurement's. Only what the trial's reads returned counts, never the agent's writes.
+trial was shown: a status word beside a value (normal, high, low, abnormal), judged by the reference range the
+record gives for that reading (a calculator's BMI and eGFR by the standard it names, ``computed_records``); a trend
+word (rising, falling, stable), judged by the series of that measurement; a value written right after a
+measurement's name that is none of its readings shown (a number a call returned elsewhere, a protocol's threshold,
+is none). Only what the trial's reads returned counts, never the agent's writes.
 
 A status word qualifies the number before it in its clause, or, when its own holds little else, in the clause
 before ("血钾 5.9 mmol/L（外院），正常": asides in brackets are skipped); without a number, the latest reading of the measurement named there. The number's
@@ -42,6 +42,8 @@ QUALIFIER = re.compile(r"\s*[（(][^（()）]*[)）]\s*$")
 """A qualifier after a record's name ("白细胞计数（外院）")."""
 ATTACHED = re.compile(r"[\s:：=]*(?:(?:为|是|达|of|at|is|was|=)[\s:：]*)?")
 """What may stand between a measurement's name and its value."""
+RANGE_TO = re.compile(r"\s*(?:[-–—~～至到]|to)\s*\d")
+"""What follows the first end of a range ("eGFR 30-44", "30 to 44"): a band, no reading of the patient's."""
 ASIDE = re.compile(r"[（(][^（()）]*[)）]")
 """An aside in brackets: skipped in reading what a word outside it speaks of."""
 
@@ -82,6 +84,8 @@ class Said:
     written: str
     sentence: str
     number: Amount | None = None
+    decimals: int = 0
+    """How many decimals the number is written with (a value is read as rounded to them)."""
 
 
 @cache
@@ -189,8 +193,8 @@ def attached_values(text: str, as_written: str) -> list[Said]:
     for value in values_in(as_written):
         concept = next((c for end, c in reversed(names) if end <= value.start), None)
         gap_start = max((end for end, _ in names if end <= value.start), default=value.start)
-        if concept and ATTACHED.fullmatch(text, gap_start, value.start):
-            found.append(Said(concept, "value", value.written, as_written.strip(), value.amount))
+        if concept and ATTACHED.fullmatch(text, gap_start, value.start) and not RANGE_TO.match(as_written, value.end):
+            found.append(Said(concept, "value", value.written, as_written.strip(), value.amount, value.decimals))
     return found
 
 
@@ -243,7 +247,8 @@ def readings(named: Iterable[dict[str, Any]]) -> dict[str, list[Reading]]:
                 Reading(concept, value, shown, str(node.get("time") or ""), *range_of(node, value.unit))
             )
         elif isinstance(node.get("first"), dict) and isinstance(node.get("last"), dict):
-            for point in (node[key] for key in ("first", "min", "max", "last") if isinstance(node.get(key), dict)):
+            points = [node[key] for key in ("first", "min", "max", "last") if isinstance(node.get(key), dict)]
+            for point in [*points, {"value": node.get("mean")}]:  # the mean undated: no point of the trend
                 point_value = amount(point.get("value"), node.get("unit") or "")
                 if point_value is not None:
                     shown = f"{point_value.value:g} {node.get('unit') or ''}".strip()
@@ -314,17 +319,37 @@ def instability(rows: list[Reading]) -> str | None:
     return None
 
 
-def attribution_problem(said: Said, rows: list[Reading], shown: dict[str, list[Reading]]) -> str | None:
-    """Why a value given for a measurement is another measurement's (none of its own readings shown is that
-    number, another's is), or None."""
+def stated_in(said: Said, reading: Reading) -> float | None:
+    """The number of a stated value in the reading's unit: converted where both have a unit (None where they cannot
+    be), as written where the value has none."""
     assert said.number is not None  # a value
-    number = said.number
-    if not rows or any(same_number(number, r.amount) for r in rows):
+    stated, unit = said.number, reading.amount.unit
+    return in_unit(stated, unit) if stated.unit and unit and stated.unit != unit else stated.value
+
+
+def is_reading(said: Said, reading: Reading) -> bool:
+    """The stated value is this reading: rounded to the decimals written, or within ``same_number``'s margin."""
+    value, shown = stated_in(said, reading), reading.amount.value
+    margin = max(0.5 * 10**-said.decimals + 1e-9, 0.051, 0.005 * abs(shown))
+    return value is not None and abs(value - shown) <= margin
+
+
+def attribution_problem(said: Said, rows: list[Reading], shown: dict[str, list[Reading]]) -> str | None:
+    """Why a value given for a measurement is none of its readings shown, or None: another measurement's reading,
+    or no reading at all where the measurement's own can be compared with it (a value in a unit that cannot be
+    converted into theirs is left to the grounding check). A number that a call returned elsewhere (a protocol's
+    threshold, another patient's count) is no reading of the patient's."""
+    assert said.number is not None  # a value
+    comparable = [r for r in rows if stated_in(said, r) is not None]
+    if not comparable or any(is_reading(said, r) for r in comparable):
         return None
     other = next(
-        (r for rs in shown.values() for r in rs if r.concept != said.concept and same_number(number, r.amount)), None
+        (r for rs in shown.values() for r in rs if r.concept != said.concept and same_number(said.number, r.amount)),
+        None,
     )
-    return None if other is None else f"{other.written} is a {other.concept} reading, not a {said.concept} one"
+    if other is not None:
+        return f"{other.written} is a {other.concept} reading, not a {said.concept} one"
+    return f"the {said.concept} shown is {' / '.join(dict.fromkeys(r.written for r in reversed(comparable)))}"
 
 
 def record_disagreement(answer: str, named: Callable[[], Iterable[dict[str, Any]]]) -> str | None:

@@ -302,3 +302,54 @@ def test_without_the_calculators_results_a_bmi_called_normal_passes(monkeypatch)
     assert not consistent_after(OBESE, "BMI 28.4 kg/m²，正常。").passed
     monkeypatch.setattr(answer_kinds, "computed_records", lambda results: [])  # the results never reach the check
     assert consistent_after(OBESE, "BMI 28.4 kg/m²，正常。").passed
+
+
+PROTOCOL = {"id": "LUNG-EGFR-202", "criteria": [{"id": "I4", "text": "ANC ≥ 1.5 ×10^9/L within 14 days"}]}
+ANC = {"name": "中性粒细胞绝对计数", "value": {"value": 4.2, "unit": "10^9/L"}, "time": "2026-11-27"}
+SERIES = {
+    "name": "心率",
+    "unit": "/min",
+    "first": {"time": "2026-11-28", "value": 84},
+    "last": {"time": "2026-11-29", "value": 104},
+    "min": {"time": "2026-11-28", "value": 84},
+    "max": {"time": "2026-11-29", "value": 104},
+    "mean": 95.5,
+}
+
+
+@pytest.mark.parametrize(
+    ("answer", "named"),
+    [
+        ("ANC 1.5 ×10^9/L, eligible.", "says 中性粒细胞绝对计数 '1.5 ×10^9/L' ('ANC 1.5 ×10^9/L, eligible.'), but the"),
+        ("中性粒细胞计数 1.5，符合入组。", "says 中性粒细胞绝对计数 '1.5'"),  # bare: read in the record's unit
+        ("Potassium 6.4 mmol/L.", "says 血钾 '6.4 mmol/L' ('Potassium 6.4 mmol/L.'), but the 血钾 shown is 5.9 mmol/L"),
+        ("Heart rate 120 /min.", "says 心率 '120 /min'"),
+    ],
+)
+def test_a_value_none_of_the_measurement_s_readings_shown_is_fails_named(answer, named):
+    """The threshold 1.5 was returned by a call (the protocol), so the grounding check alone passes "ANC 1.5": the
+    patient's ANC shown is 4.2."""
+    found = disagreement(answer, [*SHOWN, PROTOCOL, ANC, SERIES])
+    assert found is not None and found.startswith(named), found
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "ANC 4.2 ×10^9/L; ANC 4200/µL; ANC 4.",  # as shown, converted, rounded
+        "中性粒细胞绝对计数 ≥ 1.5 ×10^9/L 方可入组，本例 4.2。",  # a threshold
+        "Potassium 5.9 mmol/L (6 when rounded): potassium 6 mmol/L.",
+        "Heart rate 84-104 /min, mean heart rate 95.5 /min.",  # a range of readings, and the series' mean
+        "eGFR 30-44 剂量减半。",  # a band of a rule, not a reading
+        "血钾 106 mg/dL。",  # a unit that cannot be converted into the reading's: left to the grounding check
+        "血钠 124 mmol/L。",  # no sodium shown: the grounding check's business
+    ],
+)
+def test_a_value_that_is_a_reading_or_no_reading_passes(answer):
+    assert disagreement(answer, [*SHOWN, PROTOCOL, ANC, SERIES]) is None
+
+
+def test_without_the_readings_compared_a_threshold_given_as_the_patient_s_value_passes(monkeypatch):
+    assert disagreement("ANC 1.5 ×10^9/L.", [PROTOCOL, ANC])
+    monkeypatch.setattr(_measures, "is_reading", lambda said, reading: True)  # every value taken for a reading
+    assert disagreement("ANC 1.5 ×10^9/L.", [PROTOCOL, ANC]) is None

@@ -338,8 +338,8 @@ def consistent(ctx: GradeContext, p: ConsistentParams) -> Outcome:
     that the record's reference range for that reading contradicts ("正常" beside a potassium above its range, or
     beside a BMI or a decreased eGFR that the calculator's standard places elsewhere), no
     trend word against the series shown (nor "stable" for one that clearly moved), no value given for a
-    measurement that is another's reading (``verify/_measures.py``); no diagnosis the structured output states that
-    the answer denies. The sentences are named."""
+    measurement that is none of its readings shown (``verify/_measures.py``); no diagnosis the structured output
+    states that the answer denies. The sentences are named."""
     answer = ctx.result.answer
     problem = (
         contradiction(answer)
