@@ -31,6 +31,7 @@ MutantOperator = Literal[
     "invented-fact",
     "claim-negated",
     "called-stable",
+    "value-from-elsewhere",
     "cite-unread",
     "cite-other-patient",
     "cite-stale",
@@ -95,7 +96,8 @@ class ValidMutant(Strict):
             "the amount as the answer writes it (e.g. `7.2 mmol/L`) for several-values; the fact as the added sentence "
             "writes it (e.g. `6.4 mmol/L`, `华法林`) for invented-fact; `output` for text-only; the typed answer's "
             "field for unit-swap; the claim denied (its first name) for claim-negated; the measurement called stable "
-            "(its first name) for called-stable. date-other-format mutants are valid by construction and are never "
+            "(its first name) for called-stable; the measurement given the value (its first name) for "
+            "value-from-elsewhere. date-other-format mutants are valid by construction and are never "
             "declared."
         ),
     )

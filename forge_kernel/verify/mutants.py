@@ -23,7 +23,7 @@ from ..spec import AgentResult, Event, MutantOperator, Package, ToolCall, Trajec
 from ..tools import ANY_TYPE, TOOLS, criterion_codes, criterion_window
 from ._claims import claim_cues, claims
 from ._facts import Fact, stated_facts
-from ._measures import instability, measure_names, readings
+from ._measures import instability, measure_claims, measure_names, readings
 from ._shown import Shown, returned_references, shown_by, walk
 from ._text import synonyms
 from .expressions import Chart
@@ -528,6 +528,38 @@ def claim_negated(g: Gold) -> Iterator[Mutant]:
         )
 
 
+def numbers_elsewhere(seen: Shown, unit: str) -> list[float]:
+    """The numbers the trial showed in ``unit`` that are no measurement's reading (a protocol's threshold, a
+    reference value, a count), smallest first."""
+    shown = seen.amounts_by_unit.get(unit)
+    readings_shown = [r.amount.value for rows in readings(seen.read.named).values() for r in rows]
+    return [v for v in (shown.values if shown else []) if v and not any(abs(v - r) < 1e-9 for r in readings_shown)]
+
+
+def value_from_elsewhere(g: Gold) -> Iterator[Mutant]:
+    """The first value the gold answer gives a measurement whose readings it was shown ("ANC 4.2"), replaced by a
+    number the trial showed in the same unit that is no reading ("ANC 1.5", a protocol's threshold): grounded, yet
+    not the patient's. Applies where the gold answer gives such a value, as the answer writes it, in the readings'
+    unit or bare, and the trial showed such a number."""
+    answer = g.trajectory.answer
+    values = [c for c in measure_claims(answer) if c.word == "value"]
+    seen = shown_by(g.package, g.events) if values else None
+    for claim in values:
+        assert seen is not None and claim.number is not None  # a value
+        rows = readings(seen.read.named).get(claim.concept, [])
+        unit = rows[-1].amount.unit if rows else ""
+        at = answer.find(claim.written)
+        if not rows or at < 0 or claim.number.unit not in ("", unit):
+            continue
+        number = next(iter(numbers_elsewhere(seen, unit)), None)
+        if number is None:
+            continue
+        written = re.sub(r"\d+(?:\.\d+)?", f"{number:g}", claim.written, count=1)
+        mutated = answer[:at] + written + answer[at + len(claim.written) :]
+        yield g.mutant("value-from-elsewhere", claim.concept, f"answer gives {written}", answer=mutated)
+        return
+
+
 STABLE = ("另：{term}基本稳定。", "Also: {term} remained stable.")
 """A second sentence (zh, en) calling a measurement's series stable, for the called-stable operator."""
 
@@ -730,6 +762,7 @@ OPERATORS: dict[str, Callable[[Gold], Iterator[Mutant]]] = {
     "invented-fact": invented_fact,
     "claim-negated": claim_negated,
     "called-stable": called_stable,
+    "value-from-elsewhere": value_from_elsewhere,
     "cite-unread": cite_unread,
     "cite-other-patient": cite_other_patient,
     "cite-stale": cite_stale,

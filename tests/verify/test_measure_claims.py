@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -233,10 +234,17 @@ def test_without_the_trend_cues_the_reversed_trend_passes(monkeypatch):
         assert selftest_failures() == ["counterexample crp-trend-reversed"]
 
 
-def called_stable(package_dir=ABNORMAL_LABS) -> list[tuple[str, str, str]]:
-    """(target, status, detail) of the package's called-stable mutants."""
+def mutants_of(operator: str, package_dir: Path = ABNORMAL_LABS) -> list[tuple[str, str, str, str]]:
+    """(target, note, status, detail) of the package's mutants of one operator."""
     report = asyncio.run(mutation_test(load_package(package_dir), Images()))
-    return [(r.mutant.target, r.status, r.detail) for r in report.results if r.mutant.operator == "called-stable"]
+    return [
+        (r.mutant.target, r.mutant.note, r.status, r.detail) for r in report.results if r.mutant.operator == operator
+    ]
+
+
+def called_stable() -> list[tuple[str, str, str]]:
+    """(target, status, detail) of SC-IR-ABNORMAL-LABS's called-stable mutants."""
+    return [(target, status, detail) for target, _, status, detail in mutants_of("called-stable")]
 
 
 def test_the_called_stable_mutant_names_a_moving_series_and_only_the_consistency_check_rejects_it():
@@ -353,3 +361,18 @@ def test_without_the_readings_compared_a_threshold_given_as_the_patient_s_value_
     assert disagreement("ANC 1.5 ×10^9/L.", [PROTOCOL, ANC])
     monkeypatch.setattr(_measures, "is_reading", lambda said, reading: True)  # every value taken for a reading
     assert disagreement("ANC 1.5 ×10^9/L.", [PROTOCOL, ANC]) is None
+
+
+ELIGIBLE = ROOT / "task_packages" / "forge-nsclc" / "TP-ELIGIBLE-v1"
+
+
+def test_the_value_from_elsewhere_mutant_gives_a_protocol_threshold_and_only_the_consistency_check_rejects_it():
+    """The gold's "ANC 4.2" becomes "ANC 1.5", the threshold LUNG-EGFR-202's protocol wrote: grounded, not the
+    patient's."""
+    found = mutants_of("value-from-elsewhere", ELIGIBLE)
+    assert found == [("中性粒细胞绝对计数", "answer gives 1.5", "rejected", "fails consistent")]
+
+
+def test_with_every_value_taken_for_a_reading_the_value_from_elsewhere_mutant_survives(monkeypatch):
+    monkeypatch.setattr(_measures, "is_reading", lambda said, reading: True)
+    assert [status for _, _, status, _ in mutants_of("value-from-elsewhere", ELIGIBLE)] == ["survived"]
