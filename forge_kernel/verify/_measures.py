@@ -256,10 +256,18 @@ def readings(named: Iterable[dict[str, Any]]) -> dict[str, list[Reading]]:
     return {concept: sorted(rows, key=lambda r: r.time) for concept, rows in found.items()}
 
 
-def same_number(stated: Amount, shown: Amount) -> bool:
-    """The stated number is the one shown, converted into its unit where both have one (up to rounding)."""
-    value = in_unit(stated, shown.unit) if stated.unit and shown.unit and stated.unit != shown.unit else stated.value
-    return value is not None and abs(value - shown.value) <= max(0.051, 0.005 * abs(shown.value))
+def in_unit_of(stated: Amount, unit: str) -> float | None:
+    """The stated number in ``unit``: converted where both have a unit (None where they cannot be), as written
+    where either has none."""
+    return in_unit(stated, unit) if stated.unit and unit and stated.unit != unit else stated.value
+
+
+def same_number(stated: Amount, shown: Amount, decimals: int | None = None) -> bool:
+    """The stated number is the one shown, converted into its unit (``in_unit_of``), up to rounding: within 0.051
+    or 0.5%, or, given the decimals the stated number is written with, half its last digit ("4" for 4.2)."""
+    value = in_unit_of(stated, shown.unit)
+    rounded = 0.0 if decimals is None else 0.5 * 10**-decimals + 1e-9
+    return value is not None and abs(value - shown.value) <= max(0.051, 0.005 * abs(shown.value), rounded)
 
 
 def status_problem(said: Said, rows: list[Reading]) -> str | None:
@@ -319,33 +327,18 @@ def instability(rows: list[Reading]) -> str | None:
     return None
 
 
-def stated_in(said: Said, reading: Reading) -> float | None:
-    """The number of a stated value in the reading's unit: converted where both have a unit (None where they cannot
-    be), as written where the value has none."""
-    assert said.number is not None  # a value
-    stated, unit = said.number, reading.amount.unit
-    return in_unit(stated, unit) if stated.unit and unit and stated.unit != unit else stated.value
-
-
-def is_reading(said: Said, reading: Reading) -> bool:
-    """The stated value is this reading: rounded to the decimals written, or within ``same_number``'s margin."""
-    value, shown = stated_in(said, reading), reading.amount.value
-    margin = max(0.5 * 10**-said.decimals + 1e-9, 0.051, 0.005 * abs(shown))
-    return value is not None and abs(value - shown) <= margin
-
-
 def attribution_problem(said: Said, rows: list[Reading], shown: dict[str, list[Reading]]) -> str | None:
     """Why a value given for a measurement is none of its readings shown, or None: another measurement's reading,
     or no reading at all where the measurement's own can be compared with it (a value in a unit that cannot be
     converted into theirs is left to the grounding check). A number that a call returned elsewhere (a protocol's
     threshold, another patient's count) is no reading of the patient's."""
-    assert said.number is not None  # a value
-    comparable = [r for r in rows if stated_in(said, r) is not None]
-    if not comparable or any(is_reading(said, r) for r in comparable):
+    number = said.number
+    assert number is not None  # a value
+    comparable = [r for r in rows if in_unit_of(number, r.amount.unit) is not None]
+    if not comparable or any(same_number(number, r.amount, said.decimals) for r in comparable):
         return None
     other = next(
-        (r for rs in shown.values() for r in rs if r.concept != said.concept and same_number(said.number, r.amount)),
-        None,
+        (r for rs in shown.values() for r in rs if r.concept != said.concept and same_number(number, r.amount)), None
     )
     if other is not None:
         return f"{other.written} is a {other.concept} reading, not a {said.concept} one"

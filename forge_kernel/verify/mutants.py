@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date, timedelta
+from functools import cached_property
 from itertools import count
 from typing import Any, Literal, cast, get_args, get_origin
 
@@ -23,7 +24,7 @@ from ..spec import AgentResult, Event, MutantOperator, Package, ToolCall, Trajec
 from ..tools import ANY_TYPE, TOOLS, criterion_codes, criterion_window
 from ._claims import claim_cues, claims
 from ._facts import Fact, stated_facts
-from ._measures import instability, measure_claims, measure_names, readings
+from ._measures import Reading, instability, measure_claims, measure_names, readings
 from ._shown import Shown, returned_references, shown_by, walk
 from ._text import synonyms
 from .expressions import Chart
@@ -164,6 +165,16 @@ class Gold:
     @property
     def patient(self) -> str:
         return self.package.public.environment.patient_id
+
+    @cached_property
+    def seen(self) -> Shown:
+        """What the gold's trial showed its agent (``shown_by``), read once for every operator."""
+        return shown_by(self.package, self.events)
+
+    @cached_property
+    def series(self) -> dict[str, list[Reading]]:
+        """The readings of each measurement the gold's trial showed (``_measures.readings``)."""
+        return readings(self.seen.read.named)
 
     def labels(self) -> list[str]:
         """``<tool>#<n>`` of each gold call: the n-th call of that tool."""
@@ -528,11 +539,11 @@ def claim_negated(g: Gold) -> Iterator[Mutant]:
         )
 
 
-def numbers_elsewhere(seen: Shown, unit: str) -> list[float]:
-    """The numbers the trial showed in ``unit`` that are no measurement's reading (a protocol's threshold, a
+def numbers_elsewhere(g: Gold, unit: str) -> list[float]:
+    """The numbers the gold's trial showed in ``unit`` that are no measurement's reading (a protocol's threshold, a
     reference value, a count), smallest first."""
-    shown = seen.amounts_by_unit.get(unit)
-    readings_shown = [r.amount.value for rows in readings(seen.read.named).values() for r in rows]
+    shown = g.seen.amounts_by_unit.get(unit)
+    readings_shown = [r.amount.value for rows in g.series.values() for r in rows]
     return [v for v in (shown.values if shown else []) if v and not any(abs(v - r) < 1e-9 for r in readings_shown)]
 
 
@@ -542,16 +553,14 @@ def value_from_elsewhere(g: Gold) -> Iterator[Mutant]:
     not the patient's. Applies where the gold answer gives such a value, as the answer writes it, in the readings'
     unit or bare, and the trial showed such a number."""
     answer = g.trajectory.answer
-    values = [c for c in measure_claims(answer) if c.word == "value"]
-    seen = shown_by(g.package, g.events) if values else None
-    for claim in values:
-        assert seen is not None and claim.number is not None  # a value
-        rows = readings(seen.read.named).get(claim.concept, [])
+    for claim in (c for c in measure_claims(answer) if c.word == "value"):
+        assert claim.number is not None  # a value
+        rows = g.series.get(claim.concept, [])
         unit = rows[-1].amount.unit if rows else ""
         at = answer.find(claim.written)
         if not rows or at < 0 or claim.number.unit not in ("", unit):
             continue
-        number = next(iter(numbers_elsewhere(seen, unit)), None)
+        number = next(iter(numbers_elsewhere(g, unit)), None)
         if number is None:
             continue
         written = re.sub(r"\d+(?:\.\d+)?", f"{number:g}", claim.written, count=1)
@@ -570,8 +579,7 @@ def called_stable(g: Gold) -> Iterator[Mutant]:
     and was shown such a series."""
     if not g.trajectory.answer.strip():
         return
-    series = readings(shown_by(g.package, g.events).read.named)
-    moved = next((concept for concept, rows in series.items() if instability(rows)), None)
+    moved = next((concept for concept, rows in g.series.items() if instability(rows)), None)
     if moved:
         zh = g.package.public.task.language == "zh"
         names = [name for name, concept in measure_names().items() if concept == moved]
@@ -589,7 +597,7 @@ def invented_fact(g: Gold) -> Iterator[Mutant]:
     answer, output = g.trajectory.answer, g.trajectory.output
     if not (answer.strip() or output):
         return
-    seen, zh = shown_by(g.package, g.events), g.package.public.task.language == "zh"
+    seen, zh = g.seen, g.package.public.task.language == "zh"
     for kind, sentences in INVENTED.items():
         found = next(
             ((s, f) for s in (pair[0 if zh else 1] for pair in sentences) if (f := invented(s, kind, seen))), None

@@ -359,7 +359,7 @@ def test_a_value_that_is_a_reading_or_no_reading_passes(answer):
 
 def test_without_the_readings_compared_a_threshold_given_as_the_patient_s_value_passes(monkeypatch):
     assert disagreement("ANC 1.5 ×10^9/L.", [PROTOCOL, ANC])
-    monkeypatch.setattr(_measures, "is_reading", lambda said, reading: True)  # every value taken for a reading
+    monkeypatch.setattr(_measures, "same_number", lambda *numbers: True)  # every value taken for a reading
     assert disagreement("ANC 1.5 ×10^9/L.", [PROTOCOL, ANC]) is None
 
 
@@ -374,5 +374,5 @@ def test_the_value_from_elsewhere_mutant_gives_a_protocol_threshold_and_only_the
 
 
 def test_with_every_value_taken_for_a_reading_the_value_from_elsewhere_mutant_survives(monkeypatch):
-    monkeypatch.setattr(_measures, "is_reading", lambda said, reading: True)
+    monkeypatch.setattr(_measures, "same_number", lambda *numbers: True)
     assert [status for _, _, status, _ in mutants_of("value-from-elsewhere", ELIGIBLE)] == ["survived"]

@@ -203,7 +203,8 @@ def written_text(value: Any) -> str:
     """Every key, string and number of a JSON-like value as it was written, with a NUL between two (where a needle
     can neither span two nor be cut), in no particular order: where foreign content is looked for. Not its JSON
     dump, which writes a line break or a tab as a backslash and a letter: a name or MRN right after one was not
-    found."""
+    found. It walks the value itself: through ``_shown.walk``, a generator, it took 137 µs on TP-ELIGIBLE-v1's gold
+    against 74 µs."""
     parts: list[str] = []
     add, stack = parts.append, [value]
     while stack:
