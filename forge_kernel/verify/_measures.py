@@ -1,15 +1,15 @@
 """What an answer says of a measurement (a laboratory test or a vital sign, ``tables/labs.yaml``) against what the
 trial was shown: a status word beside a value (normal, high, low, abnormal), judged by the reference range the
 record gives for that reading (a calculator's BMI and eGFR by the standard it names, ``computed_records``); a trend
-word (rising, falling, stable), judged by the series of that measurement; a value written right after a
-measurement's name that is none of its readings shown (a number a call returned elsewhere, a protocol's threshold,
-is none). Only what the trial's reads returned counts, never the agent's writes.
+word (rising, falling, stable), judged by the series of that measurement; a value written after a measurement's
+name with only linking words between (``linked``) that is none of its readings shown (a number a call returned
+elsewhere, a protocol's threshold, is none). Only what the trial's reads returned counts, never the agent's writes.
 
 A status word qualifies the number before it in its clause, or, when its own holds little else, in the clause
-before ("血钾 5.9 mmol/L（外院），正常": asides in brackets are skipped); without a number, the latest reading of the measurement named there. The number's
-measurement is the one named last before it in the sentence. A trend word speaks of the measurement named last
+before ("血钾 5.9 mmol/L（外院），正常": asides in brackets are skipped); without a number, the latest reading of
+the measurement named there. The number's measurement is the one named last before it in the sentence. A trend word speaks of the measurement named last
 before it in that stretch too. Denied and hypothetical words claim nothing, nor do the phrases listed as
-``none`` (正常上限, "normal saline"). The cue words are in ``tables/language.yaml`` (``measures``).
+``none`` (正常上限, "normal saline"). The cue words are in ``tables/language.yaml`` (``measures``, ``value_links``).
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ SHORT_CLAUSE = 4
 """A word's clause holds little else when at most this many characters (zh) or words (en) stand beside it."""
 QUALIFIER = re.compile(r"\s*[（(][^（()）]*[)）]\s*$")
 """A qualifier after a record's name ("白细胞计数（外院）")."""
-ATTACHED = re.compile(r"[\s:：=]*(?:(?:为|是|达|of|at|is|was|=)[\s:：]*)?")
-"""What may stand between a measurement's name and its value."""
+LINKED_REACH = 40
+"""The most characters between a measurement's name and a value read as its (``linked``)."""
 RANGE_TO = re.compile(r"\s*(?:[-–—~～至到]|to)\s*\d")
 """What follows the first end of a range ("eGFR 30-44", "30 to 44"): a band, no reading of the patient's."""
 ASIDE = re.compile(r"[（(][^（()）]*[)）]")
@@ -186,14 +186,35 @@ def word_claim(text: str, as_written: str, cue: re.Match) -> Said | None:
     return Said(concept, word, cue.group(), as_written.strip(), number.amount if number else None)
 
 
+@cache
+def linked() -> re.Pattern:
+    """What may stand between a measurement's name and its value: the ``value_links`` of ``tables/language.yaml``,
+    status words, and trend words that name the value reached ("降至", "rose to"; not "下降 20", a change), each
+    with spaces, colons or "=" around it."""
+    data = language()
+    trends = [normal(c) for kind in ("rising", "falling") for c in data["measures"][kind]]
+    reached = [c for c in trends if c.endswith(("to", "至", "到"))]
+    moving = [c for c in trends if c not in reached]
+    status = [c for kind in STATUS_WORDS for c in data["measures"][kind]]
+    words = cue_pattern(data["value_links"] + status + reached).pattern
+    link = rf"(?:{words}|(?:{cue_pattern(moving).pattern})\s*(?:to|至|到))"
+    return re.compile(rf"[\s:：=]*(?:(?:{link})[\s:：=]*)*")
+
+
 def attached_values(text: str, as_written: str) -> list[Said]:
-    """The values a sentence writes right after a measurement's name ("血钾 5.9 mmol/L", "potassium of 5.9")."""
+    """The values a sentence writes after a measurement's name with only ``linked`` words between ("血钾 5.9
+    mmol/L", "potassium of 5.9", "ANC 计数为 1.5", "the ANC was within range at 1.5")."""
     names = [(m.end(), measure_names()[compact(m.group())]) for m in measure_cues().names.finditer(text)]
     found = []
     for value in values_in(as_written):
         concept = next((c for end, c in reversed(names) if end <= value.start), None)
         gap_start = max((end for end, _ in names if end <= value.start), default=value.start)
-        if concept and ATTACHED.fullmatch(text, gap_start, value.start) and not RANGE_TO.match(as_written, value.end):
+        if (
+            concept
+            and value.start - gap_start <= LINKED_REACH
+            and linked().fullmatch(text, gap_start, value.start)
+            and not RANGE_TO.match(as_written, value.end)
+        ):
             found.append(Said(concept, "value", value.written, as_written.strip(), value.amount, value.decimals))
     return found
 

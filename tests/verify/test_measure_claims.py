@@ -7,6 +7,7 @@ the wrong ones pass again."""
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -163,6 +164,16 @@ def test_without_either_rule_of_stability_a_moving_series_called_stable_passes(m
 
 
 @contextmanager
+def read_afresh() -> Iterator[None]:
+    """The answers' claims read afresh inside (the cues changed), and again after."""
+    _measures.measure_claims.cache_clear()
+    try:
+        yield
+    finally:
+        _measures.measure_claims.cache_clear()
+
+
+@contextmanager
 def cues_claiming_nothing(monkeypatch, kind: str) -> Iterator[None]:
     """The measure cues with every cue of ``kind`` claiming nothing, the answers' claims read afresh."""
     real = _measures.measure_cues()
@@ -170,11 +181,8 @@ def cues_claiming_nothing(monkeypatch, kind: str) -> Iterator[None]:
     monkeypatch.setattr(
         _measures, "measure_cues", lambda: _measures.MeasureCues(real.names, real.words, kinds, real.hypothetical)
     )
-    _measures.measure_claims.cache_clear()
-    try:
+    with read_afresh():
         yield
-    finally:
-        _measures.measure_claims.cache_clear()
 
 
 def test_without_the_stable_cues_a_moving_series_called_stable_passes(monkeypatch):
@@ -332,6 +340,11 @@ SERIES = {
         ("中性粒细胞计数 1.5，符合入组。", "says 中性粒细胞绝对计数 '1.5'"),  # bare: read in the record's unit
         ("Potassium 6.4 mmol/L.", "says 血钾 '6.4 mmol/L' ('Potassium 6.4 mmol/L.'), but the 血钾 shown is 5.9 mmol/L"),
         ("Heart rate 120 /min.", "says 心率 '120 /min'"),
+        ("The ANC was within range at 1.5 ×10^9/L.", "says 中性粒细胞绝对计数 '1.5 ×10^9/L'"),  # linked words
+        ("中性粒细胞计数目前为 1.5，符合入组。", "says 中性粒细胞绝对计数 '1.5'"),
+        ("Potassium level was elevated at 6.4 mmol/L.", "says 血钾 '6.4 mmol/L'"),
+        ("心率升至 120 /min。", "says 心率 '120 /min'"),  # a trend word naming the value reached
+        ("Heart rate rose to 120 /min.", "says 心率 '120 /min'"),
     ],
 )
 def test_a_value_none_of_the_measurement_s_readings_shown_is_fails_named(answer, named):
@@ -351,10 +364,23 @@ def test_a_value_none_of_the_measurement_s_readings_shown_is_fails_named(answer,
         "eGFR 30-44 剂量减半。",  # a band of a rule, not a reading
         "血钾 106 mg/dL。",  # a unit that cannot be converted into the reading's: left to the grounding check
         "血钠 124 mmol/L。",  # no sodium shown: the grounding check's business
+        "The ANC was within range at 4.2 ×10^9/L; heart rate rose to 104 /min.",  # linked, and readings
+        "心率上升 20 /min。",  # a change, not a value reached
+        "ANC well above the protocol's minimum of 1.5.",  # words that link no value
+        "ANC, which the protocol requires to be 1.5 or more, is 4.2.",  # a threshold, and a comma
+        "ANC 4.2, the protocol asks 1.5.",  # another number between
     ],
 )
 def test_a_value_that_is_a_reading_or_no_reading_passes(answer):
     assert disagreement(answer, [*SHOWN, PROTOCOL, ANC, SERIES]) is None
+
+
+def test_without_the_linking_words_a_value_linked_to_its_measurement_by_words_passes(monkeypatch):
+    answer = "The ANC was within range at 1.5 ×10^9/L."
+    assert disagreement(answer, [PROTOCOL, ANC])
+    monkeypatch.setattr(_measures, "linked", lambda: re.compile(r"[\s:：=]*"))  # only right after the name
+    with read_afresh():
+        assert disagreement(answer, [PROTOCOL, ANC]) is None
 
 
 def test_without_the_readings_compared_a_threshold_given_as_the_patient_s_value_passes(monkeypatch):
