@@ -40,6 +40,8 @@ SHORT_CLAUSE = 4
 """A word's clause holds little else when at most this many characters (zh) or words (en) stand beside it."""
 QUALIFIER = re.compile(r"\s*[（(][^（()）]*[)）]\s*$")
 """A qualifier after a record's name ("白细胞计数（外院）")."""
+SEPARATED = re.compile(r"[\s:：=]*")
+"""What may stand around the words between a measurement's name and its value, and alone between them."""
 LINKED_REACH = 40
 """The most characters between a measurement's name and a value read as its (``linked``)."""
 RANGE_TO = re.compile(r"\s*(?:[-–—~～至到]|to)\s*\d")
@@ -167,12 +169,18 @@ def measure_claims(answer: str) -> tuple[Said, ...]:
     return tuple(found)
 
 
+def conditional(text: str, start: int, end: int) -> bool:
+    """The span ``text[start:end]`` (a normalised text) is denied or hypothetical in its clause ("未降至", "如血钾升至
+    6.5 mmol/L", "if the ANC is 1.5")."""
+    begins, ends = clause(text, start, end)
+    return negated(text, start, end) or bool(measure_cues().hypothetical.search(text, begins, ends))
+
+
 def word_claim(text: str, as_written: str, cue: re.Match) -> Said | None:
     """What a status or trend word of a sentence (``text`` normalised, ``as_written`` as written) says, and of
     which measurement and number; None where it says nothing of one."""
     cues, word = measure_cues(), measure_cues().kinds[cue.group()]
-    begins, ends = clause(text, *cue.span())
-    if word == "none" or negated(text, *cue.span()) or cues.hypothetical.search(text, begins, ends):
+    if word == "none" or conditional(text, *cue.span()):
         return None
     view = aside_blanked(text, cue.start())
     start = pairing_start(view, cue.span())
@@ -198,21 +206,24 @@ def linked() -> re.Pattern:
     status = [c for kind in STATUS_WORDS for c in data["measures"][kind]]
     words = cue_pattern(data["value_links"] + status + reached).pattern
     link = rf"(?:{words}|(?:{cue_pattern(moving).pattern})\s*(?:to|至|到))"
-    return re.compile(rf"[\s:：=]*(?:(?:{link})[\s:：=]*)*")
+    return re.compile(rf"{SEPARATED.pattern}(?:(?:{link}){SEPARATED.pattern})*")
 
 
 def attached_values(text: str, as_written: str) -> list[Said]:
     """The values a sentence writes after a measurement's name with only ``linked`` words between ("血钾 5.9
-    mmol/L", "potassium of 5.9", "ANC 计数为 1.5", "the ANC was within range at 1.5")."""
+    mmol/L", "potassium of 5.9", "ANC 计数为 1.5", "the ANC was within range at 1.5"); one linked by words is none
+    where it is denied or hypothetical (``conditional``: "如血钾升至 6.5 则停药")."""
     names = [(m.end(), measure_names()[compact(m.group())]) for m in measure_cues().names.finditer(text)]
     found = []
     for value in values_in(as_written):
         concept = next((c for end, c in reversed(names) if end <= value.start), None)
         gap_start = max((end for end, _ in names if end <= value.start), default=value.start)
+        gap = text[gap_start : value.start]
         if (
             concept
-            and value.start - gap_start <= LINKED_REACH
-            and linked().fullmatch(text, gap_start, value.start)
+            and len(gap) <= LINKED_REACH
+            and linked().fullmatch(gap)
+            and (SEPARATED.fullmatch(gap) or not conditional(text, value.start, value.end))
             and not RANGE_TO.match(as_written, value.end)
         ):
             found.append(Said(concept, "value", value.written, as_written.strip(), value.amount, value.decimals))

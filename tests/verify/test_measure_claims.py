@@ -333,6 +333,13 @@ SERIES = {
 }
 
 
+CONDITIONAL = [
+    "如血钾升至 6.4 mmol/L，立即停药。",  # a value linked by words, in a hypothetical or denied clause
+    "If the ANC is 1.5 ×10^9/L at the next count, hold the dose.",
+    "未见血钾升至 6.4 mmol/L。",
+]
+
+
 @pytest.mark.parametrize(
     ("answer", "named"),
     [
@@ -369,6 +376,7 @@ def test_a_value_none_of_the_measurement_s_readings_shown_is_fails_named(answer,
         "ANC well above the protocol's minimum of 1.5.",  # words that link no value
         "ANC, which the protocol requires to be 1.5 or more, is 4.2.",  # a threshold, and a comma
         "ANC 4.2, the protocol asks 1.5.",  # another number between
+        *CONDITIONAL,
     ],
 )
 def test_a_value_that_is_a_reading_or_no_reading_passes(answer):
@@ -381,6 +389,13 @@ def test_without_the_linking_words_a_value_linked_to_its_measurement_by_words_pa
     monkeypatch.setattr(_measures, "linked", lambda: re.compile(r"[\s:：=]*"))  # only right after the name
     with read_afresh():
         assert disagreement(answer, [PROTOCOL, ANC]) is None
+
+
+@pytest.mark.parametrize("answer", CONDITIONAL)
+def test_without_the_conditional_rule_a_hypothetical_or_denied_linked_value_fails(monkeypatch, answer):
+    monkeypatch.setattr(_measures, "conditional", lambda *span: False)
+    with read_afresh():
+        assert disagreement(answer, [*SHOWN, PROTOCOL, ANC])
 
 
 def test_without_the_readings_compared_a_threshold_given_as_the_patient_s_value_passes(monkeypatch):
