@@ -119,6 +119,10 @@ VERIFIER_FIXES: dict[str, tuple[str, tuple[str, str, str]]] = {
         "check the answer agrees with the record",
         ("consistent", "answer.consistent", "answer"),
     ),
+    "value-linked-from-elsewhere": (
+        "check the answer agrees with the record",
+        ("consistent", "answer.consistent", "answer"),
+    ),
     "invented-fact": ("check every fact of the answer was read", ("grounded", "answer.grounded", "answer")),
 }
 """Operators killed by adding one verifier with its default params: (the fix in words, (id, kind, category))."""

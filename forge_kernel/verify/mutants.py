@@ -547,11 +547,20 @@ def numbers_elsewhere(g: Gold, unit: str) -> list[float]:
     return [v for v in (shown.values if shown else []) if v and not any(abs(v - r) < 1e-9 for r in readings_shown)]
 
 
-def value_from_elsewhere(g: Gold) -> Iterator[Mutant]:
-    """The first value the gold answer gives a measurement whose readings it was shown ("ANC 4.2"), replaced by a
-    number the trial showed in the same unit that is no reading ("ANC 1.5", a protocol's threshold): grounded, yet
-    not the patient's. Applies where the gold answer gives such a value, as the answer writes it, in the readings'
-    unit or bare, and the trial showed such a number."""
+@dataclass(frozen=True)
+class ValueElsewhere:
+    """The first value the gold answer gives a measurement whose readings it was shown, where it stands, and the
+    number the trial showed elsewhere in the readings' unit that takes its place, written as the value was."""
+
+    concept: str
+    at: int
+    written: str
+    replacement: str
+
+
+def value_elsewhere(g: Gold) -> ValueElsewhere | None:
+    """``ValueElsewhere`` of the gold answer ("ANC 4.2" and "1.5", a protocol's threshold), where the answer gives
+    such a value, as it writes it, in the readings' unit or bare, and the trial showed such a number; else None."""
     answer = g.trajectory.answer
     for claim in (c for c in measure_claims(answer) if c.word == "value"):
         assert claim.number is not None  # a value
@@ -561,12 +570,36 @@ def value_from_elsewhere(g: Gold) -> Iterator[Mutant]:
         if not rows or at < 0 or claim.number.unit not in ("", unit):
             continue
         number = next(iter(numbers_elsewhere(g, unit)), None)
-        if number is None:
-            continue
-        written = re.sub(r"\d+(?:\.\d+)?", f"{number:g}", claim.written, count=1)
-        mutated = answer[:at] + written + answer[at + len(claim.written) :]
-        yield g.mutant("value-from-elsewhere", claim.concept, f"answer gives {written}", answer=mutated)
-        return
+        if number is not None:
+            written = re.sub(r"\d+(?:\.\d+)?", f"{number:g}", claim.written, count=1)
+            return ValueElsewhere(claim.concept, at, claim.written, written)
+    return None
+
+
+def given_elsewhere(g: Gold, operator: MutantOperator, links: tuple[str, str] = ("", "")) -> Iterator[Mutant]:
+    """The gold answer with its ``value_elsewhere`` given instead of its value, after ``links`` (zh, en)."""
+    found, answer = value_elsewhere(g), g.trajectory.answer
+    if found is not None:
+        given = links[0 if g.package.public.task.language == "zh" else 1] + found.replacement
+        mutated = answer[: found.at] + given + answer[found.at + len(found.written) :]
+        yield g.mutant(operator, found.concept, f"answer gives {given}", answer=mutated)
+
+
+def value_from_elsewhere(g: Gold) -> Iterator[Mutant]:
+    """The first value the gold answer gives a measurement whose readings it was shown ("ANC 4.2"), replaced by a
+    number the trial showed in the same unit that is no reading ("ANC 1.5", a protocol's threshold): grounded, yet
+    not the patient's (``value_elsewhere`` says where it applies)."""
+    return given_elsewhere(g, "value-from-elsewhere")
+
+
+LINKS = ("目前为 ", "is currently ")
+"""Words (zh, en) that link a value to the measurement named before it."""
+
+
+def value_linked_from_elsewhere(g: Gold) -> Iterator[Mutant]:
+    """As ``value_from_elsewhere``, the number given after words that link it to the measurement's name ("ANC is
+    currently 1.5", "目前为 1.5")."""
+    return given_elsewhere(g, "value-linked-from-elsewhere", LINKS)
 
 
 STABLE = ("另：{term}基本稳定。", "Also: {term} remained stable.")
@@ -771,6 +804,7 @@ OPERATORS: dict[str, Callable[[Gold], Iterator[Mutant]]] = {
     "claim-negated": claim_negated,
     "called-stable": called_stable,
     "value-from-elsewhere": value_from_elsewhere,
+    "value-linked-from-elsewhere": value_linked_from_elsewhere,
     "cite-unread": cite_unread,
     "cite-other-patient": cite_other_patient,
     "cite-stale": cite_stale,

@@ -407,13 +407,34 @@ def test_without_the_readings_compared_a_threshold_given_as_the_patient_s_value_
 ELIGIBLE = ROOT / "task_packages" / "forge-nsclc" / "TP-ELIGIBLE-v1"
 
 
-def test_the_value_from_elsewhere_mutant_gives_a_protocol_threshold_and_only_the_consistency_check_rejects_it():
-    """The gold's "ANC 4.2" becomes "ANC 1.5", the threshold LUNG-EGFR-202's protocol wrote: grounded, not the
-    patient's."""
-    found = mutants_of("value-from-elsewhere", ELIGIBLE)
-    assert found == [("中性粒细胞绝对计数", "answer gives 1.5", "rejected", "fails consistent")]
+def elsewhere() -> list[tuple[str, str, str, str]]:
+    """(operator, note, status, detail) of TP-ELIGIBLE-v1's mutants giving a value from elsewhere."""
+    report = asyncio.run(mutation_test(load_package(ELIGIBLE), Images()))
+    operators = ("value-from-elsewhere", "value-linked-from-elsewhere")
+    return [
+        (r.mutant.operator, r.mutant.note, r.status, r.detail) for r in report.results if r.mutant.operator in operators
+    ]
 
 
-def test_with_every_value_taken_for_a_reading_the_value_from_elsewhere_mutant_survives(monkeypatch):
+def test_the_value_from_elsewhere_mutants_give_a_protocol_threshold_and_only_the_consistency_check_rejects_them():
+    """The gold's "ANC 4.2" becomes "ANC 1.5", the threshold LUNG-EGFR-202's protocol wrote, and "ANC is currently
+    1.5": grounded, not the patient's."""
+    assert elsewhere() == [
+        ("value-from-elsewhere", "answer gives 1.5", "rejected", "fails consistent"),
+        ("value-linked-from-elsewhere", "answer gives is currently 1.5", "rejected", "fails consistent"),
+    ]
+
+
+def test_with_every_value_taken_for_a_reading_the_value_from_elsewhere_mutants_survive(monkeypatch):
     monkeypatch.setattr(_measures, "same_number", lambda *numbers: True)
-    assert [status for _, _, status, _ in mutants_of("value-from-elsewhere", ELIGIBLE)] == ["survived"]
+    assert [status for _, _, status, _ in elsewhere()] == ["survived", "survived"]
+
+
+def test_without_the_linking_words_the_linked_value_from_elsewhere_mutant_survives(monkeypatch):
+    monkeypatch.setattr(_measures, "linked", lambda: re.compile(r"[\s:：=]*"))  # only right after the name
+    with read_afresh():
+        found = elsewhere()
+    assert [(operator, status) for operator, _, status, _ in found] == [
+        ("value-from-elsewhere", "rejected"),
+        ("value-linked-from-elsewhere", "survived"),
+    ]
