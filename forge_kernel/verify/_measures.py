@@ -40,8 +40,9 @@ SHORT_CLAUSE = 4
 """A word's clause holds little else when at most this many characters (zh) or words (en) stand beside it."""
 QUALIFIER = re.compile(r"\s*[（(][^（()）]*[)）]\s*$")
 """A qualifier after a record's name ("白细胞计数（外院）")."""
-SEPARATED = re.compile(r"[\s:：=]*")
-"""What may stand around the words between a measurement's name and its value, and alone between them."""
+SEPARATED = re.compile(r"[\s:：=(（]*")
+"""What may stand around the words between a measurement's name and its value, and alone between them (an opening
+bracket: "ANC (1.5)")."""
 LINKED_REACH = 40
 """The most characters between a measurement's name and a value read as its (``linked``)."""
 RANGE_TO = re.compile(r"\s*(?:[-–—~～至到]|to)\s*\d")

@@ -352,6 +352,8 @@ CONDITIONAL = [
         ("Potassium level was elevated at 6.4 mmol/L.", "says 血钾 '6.4 mmol/L'"),
         ("心率升至 120 /min。", "says 心率 '120 /min'"),  # a trend word naming the value reached
         ("Heart rate rose to 120 /min.", "says 心率 '120 /min'"),
+        ("ANC (1.5 ×10^9/L) allows enrolment.", "says 中性粒细胞绝对计数 '1.5 ×10^9/L'"),  # in brackets
+        ("血钾（6.4 mmol/L）需复查。", "says 血钾 '6.4 mmol/L'"),
     ],
 )
 def test_a_value_none_of_the_measurement_s_readings_shown_is_fails_named(answer, named):
@@ -372,6 +374,7 @@ def test_a_value_none_of_the_measurement_s_readings_shown_is_fails_named(answer,
         "血钾 106 mg/dL。",  # a unit that cannot be converted into the reading's: left to the grounding check
         "血钠 124 mmol/L。",  # no sodium shown: the grounding check's business
         "The ANC was within range at 4.2 ×10^9/L; heart rate rose to 104 /min.",  # linked, and readings
+        "ANC (4.2 ×10^9/L) allows enrolment; ANC (normal 1.5–7.0) is not the question.",  # a reading, a band
         "心率上升 20 /min。",  # a change, not a value reached
         "ANC well above the protocol's minimum of 1.5.",  # words that link no value
         "ANC, which the protocol requires to be 1.5 or more, is 4.2.",  # a threshold, and a comma
