@@ -217,11 +217,12 @@ def changes(signed: dict, now: dict) -> list[str]:
 
 
 def differences(then: dict, now: dict) -> Iterator[str]:
-    """``NAME changed``, ``NAME removed`` or ``NAME added`` for each name whose digest differs."""
-    for name, h in then.items():
-        if now.get(name) != h:
+    """``NAME changed``, ``NAME removed`` or ``NAME added`` for each name whose digest differs, by name (a run's
+    trials are stored in the order they ended, which varies from run to run)."""
+    for name in sorted(then):
+        if now.get(name) != then[name]:
             yield f"{name} {'changed' if name in now else 'removed'}"
-    yield from (f"{name} added" for name in now if name not in then)
+    yield from (f"{name} added" for name in sorted(now) if name not in then)
 
 
 # --- signing and verifying ------------------------------------------------------------------------------------

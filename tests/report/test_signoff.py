@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives import serialization
 from forge_kernel.cli import main
 from forge_kernel.engine import RunSpec, execute
 from forge_kernel.report._approved import approved_releases, last_approved
-from forge_kernel.report.signoff import link, private_key, show_signoff
+from forge_kernel.report.signoff import differences, link, private_key, show_signoff
 from forge_kernel.report.signoff_section import STATE_START, render, render_state
 from forge_kernel.spec import canonical_json
 from tests.helpers import delete_trial, signoff_argv
@@ -746,3 +746,10 @@ def test_a_notebook_from_before_the_first_screen_state_is_signed_as_it_is(releas
     assert verify(release, trusted).exit_code == 0
     (release / "release.ipynb").write_text(old.replace("Not signed yet", "Signed"))
     assert "release.ipynb changed" in verify(release, trusted).output
+
+
+def test_what_changed_is_listed_by_name_whatever_order_the_run_stored_its_trials_in():
+    """A run stores its trials in the order they ended, which varies: the lines a verification prints do not."""
+    then = {"T/a/1": "h1", "T/a/0": "h0", "T/a/2": "h2"}
+    now = {"T/a/3": "h3", "T/a/1": "x1", "T/a/0": "x0"}
+    assert list(differences(then, now)) == ["T/a/0 changed", "T/a/1 changed", "T/a/2 removed", "T/a/3 added"]
