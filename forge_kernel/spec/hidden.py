@@ -98,8 +98,8 @@ class ValidMutant(Strict):
             "writes it (e.g. `6.4 mmol/L`, `华法林`) for invented-fact; `output` for text-only; the typed answer's "
             "field for unit-swap; the claim denied (its first name) for claim-negated; the measurement called stable "
             "(its first name) for called-stable; the measurement given the value (its first name) for "
-            "value-from-elsewhere and value-linked-from-elsewhere. date-other-format mutants are valid by construction and are never "
-            "declared."
+            "value-from-elsewhere and value-linked-from-elsewhere. date-other-format mutants are valid by "
+            "construction and are never declared."
         ),
     )
     reason: str = Field(min_length=1)

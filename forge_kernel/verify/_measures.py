@@ -7,9 +7,10 @@ elsewhere, a protocol's threshold, is none). Only what the trial's reads returne
 
 A status word qualifies the number before it in its clause, or, when its own holds little else, in the clause
 before ("血钾 5.9 mmol/L（外院），正常": asides in brackets are skipped); without a number, the latest reading of
-the measurement named there. The number's measurement is the one named last before it in the sentence. A trend word speaks of the measurement named last
-before it in that stretch too. Denied and hypothetical words claim nothing, nor do the phrases listed as
-``none`` (正常上限, "normal saline"). The cue words are in ``tables/language.yaml`` (``measures``, ``value_links``).
+the measurement named there. The number's measurement is the one named last before it in the sentence. A trend
+word speaks of the measurement named last before it in that stretch too. Denied and hypothetical words claim
+nothing, nor do the phrases listed as ``none`` (正常上限, "normal saline"). The cue words are in
+``tables/language.yaml`` (``measures``, ``value_links``).
 """
 
 from __future__ import annotations
@@ -199,7 +200,7 @@ def word_claim(text: str, as_written: str, cue: re.Match) -> Said | None:
 def linked() -> re.Pattern:
     """What may stand between a measurement's name and its value: the ``value_links`` of ``tables/language.yaml``,
     status words, and trend words that name the value reached ("降至", "rose to"; not "下降 20", a change), each
-    with spaces, colons or "=" around it."""
+    with ``SEPARATED`` marks around it."""
     data = language()
     trends = [normal(c) for kind in ("rising", "falling") for c in data["measures"][kind]]
     reached = [c for c in trends if c.endswith(("to", "至", "到"))]

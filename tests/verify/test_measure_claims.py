@@ -242,17 +242,19 @@ def test_without_the_trend_cues_the_reversed_trend_passes(monkeypatch):
         assert selftest_failures() == ["counterexample crp-trend-reversed"]
 
 
-def mutants_of(operator: str, package_dir: Path = ABNORMAL_LABS) -> list[tuple[str, str, str, str]]:
-    """(target, note, status, detail) of the package's mutants of one operator."""
+def mutants_of(package_dir: Path, *operators: str) -> list[tuple[str, str, str, str, str]]:
+    """(operator, target, note, status, detail) of the package's mutants of these operators."""
     report = asyncio.run(mutation_test(load_package(package_dir), Images()))
     return [
-        (r.mutant.target, r.mutant.note, r.status, r.detail) for r in report.results if r.mutant.operator == operator
+        (r.mutant.operator, r.mutant.target, r.mutant.note, r.status, r.detail)
+        for r in report.results
+        if r.mutant.operator in operators
     ]
 
 
 def called_stable() -> list[tuple[str, str, str]]:
     """(target, status, detail) of SC-IR-ABNORMAL-LABS's called-stable mutants."""
-    return [(target, status, detail) for target, _, status, detail in mutants_of("called-stable")]
+    return [(target, status, detail) for _, target, _, status, detail in mutants_of(ABNORMAL_LABS, "called-stable")]
 
 
 def test_the_called_stable_mutant_names_a_moving_series_and_only_the_consistency_check_rejects_it():
@@ -333,6 +335,8 @@ SERIES = {
 }
 
 
+RIGHT_AFTER = re.compile(r"[\s:：=]*")
+"""Linking words taken away: a value is read as given for a measurement only right after its name."""
 CONDITIONAL = [
     "如血钾升至 6.4 mmol/L，立即停药。",  # a value linked by words, in a hypothetical or denied clause
     "If the ANC is 1.5 ×10^9/L at the next count, hold the dose.",
@@ -389,7 +393,7 @@ def test_a_value_that_is_a_reading_or_no_reading_passes(answer):
 def test_without_the_linking_words_a_value_linked_to_its_measurement_by_words_passes(monkeypatch):
     answer = "The ANC was within range at 1.5 ×10^9/L."
     assert disagreement(answer, [PROTOCOL, ANC])
-    monkeypatch.setattr(_measures, "linked", lambda: re.compile(r"[\s:：=]*"))  # only right after the name
+    monkeypatch.setattr(_measures, "linked", lambda: RIGHT_AFTER)
     with read_afresh():
         assert disagreement(answer, [PROTOCOL, ANC]) is None
 
@@ -412,11 +416,8 @@ ELIGIBLE = ROOT / "task_packages" / "forge-nsclc" / "TP-ELIGIBLE-v1"
 
 def elsewhere() -> list[tuple[str, str, str, str]]:
     """(operator, note, status, detail) of TP-ELIGIBLE-v1's mutants giving a value from elsewhere."""
-    report = asyncio.run(mutation_test(load_package(ELIGIBLE), Images()))
-    operators = ("value-from-elsewhere", "value-linked-from-elsewhere")
-    return [
-        (r.mutant.operator, r.mutant.note, r.status, r.detail) for r in report.results if r.mutant.operator in operators
-    ]
+    found = mutants_of(ELIGIBLE, "value-from-elsewhere", "value-linked-from-elsewhere")
+    return [(operator, note, status, detail) for operator, _, note, status, detail in found]
 
 
 def test_the_value_from_elsewhere_mutants_give_a_protocol_threshold_and_only_the_consistency_check_rejects_them():
@@ -434,7 +435,7 @@ def test_with_every_value_taken_for_a_reading_the_value_from_elsewhere_mutants_s
 
 
 def test_without_the_linking_words_the_linked_value_from_elsewhere_mutant_survives(monkeypatch):
-    monkeypatch.setattr(_measures, "linked", lambda: re.compile(r"[\s:：=]*"))  # only right after the name
+    monkeypatch.setattr(_measures, "linked", lambda: RIGHT_AFTER)
     with read_afresh():
         found = elsewhere()
     assert [(operator, status) for operator, _, status, _ in found] == [
